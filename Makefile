@@ -1,0 +1,63 @@
+# R42: `make run` sets everything up and serves the app; `make test` sets up and runs every test.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+REQ_HASH := $(shell cat requirements.txt pyproject.toml | sha1sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(REQ_HASH)
+BUN_VERSION := 1.4.4
+BUN := tools/bin/bun
+# pip prints one warning per package for index folders that this machine's pip.conf names but lacks.
+PIP_FILTER := { grep -v "^WARNING: Location 'file://" || true; }
+
+export REFLEX_TELEMETRY_ENABLED := false
+export REFLEX_CHECK_LATEST_VERSION := false
+export REFLEX_BUN_PATH := $(CURDIR)/$(BUN)
+export NPM_CONFIG_REGISTRY ?= $(shell npm config get registry 2>/dev/null || echo https://registry.npmjs.org/)
+
+.PHONY: help setup run test test-deps bench clean
+
+help:
+	@echo "make run    set up (first time) and serve R42 on http://127.0.0.1:$${R42_PORT:-3000}/"
+	@echo "make test   set up and run all tests (unit, integration, browser)"
+	@echo "make bench  run the benchmarks in bench/"
+	@echo "make clean  remove the venv, tools and build output (keeps ./data)"
+
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "installing Python requirements into $(VENV) (first time: a few minutes)"
+	$(BIN)/pip install -q --upgrade pip 2>&1 | $(PIP_FILTER)
+	$(BIN)/pip install -q -r requirements.txt 2>&1 | $(PIP_FILTER)
+	$(BIN)/pip install -q --no-deps --no-build-isolation -e . 2>&1 | $(PIP_FILTER)
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+# Reflex needs bun; the npm registry's `bun` package carries the real binary (no download from elsewhere).
+$(BUN):
+	@echo "installing bun $(BUN_VERSION) from the npm registry"
+	npm install --no-save --no-audit --no-fund --prefix tools/bun bun@$(BUN_VERSION) >/dev/null
+	@mkdir -p tools/bin
+	cp tools/bun/node_modules/bun/bin/bun.exe $(BUN)
+	@chmod +x $(BUN)
+
+setup: $(STAMP) $(BUN)
+
+run: setup
+	exec $(BIN)/r42 serve
+
+# Browser tests drive Debian's Chromium through Playwright for Python (never `playwright install`).
+test-deps:
+	@command -v chromium >/dev/null || { echo "installing Debian chromium"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null); }
+
+test: setup test-deps
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: setup
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) tools .web .states

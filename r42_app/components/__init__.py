@@ -1,0 +1,1 @@
+"""Reflex UI pieces: functions returning rx.Component, no logic beyond rx.cond/rx.foreach."""

@@ -1,0 +1,47 @@
+"""Small shared pieces: type badges, empty states, skeletons."""
+
+import reflex as rx
+
+from r42_app.components.theme import TYPE_COLORS
+
+
+def type_color(topic_type) -> rx.Var:
+    """The Radix colour of a topic type (a Var, for use inside rx.foreach)."""
+    return rx.match(topic_type, *[(t, c) for t, c in TYPE_COLORS.items()], "gray")
+
+
+def type_badge(topic_type, label) -> rx.Component:
+    """A coloured badge naming the topic type."""
+    return rx.badge(label, color_scheme=type_color(topic_type), variant="soft", radius="full")
+
+
+def empty_state(icon: str, title, body, *actions: rx.Component) -> rx.Component:
+    """A deliberate empty state: icon, title, one line of help and optional actions."""
+    return rx.center(
+        rx.vstack(
+            rx.center(rx.icon(icon, size=28, color="var(--accent-9)"), class_name="empty-icon",
+                      width="56px", height="56px", border_radius="50%", background="var(--accent-3)"),
+            rx.heading(title, size="4", weight="medium"),
+            rx.text(body, color_scheme="gray", size="2", text_align="center", max_width="420px"),
+            rx.hstack(*actions, spacing="2") if actions else rx.fragment(),
+            align="center",
+            spacing="3",
+        ),
+        padding="48px 16px",
+        width="100%",
+    )
+
+
+def skeleton_lines(count: int = 6, height: str = "18px") -> rx.Component:
+    """Placeholder lines while data loads."""
+    return rx.vstack(
+        *[rx.skeleton(rx.box(height=height, width=f"{90 - (i * 7) % 35}%"), loading=True) for i in range(count)],
+        spacing="3",
+        width="100%",
+        aria_busy="true",
+    )
+
+
+def error_callout(message) -> rx.Component:
+    """A red callout for a failed load or action."""
+    return rx.callout(message, icon="triangle_alert", color_scheme="red", role="alert", width="100%")

@@ -1,0 +1,178 @@
+"""The page frame: navigation bar, sign-in card and the refused-access panel."""
+
+import reflex as rx
+
+from r42_app.components.theme import NAV_HEIGHT
+from r42_app.state.auth import AuthState
+
+
+def brand() -> rx.Component:
+    """The R42 word mark in the navigation bar."""
+    return rx.link(
+        rx.hstack(
+            rx.center(
+                rx.text("R42", weight="bold", size="2", color="white"),
+                background="var(--accent-9)",
+                border_radius="8px",
+                padding="4px 8px",
+            ),
+            rx.text("Leren", weight="medium", size="3", color="var(--gray-12)"),
+            align="center",
+            spacing="2",
+        ),
+        href="/",
+        underline="none",
+        aria_label="R42 — naar het overzicht",
+    )
+
+
+def nav_link(text: str, href: str, icon: str) -> rx.Component:
+    """A top-level navigation link."""
+    return rx.link(
+        rx.hstack(rx.icon(icon, size=16), rx.text(text, size="2"), align="center", spacing="1"),
+        href=href,
+        color_scheme="gray",
+        high_contrast=True,
+        underline="none",
+        padding="6px 10px",
+        border_radius="6px",
+        _hover={"background": "var(--gray-3)"},
+    )
+
+
+def user_menu() -> rx.Component:
+    """Avatar with name, role, tenant and the sign-out action."""
+    return rx.menu.root(
+        rx.menu.trigger(
+            rx.button(
+                rx.avatar(fallback=AuthState.initials, size="1", radius="full"),
+                rx.text(AuthState.user_name, size="2", class_name="hide-narrow"),
+                rx.icon("chevron_down", size=14),
+                variant="ghost",
+                color_scheme="gray",
+                aria_label="Accountmenu",
+                id="user-menu",
+            )
+        ),
+        rx.menu.content(
+            rx.box(
+                rx.text(AuthState.user_name, weight="medium", size="2"),
+                rx.text(AuthState.user_email, size="1", color_scheme="gray"),
+                rx.text(
+                    rx.cond(AuthState.is_admin, "Beheerder", "Leerling"), " · ", AuthState.tenant_name,
+                    size="1", color_scheme="gray",
+                ),
+                padding="8px 12px",
+            ),
+            rx.menu.separator(),
+            rx.menu.item(rx.icon("log_out", size=14), "Afmelden", on_click=AuthState.sign_out, id="sign-out"),
+        ),
+    )
+
+
+def navbar() -> rx.Component:
+    """The bar at the top of every signed-in page."""
+    return rx.hstack(
+        rx.hstack(
+            brand(),
+            rx.hstack(
+                nav_link("Onderwerpen", "/", "book_open"),
+                rx.cond(AuthState.is_admin, nav_link("Beheer", "/admin/topics", "settings"), rx.fragment()),
+                spacing="1",
+                margin_left="16px",
+            ),
+            align="center",
+        ),
+        rx.hstack(
+            rx.badge(rx.icon("building_2", size=12), AuthState.tenant_name, variant="surface", color_scheme="gray",
+                     class_name="hide-narrow"),
+            user_menu(),
+            align="center",
+            spacing="3",
+        ),
+        justify="between",
+        align="center",
+        height=NAV_HEIGHT,
+        padding_x="20px",
+        background="var(--color-panel-solid)",
+        border_bottom="1px solid var(--gray-5)",
+        position="sticky",
+        top="0",
+        z_index="10",
+        width="100%",
+    )
+
+
+def sign_in_card() -> rx.Component:
+    """Email and password sign-in; the page fills in place afterwards."""
+    return rx.center(
+        rx.card(
+            rx.form(
+                rx.vstack(
+                    rx.center(
+                        rx.text("R42", weight="bold", size="5", color="white"),
+                        background="var(--accent-9)",
+                        border_radius="12px",
+                        width="56px",
+                        height="56px",
+                    ),
+                    rx.heading("Aanmelden", size="6"),
+                    rx.text("Leer met de kennisbank van je organisatie.", color_scheme="gray", size="2"),
+                    rx.cond(AuthState.signin_error != "", rx.callout(AuthState.signin_error, icon="circle_alert",
+                            color_scheme="red", role="alert", width="100%", id="signin-error")),
+                    rx.vstack(
+                        rx.text("E-mailadres", as_="label", html_for="email", size="2", weight="medium"),
+                        rx.input(id="email", name="email", type="email", placeholder="naam@organisatie.nl",
+                                 auto_complete="username", required=True, auto_focus=True, size="3", width="100%"),
+                        rx.text("Wachtwoord", as_="label", html_for="password", size="2", weight="medium"),
+                        rx.input(id="password", name="password", type="password", auto_complete="current-password",
+                                 required=True, size="3", width="100%"),
+                        spacing="2",
+                        width="100%",
+                    ),
+                    rx.button("Aanmelden", type="submit", size="3", width="100%", id="sign-in"),
+                    rx.text("Demo-accounts en wachtwoord staan in de README.", size="1", color_scheme="gray"),
+                    spacing="4",
+                    align="center",
+                    width="100%",
+                ),
+                on_submit=AuthState.sign_in,
+                reset_on_submit=False,
+            ),
+            size="4",
+            width="100%",
+            max_width="400px",
+        ),
+        min_height="100vh",
+        padding="16px",
+    )
+
+
+def forbidden_panel() -> rx.Component:
+    """Shown when a signed-in learner opens an admin URL."""
+    return rx.center(
+        rx.vstack(
+            rx.icon("shield_alert", size=40, color="var(--red-9)"),
+            rx.heading("Geen toegang", size="6", id="forbidden"),
+            rx.text("Deze pagina is alleen voor beheerders van je organisatie.", color_scheme="gray"),
+            rx.link(rx.button("Naar de onderwerpen", variant="soft"), href="/"),
+            align="center",
+            spacing="3",
+        ),
+        padding="80px 16px",
+    )
+
+
+def checking_session() -> rx.Component:
+    """Shown for the moment the stored session is being checked."""
+    return rx.center(rx.spinner(size="3"), min_height="100vh", aria_label="Sessie controleren")
+
+
+def page_frame(body: rx.Component, admin: bool = False) -> rx.Component:
+    """Signed-out: the sign-in card. Signed-in: navigation and `body` (admin pages refuse learners)."""
+    content = rx.cond(AuthState.is_admin, body, forbidden_panel()) if admin else body
+    return rx.cond(
+        AuthState.signed_in,
+        rx.box(navbar(), content, min_height="100vh"),
+        rx.cond(AuthState.checked, sign_in_card(), checking_session()),
+    )

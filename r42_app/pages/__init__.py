@@ -1,0 +1,1 @@
+"""One module per route group; `r42_app.r42_app` registers them."""

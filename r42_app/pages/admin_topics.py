@@ -1,0 +1,295 @@
+"""Admin pages: `/admin/topics` (list), `/admin/topics/new` and `/admin/topics/<slug>` (editor)."""
+
+import reflex as rx
+
+from r42_app.components.common import empty_state, error_callout, skeleton_lines, type_badge
+from r42_app.components.shell import page_frame
+from r42_app.core.kb import RELATION_LABELS, TOPIC_TYPES, TYPE_LABELS
+from r42_app.state.admin_topics import AdminRelationRow, AdminTopicRow, AdminTopicsState as S, Option
+
+
+def frame(body: rx.Component) -> rx.Component:
+    """Admin-only page frame with a centred column."""
+    return page_frame(rx.box(rx.box(body, max_width="1040px", margin_x="auto"), padding="28px 24px"), admin=True)
+
+
+def delete_dialog(row: AdminTopicRow) -> rx.Component:
+    """Delete button with a confirmation dialog."""
+    return rx.alert_dialog.root(
+        rx.alert_dialog.trigger(
+            rx.icon_button(rx.icon("trash_2", size=14), variant="ghost", color_scheme="red",
+                           aria_label="Verwijder " + row.label)
+        ),
+        rx.alert_dialog.content(
+            rx.alert_dialog.title("Onderwerp verwijderen?"),
+            rx.alert_dialog.description(
+                "“", row.label, "” en zijn ", row.relation_count, " relatie(s) worden verwijderd. Dit kan niet ongedaan worden gemaakt."
+            ),
+            rx.hstack(
+                rx.alert_dialog.cancel(rx.button("Annuleren", variant="soft", color_scheme="gray")),
+                rx.alert_dialog.action(
+                    rx.button("Verwijderen", color_scheme="red", on_click=S.delete_topic(row.slug))
+                ),
+                justify="end",
+                spacing="3",
+                margin_top="16px",
+            ),
+        ),
+    )
+
+
+def topic_row(row: AdminTopicRow) -> rx.Component:
+    """One row of the admin topic table."""
+    return rx.table.row(
+        rx.table.cell(rx.link(row.label, href="/admin/topics/" + row.slug, weight="medium")),
+        rx.table.cell(rx.code(row.slug, variant="ghost", size="1")),
+        rx.table.cell(type_badge(row.type, row.type_label)),
+        rx.table.cell(row.relation_count),
+        rx.table.cell(
+            rx.hstack(
+                rx.link(rx.icon_button(rx.icon("eye", size=14), variant="ghost", aria_label="Bekijk " + row.label),
+                        href="/topics/" + row.slug),
+                rx.link(rx.icon_button(rx.icon("pencil", size=14), variant="ghost", aria_label="Bewerk " + row.label),
+                        href="/admin/topics/" + row.slug),
+                delete_dialog(row),
+                spacing="3",
+                justify="end",
+            )
+        ),
+        align="center",
+    )
+
+
+def list_body() -> rx.Component:
+    """Search, the new-topic button and the table."""
+    return rx.vstack(
+        rx.hstack(
+            rx.vstack(
+                rx.heading("Kennisbank beheren", size="7"),
+                rx.text(S.total, " onderwerpen in je organisatie", color_scheme="gray", size="2"),
+                spacing="1",
+            ),
+            rx.link(rx.button(rx.icon("plus", size=16), "Nieuw onderwerp", id="new-topic"), href="/admin/topics/new"),
+            justify="between",
+            align="end",
+            width="100%",
+        ),
+        rx.input(rx.input.slot(rx.icon("search", size=16)), placeholder="Zoek op naam, id of beschrijving…",
+                 value=S.query, on_change=S.set_query.debounce(150), width="100%", max_width="420px",
+                 aria_label="Zoek onderwerpen"),
+        rx.cond(S.error != "", error_callout(S.error)),
+        rx.cond(
+            S.loading,
+            skeleton_lines(8, "28px"),
+            rx.cond(
+                S.rows.length() > 0,
+                rx.card(
+                    rx.table.root(
+                        rx.table.header(
+                            rx.table.row(
+                                rx.table.column_header_cell("Onderwerp"),
+                                rx.table.column_header_cell("Id"),
+                                rx.table.column_header_cell("Type"),
+                                rx.table.column_header_cell("Relaties"),
+                                rx.table.column_header_cell(rx.text("Acties", class_name="sr-only")),
+                            )
+                        ),
+                        rx.table.body(rx.foreach(S.rows, topic_row)),
+                        width="100%",
+                        variant="ghost",
+                        id="admin-topics",
+                    ),
+                    width="100%",
+                ),
+                rx.cond(
+                    S.total == 0,
+                    empty_state("book_dashed", "Nog geen onderwerpen",
+                                "Maak het eerste onderwerp aan, of importeer een kennisbank met `r42 kb import`.",
+                                rx.link(rx.button(rx.icon("plus", size=14), "Nieuw onderwerp"), href="/admin/topics/new")),
+                    empty_state("search_x", "Niets gevonden", "Geen onderwerp past bij je zoekopdracht."),
+                ),
+            ),
+        ),
+        spacing="4",
+        width="100%",
+    )
+
+
+def field(label: str, name: str, control: rx.Component, hint: str = "") -> rx.Component:
+    """A labelled form control with its validation message."""
+    return rx.vstack(
+        rx.text(label, as_="label", html_for=name, size="2", weight="medium"),
+        control,
+        rx.cond(
+            S.field_errors.contains(name),
+            rx.text(S.field_errors[name], size="1", color_scheme="red", role="alert", class_name="field-error"),
+            rx.text(hint, size="1", color_scheme="gray") if hint else rx.fragment(),
+        ),
+        spacing="1",
+        width="100%",
+    )
+
+
+def topic_form() -> rx.Component:
+    """Label, id, type, description and markdown content, with a preview."""
+    return rx.card(
+        rx.vstack(
+            rx.grid(
+                field("Naam", "label", rx.input(id="label", value=S.f_label, on_change=S.set_label, max_length=120,
+                                                  placeholder="Bijvoorbeeld: Partnerpensioen", width="100%")),
+                field(
+                    "Id (in de URL)",
+                    "id",
+                    rx.input(id="id", value=S.f_slug, on_change=S.set_slug, read_only=~S.is_new, max_length=80,
+                             placeholder="partnerpensioen", width="100%"),
+                    "kleine letters, cijfers en koppeltekens; vast na aanmaken",
+                ),
+                columns=rx.breakpoints(initial="1", sm="2"),
+                spacing="4",
+                width="100%",
+            ),
+            field(
+                "Type",
+                "type",
+                rx.select.root(
+                    rx.select.trigger(id="type", width="100%"),
+                    rx.select.content(*[rx.select.item(TYPE_LABELS[t], value=t) for t in TOPIC_TYPES]),
+                    value=S.f_type,
+                    on_change=S.set_type,
+                ),
+            ),
+            field("Korte beschrijving", "description",
+                  rx.text_area(id="description", value=S.f_description, on_change=S.set_description, rows="2",
+                               max_length=500, placeholder="Eén zin die het onderwerp uitlegt.", width="100%")),
+            field(
+                "Leerinhoud (markdown)",
+                "content",
+                rx.tabs.root(
+                    rx.tabs.list(rx.tabs.trigger("Schrijven", value="write"), rx.tabs.trigger("Voorbeeld", value="preview")),
+                    rx.tabs.content(
+                        rx.text_area(id="content", value=S.f_content, on_change=S.set_content.debounce(300), rows="14",
+                                     width="100%", font_family="ui-monospace, monospace"),
+                        value="write",
+                        padding_top="8px",
+                    ),
+                    rx.tabs.content(
+                        rx.box(rx.markdown(S.f_content), padding="12px", border="1px solid var(--gray-5)",
+                               border_radius="6px", min_height="120px"),
+                        value="preview",
+                        padding_top="8px",
+                    ),
+                    default_value="write",
+                    width="100%",
+                ),
+            ),
+            rx.hstack(
+                rx.link(rx.button("Annuleren", variant="soft", color_scheme="gray"), href="/admin/topics"),
+                rx.button(rx.cond(S.is_new, "Aanmaken", "Opslaan"), on_click=S.save, loading=S.saving, id="save-topic"),
+                justify="end",
+                spacing="3",
+                width="100%",
+            ),
+            spacing="4",
+            width="100%",
+        ),
+        width="100%",
+    )
+
+
+def relation_row(row: AdminRelationRow) -> rx.Component:
+    """One relation of the edited topic, with a remove button."""
+    return rx.hstack(
+        rx.cond(
+            row.outgoing,
+            rx.text(rx.text.strong("deze"), " ", row.phrase, " ", rx.text.strong(row.other_label), size="2"),
+            rx.text(rx.text.strong(row.other_label), " ", row.phrase, " ", rx.text.strong("deze"), size="2"),
+        ),
+        rx.icon_button(rx.icon("x", size=14), variant="ghost", color_scheme="red", aria_label="Relatie verwijderen",
+                       on_click=S.remove_relation(row.source, row.target, row.type)),
+        justify="between",
+        align="center",
+        width="100%",
+        class_name="admin-relation",
+    )
+
+
+def relations_editor() -> rx.Component:
+    """The edited topic's relations and a form to add one."""
+    return rx.card(
+        rx.vstack(
+            rx.heading("Relaties", size="4"),
+            rx.cond(
+                S.relation_rows.length() > 0,
+                rx.vstack(rx.foreach(S.relation_rows, relation_row), spacing="2", width="100%"),
+                rx.text("Dit onderwerp heeft nog geen relaties.", size="2", color_scheme="gray"),
+            ),
+            rx.separator(size="4"),
+            rx.text("Relatie toevoegen: ", rx.text.em("dit onderwerp"), " …", size="2"),
+            rx.flex(
+                rx.select.root(
+                    rx.select.trigger(aria_label="Soort relatie", id="relation-type"),
+                    rx.select.content(*[rx.select.item(RELATION_LABELS[t], value=t) for t in RELATION_LABELS]),
+                    value=S.r_type,
+                    on_change=S.set_r_type,
+                ),
+                rx.select.root(
+                    rx.select.trigger(placeholder="Kies een onderwerp…", aria_label="Doelonderwerp", id="relation-target",
+                                      min_width="260px"),
+                    rx.select.content(rx.foreach(S.topic_options, lambda o: rx.select.item(o.label, value=o.value))),
+                    value=S.r_target,
+                    on_change=S.set_r_target,
+                ),
+                rx.button(rx.icon("plus", size=14), "Toevoegen", on_click=S.add_relation, variant="soft",
+                          id="add-relation"),
+                spacing="2",
+                wrap="wrap",
+            ),
+            rx.cond(S.relation_error != "", rx.text(S.relation_error, color_scheme="red", size="2", role="alert")),
+            spacing="3",
+            width="100%",
+        ),
+        width="100%",
+    )
+
+
+def editor_body() -> rx.Component:
+    """Header, topic form and (for existing topics) the relations editor."""
+    return rx.cond(
+        S.loading,
+        skeleton_lines(10, "28px"),
+        rx.cond(
+            S.found,
+            rx.vstack(
+                rx.hstack(
+                    rx.link("Kennisbank beheren", href="/admin/topics", size="2", color_scheme="gray"),
+                    rx.icon("chevron_right", size=14, color="var(--gray-9)"),
+                    rx.text(rx.cond(S.is_new, "Nieuw onderwerp", S.f_label), size="2"),
+                    align="center",
+                    spacing="2",
+                ),
+                rx.hstack(
+                    rx.heading(rx.cond(S.is_new, "Nieuw onderwerp", "Onderwerp bewerken"), size="7"),
+                    rx.cond(~S.is_new, rx.link(rx.button(rx.icon("eye", size=14), "Bekijken", variant="ghost"),
+                                               href="/topics/" + S.f_slug)),
+                    justify="between",
+                    width="100%",
+                ),
+                topic_form(),
+                rx.cond(~S.is_new, relations_editor()),
+                spacing="4",
+                width="100%",
+            ),
+            empty_state("file_question", "Onderwerp niet gevonden", "Dit onderwerp bestaat niet in je organisatie.",
+                        rx.link(rx.button("Terug naar de lijst", variant="soft"), href="/admin/topics")),
+        ),
+    )
+
+
+def list_page() -> rx.Component:
+    """`/admin/topics`."""
+    return frame(list_body())
+
+
+def editor_page() -> rx.Component:
+    """`/admin/topics/new` and `/admin/topics/<slug>`."""
+    return frame(editor_body())

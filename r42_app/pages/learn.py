@@ -1,0 +1,293 @@
+"""The learn page (`/`) and topic pages (`/topics/<slug>`): the learner's main screens."""
+
+import reflex as rx
+
+from r42_app.components.common import empty_state, error_callout, skeleton_lines, type_badge, type_color
+from r42_app.components.shell import page_frame
+from r42_app.components.theme import CONTENT_MAX, NAV_HEIGHT, PROSE, SIDEBAR_WIDTH
+from r42_app.state.auth import AuthState
+from r42_app.state.learn import LearnState, RelationLink, TopicCard, TypeCount
+
+
+def type_filter() -> rx.Component:
+    """Segmented control: all topics or one type, with counts."""
+    return rx.segmented_control.root(
+        rx.segmented_control.item("Alles", value="all"),
+        rx.foreach(
+            LearnState.type_counts,
+            lambda tc: rx.segmented_control.item(tc.label, value=tc.type),
+        ),
+        value=rx.cond(LearnState.type_filter == "", "all", LearnState.type_filter),
+        on_change=LearnState.set_type_filter,
+        size="1",
+        width="100%",
+        id="type-filter",
+    )
+
+
+def search_box() -> rx.Component:
+    """Text filter over label, slug and description."""
+    return rx.input(
+        rx.input.slot(rx.icon("search", size=16)),
+        placeholder="Filter onderwerpen…",
+        value=LearnState.query,
+        on_change=LearnState.set_query.debounce(150),
+        aria_label="Filter onderwerpen",
+        width="100%",
+        id="topic-filter",
+    )
+
+
+def sidebar_item(card: TopicCard) -> rx.Component:
+    """One topic in the sidebar list."""
+    active = LearnState.topic.slug == card.slug
+    return rx.link(
+        rx.hstack(
+            rx.box(width="8px", height="8px", border_radius="50%", flex_shrink="0",
+                   background=f"var(--{type_color(card.type)}-9)"),
+            rx.text(card.label, size="2", weight=rx.cond(active, "medium", "regular"), trim="both"),
+            align="center",
+            spacing="2",
+        ),
+        href="/topics/" + card.slug,
+        underline="none",
+        color_scheme="gray",
+        high_contrast=True,
+        display="block",
+        padding="6px 10px",
+        border_radius="6px",
+        background=rx.cond(active, "var(--accent-4)", "transparent"),
+        _hover={"background": rx.cond(active, "var(--accent-4)", "var(--gray-3)")},
+        class_name="sidebar-topic",
+    )
+
+
+def no_matches() -> rx.Component:
+    """When the filter hides everything."""
+    return rx.vstack(
+        rx.text("Geen onderwerpen gevonden.", size="2", color_scheme="gray"),
+        rx.button("Filter wissen", size="1", variant="soft", on_click=LearnState.clear_filters),
+        padding="12px 10px",
+        spacing="2",
+        align="start",
+    )
+
+
+def sidebar() -> rx.Component:
+    """Filters and the topic list, on the left of every learn screen."""
+    return rx.vstack(
+        search_box(),
+        type_filter(),
+        rx.cond(
+            LearnState.loading,
+            rx.box(skeleton_lines(10, "14px"), padding="8px"),
+            rx.cond(
+                LearnState.visible.length() > 0,
+                rx.vstack(
+                    rx.foreach(LearnState.visible, sidebar_item),
+                    rx.cond(
+                        LearnState.hidden_count > 0,
+                        rx.text("+ ", LearnState.hidden_count, " meer: verfijn je filter", size="1",
+                                color_scheme="gray", padding="6px 10px"),
+                    ),
+                    spacing="0",
+                    width="100%",
+                    id="topic-list",
+                ),
+                rx.cond(LearnState.total > 0, no_matches(), rx.fragment()),
+            ),
+        ),
+        width=SIDEBAR_WIDTH,
+        min_width=SIDEBAR_WIDTH,
+        padding="16px 12px",
+        spacing="3",
+        border_right="1px solid var(--gray-5)",
+        background="var(--color-panel-solid)",
+        height=f"calc(100vh - {NAV_HEIGHT})",
+        overflow_y="auto",
+        position="sticky",
+        top=NAV_HEIGHT,
+        class_name="learn-sidebar",
+    )
+
+
+def layout(main: rx.Component) -> rx.Component:
+    """Sidebar plus a centred reading column."""
+    return rx.flex(
+        sidebar(),
+        rx.box(rx.box(main, max_width=CONTENT_MAX, margin_x="auto"), padding="32px 24px", flex="1", min_width="0"),
+        width="100%",
+        class_name="learn-layout",
+    )
+
+
+def topic_card(card: TopicCard) -> rx.Component:
+    """A topic on the overview grid."""
+    return rx.link(
+        rx.card(
+            rx.vstack(
+                type_badge(card.type, card.type_label),
+                rx.text(card.label, weight="medium", size="3"),
+                rx.text(card.description, size="2", color_scheme="gray"),
+                spacing="2",
+                align="start",
+            ),
+            height="100%",
+            _hover={"box_shadow": "0 0 0 1px var(--accent-7)"},
+        ),
+        href="/topics/" + card.slug,
+        underline="none",
+        color_scheme="gray",
+        high_contrast=True,
+        class_name="topic-card",
+    )
+
+
+def stat(tc: TypeCount) -> rx.Component:
+    """A count of topics of one type."""
+    return rx.hstack(
+        type_badge(tc.type, tc.label),
+        rx.text(tc.count, size="2", color_scheme="gray"),
+        align="center",
+        spacing="1",
+    )
+
+
+def empty_kb() -> rx.Component:
+    """A tenant without any topics yet."""
+    return empty_state(
+        "book_dashed",
+        "Nog geen leerinhoud",
+        rx.cond(
+            AuthState.is_admin,
+            "Voeg het eerste onderwerp toe, of importeer een kennisbank met `r42 kb import`.",
+            "Je organisatie heeft nog geen onderwerpen. Kom later terug of vraag je beheerder om inhoud.",
+        ),
+        rx.cond(AuthState.is_admin, rx.link(rx.button(rx.icon("plus", size=14), "Onderwerp toevoegen"),
+                                              href="/admin/topics/new"), rx.fragment()),
+    )
+
+
+def overview() -> rx.Component:
+    """The learn page body: welcome, counts and the (filtered) topics as cards."""
+    return rx.vstack(
+        rx.vstack(
+            rx.heading("Welkom, ", AuthState.user_name, size="7", id="welcome"),
+            rx.text("Kies een onderwerp om te leren. R42 beantwoordt je vragen over deze kennisbank.",
+                    color_scheme="gray"),
+            rx.hstack(rx.foreach(LearnState.type_counts, stat), spacing="4", wrap="wrap"),
+            spacing="2",
+            align="start",
+        ),
+        rx.cond(LearnState.load_error != "", error_callout(LearnState.load_error)),
+        rx.cond(
+            LearnState.loading,
+            rx.grid(*[rx.skeleton(rx.box(height="110px"), loading=True) for _ in range(6)],
+                    columns=rx.breakpoints(initial="1", sm="2"), spacing="3", width="100%"),
+            rx.cond(
+                LearnState.total == 0,
+                empty_kb(),
+                rx.cond(
+                    LearnState.visible.length() > 0,
+                    rx.grid(rx.foreach(LearnState.visible, topic_card),
+                            columns=rx.breakpoints(initial="1", sm="2"), spacing="3", width="100%",
+                            id="topic-grid"),
+                    empty_state("search_x", "Geen onderwerpen gevonden", "Pas je filter aan of wis het.",
+                                rx.button("Filter wissen", variant="soft", on_click=LearnState.clear_filters)),
+                ),
+            ),
+        ),
+        spacing="5",
+        width="100%",
+    )
+
+
+def relation_item(link: RelationLink) -> rx.Component:
+    """`phrase → Topic` as a link to the related topic."""
+    return rx.hstack(
+        rx.text(link.phrase, size="2", color_scheme="gray", min_width="170px"),
+        rx.link(link.label, href="/topics/" + link.slug, size="2", weight="medium"),
+        align="center",
+        spacing="3",
+        class_name="relation-link",
+    )
+
+
+def relations_block() -> rx.Component:
+    """Outgoing and incoming relations of the open topic."""
+    return rx.cond(
+        (LearnState.outgoing.length() + LearnState.incoming.length()) > 0,
+        rx.card(
+            rx.vstack(
+                rx.heading("Samenhang", size="4"),
+                rx.text(LearnState.topic.label, " …", size="1", color_scheme="gray"),
+                rx.foreach(LearnState.outgoing, relation_item),
+                rx.cond(
+                    LearnState.incoming.length() > 0,
+                    rx.vstack(
+                        rx.separator(size="4"),
+                        rx.text("… en andersom", size="1", color_scheme="gray"),
+                        rx.foreach(LearnState.incoming, relation_item),
+                        spacing="2",
+                        width="100%",
+                    ),
+                ),
+                spacing="2",
+                width="100%",
+                id="relations",
+            ),
+            width="100%",
+        ),
+    )
+
+
+def topic_view() -> rx.Component:
+    """One topic: label, type, description, markdown content and relations."""
+    return rx.cond(
+        LearnState.topic_loading,
+        rx.vstack(rx.skeleton(rx.box(height="36px", width="60%"), loading=True), skeleton_lines(8), spacing="4",
+                  width="100%"),
+        rx.cond(
+            LearnState.topic_found,
+            rx.vstack(
+                rx.hstack(
+                    rx.link("Onderwerpen", href="/", size="2", color_scheme="gray"),
+                    rx.icon("chevron_right", size=14, color="var(--gray-9)"),
+                    type_badge(LearnState.topic.type, LearnState.topic.type_label),
+                    align="center",
+                    spacing="2",
+                ),
+                rx.heading(LearnState.topic.label, size="8", id="topic-title"),
+                rx.text(LearnState.topic.description, size="4", color_scheme="gray", id="topic-description"),
+                rx.cond(
+                    LearnState.topic_content != "",
+                    rx.box(rx.markdown(LearnState.topic_content), style=PROSE, width="100%", id="topic-content"),
+                    rx.text("Voor dit onderwerp is nog geen leerinhoud geschreven.", color_scheme="gray",
+                            font_style="italic"),
+                ),
+                relations_block(),
+                rx.cond(
+                    AuthState.is_admin,
+                    rx.link(rx.button(rx.icon("pencil", size=14), "Bewerken", variant="soft", size="2"),
+                            href="/admin/topics/" + LearnState.topic.slug),
+                ),
+                spacing="4",
+                align="start",
+                width="100%",
+            ),
+            empty_state("file_question", "Onderwerp niet gevonden",
+                        "Dit onderwerp bestaat niet (meer) in de kennisbank van je organisatie.",
+                        rx.link(rx.button("Naar de onderwerpen", variant="soft"), href="/")),
+        ),
+    )
+
+
+def index_page() -> rx.Component:
+    """`/`: sign-in when signed out, the learn overview when signed in."""
+    return page_frame(layout(overview()))
+
+
+def topic_page() -> rx.Component:
+    """`/topics/<slug>`."""
+    return page_frame(layout(rx.vstack(rx.cond(LearnState.load_error != "", error_callout(LearnState.load_error)),
+                                       topic_view(), width="100%")))

@@ -1,0 +1,24 @@
+"""The Reflex app: theme, pages and the HTTP API."""
+
+import reflex as rx
+
+from r42_app.api import api
+from r42_app.components.theme import STYLE
+from r42_app.pages import admin_topics, learn
+from r42_app.state.admin_topics import AdminTopicsState
+from r42_app.state.auth import AuthState, page_loader
+from r42_app.state.learn import LearnState
+
+app = rx.App(style=STYLE, stylesheets=["/r42.css"], api_transformer=api)
+
+ROUTES = [
+    ("/", learn.index_page, "Onderwerpen", LearnState.load_index),
+    ("/topics/[slug]", learn.topic_page, "Onderwerp", LearnState.load_topic),
+    ("/admin/topics", admin_topics.list_page, "Kennisbank beheren", AdminTopicsState.load_list),
+    ("/admin/topics/new", admin_topics.editor_page, "Nieuw onderwerp", AdminTopicsState.load_new),
+    ("/admin/topics/[slug]", admin_topics.editor_page, "Onderwerp bewerken", AdminTopicsState.load_edit),
+]
+
+for route, component, title, loader in ROUTES:
+    page_loader(route, loader)
+    app.add_page(component, route=route, title=f"{title} · R42", on_load=[AuthState.check_session, loader])

@@ -1,0 +1,1 @@
+"""Adapters to the outside world: PocketBase, Chroma, embeddings, Anthropic, MCP, workers."""

@@ -1,0 +1,40 @@
+"""Build the app's services once per process from the settings; everything else asks here."""
+
+from __future__ import annotations
+
+import functools
+
+from r42_app.services.auth import AuthService
+from r42_app.services.kb_store import KBStore
+from r42_app.services.pb import PocketBase
+from r42_app.services.pb_server import load_superuser
+from r42_app.settings import Settings, load_settings
+
+
+@functools.lru_cache(maxsize=1)
+def settings() -> Settings:
+    return load_settings()
+
+
+@functools.lru_cache(maxsize=1)
+def admin_pb() -> PocketBase:
+    """A superuser connection for server-side work (credentials from the data dir, never from the client)."""
+    cfg = settings()
+    creds = load_superuser(cfg.superuser_file)
+    return PocketBase(cfg.pb_url).as_superuser(creds.email, creds.password)
+
+
+@functools.lru_cache(maxsize=1)
+def kb_store() -> KBStore:
+    return KBStore(admin_pb())
+
+
+@functools.lru_cache(maxsize=1)
+def auth_service() -> AuthService:
+    return AuthService(settings().pb_url)
+
+
+def reset() -> None:
+    """Forget every built service (tests that change the environment call this)."""
+    for fn in (settings, admin_pb, kb_store, auth_service):
+        fn.cache_clear()

@@ -1,0 +1,332 @@
+"""The knowledge base in PocketBase: tenants, topics and relations, with outbox rows for indexing.
+
+Every write goes through one batch request that also writes the matching `outbox` rows,
+so PocketBase holds either both or neither. Callers decide *who* may write (admins only);
+this store decides *what* is a valid write, using the shared rules in `r42_app.core.kb`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from r42_app.core.kb import (
+    ImportPlan,
+    Issue,
+    Relation,
+    Topic,
+    check_relation_endpoints,
+    check_slug,
+    export_document,
+    parse_import,
+    parse_relation,
+    parse_topic,
+)
+from r42_app.services.pb import BatchRequest, PBError, PocketBase, quote
+
+OUTBOX_UPSERT = "rag.index.kbarticle.upsert"
+OUTBOX_DELETE = "rag.index.kbarticle.delete"
+BATCH_SIZE = 400
+
+
+class KBError(Exception):
+    """A knowledge-base write was refused; `issues` says which fields are wrong."""
+
+    def __init__(self, message: str, issues: Iterable[Issue] = ()):
+        super().__init__(message)
+        self.message = message
+        self.issues = list(issues)
+
+    def __str__(self) -> str:
+        if not self.issues:
+            return self.message
+        return self.message + "\n" + "\n".join(f"  - {issue}" for issue in self.issues)
+
+
+@dataclass(frozen=True)
+class Tenant:
+    id: str
+    slug: str
+    name: str
+
+
+@dataclass
+class ImportResult:
+    tenant: Tenant
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    relations_created: int = 0
+    relations_unchanged: int = 0
+    outbox_rows: int = 0
+    created_tenant: bool = False
+
+    def summary(self) -> str:
+        return (
+            f"{self.tenant.slug}: {self.created} topics created, {self.updated} updated, {self.unchanged} unchanged; "
+            f"{self.relations_created} relations created, {self.relations_unchanged} unchanged"
+        )
+
+
+@dataclass
+class TenantKB:
+    """A tenant's whole knowledge base, as read in one go."""
+
+    tenant: Tenant
+    topics: list[Topic] = field(default_factory=list)
+    relations: list[Relation] = field(default_factory=list)
+
+
+def _topic_from(row: dict[str, Any]) -> Topic:
+    return Topic(
+        slug=row["slug"],
+        label=row["label"],
+        type=row["type"],
+        description=row.get("description", ""),
+        content=row.get("content", ""),
+    )
+
+
+def _topic_body(topic: Topic) -> dict[str, Any]:
+    return {
+        "slug": topic.slug,
+        "label": topic.label,
+        "type": topic.type,
+        "description": topic.description,
+        "content": topic.content,
+    }
+
+
+def outbox_request(kind: str, tenant: Tenant | None, slug: str) -> BatchRequest | None:
+    """The outbox row for one topic change; topics of the global KB (no tenant) are never indexed."""
+    if tenant is None or not tenant.id:
+        return None
+    payload = {"tenant": tenant.id, "tenant_slug": tenant.slug, "topic": slug}
+    return BatchRequest.create("outbox", {"type": kind, "payload": payload, "status": "pending", "attempts": 0})
+
+
+class KBStore:
+    """Reads and writes a tenant's knowledge base with a superuser connection."""
+
+    def __init__(self, pb: PocketBase):
+        self.pb = pb
+
+    # -- tenants ------------------------------------------------------------------
+
+    def tenant(self, slug: str) -> Tenant | None:
+        row = self.pb.first("tenants", f"slug = {quote(slug)}")
+        return Tenant(row["id"], row["slug"], row["name"]) if row else None
+
+    def tenant_by_id(self, tenant_id: str) -> Tenant | None:
+        try:
+            row = self.pb.get("tenants", tenant_id)
+        except PBError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return Tenant(row["id"], row["slug"], row["name"])
+
+    def ensure_tenant(self, slug: str, name: str | None = None) -> tuple[Tenant, bool]:
+        """Return the tenant, creating it when missing (chatbot on, default credits)."""
+        existing = self.tenant(slug)
+        if existing:
+            return existing, False
+        issues = check_slug(slug, "tenant")
+        if issues:
+            raise KBError(f"invalid tenant slug {slug!r}", issues)
+        row = self.pb.create(
+            "tenants",
+            {"slug": slug, "name": name or slug.replace("-", " ").title(), "chatbot_enabled": True, "credits": 1000},
+        )
+        return Tenant(row["id"], row["slug"], row["name"]), True
+
+    def require_tenant(self, slug: str) -> Tenant:
+        tenant = self.tenant(slug)
+        if tenant is None:
+            raise KBError(f"unknown tenant {slug!r}")
+        return tenant
+
+    # -- reads --------------------------------------------------------------------
+
+    def _topic_rows(self, tenant: Tenant, fields: str = "") -> list[dict[str, Any]]:
+        return self.pb.all("topics", filter=f"tenant = {quote(tenant.id)}", sort="label", fields=fields)
+
+    def _relation_rows(self, tenant: Tenant, extra: str = "") -> list[dict[str, Any]]:
+        flt = f"tenant = {quote(tenant.id)}" + (f" && ({extra})" if extra else "")
+        return self.pb.all("relations", filter=flt, sort="source,type,target", fields="id,source,target,type")
+
+    def topics(self, tenant: Tenant) -> list[Topic]:
+        return [_topic_from(row) for row in self._topic_rows(tenant)]
+
+    def topic_summaries(self, tenant: Tenant) -> list[Topic]:
+        """Topics without their content (for lists)."""
+        return [_topic_from(row) for row in self._topic_rows(tenant, fields="slug,label,type,description")]
+
+    def topic(self, tenant: Tenant, slug: str) -> Topic | None:
+        row = self._topic_row(tenant, slug)
+        return _topic_from(row) if row else None
+
+    def _topic_row(self, tenant: Tenant, slug: str) -> dict[str, Any] | None:
+        return self.pb.first("topics", f"tenant = {quote(tenant.id)} && slug = {quote(slug)}")
+
+    def relations(self, tenant: Tenant) -> list[Relation]:
+        return [Relation(r["source"], r["target"], r["type"]) for r in self._relation_rows(tenant)]
+
+    def relations_of(self, tenant: Tenant, slug: str) -> list[Relation]:
+        rows = self._relation_rows(tenant, f"source = {quote(slug)} || target = {quote(slug)}")
+        return [Relation(r["source"], r["target"], r["type"]) for r in rows]
+
+    def load(self, tenant: Tenant) -> TenantKB:
+        return TenantKB(tenant, self.topics(tenant), self.relations(tenant))
+
+    def _slugs(self, tenant: Tenant) -> dict[str, str]:
+        return {row["slug"]: row["id"] for row in self._topic_rows(tenant, fields="id,slug")}
+
+    # -- single writes (admin screens) --------------------------------------------
+
+    def create_topic(self, tenant: Tenant, raw: dict[str, Any]) -> Topic:
+        topic, issues = parse_topic(raw)
+        if topic is None:
+            raise KBError("The topic is not valid.", issues)
+        if self._topic_row(tenant, topic.slug):
+            raise KBError("The topic is not valid.", [Issue("id", f"{topic.slug!r} already exists in this tenant")])
+        self._run([
+            BatchRequest.create("topics", {"tenant": tenant.id, **_topic_body(topic)}),
+            outbox_request(OUTBOX_UPSERT, tenant, topic.slug),
+        ])
+        return topic
+
+    def update_topic(self, tenant: Tenant, slug: str, raw: dict[str, Any]) -> Topic:
+        """Update label, type, description and content; the slug is the topic's stable id and never changes."""
+        row = self._topic_row(tenant, slug)
+        if row is None:
+            raise KBError(f"Topic {slug!r} does not exist.")
+        topic, issues = parse_topic({**raw, "id": slug})
+        if topic is None:
+            raise KBError("The topic is not valid.", issues)
+        self._run([
+            BatchRequest.update("topics", row["id"], _topic_body(topic)),
+            outbox_request(OUTBOX_UPSERT, tenant, slug),
+        ])
+        return topic
+
+    def delete_topic(self, tenant: Tenant, slug: str) -> int:
+        """Delete a topic and every relation touching it; returns the number of relations removed."""
+        row = self._topic_row(tenant, slug)
+        if row is None:
+            raise KBError(f"Topic {slug!r} does not exist.")
+        rels = self._relation_rows(tenant, f"source = {quote(slug)} || target = {quote(slug)}")
+        neighbours = {r["source"] for r in rels} | {r["target"] for r in rels}
+        neighbours.discard(slug)
+        self._run(
+            [BatchRequest.delete("relations", r["id"]) for r in rels]
+            + [BatchRequest.delete("topics", row["id"]), outbox_request(OUTBOX_DELETE, tenant, slug)]
+            + [outbox_request(OUTBOX_UPSERT, tenant, n) for n in sorted(neighbours)]
+        )
+        return len(rels)
+
+    def add_relation(self, tenant: Tenant, raw: dict[str, Any]) -> Relation:
+        rel, issues = parse_relation(raw)
+        if rel is None:
+            raise KBError("The relation is not valid.", issues)
+        issues = check_relation_endpoints(rel, self._slugs(tenant))
+        if issues:
+            raise KBError("The relation is not valid.", issues)
+        existing = self._relation_rows(
+            tenant, f"source = {quote(rel.source)} && target = {quote(rel.target)} && type = {quote(rel.type)}"
+        )
+        if existing:
+            raise KBError("The relation is not valid.", [Issue("relation", "this relation already exists")])
+        self._run([
+            BatchRequest.create("relations", {"tenant": tenant.id, "source": rel.source, "target": rel.target, "type": rel.type}),
+            outbox_request(OUTBOX_UPSERT, tenant, rel.source),
+            outbox_request(OUTBOX_UPSERT, tenant, rel.target),
+        ])
+        return rel
+
+    def delete_relation(self, tenant: Tenant, rel: Relation) -> None:
+        rows = self._relation_rows(
+            tenant, f"source = {quote(rel.source)} && target = {quote(rel.target)} && type = {quote(rel.type)}"
+        )
+        if not rows:
+            raise KBError("This relation does not exist (any more).")
+        self._run([
+            BatchRequest.delete("relations", rows[0]["id"]),
+            outbox_request(OUTBOX_UPSERT, tenant, rel.source),
+            outbox_request(OUTBOX_UPSERT, tenant, rel.target),
+        ])
+
+    # -- bulk ---------------------------------------------------------------------
+
+    def validate_import(self, tenant_slug: str, data: Any) -> tuple[ImportPlan | None, list[Issue]]:
+        """Validate a whole import document against the tenant's existing topics (no writes)."""
+        tenant = self.tenant(tenant_slug)
+        existing = self._slugs(tenant) if tenant else {}
+        return parse_import(data, existing)
+
+    def import_document(
+        self,
+        tenant_slug: str,
+        data: Any,
+        progress: Callable[[int, int], None] | None = None,
+        tenant_name: str | None = None,
+    ) -> ImportResult:
+        """Validate the whole document, then upsert topics and relations by slug in batches.
+
+        Raises KBError (and writes nothing, not even the tenant) when any item is invalid.
+        Unchanged topics are skipped, so importing the same file twice writes nothing new.
+        """
+        plan, issues = self.validate_import(tenant_slug, data)
+        if plan is None:
+            raise KBError(f"The import file is not valid ({len(issues)} problem(s)); nothing was written.", issues)
+        tenant, created_tenant = self.ensure_tenant(tenant_slug, tenant_name)
+        result = ImportResult(tenant=tenant, created_tenant=created_tenant)
+
+        existing = {row["slug"]: row for row in self._topic_rows(tenant)}
+        existing_rel = {(r["source"], r["target"], r["type"]) for r in self._relation_rows(tenant)}
+        requests: list[BatchRequest] = []
+        for topic in plan.topics:
+            row = existing.get(topic.slug)
+            if row is None:
+                requests.append(BatchRequest.create("topics", {"tenant": tenant.id, **_topic_body(topic)}))
+                result.created += 1
+            elif _topic_from(row) != topic:
+                requests.append(BatchRequest.update("topics", row["id"], _topic_body(topic)))
+                result.updated += 1
+            else:
+                result.unchanged += 1
+                continue
+            requests.append(outbox_request(OUTBOX_UPSERT, tenant, topic.slug))
+            result.outbox_rows += 1
+        for rel in plan.relations:
+            if rel.key in existing_rel:
+                result.relations_unchanged += 1
+                continue
+            requests.append(
+                BatchRequest.create("relations", {"tenant": tenant.id, "source": rel.source, "target": rel.target, "type": rel.type})
+            )
+            result.relations_created += 1
+        self._run(requests, progress)
+        return result
+
+    def export_document(self, tenant_slug: str) -> dict[str, Any]:
+        kb = self.load(self.require_tenant(tenant_slug))
+        return export_document(kb.topics, kb.relations)
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def _run(self, requests: list[BatchRequest | None], progress: Callable[[int, int], None] | None = None) -> None:
+        """Send requests in batches; each batch is one transaction. Single writes always fit in one."""
+        todo = [r for r in requests if r is not None]
+        done = 0
+        for start in range(0, len(todo), BATCH_SIZE):
+            chunk = todo[start : start + BATCH_SIZE]
+            try:
+                self.pb.batch(chunk)
+            except PBError as exc:
+                raise KBError(f"PocketBase refused the write: {exc}") from exc
+            done += len(chunk)
+            if progress:
+                progress(done, len(todo))
+        if progress and not todo:
+            progress(0, 0)

@@ -1,0 +1,203 @@
+"""A small, typed PocketBase REST client on httpx.
+
+We talk to PocketBase's REST API directly rather than through the `pocketbase` SDK: the
+SDK's batch helper is broken against server 0.40, and batch requests are how every
+knowledge-base write stays all-or-nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import httpx
+
+SUPERUSERS = "_superusers"
+
+
+class PBError(Exception):
+    """A PocketBase request failed; `status` is the HTTP status (0 when the server is unreachable)."""
+
+    def __init__(self, status: int, message: str, data: Any = None):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.data = data or {}
+
+    def field_errors(self) -> dict[str, str]:
+        """Per-field messages PocketBase returned on a 400, if any."""
+        out: dict[str, str] = {}
+        for name, detail in (self.data or {}).items():
+            if isinstance(detail, dict) and "message" in detail:
+                out[name] = detail["message"]
+        return out
+
+    def __str__(self) -> str:
+        fields = self.field_errors()
+        if fields:
+            return f"{self.message} ({'; '.join(f'{k}: {v}' for k, v in fields.items())})"
+        return self.message
+
+
+def quote(value: str) -> str:
+    """Quote a string for a PocketBase filter expression."""
+    return json.dumps(str(value))
+
+
+@dataclass
+class BatchRequest:
+    """One sub-request of `/api/batch`."""
+
+    method: str
+    url: str
+    body: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"method": self.method, "url": self.url}
+        if self.body is not None:
+            out["body"] = self.body
+        return out
+
+    @classmethod
+    def create(cls, collection: str, body: dict[str, Any]) -> "BatchRequest":
+        return cls("POST", f"/api/collections/{collection}/records", body)
+
+    @classmethod
+    def update(cls, collection: str, record_id: str, body: dict[str, Any]) -> "BatchRequest":
+        return cls("PATCH", f"/api/collections/{collection}/records/{record_id}", body)
+
+    @classmethod
+    def delete(cls, collection: str, record_id: str) -> "BatchRequest":
+        return cls("DELETE", f"/api/collections/{collection}/records/{record_id}")
+
+
+class PocketBase:
+    """One PocketBase connection, optionally authenticated (user token or superuser)."""
+
+    def __init__(self, base_url: str, token: str = "", timeout: float = 30.0):
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout)
+        self._superuser: tuple[str, str] | None = None
+        self._lock = threading.Lock()
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def close(self) -> None:
+        self._http.close()
+
+    def send(self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None) -> Any:
+        """Send one request; re-authenticate a superuser once if its token expired."""
+        for attempt in (0, 1):
+            headers = {"Authorization": self.token} if self.token else {}
+            try:
+                resp = self._http.request(method, path, params=params, json=body, headers=headers)
+            except httpx.HTTPError as exc:
+                raise PBError(0, f"PocketBase at {self.base_url} is unreachable: {exc}") from exc
+            if resp.status_code == 401 and self._superuser and attempt == 0:
+                self._login_superuser()
+                continue
+            break
+        if resp.status_code >= 400:
+            try:
+                payload = resp.json()
+            except ValueError:
+                payload = {"message": resp.text[:200]}
+            raise PBError(resp.status_code, payload.get("message") or f"HTTP {resp.status_code}", payload.get("data"))
+        if resp.status_code == 204 or not resp.content:
+            return None
+        return resp.json()
+
+    # -- auth ---------------------------------------------------------------------
+
+    def auth_with_password(self, collection: str, identity: str, password: str) -> dict[str, Any]:
+        """Sign in; on success this client carries the new token. Returns `{token, record}`."""
+        data = self.send(
+            "POST",
+            f"/api/collections/{collection}/auth-with-password",
+            body={"identity": identity, "password": password},
+        )
+        self.token = data["token"]
+        return data
+
+    def as_superuser(self, email: str, password: str) -> "PocketBase":
+        """Authenticate as superuser and keep the credentials to refresh an expired token."""
+        self._superuser = (email, password)
+        self._login_superuser()
+        return self
+
+    def _login_superuser(self) -> None:
+        assert self._superuser is not None
+        with self._lock:
+            self.auth_with_password(SUPERUSERS, *self._superuser)
+
+    def auth_refresh(self, collection: str = "users") -> dict[str, Any]:
+        """Check this client's token and return `{token, record}` with a fresh token."""
+        return self.send("POST", f"/api/collections/{collection}/auth-refresh")
+
+    # -- records ------------------------------------------------------------------
+
+    def list(
+        self,
+        collection: str,
+        *,
+        filter: str = "",
+        sort: str = "",
+        fields: str = "",
+        page: int = 1,
+        per_page: int = 200,
+        expand: str = "",
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {"page": page, "perPage": per_page, "skipTotal": 1}
+        for key, value in (("filter", filter), ("sort", sort), ("fields", fields), ("expand", expand)):
+            if value:
+                params[key] = value
+        return self.send("GET", f"/api/collections/{collection}/records", params=params)
+
+    def iter_all(self, collection: str, *, filter: str = "", sort: str = "", fields: str = "", expand: str = "") -> Iterator[dict[str, Any]]:
+        """Every matching record, paging 1000 at a time."""
+        page = 1
+        while True:
+            data = self.list(collection, filter=filter, sort=sort, fields=fields, expand=expand, page=page, per_page=1000)
+            items = data.get("items", [])
+            yield from items
+            if len(items) < 1000:
+                return
+            page += 1
+
+    def all(self, collection: str, **kwargs: Any) -> list[dict[str, Any]]:
+        return list(self.iter_all(collection, **kwargs))
+
+    def first(self, collection: str, filter: str, **kwargs: Any) -> dict[str, Any] | None:
+        items = self.list(collection, filter=filter, per_page=1, **kwargs).get("items", [])
+        return items[0] if items else None
+
+    def get(self, collection: str, record_id: str) -> dict[str, Any]:
+        return self.send("GET", f"/api/collections/{collection}/records/{record_id}")
+
+    def create(self, collection: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self.send("POST", f"/api/collections/{collection}/records", body=body)
+
+    def update(self, collection: str, record_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self.send("PATCH", f"/api/collections/{collection}/records/{record_id}", body=body)
+
+    def delete(self, collection: str, record_id: str) -> None:
+        self.send("DELETE", f"/api/collections/{collection}/records/{record_id}")
+
+    def batch(self, requests: list[BatchRequest]) -> list[dict[str, Any]]:
+        """Run sub-requests in one transaction: all succeed or none is applied."""
+        if not requests:
+            return []
+        result = self.send("POST", "/api/batch", body={"requests": [r.to_json() for r in requests]})
+        return [item.get("body") for item in result]
+
+    # -- admin --------------------------------------------------------------------
+
+    def health(self) -> bool:
+        try:
+            self.send("GET", "/api/health")
+            return True
+        except PBError:
+            return False

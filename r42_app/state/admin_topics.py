@@ -1,0 +1,304 @@
+"""AdminTopicsState: admins create, edit and delete topics and relations of their own tenant.
+
+Every handler starts with `require_admin()`: a learner who sends these events directly is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import Counter
+
+import reflex as rx
+
+from r42_app.core.kb import RELATION_LABELS, RELATION_TYPES, TOPIC_TYPES, TYPE_LABELS, Relation, filter_topics, slugify
+from r42_app.services import deps
+from r42_app.services.kb_store import KBError, Tenant
+from r42_app.services.pb import PBError
+from r42_app.state.auth import AuthState, NotAllowed
+
+log = logging.getLogger(__name__)
+
+REFUSED = "Alleen beheerders van deze organisatie mogen de kennisbank wijzigen."
+
+
+@dataclasses.dataclass
+class AdminTopicRow:
+    slug: str = ""
+    label: str = ""
+    type: str = ""
+    type_label: str = ""
+    relation_count: int = 0
+
+
+@dataclasses.dataclass
+class AdminRelationRow:
+    source: str = ""
+    target: str = ""
+    type: str = ""
+    phrase: str = ""
+    other_label: str = ""
+    outgoing: bool = True
+
+
+@dataclasses.dataclass
+class Option:
+    value: str = ""
+    label: str = ""
+
+
+class AdminTopicsState(rx.State):
+    """The admin topic list and the topic editor."""
+
+    forbidden: bool = False
+    loading: bool = True
+    error: str = ""
+    query: str = ""
+    rows: list[AdminTopicRow] = []
+    total: int = 0
+    confirm_delete: str = ""
+
+    # editor
+    is_new: bool = True
+    found: bool = True
+    saving: bool = False
+    slug_touched: bool = False
+    f_slug: str = ""
+    f_label: str = ""
+    f_type: str = "concept"
+    f_description: str = ""
+    f_content: str = ""
+    field_errors: dict[str, str] = {}
+    relation_rows: list[AdminRelationRow] = []
+    topic_options: list[Option] = []
+    r_type: str = "related_to"
+    r_target: str = ""
+    relation_error: str = ""
+
+    _topics_cache: list = []
+    _counts: dict[str, int] = {}
+
+    async def _admin_tenant(self) -> Tenant | None:
+        """The admin's tenant; marks the page forbidden for anyone else."""
+        auth = await self.get_state(AuthState)
+        if auth.current_user() is None:
+            return None
+        try:
+            user = auth.require_admin()
+        except NotAllowed:
+            self.forbidden = True
+            self.loading = False
+            return None
+        self.forbidden = False
+        return Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
+
+
+    # -- list -----------------------------------------------------------------------
+
+    def _refresh_rows(self, tenant: Tenant) -> None:
+        store = deps.kb_store()
+        topics = store.topic_summaries(tenant)
+        counts: Counter[str] = Counter()
+        for rel in store.relations(tenant):
+            counts[rel.source] += 1
+            counts[rel.target] += 1
+        self._topics_cache = topics
+        self._counts = dict(counts)
+        self.total = len(topics)
+        self._apply_rows()
+
+    def _apply_rows(self) -> None:
+        self.rows = [
+            AdminTopicRow(t.slug, t.label, t.type, TYPE_LABELS[t.type], self._counts.get(t.slug, 0))
+            for t in filter_topics(self._topics_cache, self.query)[:500]
+        ]
+
+    @rx.event
+    async def load_list(self):
+        tenant = await self._admin_tenant()
+        if tenant is None:
+            return
+        self.loading = True
+        self.error = ""
+        try:
+            self._refresh_rows(tenant)
+        except PBError as exc:
+            self.error = f"Laden mislukt: {exc}"
+        self.loading = False
+
+    @rx.event
+    def set_query(self, value: str):
+        self.query = value[:200]
+        self._apply_rows()
+
+    @rx.event
+    def ask_delete(self, slug: str):
+        self.confirm_delete = slug
+
+    @rx.event
+    def cancel_delete(self):
+        self.confirm_delete = ""
+
+    @rx.event
+    async def delete_topic(self, slug: str):
+        tenant = await self._admin_tenant()
+        if tenant is None:
+            return rx.toast.error(REFUSED)
+        self.confirm_delete = ""
+        try:
+            removed = deps.kb_store().delete_topic(tenant, slug)
+        except KBError as exc:
+            return rx.toast.error(str(exc))
+        self._refresh_rows(tenant)
+        extra = f" en {removed} relatie(s)" if removed else ""
+        return rx.toast.success(f"Onderwerp {slug} verwijderd{extra}.")
+
+    # -- editor ---------------------------------------------------------------------
+
+    def _reset_form(self) -> None:
+        self.f_slug = self.f_label = self.f_description = self.f_content = ""
+        self.f_type = "concept"
+        self.field_errors = {}
+        self.relation_rows = []
+        self.relation_error = ""
+        self.slug_touched = False
+        self.saving = False
+
+    def _load_relations(self, tenant: Tenant, slug: str) -> None:
+        store = deps.kb_store()
+        topics = store.topic_summaries(tenant)
+        labels = {t.slug: t.label for t in topics}
+        self.topic_options = [Option(t.slug, f"{t.label} ({t.slug})") for t in topics if t.slug != slug]
+        rows = []
+        for rel in store.relations_of(tenant, slug):
+            outgoing = rel.source == slug
+            other = rel.target if outgoing else rel.source
+            rows.append(
+                AdminRelationRow(rel.source, rel.target, rel.type, RELATION_LABELS[rel.type], labels.get(other, other), outgoing)
+            )
+        self.relation_rows = rows
+
+    @rx.event
+    async def load_new(self):
+        tenant = await self._admin_tenant()
+        self._reset_form()
+        self.is_new = True
+        self.found = True
+        self.loading = False
+        if tenant is None:
+            return
+
+    @rx.event
+    async def load_edit(self):
+        tenant = await self._admin_tenant()
+        self._reset_form()
+        self.is_new = False
+        if tenant is None:
+            return
+        slug = str(self.router.page.params.get("slug", ""))
+        self.loading = True
+        topic = deps.kb_store().topic(tenant, slug)
+        self.found = topic is not None
+        if topic is not None:
+            self.f_slug, self.f_label, self.f_type = topic.slug, topic.label, topic.type
+            self.f_description, self.f_content = topic.description, topic.content
+            self._load_relations(tenant, slug)
+        self.loading = False
+
+    @rx.event
+    def set_label(self, value: str):
+        self.f_label = value
+        if self.is_new and not self.slug_touched:
+            self.f_slug = slugify(value)
+
+    @rx.event
+    def set_slug(self, value: str):
+        if self.is_new:
+            self.f_slug = value.strip().lower()
+            self.slug_touched = True
+
+    @rx.event
+    def set_type(self, value: str):
+        if value in TOPIC_TYPES:
+            self.f_type = value
+
+    @rx.event
+    def set_description(self, value: str):
+        self.f_description = value
+
+    @rx.event
+    def set_content(self, value: str):
+        self.f_content = value
+
+    @rx.event
+    async def save(self):
+        tenant = await self._admin_tenant()
+        if tenant is None:
+            yield rx.toast.error(REFUSED)
+            return
+        self.saving = True
+        self.field_errors = {}
+        yield
+        raw = {
+            "id": self.f_slug,
+            "label": self.f_label,
+            "type": self.f_type,
+            "description": self.f_description,
+            "content": self.f_content,
+        }
+        store = deps.kb_store()
+        try:
+            if self.is_new:
+                topic = store.create_topic(tenant, raw)
+            else:
+                topic = store.update_topic(tenant, self.f_slug, raw)
+        except KBError as exc:
+            self.saving = False
+            self.field_errors = {issue.where.split(".")[-1]: issue.message for issue in exc.issues}
+            yield rx.toast.error(exc.message if exc.issues else str(exc))
+            return
+        self.saving = False
+        if self.is_new:
+            yield rx.redirect(f"/admin/topics/{topic.slug}")
+            yield rx.toast.success(f"Onderwerp “{topic.label}” aangemaakt. Voeg nu relaties toe.")
+        else:
+            yield rx.toast.success(f"Onderwerp “{topic.label}” opgeslagen.")
+
+    @rx.event
+    def set_r_type(self, value: str):
+        if value in RELATION_TYPES:
+            self.r_type = value
+
+    @rx.event
+    def set_r_target(self, value: str):
+        self.r_target = value
+
+    @rx.event
+    async def add_relation(self):
+        tenant = await self._admin_tenant()
+        if tenant is None:
+            return rx.toast.error(REFUSED)
+        self.relation_error = ""
+        if not self.r_target:
+            self.relation_error = "Kies het onderwerp waarnaar de relatie wijst."
+            return
+        try:
+            deps.kb_store().add_relation(tenant, {"source": self.f_slug, "target": self.r_target, "type": self.r_type})
+        except KBError as exc:
+            self.relation_error = "; ".join(i.message for i in exc.issues) or str(exc)
+            return
+        self.r_target = ""
+        self._load_relations(tenant, self.f_slug)
+        return rx.toast.success("Relatie toegevoegd.")
+
+    @rx.event
+    async def remove_relation(self, source: str, target: str, rtype: str):
+        tenant = await self._admin_tenant()
+        if tenant is None:
+            return rx.toast.error(REFUSED)
+        try:
+            deps.kb_store().delete_relation(tenant, Relation(source, target, rtype))
+        except KBError as exc:
+            return rx.toast.error(str(exc))
+        self._load_relations(tenant, self.f_slug)
+        return rx.toast.success("Relatie verwijderd.")

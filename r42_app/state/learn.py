@@ -1,0 +1,177 @@
+"""LearnState: the learner's knowledge base browser (topic list, filters and one topic's view)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import reflex as rx
+
+from r42_app.core.kb import (
+    INVERSE_RELATION_LABELS,
+    RELATION_LABELS,
+    TOPIC_TYPES,
+    TYPE_LABELS,
+    Topic,
+    filter_topics,
+)
+from r42_app.services import deps
+from r42_app.services.kb_store import Tenant
+from r42_app.services.pb import PBError
+from r42_app.state.auth import AuthState
+
+log = logging.getLogger(__name__)
+
+MAX_LISTED = 300
+
+
+@dataclasses.dataclass
+class TopicCard:
+    slug: str = ""
+    label: str = ""
+    type: str = ""
+    type_label: str = ""
+    description: str = ""
+
+
+@dataclasses.dataclass
+class RelationLink:
+    phrase: str = ""
+    slug: str = ""
+    label: str = ""
+    type: str = ""
+
+
+@dataclasses.dataclass
+class TypeCount:
+    type: str = ""
+    label: str = ""
+    count: int = 0
+
+
+def _card(topic: Topic) -> TopicCard:
+    return TopicCard(topic.slug, topic.label, topic.type, TYPE_LABELS.get(topic.type, topic.type), topic.description)
+
+
+class LearnState(rx.State):
+    """What the learn page and topic pages show; data comes from the signed-in user's tenant only."""
+
+    loading: bool = True
+    load_error: str = ""
+    query: str = ""
+    type_filter: str = ""
+    visible: list[TopicCard] = []
+    hidden_count: int = 0
+    total: int = 0
+    type_counts: list[TypeCount] = []
+
+    topic: TopicCard = TopicCard()
+    topic_content: str = ""
+    topic_found: bool = True
+    topic_loading: bool = True
+    outgoing: list[RelationLink] = []
+    incoming: list[RelationLink] = []
+
+    _topics: list[Topic] = []
+    _tenant_id: str = ""
+
+    @rx.var
+    def filtering(self) -> bool:
+        return self.query.strip() != "" or self.type_filter != ""
+
+    async def _tenant(self) -> Tenant | None:
+        auth = await self.get_state(AuthState)
+        user = auth.current_user()
+        if user is None:
+            return None
+        return Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
+
+    def _apply_filter(self) -> None:
+        hits = filter_topics(self._topics, self.query, self.type_filter)
+        self.visible = [_card(t) for t in hits[:MAX_LISTED]]
+        self.hidden_count = max(0, len(hits) - MAX_LISTED)
+
+    async def _ensure_topics(self, tenant: Tenant, force: bool = False) -> None:
+        if self._tenant_id == tenant.id and self._topics and not force:
+            return
+        self._topics = deps.kb_store().topic_summaries(tenant)
+        self._tenant_id = tenant.id
+        self.total = len(self._topics)
+        self.type_counts = [
+            TypeCount(t, TYPE_LABELS[t], sum(1 for x in self._topics if x.type == t)) for t in TOPIC_TYPES
+        ]
+        self._apply_filter()
+
+    @rx.event
+    async def load_index(self):
+        """on_load of `/`: the tenant's topics."""
+        tenant = await self._tenant()
+        if tenant is None:
+            return
+        self.loading = True
+        self.load_error = ""
+        yield
+        try:
+            await self._ensure_topics(tenant, force=True)
+        except PBError as exc:
+            log.error("loading topics failed: %s", exc)
+            self.load_error = "De onderwerpen konden niet worden geladen. Probeer het opnieuw."
+        self.loading = False
+
+    @rx.event
+    async def load_topic(self):
+        """on_load of `/topics/[slug]`: one topic with its relations, from the user's tenant only."""
+        tenant = await self._tenant()
+        if tenant is None:
+            return
+        slug = str(self.router.page.params.get("slug", ""))
+        self.topic_loading = True
+        self.load_error = ""
+        yield
+        store = deps.kb_store()
+        try:
+            await self._ensure_topics(tenant)
+            self.loading = False
+            topic = store.topic(tenant, slug)
+            relations = store.relations_of(tenant, slug) if topic else []
+        except PBError as exc:
+            log.error("loading topic %s failed: %s", slug, exc)
+            self.load_error = "Dit onderwerp kon niet worden geladen. Probeer het opnieuw."
+            self.topic_loading = False
+            return
+        self.topic_found = topic is not None
+        if topic is None:
+            self.topic = TopicCard(slug=slug)
+            self.topic_content = ""
+            self.outgoing, self.incoming = [], []
+        else:
+            labels = {t.slug: t.label for t in self._topics}
+            self.topic = _card(topic)
+            self.topic_content = topic.content
+            self.outgoing = [
+                RelationLink(RELATION_LABELS[r.type], r.target, labels.get(r.target, r.target), r.type)
+                for r in relations
+                if r.source == slug
+            ]
+            self.incoming = [
+                RelationLink(INVERSE_RELATION_LABELS[r.type], r.source, labels.get(r.source, r.source), r.type)
+                for r in relations
+                if r.target == slug and r.source != slug
+            ]
+        self.topic_loading = False
+
+    @rx.event
+    def set_query(self, value: str):
+        self.query = value[:200]
+        self._apply_filter()
+
+    @rx.event
+    def set_type_filter(self, value: str | list[str]):
+        self.type_filter = value if isinstance(value, str) and value in TOPIC_TYPES else ""
+        self._apply_filter()
+
+    @rx.event
+    def clear_filters(self):
+        self.query = ""
+        self.type_filter = ""
+        self._apply_filter()

@@ -1,0 +1,21 @@
+"""Reflex configuration. Ports and URLs come from r42_app.settings so one env var moves them everywhere."""
+
+import reflex as rx
+
+from r42_app.components.theme import THEME
+from r42_app.settings import load_settings
+
+_settings = load_settings()
+
+config = rx.Config(
+    app_name="r42_app",
+    frontend_port=_settings.port,
+    backend_port=_settings.port,
+    api_url=_settings.app_url,
+    deploy_url=_settings.app_url,
+    telemetry_enabled=False,
+    show_built_with_reflex=False,
+    plugins=[rx.plugins.RadixThemesPlugin(theme=THEME)],
+    disable_plugins=[rx.plugins.SitemapPlugin],
+    redis_url=_settings.redis_url or None,
+)

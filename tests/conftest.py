@@ -1,0 +1,74 @@
+"""Shared fixtures: a real PocketBase per test session, seeded with the demo tenants."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from r42_app.services.pb import PocketBase
+from r42_app.services.pb_server import PocketBaseServer, SuperuserCredentials, ensure_superuser
+
+DEMO_PASSWORD = "test-demo-pass-1"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class PBHandle:
+    url: str
+    data_dir: Path
+    creds: SuperuserCredentials
+    server: PocketBaseServer
+
+    def admin(self) -> PocketBase:
+        return PocketBase(self.url).as_superuser(self.creds.email, self.creds.password)
+
+    def user(self, email: str, password: str = DEMO_PASSWORD) -> PocketBase:
+        pb = PocketBase(self.url)
+        pb.auth_with_password("users", email, password)
+        return pb
+
+
+@pytest.fixture(scope="session")
+def pb_server(tmp_path_factory) -> PBHandle:
+    """A real PocketBase with our migrations, on a free port, in a temp data dir."""
+    data_dir = tmp_path_factory.mktemp("r42data")
+    creds = ensure_superuser(data_dir / "pb_data", data_dir / "superuser.json")
+    server = PocketBaseServer(data_dir / "pb_data", free_port()).start()
+    yield PBHandle(server.url, data_dir, creds, server)
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def admin_pb(pb_server) -> PocketBase:
+    pb = pb_server.admin()
+    yield pb
+    pb.close()
+
+
+@pytest.fixture(scope="session")
+def seeded(pb_server, admin_pb):
+    """The demo tenants, users and knowledge bases (seeded once per session)."""
+    from r42_app.services.seed import seed_demo
+
+    return seed_demo(admin_pb, DEMO_PASSWORD, log=lambda _m: None)
+
+
+@pytest.fixture
+def app_env(pb_server, monkeypatch):
+    """Point the app's services (r42_app.services.deps) at the test PocketBase."""
+    from r42_app.services import deps
+
+    monkeypatch.setenv("R42_PB_URL", pb_server.url)
+    monkeypatch.setenv("R42_DATA_DIR", str(pb_server.data_dir))
+    monkeypatch.setenv("R42_DEMO_PASSWORD", DEMO_PASSWORD)
+    deps.reset()
+    yield
+    deps.reset()

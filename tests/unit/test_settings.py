@@ -1,0 +1,38 @@
+"""Settings come from the environment with defaults that run on a laptop."""
+
+import pytest
+
+from r42_app.settings import DEFAULT_MODEL, load_settings
+
+VARS = ["R42_PORT", "R42_PB_PORT", "R42_DATA_DIR", "R42_DEMO_PASSWORD", "ANTHROPIC_API_KEY", "R42_MODEL", "R42_PB_URL"]
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for var in VARS:
+        monkeypatch.delenv(var, raising=False)
+    return monkeypatch
+
+
+def test_defaults(clean_env):
+    cfg = load_settings()
+    assert (cfg.port, cfg.pb_port, cfg.model) == (3000, 8090, DEFAULT_MODEL)
+    assert cfg.data_dir.name == "data" and cfg.pb_url == "http://127.0.0.1:8090"
+    assert cfg.offline
+
+
+def test_environment_overrides(clean_env, tmp_path):
+    clean_env.setenv("R42_PORT", "3999")
+    clean_env.setenv("R42_PB_PORT", "8999")
+    clean_env.setenv("R42_DATA_DIR", str(tmp_path))
+    clean_env.setenv("ANTHROPIC_API_KEY", "sk-test")
+    cfg = load_settings()
+    assert (cfg.port, cfg.pb_url, cfg.data_dir) == (3999, "http://127.0.0.1:8999", tmp_path)
+    assert cfg.superuser_file == tmp_path / "superuser.json"
+    assert not cfg.offline
+
+
+def test_bad_port_is_a_clear_error(clean_env):
+    clean_env.setenv("R42_PORT", "drie")
+    with pytest.raises(SystemExit, match="R42_PORT must be a whole number"):
+        load_settings()
