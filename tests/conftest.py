@@ -37,6 +37,11 @@ class PBHandle:
 
 
 @pytest.fixture(scope="session")
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
 def pb_server(tmp_path_factory) -> PBHandle:
     """A real PocketBase with our migrations, on a free port, in a temp data dir."""
     data_dir = tmp_path_factory.mktemp("r42data")

@@ -1,0 +1,112 @@
+"""Admin event handlers check the role on the server: calling them directly as a learner is refused.
+
+These drive the real Reflex State classes (no browser) against the real PocketBase.
+"""
+
+import inspect
+
+import pytest
+import reflex as rx
+
+from r42_app.services.kb_store import KBStore
+from r42_app.state.admin_topics import AdminTopicsState
+from r42_app.state.auth import AuthState
+from r42_app.state.learn import LearnState
+from tests.conftest import DEMO_PASSWORD
+
+pytestmark = pytest.mark.anyio
+
+
+def substate(root, cls):
+    return root.get_substate(cls.get_full_name().split(".")[1:])
+
+
+async def call(state, handler, *args):
+    """Run an event handler as Reflex would, draining generator handlers; returns what it emitted."""
+    result = handler.fn(state, *args)
+    if inspect.isasyncgen(result):
+        return [item async for item in result]
+    if inspect.iscoroutine(result):
+        return await result
+    return result
+
+
+async def signed_in_root(email):
+    root = rx.State(_reflex_internal_init=True)
+    auth = substate(root, AuthState)
+    await call(auth, AuthState.sign_in, {"email": email, "password": DEMO_PASSWORD})
+    assert auth.signin_error == "" and auth.signed_in
+    return root
+
+
+@pytest.fixture
+def store(admin_pb, seeded, app_env):
+    return KBStore(admin_pb)
+
+
+async def test_learner_calling_admin_handlers_is_refused(store):
+    root = await signed_in_root("learner@example.com")
+    admin_state = substate(root, AdminTopicsState)
+    demo = store.require_tenant("demo")
+    before = store.topic(demo, "aow")
+    relations_before = store.relations(demo)
+
+    emitted = await call(admin_state, AdminTopicsState.delete_topic, "aow")
+    assert "Alleen beheerders" in str(emitted)
+    await call(admin_state, AdminTopicsState.load_list)
+    assert admin_state.forbidden and admin_state.rows == []
+
+    admin_state.f_slug, admin_state.f_label, admin_state.f_type = "aow", "Overschreven", "concept"
+    admin_state.f_description, admin_state.is_new = "x", False
+    emitted = await call(admin_state, AdminTopicsState.save)
+    assert "Alleen beheerders" in str(emitted)
+    await call(admin_state, AdminTopicsState.remove_relation, relations_before[0].source, relations_before[0].target,
+               relations_before[0].type)
+
+    assert store.topic(demo, "aow") == before
+    assert store.relations(demo) == relations_before
+
+
+async def test_admin_handler_writes_only_in_own_tenant(store):
+    acme_root = await signed_in_root("admin@acme.example")
+    acme_admin = substate(acme_root, AdminTopicsState)
+    await call(acme_admin, AdminTopicsState.delete_topic, "aow")  # a demo slug, unknown in acme
+    assert store.topic(store.require_tenant("demo"), "aow") is not None
+
+    root = await signed_in_root("admin@example.com")
+    admin_state = substate(root, AdminTopicsState)
+    await call(admin_state, AdminTopicsState.load_new)
+    await call(admin_state, AdminTopicsState.set_label, "Handler Test")
+    assert admin_state.f_slug == "handler-test"
+    admin_state.f_description = "Aangemaakt door de test."
+    await call(admin_state, AdminTopicsState.save)
+    demo = store.require_tenant("demo")
+    assert store.topic(demo, "handler-test").label == "Handler Test"
+    await call(admin_state, AdminTopicsState.delete_topic, "handler-test")
+    assert store.topic(demo, "handler-test") is None
+
+
+async def test_save_shows_field_errors_and_writes_nothing(store):
+    root = await signed_in_root("admin@example.com")
+    admin_state = substate(root, AdminTopicsState)
+    await call(admin_state, AdminTopicsState.load_new)
+    admin_state.f_slug, admin_state.f_label, admin_state.f_description = "Geen Slug", "", ""
+    await call(admin_state, AdminTopicsState.save)
+    assert set(admin_state.field_errors) == {"id", "label", "description"}
+    assert store.topic(store.require_tenant("demo"), "Geen Slug") is None
+
+
+async def test_learner_sees_only_own_tenant_topics(store):
+    root = await signed_in_root("learner@acme.example")
+    learn = substate(root, LearnState)
+    await call(learn, LearnState.load_index)
+    slugs = {card.slug for card in learn.visible}
+    assert "pensioenregeling" in slugs and "magazijnveiligheid" in slugs
+    assert "waardeoverdracht" not in slugs
+
+
+async def test_wrong_password_is_a_readable_error(store):
+    root = rx.State(_reflex_internal_init=True)
+    auth = substate(root, AuthState)
+    await call(auth, AuthState.sign_in, {"email": "learner@example.com", "password": "fout-wachtwoord"})
+    assert auth.signin_error == "E-mailadres of wachtwoord klopt niet." and not auth.signed_in
