@@ -1,0 +1,95 @@
+"""Browser tests: `r42 serve` on free ports in a temp data dir, driven by Playwright in Debian's Chromium."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DEMO_PASSWORD, free_port
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class ServedApp:
+    url: str
+    data_dir: Path
+    proc: subprocess.Popen
+    log: Path
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self, timeout: float = 60) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
+
+
+@pytest.fixture(scope="session")
+def served_app(tmp_path_factory) -> ServedApp:
+    """The real app as `make run` starts it, on its own ports and data dir."""
+    data_dir = tmp_path_factory.mktemp("e2e-data")
+    port, pb_port = free_port(), free_port()
+    env = {**os.environ, "R42_DATA_DIR": str(data_dir), "R42_PORT": str(port), "R42_PB_PORT": str(pb_port),
+           "R42_DEMO_PASSWORD": DEMO_PASSWORD}
+    for var in ("R42_PB_URL", "ANTHROPIC_API_KEY"):
+        env.pop(var, None)
+    log = data_dir / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([str(Path(sys.executable).parent / "r42"), "serve"], cwd=ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    app = ServedApp(f"http://127.0.0.1:{port}", data_dir, proc, log)
+    deadline = time.monotonic() + 900
+    while "R42 is running" not in log.read_text(errors="replace"):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            app.stop(10) if proc.poll() is None else None
+            pytest.fail(f"r42 serve did not start:\n{app.log_tail()}")
+        time.sleep(1)
+    yield app
+    if proc.poll() is None:
+        app.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium package")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def context(browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 860}, locale="nl-NL")
+    ctx.set_default_timeout(20_000)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context):
+    return context.new_page()
+
+
+def sign_in(page, app: ServedApp, email: str, path: str = "/", password: str = DEMO_PASSWORD) -> None:
+    """Open `path`, fill the sign-in card and wait for the signed-in page."""
+    page.goto(app.url + path)
+    page.fill("#email", email)
+    page.fill("#password", password)
+    page.click("#sign-in")
+    page.wait_for_selector("#user-menu")

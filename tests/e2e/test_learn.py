@@ -1,0 +1,98 @@
+"""A learner and an admin use the app in a real browser."""
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import sign_in
+
+
+def test_learner_signs_in_reads_a_topic_and_stays_signed_in(served_app, page):
+    page.goto(served_app.url + "/")
+    expect(page.locator("#email")).to_be_visible()
+    sign_in(page, served_app, "learner@example.com")
+    expect(page.locator("#welcome")).to_contain_text("Lotte")
+    grid = page.locator("#topic-grid")
+    expect(grid).to_contain_text("Waardeoverdracht")
+    expect(grid).not_to_contain_text("Heftruckcertificaat")  # acme's content stays in acme
+    expect(page.get_by_role("link", name="Beheer")).to_have_count(0)
+
+    page.locator("#topic-list").get_by_role("link", name="Waardeoverdracht", exact=True).click()
+    expect(page).to_have_url(re.compile(r"/topics/waardeoverdracht$"))
+    expect(page.locator("#topic-title")).to_have_text("Waardeoverdracht")
+    expect(page.locator("#topic-content")).to_contain_text("overdrachtswaarde")
+    expect(page.locator("#topic-content strong").first).to_be_visible()  # markdown rendered, not raw
+
+    related = page.locator("#relations a").first
+    target = related.inner_text()
+    related.click()
+    expect(page.locator("#topic-title")).to_have_text(target)
+
+    page.reload()
+    expect(page.locator("#topic-title")).to_have_text(target)
+    expect(page.locator("#email")).to_have_count(0)
+
+
+def test_learner_is_refused_at_admin_urls(served_app, page):
+    sign_in(page, served_app, "learner@example.com")
+    for path in ("/admin/topics", "/admin/topics/new", "/admin/topics/aow"):
+        page.goto(served_app.url + path)
+        expect(page.locator("#forbidden")).to_be_visible()
+        expect(page.locator("#admin-topics")).to_have_count(0)
+        expect(page.locator("#save-topic")).to_have_count(0)
+
+
+def test_filter_by_text_and_type(served_app, page):
+    sign_in(page, served_app, "learner@example.com")
+    page.fill("#topic-filter", "waardeoverdracht")
+    cards = page.locator("#topic-grid .topic-card")
+    expect(cards.first).to_contain_text("Waardeoverdracht")
+    expect(page.locator("#topic-grid")).not_to_contain_text("Actuaris")
+    page.fill("#topic-filter", "")
+    page.locator("#type-filter").get_by_role("radio", name="Rol").click()
+    expect(page.locator("#topic-grid")).to_contain_text("Actuaris")
+    expect(page.locator("#topic-grid")).not_to_contain_text("Waardeoverdracht")
+    page.fill("#topic-filter", "zzzz-niets")
+    expect(page.get_by_text("Geen onderwerpen gevonden").first).to_be_visible()
+
+
+def test_deep_link_signs_in_in_place_and_sign_out(served_app, page):
+    sign_in(page, served_app, "learner@acme.example", path="/topics/pensioenregeling")
+    expect(page.locator("#topic-title")).to_have_text("Pensioenregeling Acme")
+    page.click("#user-menu")
+    page.click("#sign-out")
+    expect(page.locator("#email")).to_be_visible()
+    page.reload()
+    expect(page.locator("#email")).to_be_visible()
+
+
+def test_admin_creates_relates_and_deletes_a_topic(served_app, page):
+    sign_in(page, served_app, "admin@example.com", path="/admin/topics")
+    expect(page.locator("#admin-topics")).to_contain_text("Waardeoverdracht")
+    page.click("#new-topic")
+    page.fill("#label", "Pensioenknip e2e")
+    expect(page.locator("#id")).to_have_value("pensioenknip-e2e")
+    page.click("#save-topic")
+    expect(page.get_by_text("description is required")).to_be_visible()  # nothing saved yet
+    page.fill("#description", "Een tijdelijk onderwerp uit de browsertest.")
+    page.fill("#content", "Dit is **vetgedrukte** leerinhoud.")
+    page.click("#save-topic")
+    expect(page).to_have_url(re.compile(r"/admin/topics/pensioenknip-e2e$"))
+
+    page.click("#relation-type")
+    page.get_by_role("option", name="is onderdeel van").click()
+    page.click("#relation-target")
+    page.get_by_role("option", name=re.compile(r"^Pensioenregeling")).click()
+    page.click("#add-relation")
+    expect(page.locator(".admin-relation")).to_contain_text("Pensioenregeling")
+
+    page.goto(served_app.url + "/topics/pensioenknip-e2e")
+    expect(page.locator("#topic-content strong")).to_have_text("vetgedrukte")
+    expect(page.locator("#relations")).to_contain_text("is onderdeel van")
+
+    page.goto(served_app.url + "/admin/topics")
+    page.get_by_role("button", name="Verwijder Pensioenknip e2e").click()
+    page.get_by_role("button", name="Verwijderen").click()
+    expect(page.locator("#admin-topics")).not_to_contain_text("Pensioenknip e2e")
+    page.goto(served_app.url + "/topics/pensioenknip-e2e")
+    expect(page.get_by_text("Onderwerp niet gevonden")).to_be_visible()
