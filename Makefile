@@ -29,7 +29,6 @@ help:
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "installing Python requirements into $(VENV) (first time: a few minutes)"
-	$(BIN)/pip install -q --upgrade pip 2>&1 | $(PIP_FILTER)
 	$(BIN)/pip install -q -r requirements.txt 2>&1 | $(PIP_FILTER)
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e . 2>&1 | $(PIP_FILTER)
 	@rm -f $(VENV)/.installed-*

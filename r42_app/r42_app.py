@@ -9,7 +9,12 @@ from r42_app.state.admin_topics import AdminTopicsState
 from r42_app.state.auth import AuthState, page_loader
 from r42_app.state.learn import LearnState
 
-app = rx.App(style=STYLE, stylesheets=["/r42.css"], api_transformer=api)
+app = rx.App(
+    style=STYLE,
+    stylesheets=["/r42.css"],
+    head_components=[rx.el.link(rel="icon", href="/favicon.svg", type="image/svg+xml")],
+    api_transformer=api,
+)
 
 ROUTES = [
     ("/", learn.index_page, "Onderwerpen", LearnState.load_index),

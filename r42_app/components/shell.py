@@ -16,7 +16,7 @@ def brand() -> rx.Component:
                 border_radius="8px",
                 padding="4px 8px",
             ),
-            rx.text("Leren", weight="medium", size="3", color="var(--gray-12)"),
+            rx.text("Leren", weight="medium", size="3", color="var(--gray-12)", class_name="hide-narrow"),
             align="center",
             spacing="2",
         ),
@@ -29,7 +29,8 @@ def brand() -> rx.Component:
 def nav_link(text: str, href: str, icon: str) -> rx.Component:
     """A top-level navigation link."""
     return rx.link(
-        rx.hstack(rx.icon(icon, size=16), rx.text(text, size="2"), align="center", spacing="1"),
+        rx.hstack(rx.icon(icon, size=16), rx.text(text, size="2", class_name="hide-narrow"), align="center", spacing="1"),
+        aria_label=text,
         href=href,
         color_scheme="gray",
         high_contrast=True,
@@ -79,7 +80,7 @@ def navbar() -> rx.Component:
                 nav_link("Onderwerpen", "/", "book_open"),
                 rx.cond(AuthState.is_admin, nav_link("Beheer", "/admin/topics", "settings"), rx.fragment()),
                 spacing="1",
-                margin_left="16px",
+                margin_left="12px",
             ),
             align="center",
         ),

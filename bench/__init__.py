@@ -1,0 +1,1 @@
+"""Benchmarks (`make bench`): each runs beside its baseline in the same process run."""
