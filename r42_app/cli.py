@@ -117,7 +117,6 @@ def _banner(cfg: Settings) -> str:
     for user in DEMO_USERS:
         lines.append(f"              {user.email:<24} {user.role:<8} tenant {user.tenant}")
     lines.append(f"  Password    {cfg.demo_password}  (R42_DEMO_PASSWORD)")
-    lines.append(f"  Assistant   {'offline (no ANTHROPIC_API_KEY): extractive answers' if cfg.offline else cfg.model}")
     lines += ["  Stop        Ctrl-C", ""]
     return "\n".join(lines)
 

@@ -128,3 +128,21 @@ def test_users_cannot_promote_themselves(pb_server, seeded, admin_pb):
     with pytest.raises(PBError):
         learner.update("users", me["id"], {"role": "admin"})
     assert admin_pb.get("users", me["id"])["role"] == "learner"
+
+
+def test_users_see_only_own_quiz_sessions_and_access_rows(pb_server, seeded, admin_pb):
+    learner = pb_server.user("learner@example.com")
+    other = admin_pb.first("users", 'email = "learner@acme.example"')
+    row = admin_pb.create("quiz_sessions", {"tenant": other["tenant"], "user": other["id"], "active": True,
+                                            "started": "2026-01-01 10:00:00Z", "expires": "2026-01-01 10:30:00Z"})
+    access = admin_pb.create("chatbot_access", {"tenant": other["tenant"], "user": other["id"], "overrides": {}})
+    try:
+        assert learner.all("quiz_sessions") == []
+        assert learner.all("chatbot_access") == []
+        with pytest.raises(PBError):
+            learner.create("quiz_sessions", {"tenant": other["tenant"], "user": other["id"], "active": False,
+                                             "started": "2026-01-01 10:00:00Z", "expires": "2026-01-01 10:30:00Z"})
+        assert pb_server.user("learner@acme.example").all("quiz_sessions")[0]["id"] == row["id"]
+    finally:
+        admin_pb.delete("quiz_sessions", row["id"])
+        admin_pb.delete("chatbot_access", access["id"])
