@@ -24,7 +24,13 @@ from typing import Iterator
 
 import httpx
 
+from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
+from r42_app.core.retrieval import render_snippets
+from r42_app.services.embeddings import SentenceEmbedder
+from r42_app.services.indexer import Indexer
 from r42_app.services.kb_store import KBError, KBStore
+from r42_app.services.retrieval import MODES, Retriever, UnknownTenant
+from r42_app.services.vector_store import VectorStore
 from r42_app.services.pb import PBError, PocketBase
 from r42_app.services.pb_server import ROOT, PocketBaseServer, ensure_superuser, load_superuser
 from r42_app.services.seed import DEMO_USERS, seed_demo
@@ -59,6 +65,18 @@ def admin_connection(cfg: Settings) -> Iterator[PocketBase]:
     finally:
         if server:
             server.stop()
+
+
+class Services:
+    """What the retrieval commands need, built on one superuser connection."""
+
+    def __init__(self, cfg: Settings, pb: PocketBase):
+        self.pb = pb
+        self.kb = KBStore(pb)
+        self.vectors = VectorStore(path=cfg.chroma_dir, url=cfg.chroma_url)
+        self.embedder = SentenceEmbedder(cfg.embed_model)
+        self.retriever = Retriever(self.kb, self.vectors, self.embedder)
+        self.indexer = Indexer(pb, self.kb, self.vectors, self.embedder)
 
 
 # -- serve ---------------------------------------------------------------------------
@@ -240,6 +258,8 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
                     print(f"  ... and {len(issues) - 50} more", file=sys.stderr)
                 return EXIT_INVALID
             result = store.import_document(args.tenant, data, progress=_progress("writing"), tenant_name=args.name)
+            if not args.no_index:
+                _index_now(Services(cfg, pb), result.tenant.id)
     except KBError as exc:
         _err(str(exc))
         return EXIT_INVALID if exc.issues else 1
@@ -250,6 +270,28 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
         print(f"created tenant {result.tenant.slug!r}")
     print(f"imported {result.summary()}")
     return 0
+
+
+def _index_now(services: Services, tenant_id: str | None) -> None:
+    """Drain the tenant's pending outbox rows now, with a progress bar, so search sees every topic."""
+    total = services.indexer.pending_count(tenant_id)
+    if total == 0:
+        return
+    done = [0]
+    bar = _progress("indexing")
+
+    def step(n: int) -> None:
+        done[0] += n
+        bar(min(done[0], total), total)
+
+    stats = services.indexer.drain(tenant_id, progress=step)
+    if done[0] < total:
+        bar(total, total)
+    if stats.failed_rows:
+        _err(f"{stats.failed_rows} topic(s) could not be indexed yet (see `last_error` in the outbox); "
+             "they are retried by the app or `r42 worker`")
+    else:
+        print(f"indexed {stats.topics_indexed} topics ({stats.chunks} chunks) in {stats.seconds:.1f}s")
 
 
 def cmd_kb_export(args: argparse.Namespace) -> int:
@@ -269,6 +311,171 @@ def cmd_kb_export(args: argparse.Namespace) -> int:
         print(f"exported {len(doc['topics'])} topics and {len(doc['relations'])} relations to {args.file}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    return 0
+
+
+# -- retrieval ------------------------------------------------------------------------
+
+
+def _read_jsonl(path: Path, required: tuple[str, ...]) -> list[dict]:
+    """Lines of a JSONL file, each an object with the required keys; SystemExit(2) naming the bad line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (FileNotFoundError, UnicodeDecodeError) as exc:
+        raise SystemExit(_fail(f"{path}: {exc}"))
+    out = []
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(_fail(f"{path}:{n}: not valid JSON ({exc.msg})"))
+        missing = [k for k in required if not isinstance(obj, dict) or k not in obj]
+        if missing:
+            raise SystemExit(_fail(f"{path}:{n}: missing {', '.join(missing)}"))
+        out.append(obj)
+    return out
+
+
+def _fail(message: str) -> int:
+    _err(message)
+    return EXIT_INVALID
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    cfg = load_settings()
+    if args.batch is None and not (args.query or "").strip():
+        return _fail("the query is empty (give QUERY or --batch FILE)")
+    queries = _read_jsonl(Path(args.batch), ("qid", "query")) if args.batch else None
+    with admin_connection(cfg) as pb:
+        services = Services(cfg, pb)
+        try:
+            tenant = services.retriever.tenant(args.tenant)
+        except UnknownTenant as exc:
+            return _fail(str(exc))
+        if queries is not None:
+            for q in queries:
+                res = services.retriever.kb_search(tenant, str(q["query"]), args.mode, args.top_k)
+                print(json.dumps({"qid": q["qid"], "mode_used": res.mode_used,
+                                  "results": [{"id": h.slug, "score": round(h.score, 6)} for h in res.hits]},
+                                 ensure_ascii=False), flush=True)
+            return 0
+        res = services.retriever.kb_search(tenant, args.query, args.mode, args.top_k)
+    if args.json:
+        print(json.dumps({"query": args.query, "mode": res.mode, "mode_used": res.mode_used, "kb_hash": res.kb_hash,
+                          "results": [{"id": h.slug, "label": h.label, "type": h.type, "score": round(h.score, 6)}
+                                      for h in res.hits]}, ensure_ascii=False, indent=2))
+        return 0
+    note = "" if res.mode_used == res.mode else f" (fell back from {res.mode})"
+    print(f"{len(res.hits)} result(s), mode {res.mode_used}{note}, kb {res.kb_hash}")
+    for n, h in enumerate(res.hits, start=1):
+        print(f"{n:>3}. {h.score:8.4f}  {h.slug:<34} {h.label} ({h.type})")
+    if not res.hits:
+        print("   no topic matches; try other words")
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    cfg = load_settings()
+    if not args.query.strip():
+        return _fail("the query is empty")
+    with admin_connection(cfg) as pb:
+        services = Services(cfg, pb)
+        try:
+            tenant = services.retriever.tenant(args.tenant)
+        except UnknownTenant as exc:
+            return _fail(str(exc))
+        context = services.retriever.build_kb_context(tenant, args.query)
+        res = services.retriever.kb_search(tenant, args.query, args.mode, args.top_k)
+        snippets = res.snippets(services.retriever.index(tenant))
+    print(context.text)
+    print(f"\nRAG SNIPPETS (mode {res.mode_used})")
+    print(render_snippets(snippets) if snippets else "(none)")
+    return 0
+
+
+def cmd_eval_retrieval(args: argparse.Namespace) -> int:
+    cfg = load_settings()
+    queries = _read_jsonl(Path(args.queries), ("qid", "query", "rel"))
+    if not queries:
+        return _fail(f"{args.queries}: no queries")
+    with admin_connection(cfg) as pb:
+        services = Services(cfg, pb)
+        try:
+            tenant = services.retriever.tenant(args.tenant)
+        except UnknownTenant as exc:
+            return _fail(str(exc))
+        rows = {}
+        kinds = sorted({q.get("kind", "") for q in queries} - {""})
+        for mode in args.modes:
+            ndcg, recall, mrr, used = [], [], [], set()
+            by_kind: dict[str, list[float]] = {k: [] for k in kinds}
+            for q in queries:
+                res = services.retriever.kb_search(tenant, q["query"], mode, args.k)
+                ranked = [h.slug for h in res.hits]
+                used.add(res.mode_used)
+                ndcg.append(ndcg_at_k(ranked, q["rel"], args.k))
+                if q.get("kind"):
+                    by_kind[q["kind"]].append(ndcg[-1])
+                recall.append(recall_at_k(ranked, q["rel"], args.k))
+                mrr.append(mrr_at_k(ranked, q["rel"], args.k))
+            n = len(queries)
+            rows[mode] = {"ndcg": sum(ndcg) / n, "recall": sum(recall) / n, "mrr": sum(mrr) / n,
+                          "mode_used": ",".join(sorted(used)),
+                          "ndcg_by_kind": {k: sum(v) / len(v) for k, v in by_kind.items()}}
+    if args.json:
+        print(json.dumps({"queries": len(queries), "k": args.k, "modes": rows}, indent=2))
+        return 0
+    k = args.k
+    print(f"{len(queries)} queries, tenant {args.tenant}")
+    kind_cols = "".join(f" nDCG@{k} {kind} |" for kind in kinds)
+    print(f"| mode | nDCG@{k} | Recall@{k} | MRR@{k} |{kind_cols}")
+    print("|---" * (4 + len(kinds)) + "|")
+    for mode, r in rows.items():
+        used = "" if r["mode_used"] == mode else f" (ran as {r['mode_used']})"
+        per_kind = "".join(f" {r['ndcg_by_kind'][kind]:.3f} |" for kind in kinds)
+        print(f"| {mode}{used} | {r['ndcg']:.3f} | {r['recall']:.3f} | {r['mrr']:.3f} |{per_kind}")
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    cfg = load_settings()
+    with admin_connection(cfg) as pb:
+        services = Services(cfg, pb)
+        services.indexer.rows_per_run = args.batch_size
+        if args.once:
+            stats = services.indexer.drain()
+            print(f"indexed {stats.topics_indexed} topics ({stats.chunks} chunks), deleted {stats.topics_deleted}, "
+                  f"{stats.failed_rows} row(s) failed")
+            return 1 if stats.failed_rows else 0
+        print("r42 worker: draining the outbox (Ctrl-C to stop)", flush=True)
+        import asyncio
+
+        try:
+            asyncio.run(services.indexer.run_forever(interval=args.interval))
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def cmd_rag_backfill(args: argparse.Namespace) -> int:
+    cfg = load_settings()
+    with admin_connection(cfg) as pb:
+        services = Services(cfg, pb)
+        if args.tenant == "*":
+            tenants = [services.kb.require_tenant(row["slug"]) for row in pb.all("tenants", fields="slug")]
+        else:
+            try:
+                tenants = [services.kb.require_tenant(args.tenant)]
+            except KBError as exc:
+                return _fail(str(exc))
+        total = sum(services.kb.emit_reindex(t) for t in tenants)
+        print(f"queued {total} topic(s) of {len(tenants)} tenant(s) for indexing")
+        if args.now:
+            _index_now(services, None if args.tenant == "*" else tenants[0].id)
+        else:
+            print("the running app or `r42 worker` indexes them (or run again with --now)")
     return 0
 
 
@@ -292,11 +499,51 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--tenant", required=True, help="tenant slug (created if missing)")
     imp.add_argument("--name", help="display name when the tenant is created")
     imp.add_argument("file", help='JSON file {"topics": [...], "relations": [...]}')
+    imp.add_argument("--no-index", action="store_true", help="leave indexing to the app or `r42 worker`")
     imp.set_defaults(func=cmd_kb_import)
     exp = kb_sub.add_parser("export", help="write a tenant's knowledge base as JSON")
     exp.add_argument("--tenant", required=True)
     exp.add_argument("file", nargs="?", help="output file (default: stdout)")
     exp.set_defaults(func=cmd_kb_export)
+
+    search = sub.add_parser("search", help="search a tenant's knowledge base")
+    search.add_argument("--tenant", required=True)
+    search.add_argument("--mode", choices=MODES, default="hybrid")
+    search.add_argument("--top-k", type=int, default=5)
+    search.add_argument("--json", action="store_true", help="print JSON")
+    search.add_argument("--batch", metavar="FILE", help='JSONL lines {"qid", "query"}; prints one JSON line per query')
+    search.add_argument("query", nargs="?", default="")
+    search.set_defaults(func=cmd_search)
+
+    context = sub.add_parser("context", help="print the KB context block and RAG snippets for a message")
+    context.add_argument("--tenant", required=True)
+    context.add_argument("--mode", choices=MODES, default="hybrid")
+    context.add_argument("--top-k", type=int, default=5)
+    context.add_argument("query")
+    context.set_defaults(func=cmd_context)
+
+    ev = sub.add_parser("eval", help="evaluate retrieval quality")
+    ev_sub = ev.add_subparsers(dest="eval_command", required=True)
+    evr = ev_sub.add_parser("retrieval", help="nDCG@10, Recall@10 and MRR@10 per mode")
+    evr.add_argument("--tenant", required=True)
+    evr.add_argument("--queries", required=True, help='JSONL lines {"qid", "query", "rel": {slug: grade}}')
+    evr.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    evr.add_argument("--k", type=int, default=10)
+    evr.add_argument("--json", action="store_true")
+    evr.set_defaults(func=cmd_eval_retrieval)
+
+    worker = sub.add_parser("worker", help="index the knowledge base from the outbox")
+    worker.add_argument("--once", action="store_true", help="drain what is due and exit")
+    worker.add_argument("--interval", type=float, default=1.0, help="seconds between polls (default 1)")
+    worker.add_argument("--batch-size", type=int, default=256, help="outbox rows per batch (default 256)")
+    worker.set_defaults(func=cmd_worker)
+
+    chatbot = sub.add_parser("chatbot", help="assistant operations")
+    chatbot_sub = chatbot.add_subparsers(dest="chatbot_command", required=True)
+    backfill = chatbot_sub.add_parser("rag-backfill", help="queue every topic for (re)indexing")
+    backfill.add_argument("--tenant", required=True, help="tenant slug, or * for all tenants")
+    backfill.add_argument("--now", action="store_true", help="index right away instead of leaving it to the worker")
+    backfill.set_defaults(func=cmd_rag_backfill)
     return parser
 
 

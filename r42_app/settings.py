@@ -56,6 +56,11 @@ class Settings:
         return self.data_dir / "superuser.json"
 
     @property
+    def chroma_dir(self) -> Path:
+        """The embedded Chroma index (used when CHROMA_URL is not set)."""
+        return self.data_dir / "chroma"
+
+    @property
     def app_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 import functools
 
 from r42_app.services.auth import AuthService
+from r42_app.services.embeddings import SentenceEmbedder
+from r42_app.services.indexer import Indexer
 from r42_app.services.kb_store import KBStore
 from r42_app.services.pb import PocketBase
 from r42_app.services.pb_server import load_superuser
+from r42_app.services.retrieval import Retriever
+from r42_app.services.vector_store import VectorStore
 from r42_app.settings import Settings, load_settings
 
 
@@ -34,7 +38,30 @@ def auth_service() -> AuthService:
     return AuthService(settings().pb_url)
 
 
+@functools.lru_cache(maxsize=1)
+def embedder() -> SentenceEmbedder:
+    """The embedding model, loaded on first use (R42_EMBED_MODEL or the packaged all-MiniLM-L6-v2)."""
+    return SentenceEmbedder(settings().embed_model)
+
+
+@functools.lru_cache(maxsize=1)
+def vector_store() -> VectorStore:
+    """Chroma: a server when CHROMA_URL is set, else embedded under the data dir."""
+    cfg = settings()
+    return VectorStore(path=cfg.chroma_dir, url=cfg.chroma_url)
+
+
+@functools.lru_cache(maxsize=1)
+def retriever() -> Retriever:
+    return Retriever(kb_store(), vector_store(), embedder())
+
+
+@functools.lru_cache(maxsize=1)
+def indexer() -> Indexer:
+    return Indexer(admin_pb(), kb_store(), vector_store(), embedder())
+
+
 def reset() -> None:
     """Forget every built service (tests that change the environment call this)."""
-    for fn in (settings, admin_pb, kb_store, auth_service):
+    for fn in (settings, admin_pb, kb_store, auth_service, embedder, vector_store, retriever, indexer):
         fn.cache_clear()

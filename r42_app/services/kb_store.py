@@ -176,6 +176,26 @@ class KBStore:
         rows = self._relation_rows(tenant, f"source = {quote(slug)} || target = {quote(slug)}")
         return [Relation(r["source"], r["target"], r["type"]) for r in rows]
 
+    def fingerprint(self, tenant: Tenant) -> tuple:
+        """Changes whenever a topic or relation of the tenant is created, updated or deleted (two cheap queries)."""
+        parts: list[Any] = []
+        for collection in ("topics", "relations"):
+            page = self.pb.list(collection, filter=f"tenant = {quote(tenant.id)}", sort="-updated", fields="updated",
+                                per_page=1, total=True)
+            items = page.get("items") or [{}]
+            parts += [page.get("totalItems", 0), items[0].get("updated", "")]
+        return tuple(parts)
+
+    def topics_by_slug(self, tenant: Tenant, slugs: Iterable[str]) -> dict[str, Topic]:
+        """The named topics of a tenant that exist (missing slugs are simply absent)."""
+        out: dict[str, Topic] = {}
+        slugs = sorted(set(slugs))
+        for start in range(0, len(slugs), 50):
+            part = slugs[start : start + 50]
+            flt = f"tenant = {quote(tenant.id)} && (" + " || ".join(f"slug = {quote(s)}" for s in part) + ")"
+            out.update({row["slug"]: _topic_from(row) for row in self.pb.all("topics", filter=flt)})
+        return out
+
     def load(self, tenant: Tenant) -> TenantKB:
         return TenantKB(tenant, self.topics(tenant), self.relations(tenant))
 
@@ -308,6 +328,12 @@ class KBStore:
             result.relations_created += 1
         self._run(requests, progress)
         return result
+
+    def emit_reindex(self, tenant: Tenant) -> int:
+        """Write an upsert outbox row for every topic of the tenant (`r42 chatbot rag-backfill`)."""
+        requests = [outbox_request(OUTBOX_UPSERT, tenant, t.slug) for t in self.topic_summaries(tenant)]
+        self._run(requests)
+        return len(requests)
 
     def export_document(self, tenant_slug: str) -> dict[str, Any]:
         kb = self.load(self.require_tenant(tenant_slug))

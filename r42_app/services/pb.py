@@ -149,8 +149,10 @@ class PocketBase:
         page: int = 1,
         per_page: int = 200,
         expand: str = "",
+        total: bool = False,
     ) -> dict[str, Any]:
-        params: dict[str, Any] = {"page": page, "perPage": per_page, "skipTotal": 1}
+        """One page of records; with `total`, the response also carries `totalItems`."""
+        params: dict[str, Any] = {"page": page, "perPage": per_page, "skipTotal": 0 if total else 1}
         for key, value in (("filter", filter), ("sort", sort), ("fields", fields), ("expand", expand)):
             if value:
                 params[key] = value

@@ -60,12 +60,12 @@ def test_import_creates_tenant_upserts_and_exports_back(pb_server, admin_pb, see
            "relations": [{"source": "onderwerp-1", "target": "onderwerp-2", "type": "part_of"}]}
     path = tmp_path / "kb.json"
     path.write_text(json.dumps(doc))
-    first = run_cli(pb_server, "kb", "import", "--tenant", "cli-test", "--name", "CLI Test", str(path))
+    first = run_cli(pb_server, "kb", "import", "--no-index", "--tenant", "cli-test", "--name", "CLI Test", str(path))
     assert first.returncode == 0, first.stderr
     assert "created tenant 'cli-test'" in first.stdout and "2 topics created" in first.stdout
     doc["topics"][0]["label"] = "Onderwerp één"
     path.write_text(json.dumps(doc))
-    second = run_cli(pb_server, "kb", "import", "--tenant", "cli-test", str(path))
+    second = run_cli(pb_server, "kb", "import", "--no-index", "--tenant", "cli-test", str(path))
     assert "0 topics created, 1 updated, 1 unchanged" in second.stdout
     assert counts(admin_pb, "cli-test") == (2, 1)
     exported = run_cli(pb_server, "kb", "export", "--tenant", "cli-test")
@@ -87,6 +87,6 @@ def test_import_of_5000_topics_lands_completely(pb_server, admin_pb, seeded, tmp
                          for i in range(0, 4999, 2)]}
     path = tmp_path / "big.json"
     path.write_text(json.dumps(doc))
-    result = run_cli(pb_server, "kb", "import", "--tenant", "groot", str(path))
+    result = run_cli(pb_server, "kb", "import", "--no-index", "--tenant", "groot", str(path))
     assert result.returncode == 0, result.stderr
     assert counts(admin_pb, "groot") == (5000, 2500)

@@ -1,0 +1,143 @@
+"""Prompt-injection markers in knowledge-base text.
+
+Snippets are data, never instructions; this detector names the markers it finds so a snippet
+can be tagged `suspect=true` for the model and counted in the logs. It is a tripwire, not a
+guarantee: the system prompt tells the model to treat snippet text as data either way.
+"""
+
+from __future__ import annotations
+
+import re
+
+from r42_app.core.text import fold
+
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
+# Runs of single letters separated by one space, dot, dash or underscore: "i g n o r e", "n.e.g.e.e.r".
+_SPACED = re.compile(r"\b(?:[a-z][ .\-_*]){2,}[a-z]\b")
+
+
+def _normalise(text: str) -> str:
+    """Fold case and diacritics, undo leetspeak and letter spacing, collapse whitespace."""
+    folded = fold(text)
+    # Only translate digits that sit inside words (1gnore, prev10us), so amounts stay amounts.
+    folded = re.sub(r"[a-z0-9@$!]*[a-z][a-z0-9@$!]*", lambda m: m.group(0).translate(_LEET), folded)
+    folded = _SPACED.sub(lambda m: re.sub(r"[ .\-_*]", "", m.group(0)), folded)
+    return re.sub(r"\s+", " ", folded).strip()
+
+
+_ANY = r"(?:all|any|every|the|of|your|my|these|those|alle|al|de|het|je|jouw|uw|mijn|elke)"
+_PRIOR_EN = r"(?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|existing)"
+_PRIOR_NL = r"(?:vorige|eerdere|voorgaande|bovenstaande|vorenstaande|oorspronkelijke|huidige|oude|systeem)"
+_RULES_EN = r"(?:instructions?|prompts?|rules?|directions?|directives?|guidelines?|messages?|context|commands?|orders?)"
+_RULES_NL = r"(?:instructies?|opdrachten|opdracht|regels?|richtlijnen|aanwijzingen|prompts?|berichten|context|bevelen)"
+
+MARKERS: dict[str, list[re.Pattern[str]]] = {
+    "ignore_previous": [
+        re.compile(rf"\b(?:ignore|disregard|forget|skip|override|bypass|drop|discard|neglect)\b(?: {_ANY})*"
+                   rf"(?: {_PRIOR_EN})+(?: \w+)? {_RULES_EN}\b"),
+        re.compile(rf"\b(?:ignore|disregard|forget) (?:everything|all)(?: (?:above|before|you were told|that came before))"),
+        re.compile(rf"\b(?:ignore|disregard|forget)\b(?: {_ANY})* {_RULES_EN} (?:above|before)\b"),
+        re.compile(r"\b(?:ignore|disregard|forget)(?: (?:all|everything|anything|the text|what is|what's))?(?: the)? "
+                   r"(?:above|before this|preceding)\b"),
+        re.compile(rf"\b(?:negeer|vergeet|negeren|vergeten|overschrijf|omzeil|schend)\b(?: {_ANY})*"
+                   rf"(?: {_PRIOR_NL})+(?: \w+)? {_RULES_NL}\b"),
+        re.compile(rf"\b(?:negeer|vergeet)\b(?: {_ANY})* {_RULES_NL}(?: \w+)? (?:hierboven|hiervoor|van daarnet)\b"),
+        re.compile(r"\b(?:negeer|vergeet) (?:alles|al het) (?:hierboven|hiervoor|wat je is verteld|wat eerder)"),
+    ],
+    "role_tag": [
+        re.compile(r"(?:^|\n)\s*(?:#{1,6}\s*)?(?:system|systeem|assistant|assistent|developer|user)\s*:", re.M),
+        re.compile(r"(?:^|\n)\s*#{1,6}\s*(?:system|systeem|developer)\s*(?:prompt|message|bericht)?\s*$", re.M),
+        re.compile(r"<\|?\s*(?:im_start|im_end|system|endoftext)\s*\|?>"),
+        re.compile(r"[<\[]\s*/?\s*(?:system|systeem|assistant|inst|sys)\s*[>\]]"),
+    ],
+    "role_override": [
+        re.compile(r"\byou are (?:now|no longer)\b(?! (?:entitled|eligible|retired|a (?:former|deferred)|registered|insured))"),
+        re.compile(r"\bfrom now on,? (?:you|act|behave|respond|answer)\b"),
+        re.compile(r"\b(?:act|behave|respond) as (?:if you were |an? )?(?:unrestricted|unfiltered|jailbroken|different|evil|dan)\b"),
+        re.compile(r"\bpretend (?:that )?(?:you are|to be|you're)\b"),
+        re.compile(r"\brole ?play as\b"),
+        re.compile(r"\b(?:developer|god|dan|jailbreak) mode\b"),
+        re.compile(r"\b(?:je|jij|u) bent (?:nu|vanaf nu|voortaan) (?:een|geen|de|mijn|niet langer|ongefilterde?|onbeperkte?)\b"),
+        re.compile(r"\bvanaf nu (?:ben|gedraag|antwoord|reageer|doe) (?:je|jij|u)\b(?! zelf)"),
+        re.compile(r"\bspeel (?:vanaf nu |voortaan |nu )?de rol van\b"),
+        re.compile(r"\bdoe (?:als ?of|alsof) (?:je|jij|u)\b"),
+        re.compile(r"\b(?:speel|gedraag je als) (?:een )?(?:onbeperkte|ongefilterde|andere)\b"),
+    ],
+    "reveal_prompt": [
+        re.compile(r"\b(?:repeat|print|output|show|copy|reproduce)\b (?:everything|all|the text|all the text|all text"
+                   r"|the words|whatever is|what is written) (?:above|before)\b"),
+        re.compile(r"\bsysteem ?instructies\b"),
+        re.compile(r"\b(?:instructies|prompt|regels) (?:boven|voor) dit bericht\b"),
+        re.compile(r"\b(?:reveal|show|print|repeat|output|display|leak|dump|tell me|give me|write out|what is|what are)\b"
+                   r"(?: \w+){0,3} (?:system ?prompt|system message|hidden (?:instructions|prompt)|initial (?:instructions|prompt)"
+                   r"|(?:instructions|prompt|text) (?:above|before this)|your (?:instructions|prompt|rules))"),
+        re.compile(r"\b(?:toon|laat|geef|herhaal|print|onthul|vertel|lek|noem|schrijf)\b(?: \w+){0,4} "
+                   r"(?:systeemprompt|systeem ?prompt|systeembericht|verborgen (?:instructies|prompt)|(?:je|jouw|de) (?:instructies|prompt|regels)"
+                   r"|oorspronkelijke (?:instructies|prompt)|instructies (?:hierboven|van het systeem))"),
+    ],
+}
+
+
+# Co-occurrence within a window of words catches rephrasings the fixed patterns miss
+# ("pay no attention to any prior directions", "disclose your initial instructions").
+_WINDOW = 12
+_CUES = {
+    "disregard": r"ignore|ignoring|disregard|forget|skip|override|overrule|bypass|negeer|negeren|vergeet|vergeten|"
+                 r"pay no attention|stop following|no longer follow|trek je niets aan|lap aan je laars|"
+                 r"houd je niet|hou je niet|niet meer aan",
+    "prior": r"previous|prior|above|earlier|preceding|initial|original|before this|you were given|you were told|"
+             r"vorige|eerdere|voorgaande|bovenstaande|hiervoor|hierboven|eerder|oorspronkelijke|opgedragen|gekregen",
+    "rules": r"instructions?|directions?|directives?|rules|guidelines|orders|prompt|commands|told|programming|"
+             r"instructies?|instructietekst|opdrachten|regels|richtlijnen|opgedragen|aanwijzingen|prompt",
+    "reveal": r"reveal|print|repeat|output|show|display|disclose|leak|dump|copy|recite|tell me|write out|"
+              r"toon|laat zien|geef|herhaal|onthul|vertel|kopieer|noem|plak|schrijf uit|deel",
+    "secret": r"system ?prompt|system message|(?:hidden|secret|confidential|internal) (?:instructions|prompt|rules|text)|"
+              r"initial instructions|original instructions|"
+              r"configuration message|instructions you were given|your instructions|your rules|your prompt|"
+              r"systeem ?prompt|systeeminstructies|(?:verborgen|geheime|vertrouwelijke|interne) (?:instructies|prompt|regels)|"
+              r"oorspronkelijke instructies|"
+              r"instructietekst|je instructies|jouw instructies|je regels|je prompt",
+    "switch": r"you are now|you'?ll (?:now )?(?:be|behave|act|play)|you will (?:now )?(?:be|behave|act|play)|"
+              r"from now on|starting (?:right )?now|from this (?:moment|point)|"
+              r"je bent nu|jij bent nu|vanaf nu|vanaf dit moment|voortaan|van nu af aan",
+    "persona": r"behave as|act as|play the role|play an?|roleplay|role-play|pretend|persona|no rules|no guidelines|"
+               r"unrestricted|unfiltered|without (?:any )?restrictions|speel je|speel de rol|gedraag je als|geen regels|"
+               r"geen enkele regel|zonder beperkingen|ongefilterd|onbeperkt|je bent .{0,30}bot|die om",
+}
+_CUE_RES = {name: re.compile(rf"\b(?:{pattern})\b") for name, pattern in _CUES.items()}
+_COMBOS = {
+    "ignore_previous": ("disregard", "prior", "rules"),
+    "reveal_prompt": ("reveal", "secret"),
+    "role_override": ("switch", "persona"),
+}
+
+
+def _cooccurs(text: str, cues: tuple[str, ...]) -> bool:
+    """All cues appear within `_WINDOW` words of each other."""
+    positions = []
+    for cue in cues:
+        starts = [len(text[: m.start()].split()) for m in _CUE_RES[cue].finditer(text)]
+        if not starts:
+            return False
+        positions.append(starts)
+    for anchor in positions[0]:
+        if all(any(abs(p - anchor) <= _WINDOW for p in ps) for ps in positions[1:]):
+            return True
+    return False
+
+
+def detect_injection_markers(text: str) -> list[str]:
+    """Names of the injection markers found in `text` (an empty list means clean), in a stable order."""
+    if not text:
+        return []
+    normalised = _normalise(text)
+    # Role tags depend on line starts, so they are also checked before whitespace is collapsed.
+    line_kept = re.sub(r"[ \t]+", " ", fold(text))
+    found = []
+    for name, patterns in MARKERS.items():
+        haystacks = (normalised, line_kept) if name == "role_tag" else (normalised,)
+        if any(p.search(h) for p in patterns for h in haystacks) or (
+            name in _COMBOS and _cooccurs(normalised, _COMBOS[name])
+        ):
+            found.append(name)
+    return found

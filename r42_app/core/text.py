@@ -1,0 +1,49 @@
+"""Tokenising for Dutch (and English) learning content: folded, numbers kept, no stemmer.
+
+Dutch glues words together (`pensioen` + `regeling` = `pensioenregeling`); instead of a
+stemmer, retrieval matches such compounds through the fallback in `r42_app.core.lexical`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WORD = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
+
+# Function words that carry no topic: dropped from the lexical index and from queries.
+STOP_WORDS = frozenset(
+    """
+    de het een en of maar dat die dit deze van in op aan te met voor door bij naar om uit over als dan
+    is zijn was waren wordt worden werd ben bent heb hebt heeft hebben had kan kun kunnen mag moet moeten
+    zal zullen wil wat wie waar wanneer hoe welke waarom er niet geen ook nog al wel zo je jij jou jouw u uw
+    ik mij me mijn we wij ons onze zij ze hun hen hij hem zijn haar zich men dus toch nu hier daar
+    the a an and or but of in on at to for with by from as is are was were be been being it its this that
+    these those what who which how when where why do does did can could should would will shall may might
+    must i you he she we they me my your our their not no yes so if than then there here about into
+    """.split()
+)
+
+
+def fold(text: str) -> str:
+    """Lowercase, strip diacritics and invisible characters: `Beëindiging` -> `beeindiging`."""
+    decomposed = unicodedata.normalize("NFKD", text.translate(_ZERO_WIDTH).casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def words(text: str) -> list[str]:
+    """Folded words in order, hyphenated words split into their parts (no stop-word removal)."""
+    return [part for match in _WORD.findall(fold(text)) for part in match.split("-")]
+
+
+def tokenize(text: str) -> list[str]:
+    """Index/query terms: folded words without stop words; a hyphenated word also yields its
+    joined form, so `premie-inning` is found by `premieinning` and by `premie` or `inning`."""
+    out: list[str] = []
+    for match in _WORD.findall(fold(text)):
+        parts = match.split("-")
+        out.extend(p for p in parts if p not in STOP_WORDS)
+        if len(parts) > 1:
+            out.append("".join(parts))
+    return out

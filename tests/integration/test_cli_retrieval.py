@@ -1,0 +1,139 @@
+"""The operator commands: r42 search / context / eval retrieval / worker / chatbot rag-backfill,
+as subprocesses against the real PocketBase, with their own Chroma directory."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from r42_app.services.kb_store import KBStore
+from r42_app.services.vector_store import VectorStore
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def cli_data_dir(pb_server, tmp_path_factory):
+    """A data dir of its own (so its Chroma is used by one process at a time), with the superuser file."""
+    data = tmp_path_factory.mktemp("cli-data")
+    shutil.copy(pb_server.data_dir / "superuser.json", data / "superuser.json")
+    return data
+
+
+def r42(pb_server, data_dir, *args, timeout=300):
+    env = {**os.environ, "R42_PB_URL": pb_server.url, "R42_DATA_DIR": str(data_dir)}
+    return subprocess.run([sys.executable, "-m", "r42_app.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def backfilled(pb_server, seeded, cli_data_dir):
+    result = r42(pb_server, cli_data_dir, "chatbot", "rag-backfill", "--tenant", "demo", "--now")
+    assert result.returncode == 0, result.stderr
+    assert "queued 50 topic(s) of 1 tenant(s)" in result.stdout and "indexed 50 topics" in result.stdout
+    return cli_data_dir
+
+
+def test_search_json(pb_server, backfilled):
+    out = r42(pb_server, backfilled, "search", "--tenant", "demo", "--mode", "fts", "--top-k", "3", "--json",
+              "pensioen overdragen")
+    data = json.loads(out.stdout)
+    assert data["mode_used"] == "fts" and len(data["results"]) == 3
+    assert "waardeoverdracht" in [r["id"] for r in data["results"]]
+
+
+def test_search_batch_keeps_order_and_reports_mode(pb_server, backfilled, tmp_path):
+    batch = tmp_path / "q.jsonl"
+    batch.write_text('{"qid": "b", "query": "dekkingsgraad"}\n{"qid": "a", "query": "wat doet een actuaris"}\n')
+    out = r42(pb_server, backfilled, "search", "--tenant", "demo", "--top-k", "2", "--batch", str(batch))
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [line["qid"] for line in lines] == ["b", "a"]
+    assert all(line["mode_used"] == "hybrid" and len(line["results"]) == 2 for line in lines)
+    assert lines[0]["results"][0]["id"] == "dekkingsgraad" and isinstance(lines[0]["results"][0]["score"], float)
+
+
+def test_search_rejects_bad_input(pb_server, backfilled, tmp_path):
+    assert r42(pb_server, backfilled, "search", "--tenant", "demo", "  ").returncode == 2
+    unknown = r42(pb_server, backfilled, "search", "--tenant", "nope", "aow")
+    assert unknown.returncode == 2 and "unknown tenant 'nope'" in unknown.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"qid": 1, "query": "x"}\n{"query": "geen qid"}\n')
+    out = r42(pb_server, backfilled, "search", "--tenant", "demo", "--batch", str(bad))
+    assert out.returncode == 2 and ":2: missing qid" in out.stderr and "Traceback" not in out.stderr
+    stop = r42(pb_server, backfilled, "search", "--tenant", "demo", "--mode", "fts", "de het een")
+    assert stop.returncode == 0 and "no topic matches" in stop.stdout
+
+
+def test_context_prints_context_and_snippets(pb_server, backfilled):
+    out = r42(pb_server, backfilled, "context", "--tenant", "demo", "Wat doet de actuaris?")
+    assert out.returncode == 0, out.stderr
+    assert "actuaris · Actuaris · role" in out.stdout and "KB hash:" in out.stdout
+    assert "---SNIPPET START---" in out.stdout and "[ref:1]" in out.stdout
+
+
+def test_eval_retrieval_prints_metrics_per_mode(pb_server, backfilled):
+    out = r42(pb_server, backfilled, "eval", "retrieval", "--tenant", "demo", "--queries",
+              str(DATA / "eval_nl.jsonl"), "--json")
+    data = json.loads(out.stdout)
+    assert set(data["modes"]) == {"fts", "semantic", "hybrid"} and data["queries"] >= 30
+    modes = data["modes"]
+    assert all(0 < m["ndcg"] <= 1 and 0 < m["recall"] <= 1 and 0 < m["mrr"] <= 1 for m in modes.values())
+    assert modes["hybrid"]["ndcg"] >= max(modes["fts"]["ndcg"], modes["semantic"]["ndcg"])
+
+
+def test_import_indexes_before_it_returns(pb_server, backfilled, tmp_path):
+    doc = {"topics": [{"id": f"index-{i}", "label": f"Kwartel {i}", "type": "concept",
+                       "description": "Een onderwerp over kwartels.", "content": "Kwartels " * 50} for i in range(20)],
+           "relations": []}
+    path = tmp_path / "kb.json"
+    path.write_text(json.dumps(doc))
+    out = r42(pb_server, backfilled, "kb", "import", "--tenant", "index-test", str(path))
+    assert out.returncode == 0, out.stderr
+    assert "indexed 20 topics" in out.stdout and "indexing [" in out.stderr
+    found = r42(pb_server, backfilled, "search", "--tenant", "index-test", "--mode", "semantic", "--json", "kwartels")
+    assert len(json.loads(found.stdout)["results"]) == 5
+
+
+def test_worker_killed_mid_batch_indexes_every_topic_exactly_once(pb_server, admin_pb, seeded, tmp_path):
+    data = tmp_path / "worker-data"
+    data.mkdir()
+    shutil.copy(pb_server.data_dir / "superuser.json", data / "superuser.json")
+    n = 120
+    doc = {"topics": [{"id": f"kill-{i}", "label": f"Onderwerp {i}", "type": "process",
+                       "description": "Voor de kill-test.", "content": " ".join(f"woord{j}" for j in range(60 + i % 90))}
+                      for i in range(n)], "relations": []}
+    path = tmp_path / "kill.json"
+    path.write_text(json.dumps(doc))
+    assert r42(pb_server, data, "kb", "import", "--no-index", "--tenant", "kill-test", str(path)).returncode == 0
+    tenant = KBStore(admin_pb).require_tenant("kill-test")
+    flt = f'payload.tenant = "{tenant.id}"'
+
+    env = {**os.environ, "R42_PB_URL": pb_server.url, "R42_DATA_DIR": str(data)}
+    worker = subprocess.Popen([sys.executable, "-m", "r42_app.cli", "worker", "--batch-size", "40"], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        done = len(admin_pb.all("outbox", filter=flt + ' && status = "done"', fields="id"))
+        if done > 0:
+            break
+        time.sleep(0.05)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(10)
+    assert 0 < done < n, f"kill did not land mid-run ({done} of {n} done)"
+
+    rerun = r42(pb_server, data, "worker", "--once")
+    assert rerun.returncode == 0, rerun.stderr
+    assert len(admin_pb.all("outbox", filter=flt + ' && status = "done"', fields="id")) == n
+
+    from r42_app.core.retrieval import chunk_text
+    from r42_app.services.kb_store import KBStore as Store
+
+    expected = {f"{tenant.id}:{t.slug}:{i}" for t in Store(admin_pb).topics(tenant) for i in range(len(chunk_text(t)))}
+    ids = VectorStore(path=data / "chroma").chunk_ids(tenant.id)
+    assert len(ids) == len(set(ids)) == len(expected) and set(ids) == expected
