@@ -16,6 +16,18 @@ app = rx.App(
     api_transformer=api,
 )
 
+
+
+async def index_outbox() -> None:
+    """Keep the search index fresh: drain the outbox for as long as the backend runs."""
+    from r42_app.services import deps
+
+    if deps.settings().app_indexer:
+        await deps.indexer().run_forever()
+
+
+app.register_lifespan_task(index_outbox)
+
 ROUTES = [
     ("/", learn.index_page, "Onderwerpen", LearnState.load_index),
     ("/topics/[slug]", learn.topic_page, "Onderwerp", LearnState.load_topic),

@@ -40,6 +40,7 @@ class Settings:
     chroma_url: str = ""
     redis_url: str = ""
     pb_url_override: str = ""
+    app_indexer: bool = True
 
     @property
     def pb_url(self) -> str:
@@ -85,4 +86,5 @@ def load_settings() -> Settings:
         chroma_url=env.get("CHROMA_URL", ""),
         redis_url=env.get("REFLEX_REDIS_URL", ""),
         pb_url_override=env.get("R42_PB_URL", ""),
+        app_indexer=env.get("R42_APP_INDEXER", "1").strip().lower() not in ("0", "false", "no", "off"),
     )

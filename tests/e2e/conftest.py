@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @dataclass
 class ServedApp:
     url: str
+    pb_url: str
     data_dir: Path
     proc: subprocess.Popen
     log: Path
@@ -49,7 +50,7 @@ def served_app(tmp_path_factory) -> ServedApp:
     with open(log, "wb") as out:
         proc = subprocess.Popen([str(Path(sys.executable).parent / "r42"), "serve"], cwd=ROOT, env=env, stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-    app = ServedApp(f"http://127.0.0.1:{port}", data_dir, proc, log)
+    app = ServedApp(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{pb_port}", data_dir, proc, log)
     deadline = time.monotonic() + 900
     while "R42 is running" not in log.read_text(errors="replace"):
         if proc.poll() is not None or time.monotonic() > deadline:

@@ -225,3 +225,27 @@ def test_failures_are_retried_with_backoff(indexed, admin_pb):
     assert broken.run_once(tenant_id=demo.id).rows == 0  # not due again yet
     admin_pb.update("outbox", row["id"], {"available_at": ""})
     assert indexed[2].drain(demo.id).failed_rows == 0
+
+
+def test_global_topics_are_never_queued_or_indexed(indexed, admin_pb):
+    from r42_app.services.kb_store import OUTBOX_UPSERT, outbox_request
+
+    kb, _, indexer, _ = indexed
+    assert outbox_request(OUTBOX_UPSERT, None, "iets") is None
+    row = admin_pb.create("outbox", {"type": OUTBOX_UPSERT, "payload": {"tenant": "", "topic": "globaal"},
+                                     "status": "pending", "attempts": 0})
+    indexer.run_once()
+    row = admin_pb.get("outbox", row["id"])
+    assert row["status"] == "pending" and "never indexed" in row["last_error"]
+    admin_pb.delete("outbox", row["id"])
+
+
+def test_corrupt_chroma_directory_falls_back_to_fts(indexed, embedder, tmp_path):
+    kb = indexed[0]
+    bad = tmp_path / "chroma"
+    bad.mkdir()
+    (bad / "chroma.sqlite3").write_bytes(b"this is not a database" * 100)
+    broken = Retriever(kb, VectorStore(path=bad), embedder)
+    res = broken.kb_search(broken.tenant("demo"), "dekkingsgraad", "hybrid", 3)
+    assert res.mode_used == "fts" and res.hits[0].slug == "dekkingsgraad"
+    assert (bad / "chroma.sqlite3").read_bytes().startswith(b"this is not a database")  # nothing overwritten
