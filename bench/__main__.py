@@ -11,9 +11,15 @@ import os
 import platform
 import sys
 
-from bench import bench_import
+from bench import bench_hybrid, bench_import, bench_indexing, bench_lexical, bench_quality
 
-BENCHMARKS = {"import": bench_import.run}
+BENCHMARKS = {
+    "import": bench_import.run,
+    "lexical": bench_lexical.run,
+    "hybrid": bench_hybrid.run,
+    "indexing": bench_indexing.run,
+    "quality": bench_quality.run,
+}
 
 
 def machine() -> str:

@@ -75,8 +75,8 @@ class Services:
         self.kb = KBStore(pb)
         self.vectors = VectorStore(path=cfg.chroma_dir, url=cfg.chroma_url)
         self.embedder = SentenceEmbedder(cfg.embed_model)
-        self.retriever = Retriever(self.kb, self.vectors, self.embedder)
-        self.indexer = Indexer(pb, self.kb, self.vectors, self.embedder)
+        self.retriever = Retriever(self.kb, self.vectors, self.embedder, max_chunks=cfg.embed_chunks)
+        self.indexer = Indexer(pb, self.kb, self.vectors, self.embedder, max_chunks=cfg.embed_chunks)
 
 
 # -- serve ---------------------------------------------------------------------------

@@ -25,6 +25,15 @@ def _int(name: str, default: int) -> int:
     return value
 
 
+def _count(name: str, default: int, maximum: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= maximum:
+        raise SystemExit(f"{name} must be a whole number from 1 to {maximum}, got {raw!r}")
+    return int(raw)
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything R42 reads from its environment."""
@@ -41,6 +50,7 @@ class Settings:
     redis_url: str = ""
     pb_url_override: str = ""
     app_indexer: bool = True
+    embed_chunks: int = 1
 
     @property
     def pb_url(self) -> str:
@@ -87,4 +97,5 @@ def load_settings() -> Settings:
         redis_url=env.get("REFLEX_REDIS_URL", ""),
         pb_url_override=env.get("R42_PB_URL", ""),
         app_indexer=env.get("R42_APP_INDEXER", "1").strip().lower() not in ("0", "false", "no", "off"),
+        embed_chunks=_count("R42_EMBED_CHUNKS", 1, 16),
     )

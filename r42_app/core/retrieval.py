@@ -17,12 +17,14 @@ CONTEXT_CONTENT_TOPICS = 5
 CONTEXT_CONTENT_CHARS = 1000
 LEXICAL_CANDIDATES = 50
 MAX_QUERY_CHARS = 2000
-# Dutch costs the English word-piece vocabulary ~3.3 tokens a word, so 70-word chunks stay within the
-# model's 256 tokens. Only the first MAX_CHUNKS are embedded: on the evaluation sets two chunks
-# re-ranked better than all of them, at twice the indexing speed; lexical search covers the whole text.
-CHUNK_WORDS = 70
+# The embedding model reads 128 tokens (what all-MiniLM-L6-v2 was trained on) and its English
+# word pieces cost Dutch ~3.3 tokens a word, so chunks are short. Only the first `max_chunks`
+# chunks are embedded (R42_EMBED_CHUNKS, default 1): embedding is the whole cost of indexing on
+# a CPU, and on the evaluation sets more chunks barely moved re-ranking quality
+# (docs/BENCHMARKS.md). Lexical search always covers the whole text.
+CHUNK_WORDS = 40
 CHUNK_OVERLAP = 10
-MAX_CHUNKS = 2
+MAX_CHUNKS = 1
 SNIPPET_START = "---SNIPPET START---"
 SNIPPET_END = "---SNIPPET END---"
 

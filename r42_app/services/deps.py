@@ -53,12 +53,12 @@ def vector_store() -> VectorStore:
 
 @functools.lru_cache(maxsize=1)
 def retriever() -> Retriever:
-    return Retriever(kb_store(), vector_store(), embedder())
+    return Retriever(kb_store(), vector_store(), embedder(), max_chunks=settings().embed_chunks)
 
 
 @functools.lru_cache(maxsize=1)
 def indexer() -> Indexer:
-    return Indexer(admin_pb(), kb_store(), vector_store(), embedder())
+    return Indexer(admin_pb(), kb_store(), vector_store(), embedder(), max_chunks=settings().embed_chunks)
 
 
 def reset() -> None:

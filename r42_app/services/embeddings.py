@@ -15,6 +15,9 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
+# all-MiniLM-L6-v2 was trained on 128-token inputs; longer ones cost twice the time for no gain.
+MAX_SEQ_TOKENS = 128
+
 
 class EmbeddingUnavailable(RuntimeError):
     """The embedding model cannot be loaded (missing package or path)."""
@@ -57,7 +60,9 @@ class SentenceEmbedder:
                 try:
                     from sentence_transformers import SentenceTransformer
 
-                    self._model = SentenceTransformer(path, device="cpu")
+                    model = SentenceTransformer(path, device="cpu")
+                    model.max_seq_length = MAX_SEQ_TOKENS
+                    self._model = model
                 except Exception as exc:  # any failure to load means: no semantic side
                     raise EmbeddingUnavailable(f"cannot load embedding model {path}: {exc}") from exc
         return self._model

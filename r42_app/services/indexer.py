@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from r42_app.core.retrieval import chunk_text
+from r42_app.core.retrieval import MAX_CHUNKS, chunk_text
 from r42_app.services.embeddings import Embedder
 from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBStore, Tenant
 from r42_app.services.pb import BatchRequest, PBError, PocketBase, quote
@@ -58,13 +58,14 @@ class Indexer:
     """Turns outbox rows into Chroma writes. Safe to run in several processes (work is idempotent)."""
 
     def __init__(self, pb: PocketBase, kb: KBStore, vectors: VectorStore, embedder: Embedder,
-                 clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)):
+                 clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc), max_chunks: int = MAX_CHUNKS):
         self.pb = pb
         self.kb = kb
         self.vectors = vectors
         self.embedder = embedder
         self.clock = clock
         self.rows_per_run = ROWS_PER_RUN
+        self.max_chunks = max_chunks
 
     def pending(self, limit: int = ROWS_PER_RUN, tenant_id: str | None = None) -> list[dict]:
         now = _pb_time(self.clock())
@@ -107,25 +108,19 @@ class Indexer:
                 tenant = Tenant(tid, tslug, tslug)
                 topics = self.kb.topics_by_slug(tenant, slugs)
                 present = [topics[s] for s in slugs if s in topics]
-                texts, owners = [], []
-                for topic in present:
-                    for chunk in chunk_text(topic):
-                        texts.append(chunk)
-                        owners.append(topic.slug)
+                chunks = [chunk_text(topic, max_chunks=self.max_chunks) for topic in present]
+                texts = [text for topic_chunks in chunks for text in topic_chunks]
                 vectors = self.embedder.encode(texts) if texts else None
-                offset = 0
-                for topic in present:
-                    n = owners.count(topic.slug)
-                    self.vectors.replace_topic(tid, topic.slug, texts[offset:offset + n], vectors[offset:offset + n])
-                    offset += n
-                    if progress:
-                        progress(len(groups[(tid, tslug, topic.slug)]))
-                for slug in slugs:
-                    if slug not in topics:
-                        self.vectors.delete_topic(tid, slug)
-                        stats.topics_deleted += 1
-                        if progress:
-                            progress(len(groups[(tid, tslug, slug)]))
+                batch, offset = [], 0
+                for topic, topic_chunks in zip(present, chunks):
+                    batch.append((topic.slug, topic_chunks, vectors[offset:offset + len(topic_chunks)]))
+                    offset += len(topic_chunks)
+                self.vectors.replace_topics(tid, batch)
+                gone = [slug for slug in slugs if slug not in topics]
+                self.vectors.delete_topics(tid, gone)
+                stats.topics_deleted += len(gone)
+                if progress:
+                    progress(sum(len(groups[k]) for k in keys))
                 stats.topics_indexed += len(present)
                 stats.chunks += len(texts)
                 self._finish([r for k in keys for r in groups[k]])

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from r42_app.core.retrieval import (
     LEXICAL_CANDIDATES,
+    MAX_CHUNKS,
     KBContext,
     Snippet,
     TenantIndex,
@@ -42,6 +44,9 @@ COVERAGE_THRESHOLD = 0.5
 # Semantic neighbours added to the lexical candidates, so a question with no word in common still finds something.
 SEMANTIC_CANDIDATES = 10
 MAX_TOP_K = 50
+# How long a checked index is trusted before PocketBase is asked again whether the KB changed:
+# an edit is searchable within this time (the spec asks for within a second).
+FRESHNESS_S = 0.5
 
 
 class UnknownTenant(LookupError):
@@ -89,11 +94,14 @@ def _minmax(values: np.ndarray) -> np.ndarray:
 class Retriever:
     """Per-process retrieval service; indexes are cached per tenant until its KB changes."""
 
-    def __init__(self, kb: KBStore, vectors: VectorStore | None, embedder: Embedder | None):
+    def __init__(self, kb: KBStore, vectors: VectorStore | None, embedder: Embedder | None,
+                 max_chunks: int = MAX_CHUNKS):
         self.kb = kb
+        self.max_chunks = max_chunks
         self.vectors = vectors
         self.embedder = embedder
         self._indexes: dict[str, tuple[tuple, TenantIndex]] = {}
+        self._checked_at: dict[str, float] = {}
         self._lock = threading.Lock()
         self._warned: set[str] = set()
 
@@ -107,8 +115,12 @@ class Retriever:
 
     def index(self, tenant: Tenant) -> TenantIndex:
         """The tenant's lexical index, rebuilt only when a topic or relation changed."""
-        fingerprint = self.kb.fingerprint(tenant)
         cached = self._indexes.get(tenant.id)
+        now = time.monotonic()
+        if cached and now - self._checked_at.get(tenant.id, 0.0) < FRESHNESS_S:
+            return cached[1]
+        fingerprint = self.kb.fingerprint(tenant)
+        self._checked_at[tenant.id] = now
         if cached and cached[0] == fingerprint:
             return cached[1]
         with self._lock:
@@ -154,7 +166,7 @@ class Retriever:
 
     def _candidate_similarity(self, tenant: Tenant, vector: np.ndarray, slugs: list[str]) -> dict[str, tuple[float, str]] | None:
         try:
-            chunks = self.vectors.topic_vectors(tenant.id, slugs)
+            chunks = self.vectors.topic_vectors(tenant.id, slugs, self.max_chunks)
         except (VectorStoreUnavailable, TenantLeak) as exc:
             self._warn_once("chroma", f"vector store unavailable, falling back to fts: {exc}")
             return None
@@ -192,7 +204,10 @@ class Retriever:
         lexical = index.lexical_candidates(query, LEXICAL_CANDIDATES)
         if vector is not None and mode == "hybrid":
             slugs = [index.topics[h.doc].slug for h in lexical]
-            near = self._semantic_neighbours(tenant, vector, SEMANTIC_CANDIDATES)
+            w = semantic_weight(index.coverage(query))
+            # Nearest chunks join the candidates only when the query's words are not the KB's own
+            # (w above its minimum): otherwise the lexical candidates are re-ranked as they are.
+            near = self._semantic_neighbours(tenant, vector, SEMANTIC_CANDIDATES) if w > SEMANTIC_WEIGHT_MIN else {}
             sims = self._candidate_similarity(tenant, vector, slugs) if near is not None else None
             if sims is not None:
                 result.mode_used = "hybrid"
@@ -202,7 +217,6 @@ class Retriever:
                 lex_scores = np.array([lex.get(s, 0.0) for s in candidates])
                 lex_norm = lex_scores / lex_scores.max() if lex_scores.size and lex_scores.max() > 0 else lex_scores
                 sem_norm = _minmax(np.array([sims.get(s, (0.0, ""))[0] for s in candidates]))
-                w = semantic_weight(index.coverage(query))
                 fused = (1 - w) * lex_norm + w * sem_norm
                 order = sorted(range(len(candidates)), key=lambda i: (-fused[i], candidates[i]))[:top_k]
                 result.hits = [

@@ -16,7 +16,7 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 COLLECTION = "rag-kb-articles"
-MAX_CHUNKS_PER_TOPIC = 64
+MAX_CHUNKS_PER_TOPIC = 16
 
 
 class VectorStoreUnavailable(RuntimeError):
@@ -74,24 +74,30 @@ class VectorStore:
 
     # -- writes (the indexer) --------------------------------------------------------
 
-    def replace_topic(self, tenant: str, slug: str, texts: Sequence[str], embeddings: np.ndarray) -> None:
-        """Make the topic's chunks exactly `texts` (upsert by deterministic id, then drop extras): idempotent."""
+    def replace_topics(self, tenant: str, topics: Sequence[tuple[str, Sequence[str], np.ndarray]]) -> None:
+        """Make each topic's chunks exactly its texts: upsert by deterministic id, then drop the ids
+        beyond them. Idempotent, and one Chroma call of each kind for the whole batch."""
         if not tenant:
             raise ValueError("refusing to index a topic without a tenant")
+        ids, embeddings, documents, metadatas, stale = [], [], [], [], []
+        for slug, texts, vectors in topics:
+            texts = list(texts)[:MAX_CHUNKS_PER_TOPIC]
+            for i, text in enumerate(texts):
+                ids.append(chunk_id(tenant, slug, i))
+                documents.append(text)
+                metadatas.append({"tenant": tenant, "topic": slug, "chunk": i})
+            embeddings.extend(np.asarray(vectors, dtype=np.float32)[: len(texts)].tolist())
+            stale += [chunk_id(tenant, slug, i) for i in range(len(texts), MAX_CHUNKS_PER_TOPIC)]
         col = self._open()
-        ids = [chunk_id(tenant, slug, i) for i in range(len(texts))]
         if ids:
-            col.upsert(
-                ids=ids,
-                embeddings=np.asarray(embeddings, dtype=np.float32).tolist(),
-                documents=list(texts),
-                metadatas=[{"tenant": tenant, "topic": slug, "chunk": i} for i in range(len(texts))],
-            )
-        stale = [chunk_id(tenant, slug, i) for i in range(len(texts), MAX_CHUNKS_PER_TOPIC)]
-        col.delete(ids=stale)
+            col.upsert(ids=ids, embeddings=embeddings, documents=documents, metadatas=metadatas)
+        if stale:
+            col.delete(ids=stale)
 
-    def delete_topic(self, tenant: str, slug: str) -> None:
-        self._open().delete(ids=[chunk_id(tenant, slug, i) for i in range(MAX_CHUNKS_PER_TOPIC)])
+    def delete_topics(self, tenant: str, slugs: Sequence[str]) -> None:
+        ids = [chunk_id(tenant, slug, i) for slug in slugs for i in range(MAX_CHUNKS_PER_TOPIC)]
+        if ids:
+            self._open().delete(ids=ids)
 
     # -- reads (always per tenant) ------------------------------------------------------
 
@@ -101,15 +107,19 @@ class VectorStore:
                 log.error("Chroma returned a row of tenant %r for tenant %r", (meta or {}).get("tenant"), tenant)
                 raise TenantLeak("cross-tenant row from the vector store")
 
-    def topic_vectors(self, tenant: str, slugs: Sequence[str]) -> ChunkVectors:
-        """All chunk vectors of the given topics of `tenant`."""
+    def topic_vectors(self, tenant: str, slugs: Sequence[str], max_chunks: int = MAX_CHUNKS_PER_TOPIC) -> ChunkVectors:
+        """The chunk vectors of the given topics of `tenant` (their first `max_chunks` chunks).
+
+        Fetched by id: chunk ids start with the tenant, so the id list is the tenant filter in the
+        store (a `where` on top of an id list costs Chroma ~10x more), and metadata is checked again.
+        """
         if not tenant:
             raise ValueError("tenant is required")
         if not slugs:
             return ChunkVectors([], [], [], np.zeros((0, 0), dtype=np.float32))
         try:
             got = self._open().get(
-                where={"$and": [{"tenant": tenant}, {"topic": {"$in": list(slugs)}}]},
+                ids=[chunk_id(tenant, slug, i) for slug in slugs for i in range(max_chunks)],
                 include=["embeddings", "metadatas", "documents"],
             )
         except VectorStoreUnavailable:

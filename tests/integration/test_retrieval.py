@@ -2,6 +2,7 @@
 
 import json
 import logging
+import time
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ from r42_app.core.retrieval import SNIPPET_START, render_snippets
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.indexer import Indexer
 from r42_app.services.kb_store import KBStore
-from r42_app.services.retrieval import Retriever, UnknownTenant
+from r42_app.services.retrieval import FRESHNESS_S, Retriever, UnknownTenant
 from r42_app.services.vector_store import TenantLeak, VectorStore, chunk_id
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -166,6 +167,7 @@ def test_a_topic_edit_is_searchable_at_once(retriever, indexed):
     before = retriever.index(demo).hash
     kb.update_topic(demo, "franchise", {**_topic_dict(kb, demo, "franchise"), "content": "Zeldzaamwoord kwartelkoning."})
     try:
+        time.sleep(FRESHNESS_S)  # the index trusts itself this long before asking PocketBase again
         assert retriever.kb_search(demo, "kwartelkoning", "fts", 3).hits[0].slug == "franchise"
         assert retriever.index(demo).hash != before
     finally:
@@ -249,3 +251,15 @@ def test_corrupt_chroma_directory_falls_back_to_fts(indexed, embedder, tmp_path)
     res = broken.kb_search(broken.tenant("demo"), "dekkingsgraad", "hybrid", 3)
     assert res.mode_used == "fts" and res.hits[0].slug == "dekkingsgraad"
     assert (bad / "chroma.sqlite3").read_bytes().startswith(b"this is not a database")  # nothing overwritten
+
+
+def test_grounding_functions_use_the_app_services(indexed, app_env):
+    from r42_app.services import deps, grounding
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(deps, "retriever", lambda: indexed[3])
+        res = grounding.kb_search("demo", "dekkingsgraad", mode="fts", top_k=2)
+        assert res.mode_used == "fts" and res.hits[0].slug == "dekkingsgraad" and len(res.hits) == 2
+        assert "dekkingsgraad" in grounding.build_kb_context("demo", "Wat is de dekkingsgraad?").mentioned
+        with pytest.raises(UnknownTenant):
+            grounding.kb_search("nope", "x")

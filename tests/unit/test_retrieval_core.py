@@ -101,7 +101,9 @@ def test_chunks_overlap_and_carry_the_header():
     assert len(chunks) == 3 and chunks[0].startswith("Label. Beschrijving.\n")
     assert all(c.startswith("Label\n") for c in chunks[1:])
     assert "w90 " in chunks[0] and "w90 " in chunks[1]  # 30 words of overlap
-    assert len(chunk_text(t)) == 2  # only the first chunks are embedded
+    two = chunk_text(t, max_chunks=2)
+    assert len(two) == 2 and "w30 " in two[0] and "w30 " in two[1]  # 10 words of overlap
+    assert len(chunk_text(t)) == 1  # by default only the first chunk is embedded
     assert chunk_text(topic("y", "Leeg")) == ["Leeg. Een onderwerp."]
 
 

@@ -1,0 +1,86 @@
+"""Helpers shared by the benchmarks: a throwaway PocketBase, timing statistics, synthetic topics."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import socket
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+from r42_app.services.pb import PocketBase
+from r42_app.services.pb_server import PocketBaseServer, ensure_superuser
+
+SYLLABLES = ["pen", "sioen", "re", "ge", "ling", "part", "ner", "waar", "de", "over", "dracht", "pre", "mie",
+             "uit", "ke", "ring", "aan", "spraak", "fonds", "deel", "ne", "mer", "werk", "ge", "ver", "bouw",
+             "per", "cen", "ta", "ge", "dek", "kings", "graad", "in", "dex", "a", "tie", "fran", "chise"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def pocketbase() -> Iterator[tuple[PocketBase, Path]]:
+    """A fresh PocketBase with our schema in a temp dir, as superuser."""
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp)
+        creds = ensure_superuser(data / "pb_data", data / "superuser.json")
+        server = PocketBaseServer(data / "pb_data", free_port()).start()
+        try:
+            pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
+            yield pb, data
+            pb.close()
+        finally:
+            server.stop()
+
+
+def timings(fn: Callable[[], object], repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def p50(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"
+
+
+def synthetic_words(rng: random.Random, n: int) -> list[str]:
+    """Dutch-looking words glued from syllables (so the compound fallback has real work)."""
+    words = set()
+    while len(words) < n:
+        words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 5))))
+    return sorted(words)
+
+
+def synthetic_topics(n: int, seed: int = 42, content_words: int = 40) -> list[dict]:
+    """Import-format topics: a two-word label, a 10-word description and `content_words` of content."""
+    rng = random.Random(seed)
+    vocab = synthetic_words(rng, 5000)
+    zipf = [1 / (i + 1) for i in range(len(vocab))]
+
+    def text(k: int) -> str:
+        return " ".join(rng.choices(vocab, weights=zipf, k=k))
+
+    return [
+        {"id": f"t-{i}", "label": f"{text(2)} {i}", "type": ("concept", "role", "process")[i % 3],
+         "description": text(10) + ".", "content": text(content_words)}
+        for i in range(n)
+    ]
