@@ -18,29 +18,6 @@ from r42_app.services.vector_store import TenantLeak, VectorStore, chunk_id
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
-@pytest.fixture(scope="session")
-def embedder():
-    return SentenceEmbedder()
-
-
-@pytest.fixture(scope="session")
-def indexed(admin_pb, seeded, embedder, tmp_path_factory):
-    """Demo and acme indexed into a fresh Chroma directory through the outbox."""
-    kb = KBStore(admin_pb)
-    vectors = VectorStore(path=tmp_path_factory.mktemp("chroma"))
-    indexer = Indexer(admin_pb, kb, vectors, embedder)
-    for slug in ("demo", "acme"):
-        kb.emit_reindex(kb.require_tenant(slug))
-    stats = indexer.drain()
-    assert stats.failed_rows == 0
-    return kb, vectors, indexer, Retriever(kb, vectors, embedder)
-
-
-@pytest.fixture
-def retriever(indexed):
-    return indexed[3]
-
-
 def eval_rows(name):
     return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 

@@ -1,0 +1,1 @@
+"""The chat turn, shared by the UI and the HTTP API."""

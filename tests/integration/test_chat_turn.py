@@ -1,0 +1,154 @@
+"""The chat turn through the real anthropic SDK against the fake Messages API, on the real
+PocketBase, Chroma and embedding model."""
+
+import pytest
+
+from r42_app.chat.turn import ChatDeps, run_turn
+from r42_app.core.chat import ChatInputError
+from r42_app.services.auth import AuthService
+from r42_app.services.llm import AnthropicLLM
+from tests.conftest import DEMO_PASSWORD
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def learner(pb_server, seeded):
+    return AuthService(pb_server.url).sign_in("learner@example.com", DEMO_PASSWORD).user
+
+
+@pytest.fixture
+async def make_deps(indexed, claude):
+    """ChatDeps with a fresh SDK client per test (closed afterwards, inside the test's event loop)."""
+    clients = []
+
+    def make(timeout=5.0, offline=False):
+        kb, _, _, retriever = indexed
+        llm = None if offline else AnthropicLLM("test-key", "claude-test", base_url=claude.url, timeout=timeout,
+                                                max_retries=0)
+        if llm:
+            clients.append(llm)
+        return ChatDeps(retriever=retriever, kb=kb, llm=llm)
+
+    yield make
+    for llm in clients:
+        await llm.aclose()
+
+
+async def collect(gen):
+    return [event async for event in gen]
+
+
+def ask(text):
+    return [{"role": "user", "content": text}]
+
+
+async def test_request_has_cacheable_system_blocks_and_tools(make_deps, claude, learner):
+    claude.reply_text("Bij waardeoverdracht neem je je pensioen mee [ref:1].")
+    events = await collect(run_turn(learner, ask("Wat is waardeoverdracht?"), make_deps()))
+    body = claude.requests[0]["body"]
+    assert body["stream"] is True and body["model"] == "claude-test"
+    system = body["system"]
+    assert [b.get("cache_control") for b in system] == [{"type": "ephemeral"}, {"type": "ephemeral"}, None]
+    assert "Answer only from the knowledge base" in system[0]["text"]
+    assert "KNOWLEDGE BASE CONTEXT" in system[1]["text"] and "---SNIPPET START---" in system[1]["text"]
+    assert "Lotte de Leerling" in system[2]["text"] and "not an admin" in system[2]["text"]
+    assert [t["name"] for t in body["tools"]] == ["lookup_topic", "kb_search"]
+    assert body["messages"] == [{"role": "user", "content": "Wat is waardeoverdracht?"}]
+    texts = [e["text"] for e in events if e["type"] == "text"]
+    assert len(texts) > 3 and "".join(texts) == "Bij waardeoverdracht neem je je pensioen mee [ref:1]."
+    done = events[-1]
+    assert done["type"] == "done" and done["usage"]["cache_creation_input_tokens"] == 1000 and not done["offline"]
+
+
+async def test_only_the_last_twelve_turns_are_sent(make_deps, claude, learner):
+    history = []
+    for i in range(15):
+        history += [{"role": "user", "content": f"vraag {i}"}, {"role": "assistant", "content": f"antwoord {i}"}]
+    claude.reply_text("Klaar.")
+    events = await collect(run_turn(learner, history + ask("Wat is de AOW?"), make_deps()))
+    sent = claude.requests[0]["body"]["messages"]
+    assert len(sent) == 23 and sent[0] == {"role": "user", "content": "vraag 4"} and sent[-1]["content"] == "Wat is de AOW?"
+    assert events[-1]["dropped"] == 8
+
+
+async def test_tool_round_trip(make_deps, claude, learner):
+    claude.reply_tool("lookup_topic", {"id": "partnerpensioen"}, text="Even opzoeken.")
+    claude.reply_text("Het partnerpensioen is voor de partner [ref:1].")
+    events = await collect(run_turn(learner, ask("Wat krijgt mijn partner?"), make_deps()))
+    assert {"type": "tool", "name": "lookup_topic", "input": {"id": "partnerpensioen"}} in events
+    second = claude.requests[1]["body"]["messages"]
+    assert second[-2]["role"] == "assistant" and second[-2]["content"][-1]["type"] == "tool_use"
+    result = second[-1]["content"][0]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_1"
+    assert "label: Partnerpensioen" in result["content"] and "---SNIPPET START---" in result["content"]
+
+
+async def test_kb_search_tool_adds_citable_snippets(make_deps, claude, learner):
+    claude.reply_tool("kb_search", {"query": "dekkingsgraad", "mode": "fts"})
+    claude.reply_text("Zie [ref:6].")
+    events = await collect(run_turn(learner, ask("Hoe gaat het met het fonds?"), make_deps()))
+    result = claude.requests[1]["body"]["messages"][-1]["content"][0]["content"]
+    assert "[ref:6] topic=dekkingsgraad" in result
+    assert [e["slug"] for e in events if e["type"] == "citation"] == ["dekkingsgraad"]
+
+
+async def test_tool_loop_stops_after_four_rounds(make_deps, claude, learner):
+    for i in range(6):
+        claude.reply_tool("lookup_topic", {"id": "aow"}, tool_id=f"toolu_{i}")
+    events = await collect(run_turn(learner, ask("AOW?"), make_deps()))
+    assert len(claude.requests) == 5 and "tools" not in claude.requests[4]["body"]
+    assert len([e for e in events if e["type"] == "tool"]) == 4 and events[-1]["type"] == "done"
+
+
+async def test_citations_link_to_topics_and_stale_refs_are_reported(make_deps, claude, learner):
+    claude.reply_text("Eerst [ref:1], dan [ref:1] en [ref:9].")
+    events = await collect(run_turn(learner, ask("Wat is de dekkingsgraad?"), make_deps()))
+    cites = [e for e in events if e["type"] == "citation"]
+    assert len(cites) == 1 and cites[0]["ref"] == 1 and cites[0]["url"] == f"/topics/{cites[0]['slug']}"
+    assert events[-1]["stale_refs"] == [9]
+
+
+@pytest.mark.parametrize("status, kind", [(500, "server"), (401, "auth"), (429, "rate_limit"), (529, "server")])
+async def test_http_errors_become_readable_errors(make_deps, claude, learner, status, kind):
+    claude.fail(status)
+    events = await collect(run_turn(learner, ask("Wat is de AOW?"), make_deps()))
+    assert events[-1]["type"] == "error" and events[-1]["kind"] == kind and events[-1]["message"]
+
+
+async def test_error_mid_stream_keeps_the_text_so_far(make_deps, claude, learner):
+    claude.reply_text("Eerste woorden en dan niets meer", error_event="overloaded_error")
+    events = await collect(run_turn(learner, ask("Wat is de AOW?"), make_deps()))
+    assert events[0] == {"type": "text", "text": "Eerste"} and events[-1]["type"] == "error"
+
+
+async def test_dropped_connection_is_an_error(make_deps, claude, learner):
+    claude.reply_text("Eerste woorden", drop_after_first=True)
+    events = await collect(run_turn(learner, ask("Wat is de AOW?"), make_deps()))
+    assert events[-1]["type"] == "error" and events[-1]["kind"] in ("connection", "server")
+
+
+async def test_timeout_is_an_error(make_deps, claude, learner):
+    claude.reply_text("Te laat.", delay=2.0)
+    events = await collect(run_turn(learner, ask("Wat is de AOW?"), make_deps(timeout=0.5)))
+    assert events[-1]["type"] == "error" and events[-1]["kind"] == "timeout"
+
+
+async def test_offline_answer_cites_the_knowledge_base(make_deps, claude, learner):
+    events = await collect(run_turn(learner, ask("Wat is de dekkingsgraad?"), make_deps(offline=True)))
+    text = "".join(e["text"] for e in events if e["type"] == "text")
+    assert "[ref:" in text and claude.requests == []
+    assert any(e["type"] == "citation" for e in events) and events[-1]["offline"] is True
+
+
+@pytest.mark.parametrize("messages, message", [
+    ([], "non-empty list"),
+    (ask("   "), "non-empty question"),
+    (ask("x" * 8001), "maximum is 8000"),
+    ([{"role": "user", "content": "x"}] * 51, "at most 50"),
+    ([{"role": "system", "content": "x"}], "role must be user or assistant"),
+])
+async def test_bad_input_is_refused_before_anything_is_sent(make_deps, claude, learner, messages, message):
+    with pytest.raises(ChatInputError, match=message):
+        await collect(run_turn(learner, messages, make_deps()))
+    assert claude.requests == []
