@@ -1,0 +1,28 @@
+"""The chat turn's dependencies for this process (the UI and the HTTP API share them)."""
+
+from __future__ import annotations
+
+import functools
+
+from r42_app.chat.turn import ChatDeps
+from r42_app.core.ratelimit import RateLimiter
+from r42_app.services import deps
+from r42_app.services.llm import AnthropicLLM
+
+
+@functools.lru_cache(maxsize=1)
+def chat_deps() -> ChatDeps:
+    """Claude when ANTHROPIC_API_KEY is set, else the offline extractive answerer."""
+    cfg = deps.settings()
+    llm = None if cfg.offline else AnthropicLLM(cfg.anthropic_api_key, cfg.model, base_url=cfg.anthropic_base_url)
+    return ChatDeps(retriever=deps.retriever(), kb=deps.kb_store(), llm=llm)
+
+
+@functools.lru_cache(maxsize=1)
+def rate_limiter() -> RateLimiter:
+    return RateLimiter()
+
+
+def reset() -> None:
+    chat_deps.cache_clear()
+    rate_limiter.cache_clear()
