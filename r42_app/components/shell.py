@@ -2,6 +2,7 @@
 
 import reflex as rx
 
+from r42_app.components.chat import chat
 from r42_app.components.theme import NAV_HEIGHT
 from r42_app.state.auth import AuthState
 
@@ -174,6 +175,6 @@ def page_frame(body: rx.Component, admin: bool = False) -> rx.Component:
     content = rx.cond(AuthState.is_admin, body, forbidden_panel()) if admin else body
     return rx.cond(
         AuthState.signed_in,
-        rx.box(navbar(), content, min_height="100vh"),
+        rx.box(navbar(), content, chat(), min_height="100vh"),
         rx.cond(AuthState.checked, sign_in_card(), checking_session()),
     )

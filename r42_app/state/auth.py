@@ -119,5 +119,7 @@ class AuthState(rx.State):
 
     @rx.event
     def sign_out(self):
+        from r42_app.state.chat import ChatState  # the chat window forgets this user too
+
         self._apply(None)
-        return rx.redirect("/")
+        return [ChatState.forget, rx.redirect("/")]

@@ -38,14 +38,31 @@ class ServedApp:
 
 
 @pytest.fixture(scope="session")
-def served_app(tmp_path_factory) -> ServedApp:
-    """The real app as `make run` starts it, on its own ports and data dir."""
+def fake_claude():
+    """The fake Anthropic Messages API the served app talks to (ANTHROPIC_BASE_URL)."""
+    from tests.fakes.anthropic_api import FakeAnthropic
+
+    fake = FakeAnthropic().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def claude(fake_claude):
+    fake_claude.reset()
+    yield fake_claude
+    fake_claude.reset()
+
+
+@pytest.fixture(scope="session")
+def served_app(tmp_path_factory, fake_claude) -> ServedApp:
+    """The real app as `make run` starts it, on its own ports and data dir, with Claude faked."""
     data_dir = tmp_path_factory.mktemp("e2e-data")
     port, pb_port = free_port(), free_port()
     env = {**os.environ, "R42_DATA_DIR": str(data_dir), "R42_PORT": str(port), "R42_PB_PORT": str(pb_port),
-           "R42_DEMO_PASSWORD": DEMO_PASSWORD}
-    for var in ("R42_PB_URL", "ANTHROPIC_API_KEY"):
-        env.pop(var, None)
+           "R42_DEMO_PASSWORD": DEMO_PASSWORD, "ANTHROPIC_API_KEY": "test-key",
+           "ANTHROPIC_BASE_URL": fake_claude.url, "R42_MODEL": "claude-test"}
+    env.pop("R42_PB_URL", None)
     log = data_dir / "serve.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen([str(Path(sys.executable).parent / "r42"), "serve"], cwd=ROOT, env=env, stdout=out,

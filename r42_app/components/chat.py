@@ -1,0 +1,175 @@
+"""The R42 launcher, brand mark and chat window, on every signed-in page."""
+
+import reflex as rx
+
+from r42_app.state.chat import ChatState, UIMessage
+
+
+def mark(size: str = "2", id: str = "r42-mark") -> rx.Component:
+    """The R42 brand mark in its three states: idle, typing (animated) and error."""
+    return rx.box(
+        rx.text("R42", weight="bold", size=size, color="white", class_name="r42-mark-text"),
+        class_name=rx.match(ChatState.mark, ("typing", "r42-mark r42-mark-typing"), ("error", "r42-mark r42-mark-error"),
+                            "r42-mark r42-mark-idle"),
+        data_state=ChatState.mark,
+        id=id,
+        aria_label=rx.match(ChatState.mark, ("typing", "R42 schrijft"), ("error", "R42: er ging iets mis"), "R42"),
+    )
+
+
+def launcher() -> rx.Component:
+    """The floating button, bottom right, that opens and closes the window."""
+    return rx.el.button(
+        mark("3", id="r42-launcher-mark"),
+        on_click=ChatState.toggle,
+        class_name="r42-launcher",
+        aria_label=rx.cond(ChatState.is_open, "Sluit R42", "Open R42, je leerassistent"),
+        aria_expanded=ChatState.is_open,
+        id="r42-launcher",
+        title="Vraag het R42",
+    )
+
+
+def citation_chip(text, **props) -> rx.Component:
+    """A [ref:N] of the answer as a chip that opens the cited topic."""
+    return rx.link(rx.icon("book_open", size=12), text, class_name="r42-cite", **props)
+
+
+def bubble(msg: UIMessage) -> rx.Component:
+    """One message: the learner's on the right, R42's on the left, notices centred."""
+    return rx.match(
+        msg.role,
+        ("user", rx.box(rx.text(msg.content, white_space="pre-wrap", size="2"), class_name="r42-bubble r42-user")),
+        ("notice", rx.text(msg.content, class_name="r42-notice", size="1", role="note")),
+        rx.box(
+            rx.cond(msg.status == "offline", rx.badge("Offline antwoord uit de kennisbank", color_scheme="amber",
+                                                      variant="soft", size="1", margin_bottom="4px")),
+            rx.cond(
+                (msg.content == "") & (msg.status == "incomplete"),
+                rx.hstack(rx.spinner(size="1"), rx.text("R42 zoekt in de kennisbank…", size="1", color_scheme="gray")),
+                rx.markdown(msg.display, component_map={"a": citation_chip}, class_name="r42-md"),
+            ),
+            rx.cond((msg.status == "incomplete") & (msg.content != ""),
+                    rx.text("Onvolledig antwoord", size="1", color_scheme="orange", class_name="r42-incomplete")),
+            rx.cond(msg.status == "error", rx.text("Geen antwoord ontvangen.", size="1", color_scheme="red")),
+            class_name="r42-bubble r42-assistant",
+            data_status=msg.status,
+        ),
+    )
+
+
+def clear_button() -> rx.Component:
+    """Trash icon that asks before wiping the thread."""
+    return rx.alert_dialog.root(
+        rx.alert_dialog.trigger(
+            rx.icon_button(rx.icon("trash_2", size=16), variant="ghost", color_scheme="gray", aria_label="Gesprek wissen",
+                           id="r42-clear", disabled=ChatState.streaming)
+        ),
+        rx.alert_dialog.content(
+            rx.alert_dialog.title("Gesprek wissen?"),
+            rx.alert_dialog.description("Alle berichten in dit venster worden verwijderd. Dit kan niet ongedaan worden gemaakt."),
+            rx.hstack(
+                rx.alert_dialog.cancel(rx.button("Annuleren", variant="soft", color_scheme="gray")),
+                rx.alert_dialog.action(rx.button("Wissen", color_scheme="red", on_click=ChatState.clear_thread,
+                                                 id="r42-clear-confirm")),
+                justify="end", spacing="3", margin_top="16px",
+            ),
+            max_width="360px",
+        ),
+    )
+
+
+def header() -> rx.Component:
+    """Mark, title, offline label, clear and close."""
+    return rx.hstack(
+        rx.hstack(
+            mark("2"),
+            rx.vstack(
+                rx.text("R42", weight="bold", size="3"),
+                rx.cond(ChatState.offline,
+                        rx.text("Offline: antwoorden komen rechtstreeks uit de kennisbank", size="1", color_scheme="amber",
+                                id="r42-offline"),
+                        rx.text("Antwoordt vanuit de kennisbank van je organisatie", size="1", color_scheme="gray")),
+                spacing="0",
+            ),
+            align="center", spacing="2",
+        ),
+        rx.hstack(
+            clear_button(),
+            rx.icon_button(rx.icon("x", size=16), variant="ghost", color_scheme="gray", on_click=ChatState.close,
+                           aria_label="Sluit R42"),
+            spacing="1",
+        ),
+        justify="between", align="center", padding="10px 12px", border_bottom="1px solid var(--gray-5)", width="100%",
+    )
+
+
+def composer() -> rx.Component:
+    """Enter sends, Shift+Enter adds a line; a stop button while R42 writes."""
+    return rx.form(
+        rx.hstack(
+            rx.el.textarea(
+                name="message",
+                placeholder="Stel je vraag…  (Enter verstuurt, Shift+Enter nieuwe regel)",
+                enter_key_submit=True,
+                rows="2",
+                max_length=8000,
+                auto_focus=True,
+                class_name="r42-input",
+                aria_label="Je vraag aan R42",
+                id="r42-input",
+            ),
+            rx.cond(
+                ChatState.streaming,
+                rx.icon_button(rx.icon("square", size=16), on_click=ChatState.stop, type="button", color_scheme="gray",
+                               aria_label="Stop met schrijven", id="r42-stop"),
+                rx.icon_button(rx.icon("send_horizontal", size=16), type="submit", aria_label="Verstuur", id="r42-send"),
+            ),
+            align="end", spacing="2", width="100%",
+        ),
+        on_submit=ChatState.send,
+        reset_on_submit=True,
+        padding="10px 12px",
+        border_top="1px solid var(--gray-5)",
+        width="100%",
+    )
+
+
+def window() -> rx.Component:
+    """The chat window: header, messages with autoscroll, error + retry, composer."""
+    return rx.cond(
+        ChatState.is_open,
+        rx.el.div(
+            header(),
+            rx.cond(ChatState.notice != "",
+                    rx.callout(ChatState.notice, icon="info", size="1", color_scheme="amber", margin="8px 12px 0",
+                               id="r42-restore-notice")),
+            rx.auto_scroll(
+                rx.foreach(ChatState.messages, bubble),
+                class_name="r42-messages",
+                id="r42-messages",
+                role="log",
+                aria_live="polite",
+            ),
+            rx.cond(
+                ChatState.error != "",
+                rx.hstack(
+                    rx.text(ChatState.error, size="1", color_scheme="red", role="alert", id="r42-error"),
+                    rx.cond(ChatState.can_retry, rx.button(rx.icon("rotate_ccw", size=12), "Opnieuw", size="1",
+                                                           variant="soft", on_click=ChatState.retry, id="r42-retry")),
+                    justify="between", align="center", padding="6px 12px", width="100%",
+                    background="var(--red-2)",
+                ),
+            ),
+            composer(),
+            class_name="r42-window",
+            role="dialog",
+            aria_label="R42 chat",
+            id="r42-window",
+        ),
+    )
+
+
+def chat() -> rx.Component:
+    """Launcher and window together (placed once per signed-in page)."""
+    return rx.fragment(window(), launcher())

@@ -1,0 +1,93 @@
+"""The chat thread as kept in the browser (localStorage `chat:thread:{userId}`): parse, cap, serialise.
+
+Everything from the browser is untrusted: a corrupt, oversized or foreign-version value is replaced
+by a fresh thread and a notice, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+THREAD_VERSION = 1
+MAX_THREAD_MESSAGES = 50
+MAX_STORED_CHARS = 400_000
+ROLES = ("user", "assistant", "notice")
+STATUSES = ("ok", "incomplete", "error", "offline")
+_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+def storage_key(user_id: str) -> str:
+    return f"chat:thread:{user_id}"
+
+
+@dataclass
+class ThreadCitation:
+    ref: int = 0
+    slug: str = ""
+    label: str = ""
+
+
+@dataclass
+class ThreadMessage:
+    id: str = ""
+    role: str = "assistant"
+    content: str = ""
+    status: str = "ok"
+    citations: list[ThreadCitation] = field(default_factory=list)
+
+
+def greeting(name: str, tenant: str) -> ThreadMessage:
+    first = (name or "").split(" ")[0]
+    return ThreadMessage(
+        id="greeting",
+        role="assistant",
+        content=f"Hoi{' ' + first if first else ''}! Ik ben R42. Stel me een vraag over de kennisbank"
+                f"{' van ' + tenant if tenant else ''}; ik antwoord alleen vanuit die kennisbank en laat zien waar het staat.",
+    )
+
+
+def cap(messages: list[ThreadMessage]) -> list[ThreadMessage]:
+    """At most MAX_THREAD_MESSAGES, the oldest dropped first."""
+    return messages[-MAX_THREAD_MESSAGES:]
+
+
+def serialise(messages: list[ThreadMessage]) -> str:
+    return json.dumps({"version": THREAD_VERSION, "messages": [asdict(m) for m in cap(messages)]}, ensure_ascii=False)
+
+
+def _message(raw: Any) -> ThreadMessage:
+    if not isinstance(raw, dict):
+        raise ValueError("message is not an object")
+    role, content, status = raw.get("role"), raw.get("content"), raw.get("status", "ok")
+    if role not in ROLES or not isinstance(content, str) or status not in STATUSES:
+        raise ValueError("bad message")
+    cites = []
+    for c in raw.get("citations") or []:
+        if not isinstance(c, dict) or not isinstance(c.get("ref"), int) or not _SLUG.match(str(c.get("slug", ""))):
+            raise ValueError("bad citation")
+        cites.append(ThreadCitation(c["ref"], c["slug"], str(c.get("label", ""))[:200]))
+    return ThreadMessage(str(raw.get("id", ""))[:64], role, content[:20_000], status, cites)
+
+
+def parse(raw: Any) -> tuple[list[ThreadMessage] | None, str]:
+    """(messages, "") for a valid stored thread; (None, reason) when it must be replaced; ([], "") when absent."""
+    if raw is None or raw == "":
+        return [], ""
+    if not isinstance(raw, str):
+        return None, "unreadable"
+    if len(raw) > MAX_STORED_CHARS:
+        return None, "too large"
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return None, "corrupt"
+    if not isinstance(data, dict) or data.get("version") != THREAD_VERSION:
+        return None, "another version"
+    try:
+        messages = [_message(m) for m in data.get("messages") or []]
+    except ValueError:
+        return None, "corrupt"
+    return cap(messages), ""

@@ -1,0 +1,234 @@
+"""ChatState: the R42 window. Thin: the turn itself is r42_app.chat.turn; the thread lives in the
+browser's localStorage under `chat:thread:{userId}` and only passes through here."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import uuid
+
+import reflex as rx
+
+from r42_app.chat.deps import chat_deps
+from r42_app.chat.turn import ChatRefused, run_turn
+from r42_app.core.chat import MAX_MESSAGE_CHARS, REF_RE, ChatInputError
+from r42_app.core.thread import ThreadCitation, ThreadMessage, greeting, parse, serialise, storage_key
+from r42_app.services import deps
+from r42_app.state.auth import AuthState
+
+log = logging.getLogger(__name__)
+
+RESTORE_NOTICE = "Je eerdere gesprek kon niet worden gelezen en is opnieuw begonnen."
+DROPPED_NOTICE = "Oudere berichten zijn niet meegestuurd; R42 kijkt naar de laatste 12 vragen."
+
+
+@dataclasses.dataclass
+class UICitation:
+    ref: int = 0
+    slug: str = ""
+    label: str = ""
+
+
+@dataclasses.dataclass
+class UIMessage:
+    id: str = ""
+    role: str = "assistant"
+    content: str = ""
+    status: str = "ok"
+    citations: list[UICitation] = dataclasses.field(default_factory=list)
+    display: str = ""
+
+
+def _display(content: str, citations: list[UICitation]) -> str:
+    """Markdown with each [ref:N] of this turn as a link chip to its topic; other refs stay plain text."""
+    by_ref = {c.ref: c for c in citations}
+
+    def link(match):
+        c = by_ref.get(int(match.group(1)))
+        return f" [{c.label}](/topics/{c.slug})" if c else match.group(0)
+
+    return REF_RE.sub(link, content)
+
+
+def _ui(m: ThreadMessage) -> UIMessage:
+    cites = [UICitation(c.ref, c.slug, c.label) for c in m.citations]
+    return UIMessage(m.id, m.role, m.content, m.status, cites, _display(m.content, cites))
+
+
+def _thread(m: UIMessage) -> ThreadMessage:
+    return ThreadMessage(m.id, m.role, m.content, m.status, [ThreadCitation(c.ref, c.slug, c.label) for c in m.citations])
+
+
+class ChatState(rx.State):
+    """What the R42 window shows."""
+
+    is_open: bool = False
+    messages: list[UIMessage] = []
+    streaming: bool = False
+    mark: str = "idle"  # idle | typing | error
+    error: str = ""
+    notice: str = ""
+    offline: bool = False
+    _user_id: str = ""
+    _stop: bool = False
+
+    @rx.var
+    def can_retry(self) -> bool:
+        return self.mark == "error" and not self.streaming
+
+    # -- opening and the stored thread ------------------------------------------------
+
+    async def _user(self):
+        auth = await self.get_state(AuthState)
+        return auth.current_user()
+
+    @rx.event
+    async def toggle(self):
+        self.is_open = not self.is_open
+        if self.is_open:
+            return ChatState.load_thread
+
+    @rx.event
+    def close(self):
+        self.is_open = False
+
+
+    @rx.event
+    async def load_thread(self):
+        """Read this user's thread from localStorage (once per user per tab)."""
+        user = await self._user()
+        if user is None:
+            return
+        self.offline = deps.settings().offline
+        if self._user_id == user.id and self.messages:
+            return
+        self._user_id = user.id
+        self.messages = []
+        return rx.call_script(f"window.localStorage.getItem({json.dumps(storage_key(user.id))})",
+                              callback=ChatState.receive_thread)
+
+    @rx.event
+    async def receive_thread(self, raw: str | None):
+        user = await self._user()
+        if user is None or user.id != self._user_id:
+            return
+        messages, problem = parse(raw)
+        if messages is None:
+            log.warning("replacing an unreadable stored thread (%s) for user %s", problem, user.id)
+            self.notice = RESTORE_NOTICE
+            messages = []
+        self.messages = [_ui(m) for m in messages] or [_ui(greeting(user.name, user.tenant_name))]
+        if problem:
+            return ChatState.save_thread
+
+    @rx.event
+    async def save_thread(self):
+        user = await self._user()
+        if user is None or user.id != self._user_id:
+            return
+        data = serialise([_thread(m) for m in self.messages if m.role != "notice" or m.content])
+        return rx.call_script(f"window.localStorage.setItem({json.dumps(storage_key(user.id))}, {json.dumps(data)})")
+
+    @rx.event
+    async def clear_thread(self):
+        """Wipe the stored thread and start again with the greeting."""
+        user = await self._user()
+        if user is None or self.streaming:
+            return
+        self.messages = [_ui(greeting(user.name, user.tenant_name))]
+        self.notice = self.error = ""
+        self.mark = "idle"
+        key = json.dumps(storage_key(user.id))
+        return [rx.call_script(f"window.localStorage.removeItem({key})"), ChatState.save_thread]
+
+    @rx.event
+    def forget(self):
+        """On sign-out: nothing of this user stays in the tab's state."""
+        self.messages, self._user_id, self.is_open = [], "", False
+        self.notice = self.error = ""
+        self.mark = "idle"
+
+    @rx.event
+    def dismiss_notice(self):
+        self.notice = ""
+
+    # -- asking ---------------------------------------------------------------------------
+
+    @rx.event
+    async def send(self, form: dict):
+        text = str(form.get("message", "")).strip()
+        if not text or self.streaming:
+            return
+        if len(text) > MAX_MESSAGE_CHARS:
+            self.error = f"Je bericht is {len(text)} tekens; het maximum is {MAX_MESSAGE_CHARS}."
+            return
+        if await self._user() is None:
+            return
+        self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "user", text, "ok", [], text)]
+        return self._start()
+
+    @rx.event
+    def retry(self):
+        if self.streaming or not any(m.role == "user" for m in self.messages):
+            return
+        return self._start()
+
+    def _start(self):
+        self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "assistant", "", "incomplete", [], "")]
+        self.streaming, self._stop = True, False
+        self.mark, self.error = "typing", ""
+        return [ChatState.save_thread, ChatState.generate]
+
+    @rx.event
+    def stop(self):
+        self._stop = True
+
+    def _set_last(self, **changes) -> None:
+        last = dataclasses.replace(self.messages[-1], **changes)
+        self.messages = [*self.messages[:-1], last]
+
+    @rx.event(background=True)
+    async def generate(self):
+        """Stream one answer into the last message; lock blocks stay short."""
+        async with self:
+            user = await self._user()
+            history = [{"role": m.role, "content": m.content} for m in self.messages[:-1]
+                       if m.role in ("user", "assistant") and m.content.strip() and m.id != "greeting"
+                       and m.status not in ("error", "incomplete")]
+        text, citations, status, dropped = "", [], "ok", 0
+        try:
+            async for event in run_turn(user, history, chat_deps()):
+                async with self:
+                    if self._stop:
+                        status = "incomplete"
+                        break
+                    kind = event["type"]
+                    if kind == "text":
+                        text += event["text"]
+                        self._set_last(content=text, display=text)
+                    elif kind == "citation":
+                        citations.append(UICitation(event["ref"], event["slug"], event["label"]))
+                    elif kind == "error":
+                        status = "incomplete" if text else "error"
+                        self.error = event["message"]
+                        self.mark = "error"
+                    elif kind == "done":
+                        dropped = event["dropped"]
+                        status = "offline" if event["offline"] else "ok"
+        except (ChatInputError, ChatRefused) as exc:
+            async with self:
+                status, self.error, self.mark = "error", str(exc), "error"
+        except Exception as exc:  # never leave the window spinning
+            log.exception("chat turn failed")
+            async with self:
+                status, self.error, self.mark = "error", f"Er ging iets mis: {exc}", "error"
+        async with self:
+            self._set_last(content=text, status=status, citations=citations, display=_display(text, citations))
+            if dropped and not any(m.content == DROPPED_NOTICE for m in self.messages[-3:]):
+                self.messages = [*self.messages[:-1], UIMessage(uuid.uuid4().hex[:12], "notice", DROPPED_NOTICE),
+                                 self.messages[-1]]
+            self.streaming = False
+            if self.mark != "error":
+                self.mark = "idle"
+        return ChatState.save_thread

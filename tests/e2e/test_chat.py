@@ -1,0 +1,120 @@
+"""R42 in the browser: launcher everywhere, streamed answers, citations, the stored thread, errors."""
+
+import json
+import re
+
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import sign_in
+
+THREAD = re.compile(r"^chat:thread:[a-z0-9]+$")
+
+
+def open_chat(page):
+    """Open the window (it stays open across navigation and reloads within a tab)."""
+    expect(page.locator("#r42-launcher")).to_be_visible()
+    if not page.locator("#r42-input").is_visible():
+        page.click("#r42-launcher")
+    expect(page.locator("#r42-input")).to_be_visible()
+
+
+def ask(page, text):
+    page.fill("#r42-input", text)
+    page.keyboard.press("Enter")
+
+
+def thread_keys(page):
+    return [k for k in page.evaluate("Object.keys(localStorage)") if THREAD.match(k)]
+
+
+def test_launcher_on_learn_topic_and_admin_pages(served_app, page):
+    sign_in(page, served_app, "admin@example.com")
+    for path in ("/", "/topics/aow", "/admin/topics", "/admin/topics/new"):
+        page.goto(served_app.url + path)
+        expect(page.locator("#r42-launcher")).to_be_visible()
+
+
+def test_streamed_answer_with_citation_chip_that_opens_the_topic(served_app, page, claude):
+    claude.reply_text("Bij waardeoverdracht neem je je opgebouwde pensioen mee naar de nieuwe uitvoerder [ref:1]. "
+                      "Zie ook [ref:9].", chunk_delay=0.15)
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    expect(page.locator(".r42-assistant").first).to_contain_text("Hoi Lotte")  # the greeting
+    ask(page, "Kan ik mijn pensioen meenemen?")
+    expect(page.locator("#r42-mark")).to_have_attribute("data-state", "typing")
+    expect(page.locator("#r42-stop")).to_be_visible()
+    last = page.locator(".r42-assistant").last
+    expect(last).to_contain_text("Bij waardeoverdracht")  # visible while the rest still streams
+    expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
+    expect(page.locator("#r42-mark")).to_have_attribute("data-state", "idle")
+    chip = last.locator("a.r42-cite")
+    expect(chip).to_have_count(1)
+    expect(last).to_contain_text("[ref:9]")  # a stale reference stays plain text
+    href = chip.get_attribute("href")
+    chip.click()
+    expect(page).to_have_url(re.compile(re.escape(href) + "$"))
+    expect(page.locator("#topic-title")).to_be_visible()
+
+
+def test_thread_survives_reload_is_per_user_and_clears_with_confirmation(served_app, browser, claude):
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    claude.reply_text("Het antwoord voor Lotte.")
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Vraag van Lotte")
+    expect(page.locator(".r42-assistant").last).to_contain_text("Het antwoord voor Lotte.")
+    keys = thread_keys(page)
+    assert len(keys) == 1
+    stored = json.loads(page.evaluate(f"localStorage.getItem('{keys[0]}')"))
+    assert stored["version"] == 1 and stored["messages"][-1]["content"] == "Het antwoord voor Lotte."
+    page.reload()
+    open_chat(page)
+    expect(page.locator("#r42-messages")).to_contain_text("Vraag van Lotte")
+
+    page.click("#user-menu")
+    page.click("#sign-out")
+    sign_in(page, served_app, "admin@example.com")
+    open_chat(page)
+    expect(page.locator("#r42-messages")).not_to_contain_text("Vraag van Lotte")
+    expect(page.locator(".r42-assistant").first).to_contain_text("Hoi Anton")
+    assert keys[0] in thread_keys(page)  # Lotte's thread waits for her, under her own key
+
+    page.click("#r42-clear")
+    page.click("#r42-clear-confirm")
+    expect(page.locator(".r42-bubble")).to_have_count(1)
+    ctx.close()
+
+
+def test_corrupt_stored_thread_is_replaced_with_a_notice(served_app, browser, claude):
+    claude.reply_text("Eerste antwoord.")
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    sign_in(page, served_app, "learner@acme.example")
+    open_chat(page)
+    ask(page, "Eerste vraag")
+    expect(page.locator(".r42-assistant").last).to_contain_text("Eerste antwoord.")
+    key = thread_keys(page)[0]
+    page.evaluate(f"localStorage.setItem('{key}', '{{not json')")
+    fresh = ctx.new_page()  # a new tab reads the thread from localStorage again
+    fresh.goto(served_app.url + "/")
+    open_chat(fresh)
+    expect(fresh.locator("#r42-restore-notice")).to_be_visible()
+    expect(fresh.locator(".r42-assistant").first).to_contain_text("Hoi Bram")
+    fresh.wait_for_function(f"(localStorage.getItem('{key}') || '').startsWith('{{')")
+    assert json.loads(fresh.evaluate(f"localStorage.getItem('{key}')"))["version"] == 1
+    ctx.close()
+
+
+def test_error_state_and_retry(served_app, page, claude):
+    claude.fail(500).fail(500)  # one retry by the SDK, then the error reaches the user
+    claude.reply_text("Tweede poging gelukt.")
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Wat is de AOW?")
+    expect(page.locator("#r42-error")).to_be_visible(timeout=30_000)
+    expect(page.locator("#r42-mark")).to_have_attribute("data-state", "error")
+    page.click("#r42-retry")
+    expect(page.locator(".r42-assistant").last).to_contain_text("Tweede poging gelukt.")
+    expect(page.locator("#r42-mark")).to_have_attribute("data-state", "idle")
+    expect(page.locator("#r42-messages")).to_contain_text("Wat is de AOW?")
