@@ -51,6 +51,7 @@ class Settings:
     pb_url_override: str = ""
     app_indexer: bool = True
     embed_chunks: int = 1
+    model_timeout: float = 60.0
 
     @property
     def pb_url(self) -> str:
@@ -98,4 +99,5 @@ def load_settings() -> Settings:
         pb_url_override=env.get("R42_PB_URL", ""),
         app_indexer=env.get("R42_APP_INDEXER", "1").strip().lower() not in ("0", "false", "no", "off"),
         embed_chunks=_count("R42_EMBED_CHUNKS", 1, 16),
+        model_timeout=float(_count("R42_MODEL_TIMEOUT", 60, 600)),
     )

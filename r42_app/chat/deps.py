@@ -14,7 +14,8 @@ from r42_app.services.llm import AnthropicLLM
 def chat_deps() -> ChatDeps:
     """Claude when ANTHROPIC_API_KEY is set, else the offline extractive answerer."""
     cfg = deps.settings()
-    llm = None if cfg.offline else AnthropicLLM(cfg.anthropic_api_key, cfg.model, base_url=cfg.anthropic_base_url)
+    llm = None if cfg.offline else AnthropicLLM(cfg.anthropic_api_key, cfg.model, base_url=cfg.anthropic_base_url,
+                                                timeout=cfg.model_timeout)
     return ChatDeps(retriever=deps.retriever(), kb=deps.kb_store(), llm=llm)
 
 

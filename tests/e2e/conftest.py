@@ -61,7 +61,8 @@ def served_app(tmp_path_factory, fake_claude) -> ServedApp:
     port, pb_port = free_port(), free_port()
     env = {**os.environ, "R42_DATA_DIR": str(data_dir), "R42_PORT": str(port), "R42_PB_PORT": str(pb_port),
            "R42_DEMO_PASSWORD": DEMO_PASSWORD, "ANTHROPIC_API_KEY": "test-key",
-           "ANTHROPIC_BASE_URL": fake_claude.url, "R42_MODEL": "claude-test"}
+           "ANTHROPIC_BASE_URL": fake_claude.url, "R42_MODEL": "claude-test",
+           "R42_MODEL_TIMEOUT": "3"}
     env.pop("R42_PB_URL", None)
     log = data_dir / "serve.log"
     with open(log, "wb") as out:

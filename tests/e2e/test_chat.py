@@ -118,3 +118,55 @@ def test_error_state_and_retry(served_app, page, claude):
     expect(page.locator(".r42-assistant").last).to_contain_text("Tweede poging gelukt.")
     expect(page.locator("#r42-mark")).to_have_attribute("data-state", "idle")
     expect(page.locator("#r42-messages")).to_contain_text("Wat is de AOW?")
+
+
+def test_timeout_shows_the_error_state_and_retry_works(served_app, page, claude):
+    claude.reply_text("Te laat.", delay=8).reply_text("Te laat.", delay=8)  # R42_MODEL_TIMEOUT=3, one SDK retry
+    claude.reply_text("Nu wel op tijd.")
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Hoe werkt indexatie?")
+    expect(page.locator("#r42-error")).to_contain_text("te lang", timeout=30_000)
+    page.click("#r42-retry")
+    expect(page.locator(".r42-assistant").last).to_contain_text("Nu wel op tijd.", timeout=30_000)
+
+
+def test_older_turns_are_not_sent_and_the_thread_says_so(served_app, browser, claude):
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    claude.reply_text("Eerste.")
+    sign_in(page, served_app, "admin@example.com")
+    open_chat(page)
+    ask(page, "start")
+    expect(page.locator(".r42-assistant").last).to_contain_text("Eerste.")
+    key = thread_keys(page)[0]
+    long = [{"id": f"m{i}", "role": role, "content": f"{role} {i}", "status": "ok", "citations": []}
+            for i in range(15) for role in ("user", "assistant")]
+    page.evaluate(f"localStorage.setItem('{key}', {json.dumps(json.dumps({'version': 1, 'messages': long}))})")
+    fresh = ctx.new_page()
+    fresh.goto(served_app.url + "/")
+    open_chat(fresh)
+    expect(fresh.locator("#r42-messages")).to_contain_text("user 14")
+    claude.reply_text("Antwoord op de nieuwe vraag.")
+    ask(fresh, "Nieuwe vraag")
+    expect(fresh.locator(".r42-notice")).to_contain_text("Oudere berichten zijn niet meegestuurd")
+    sent = claude.requests[-1]["body"]["messages"]
+    assert len(sent) <= 24 and sent[-1]["content"] == "Nieuwe vraag"
+    ctx.close()
+
+
+def test_api_on_the_served_app(served_app, claude):
+    import httpx
+
+    from r42_app.services.pb import PocketBase
+    from tests.conftest import DEMO_PASSWORD
+
+    pb = PocketBase(served_app.pb_url)
+    token = pb.auth_with_password("users", "learner@example.com", DEMO_PASSWORD)["token"]
+    claude.reply_text("Via de API [ref:1].")
+    resp = httpx.post(f"{served_app.url}/api/chat", json={"messages": [{"role": "user", "content": "Wat is AOW?"}]},
+                      headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/event-stream")
+    events = [json.loads(line[6:]) for line in resp.text.splitlines() if line.startswith("data: ")]
+    assert events[0] == {"type": "text", "text": "Via"} and events[-1]["type"] == "done"
+    assert httpx.post(f"{served_app.url}/api/chat", json={}, timeout=10).status_code == 401
