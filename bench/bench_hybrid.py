@@ -3,6 +3,7 @@ next to fts and the raw query embedding, through the real Retriever, PocketBase 
 
 from __future__ import annotations
 
+import contextlib
 import random
 import tempfile
 from pathlib import Path
@@ -19,24 +20,31 @@ N = 10_000
 QUERIES = 100
 
 
-def run() -> str:
-    raw = synthetic_topics(N, seed=3)
+@contextlib.contextmanager
+def big_kb(n: int = N):
+    """PocketBase with n synthetic topics in tenant `bench`, and embedded Chroma holding random unit
+    vectors for them (latency does not depend on what the vectors say; embedding n topics would
+    take minutes). Yields (kb, tenant, vectors, raw topics)."""
+    raw = synthetic_topics(n, seed=3)
     with pocketbase() as (pb, _data), tempfile.TemporaryDirectory() as chroma_dir:
         kb = KBStore(pb)
         kb.import_document("bench", {"topics": raw, "relations": []})
         tenant = kb.require_tenant("bench")
         vectors = VectorStore(path=Path(chroma_dir))
-        # Latency does not depend on what the vectors say, so the 10k topic vectors are random
-        # unit vectors (embedding 10k topics would take minutes); the query embedding is real.
         rng = np.random.default_rng(0)
         col = vectors._open()
-        for start in range(0, N, 1000):
+        for start in range(0, n, 1000):
             part = raw[start : start + 1000]
             emb = rng.normal(size=(len(part), 384)).astype(np.float32)
             emb /= np.linalg.norm(emb, axis=1, keepdims=True)
             col.upsert(ids=[f"{tenant.id}:{t['id']}:0" for t in part], embeddings=emb.tolist(),
                        documents=[t["description"] for t in part],
                        metadatas=[{"tenant": tenant.id, "topic": t["id"], "chunk": 0} for t in part])
+        yield kb, tenant, vectors, raw
+
+
+def run() -> str:
+    with big_kb() as (kb, tenant, vectors, raw):
         embedder = SentenceEmbedder()
         retriever = Retriever(kb, vectors, embedder)
         pyrng = random.Random(1)

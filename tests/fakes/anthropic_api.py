@@ -43,6 +43,7 @@ class FakeAnthropic:
     def __init__(self):
         self.scripts: list[Script] = []
         self.requests: list[dict] = []
+        self.first_delta_at: list[float] = []  # wall-clock time each response sent its first text delta
         self.port = 0
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -66,6 +67,7 @@ class FakeAnthropic:
     def reset(self) -> None:
         self.scripts.clear()
         self.requests.clear()
+        self.first_delta_at.clear()
 
     @property
     def url(self) -> str:
@@ -110,6 +112,8 @@ class FakeAnthropic:
                     piece = word if i == 0 else " " + word
                     yield _sse("content_block_delta", {"type": "content_block_delta", "index": index,
                                                        "delta": {"type": "text_delta", "text": piece}})
+                    if i == 0 and index == 0:
+                        self.first_delta_at.append(time.time())
                     if i == 0 and script.error_event:
                         yield _sse("error", {"type": "error", "error": {"type": script.error_event, "message": "fake"}})
                         return

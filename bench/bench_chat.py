@@ -1,0 +1,153 @@
+"""Chat benchmarks: the turn's own overhead at 10k topics with an instant fake model, next to the
+bare model call; and how soon a token the fake model emits shows in the browser (and in the API)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from bench.bench_hybrid import big_kb
+from bench.common import free_port, ms, p50, p95
+from r42_app.chat.turn import ChatDeps, run_turn
+from r42_app.core.chat import system_blocks, tool_definitions
+from r42_app.services.auth import SignedInUser
+from r42_app.services.embeddings import SentenceEmbedder
+from r42_app.services.llm import AnthropicLLM
+from r42_app.services.retrieval import Retriever
+from tests.fakes.anthropic_api import FakeAnthropic
+
+ROOT = Path(__file__).resolve().parents[1]
+TURNS = 60
+TOKENS = 12
+
+
+async def _turn_overhead(fake: FakeAnthropic) -> tuple[list[float], list[float]]:
+    with big_kb() as (kb, tenant, vectors, raw):
+        retriever = Retriever(kb, vectors, SentenceEmbedder())
+        llm = AnthropicLLM("bench", "claude-bench", base_url=fake.url, max_retries=0)
+        deps = ChatDeps(retriever=retriever, kb=kb, llm=llm)
+        user = SignedInUser("bench-user", "b@example.com", "Bench", "learner", tenant.id, tenant.slug, tenant.name)
+        rng = random.Random(5)
+        questions = [" ".join(rng.choice(raw)["description"].split()[:6]) + "?" for _ in range(TURNS + 5)]
+        system = system_blocks("context " * 300, "snippet " * 400, "Bench", False)
+        tools = tool_definitions(["lookup_topic", "kb_search"])
+        turn, bare = [], []
+        for i, q in enumerate(questions):
+            fake.reply_text("Een kort antwoord [ref:1].")
+            start = time.perf_counter()
+            async for _ in run_turn(user, [{"role": "user", "content": q}], deps):
+                pass
+            t_turn = time.perf_counter() - start
+            fake.reply_text("Een kort antwoord [ref:1].")
+            start = time.perf_counter()
+            async for _ in llm.stream(system, [{"role": "user", "content": q}], tools):
+                pass
+            t_bare = time.perf_counter() - start
+            if i >= 5:  # warm-up: model load, index build
+                turn.append(t_turn)
+                bare.append(t_bare)
+        await llm.aclose()
+    return turn, bare
+
+
+def _token_latency(fake: FakeAnthropic) -> tuple[list[float], list[float]]:
+    """Serve the app, then time fake-first-delta -> visible in the browser, and -> received by an API client."""
+    from playwright.sync_api import sync_playwright
+
+    data = Path(tempfile.mkdtemp(prefix="r42-bench-"))
+    port, pb_port = free_port(), free_port()
+    env = {**os.environ, "R42_DATA_DIR": str(data), "R42_PORT": str(port), "R42_PB_PORT": str(pb_port),
+           "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": fake.url, "R42_APP_INDEXER": "0"}
+    env.pop("R42_PB_URL", None)
+    log = open(data / "serve.log", "wb")
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "r42"), "serve"], cwd=ROOT, env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    browser_ms, api_ms = [], []
+    try:
+        deadline = time.monotonic() + 900
+        while "R42 is running" not in (data / "serve.log").read_text(errors="replace"):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("r42 serve did not start")
+            time.sleep(1)
+        url = f"http://127.0.0.1:{port}"
+        args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=args)
+            page = browser.new_page()
+            page.goto(url + "/")
+            page.fill("#email", "learner@example.com")
+            page.fill("#password", os.environ.get("R42_DEMO_PASSWORD", "r42-demo-2026"))
+            page.click("#sign-in")
+            page.click("#r42-launcher")
+            page.wait_for_selector("#r42-input")
+            for i in range(TOKENS + 2):
+                marker = f"Tok{i}x"
+                fake.reset()
+                fake.reply_text(f"{marker} en dan de rest van het antwoord", chunk_delay=0.3)
+                page.evaluate("""m => { window.__seen = 0; const box = document.querySelector('#r42-messages');
+                    const obs = new MutationObserver(() => { if (!window.__seen && box.textContent.includes(m)) {
+                        window.__seen = Date.now(); obs.disconnect(); } });
+                    obs.observe(box, {subtree: true, childList: true, characterData: true}); }""", marker)
+                page.fill("#r42-input", f"Vraag {i}")
+                page.keyboard.press("Enter")
+                page.wait_for_function("window.__seen > 0", timeout=60_000)
+                page.wait_for_selector("#r42-send", timeout=60_000)
+                if i >= 2:
+                    browser_ms.append(page.evaluate("window.__seen") / 1000 - fake.first_delta_at[0])
+            browser.close()
+        token = httpx.post(f"http://127.0.0.1:{pb_port}/api/collections/users/auth-with-password",
+                           json={"identity": "learner@example.com",
+                                 "password": os.environ.get("R42_DEMO_PASSWORD", "r42-demo-2026")}).json()["token"]
+        for i in range(TOKENS + 2):
+            fake.reset()
+            fake.reply_text(f"Api{i} en dan de rest", chunk_delay=0.3)
+            time.sleep(5.5)  # stay inside the per-user rate limit
+            with httpx.stream("POST", f"{url}/api/chat", headers={"Authorization": f"Bearer {token}"},
+                              json={"messages": [{"role": "user", "content": f"Vraag {i}"}]}, timeout=60) as resp:
+                seen = 0.0
+                for line in resp.iter_lines():
+                    if not seen and line.startswith("data: ") and json.loads(line[6:]).get("type") == "text":
+                        seen = time.time()
+            if i >= 2:
+                api_ms.append(seen - fake.first_delta_at[0])
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(60)
+    return browser_ms, api_ms
+
+
+def run() -> str:
+    fake = FakeAnthropic().start()
+    try:
+        turn, bare = asyncio.run(_turn_overhead(fake))
+        browser, api = _token_latency(fake)
+    finally:
+        fake.stop()
+    overhead = [t - b for t, b in zip(turn, bare)]
+    return "\n".join([
+        f"### Chat turn at 10,000 topics ({len(turn)} turns, fake model answering at once)",
+        "",
+        "| measure | p50 | p95 |",
+        "|---|---|---|",
+        f"| whole turn (guard, context, hybrid search, prompt, model call, citations) | {ms(p50(turn))} | {ms(p95(turn))} |",
+        f"| the bare model call alone (same SDK, same fake) | {ms(p50(bare))} | {ms(p95(bare))} |",
+        f"| turn overhead (difference, per turn) | {ms(p50(overhead))} | {ms(p95(overhead))} |",
+        "",
+        f"### First token latency ({len(browser)} answers, from the fake model sending it)",
+        "",
+        "| to | p50 | p95 |",
+        "|---|---|---|",
+        f"| visible in the chat window (browser) | {ms(p50(browser))} | {ms(p95(browser))} |",
+        f"| received by an API client (`POST /api/chat`) | {ms(p50(api))} | {ms(p95(api))} |",
+    ])
