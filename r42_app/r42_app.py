@@ -12,7 +12,13 @@ from r42_app.state.learn import LearnState
 app = rx.App(
     style=STYLE,
     stylesheets=["/r42.css"],
-    head_components=[rx.el.link(rel="icon", href="/favicon.svg", type="image/svg+xml")],
+    head_components=[
+        rx.el.link(rel="icon", href="/favicon.svg", type="image/svg+xml"),
+        # Esc closes the R42 window from anywhere on the page (keyboard users).
+        rx.script("document.addEventListener('keydown', function (e) { if (e.key === 'Escape') { "
+                  "var b = document.getElementById('r42-close'); if (b) { b.click(); "
+                  "var l = document.getElementById('r42-launcher'); if (l) l.focus(); } } });"),
+    ],
     api_transformer=api,
 )
 

@@ -97,7 +97,7 @@ def header() -> rx.Component:
         rx.hstack(
             clear_button(),
             rx.icon_button(rx.icon("x", size=16), variant="ghost", color_scheme="gray", on_click=ChatState.close,
-                           aria_label="Sluit R42"),
+                           aria_label="Sluit R42 (Esc)", id="r42-close"),
             spacing="1",
         ),
         justify="between", align="center", padding="10px 12px", border_bottom="1px solid var(--gray-5)", width="100%",

@@ -36,7 +36,7 @@ def test_launcher_on_learn_topic_and_admin_pages(served_app, page):
 
 def test_streamed_answer_with_citation_chip_that_opens_the_topic(served_app, page, claude):
     claude.reply_text("Bij waardeoverdracht neem je je opgebouwde pensioen mee naar de nieuwe uitvoerder [ref:1]. "
-                      "Zie ook [ref:9].", chunk_delay=0.15)
+                      "Zie ook [ref:9].", chunk_delay=0.25)
     sign_in(page, served_app, "learner@example.com")
     open_chat(page)
     expect(page.locator(".r42-assistant").first).to_contain_text("Hoi Lotte")  # the greeting
@@ -44,16 +44,18 @@ def test_streamed_answer_with_citation_chip_that_opens_the_topic(served_app, pag
     expect(page.locator("#r42-mark")).to_have_attribute("data-state", "typing")
     expect(page.locator("#r42-stop")).to_be_visible()
     last = page.locator(".r42-assistant").last
-    expect(last).to_contain_text("Bij waardeoverdracht")  # visible while the rest still streams
+    expect(last).to_contain_text("Bij waardeoverdracht")
+    assert "Zie ook" not in last.inner_text()  # the start is visible while the rest still streams
     expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
     expect(page.locator("#r42-mark")).to_have_attribute("data-state", "idle")
     chip = last.locator("a.r42-cite")
     expect(chip).to_have_count(1)
     expect(last).to_contain_text("[ref:9]")  # a stale reference stays plain text
-    href = chip.get_attribute("href")
+    href, label = chip.get_attribute("href"), chip.inner_text().strip()
+    assert href.startswith("/topics/")
     chip.click()
     expect(page).to_have_url(re.compile(re.escape(href) + "$"))
-    expect(page.locator("#topic-title")).to_be_visible()
+    expect(page.locator("#topic-title")).to_have_text(label)  # the chip opens the topic it names
 
 
 def test_thread_survives_reload_is_per_user_and_clears_with_confirmation(served_app, browser, claude):
@@ -83,6 +85,7 @@ def test_thread_survives_reload_is_per_user_and_clears_with_confirmation(served_
     page.click("#r42-clear")
     page.click("#r42-clear-confirm")
     expect(page.locator(".r42-bubble")).to_have_count(1)
+    expect(page.locator(".r42-bubble")).to_contain_text("Hoi Anton")
     ctx.close()
 
 
@@ -170,3 +173,24 @@ def test_api_on_the_served_app(served_app, claude):
     events = [json.loads(line[6:]) for line in resp.text.splitlines() if line.startswith("data: ")]
     assert events[0] == {"type": "text", "text": "Via"} and events[-1]["type"] == "done"
     assert httpx.post(f"{served_app.url}/api/chat", json={}, timeout=10).status_code == 401
+
+
+def test_stop_keeps_the_partial_answer_marked_incomplete_and_keyboard_use(served_app, page, claude):
+    claude.reply_text("Een heel lang antwoord dat woord voor woord binnenkomt en nog lang niet klaar is", chunk_delay=0.4)
+    sign_in(page, served_app, "learner@example.com")
+    page.focus("#r42-launcher")
+    page.keyboard.press("Enter")  # the launcher is a button: Enter opens the window
+    expect(page.locator("#r42-input")).to_be_focused()
+    page.keyboard.type("Vertel iets")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.type("over pensioen")
+    expect(page.locator("#r42-input")).to_have_value("Vertel iets\nover pensioen")
+    page.keyboard.press("Enter")
+    last = page.locator(".r42-assistant").last
+    expect(last).to_contain_text("Een heel")
+    page.click("#r42-stop")
+    expect(page.locator("#r42-send")).to_be_visible(timeout=15_000)
+    expect(last).to_contain_text("Onvolledig antwoord")
+    assert "klaar is" not in last.inner_text()
+    page.keyboard.press("Escape")
+    expect(page.locator("#r42-window")).to_have_count(0)
