@@ -125,7 +125,8 @@ def resolve_citations(text: str, snippets: Sequence[Snippet]) -> tuple[list[Cita
 
 
 def _sentences(text: str) -> list[str]:
-    lines = [ln.strip(" -*#>\t") for ln in text.splitlines()]
+    """Sentences of a snippet, markdown markers removed (they would dangle once cut out of context)."""
+    lines = [re.sub(r"\*\*|__|`", "", ln).strip(" -*#>\t") for ln in text.splitlines()]
     out = []
     for line in lines:
         out += [s.strip() for s in _SENTENCE.split(line) if len(s.strip()) > 25]

@@ -71,3 +71,10 @@ def test_system_blocks_cache_the_stable_parts():
     blocks = system_blocks("CTX", "SNIPS", "Lotte", True)
     assert [("cache_control" in b) for b in blocks] == [True, True, False]
     assert "SNIPPET START" in blocks[0]["text"] and "CTX" in blocks[1]["text"] and "an admin" in blocks[2]["text"]
+
+
+def test_offline_sentences_lose_their_markdown_markers():
+    topic = Topic("partnerpensioen", "Partnerpensioen", "concept", "x", "")
+    snippet = make_snippet(1, topic, "**Partnerpensioen** zorgt voor inkomen voor de partner na overlijden.", 1.0)
+    assert offline_answer("partner overlijden", [snippet]) == (
+        "- Partnerpensioen zorgt voor inkomen voor de partner na overlijden. [ref:1]")
