@@ -506,19 +506,19 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("file", nargs="?", help="output file (default: stdout)")
     exp.set_defaults(func=cmd_kb_export)
 
-    search = sub.add_parser("search", help="search a tenant's knowledge base")
-    search.add_argument("--tenant", required=True)
-    search.add_argument("--mode", choices=MODES, default="hybrid")
-    search.add_argument("--top-k", type=int, default=5)
+    def retrieval_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument("--tenant", required=True)
+        p.add_argument("--mode", choices=MODES, default="hybrid")
+        p.add_argument("--top-k", type=int, default=5)
+        return p
+
+    search = retrieval_args(sub.add_parser("search", help="search a tenant's knowledge base"))
     search.add_argument("--json", action="store_true", help="print JSON")
     search.add_argument("--batch", metavar="FILE", help='JSONL lines {"qid", "query"}; prints one JSON line per query')
     search.add_argument("query", nargs="?", default="")
     search.set_defaults(func=cmd_search)
 
-    context = sub.add_parser("context", help="print the KB context block and RAG snippets for a message")
-    context.add_argument("--tenant", required=True)
-    context.add_argument("--mode", choices=MODES, default="hybrid")
-    context.add_argument("--top-k", type=int, default=5)
+    context = retrieval_args(sub.add_parser("context", help="print the KB context block and RAG snippets for a message"))
     context.add_argument("query")
     context.set_defaults(func=cmd_context)
 

@@ -77,3 +77,20 @@ def app_env(pb_server, monkeypatch):
     deps.reset()
     yield
     deps.reset()
+
+
+@pytest.fixture(scope="session")
+def fake_claude():
+    """The fake Anthropic Messages API on loopback; each test scripts its own replies."""
+    from tests.fakes.anthropic_api import FakeAnthropic
+
+    fake = FakeAnthropic().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def claude(fake_claude):
+    fake_claude.reset()
+    yield fake_claude
+    fake_claude.reset()

@@ -38,23 +38,6 @@ class ServedApp:
 
 
 @pytest.fixture(scope="session")
-def fake_claude():
-    """The fake Anthropic Messages API the served app talks to (ANTHROPIC_BASE_URL)."""
-    from tests.fakes.anthropic_api import FakeAnthropic
-
-    fake = FakeAnthropic().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def claude(fake_claude):
-    fake_claude.reset()
-    yield fake_claude
-    fake_claude.reset()
-
-
-@pytest.fixture(scope="session")
 def served_app(tmp_path_factory, fake_claude) -> ServedApp:
     """The real app as `make run` starts it, on its own ports and data dir, with Claude faked."""
     data_dir = tmp_path_factory.mktemp("e2e-data")

@@ -1,4 +1,4 @@
-"""Fixtures shared by the integration tests: the indexed demo knowledge base and the fake Claude API."""
+"""Fixtures shared by the integration tests: the demo knowledge base indexed into a fresh Chroma."""
 
 import pytest
 
@@ -7,7 +7,6 @@ from r42_app.services.indexer import Indexer
 from r42_app.services.kb_store import KBStore
 from r42_app.services.retrieval import Retriever
 from r42_app.services.vector_store import VectorStore
-from tests.fakes.anthropic_api import FakeAnthropic
 
 
 @pytest.fixture(scope="session")
@@ -32,17 +31,3 @@ def indexed(admin_pb, seeded, embedder, tmp_path_factory):
 def retriever(indexed):
     return indexed[3]
 
-
-@pytest.fixture(scope="session")
-def fake_claude():
-    """The fake Anthropic Messages API on loopback; each test scripts its own replies."""
-    fake = FakeAnthropic().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def claude(fake_claude):
-    fake_claude.reset()
-    yield fake_claude
-    fake_claude.reset()
