@@ -1,0 +1,193 @@
+"""`validate_delta`: the strict gate between a `propose_graph_delta` tool call and the knowledge graph.
+
+A delta proposes at most 3 topics and 5 relations. Topics that already exist (same id, or same
+label ignoring case) are dropped, and relations may then point at the existing topic. Relations
+need both ends in the KB or in the delta, no self-references, allowed types, and may not close a
+cycle through `part_of` or through `depends_on` edges (checked with networkx). Anything else
+malformed rejects the whole delta, with reasons a model and a learner can read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+import networkx as nx
+
+from r42_app.core.kb import RELATION_TYPES, TOPIC_TYPES, Relation, Topic, check_slug
+
+MAX_TOPICS = 3
+MAX_RELATIONS = 5
+MAX_REASON = 300
+MAX_LABEL = 120
+MAX_DESCRIPTION = 500
+MAX_ID = 60
+ACYCLIC_TYPES = ("part_of", "depends_on")
+
+
+class KnowledgeGraph(Protocol):
+    topics: list[Topic]
+    relations: list[Relation]
+
+
+@dataclass(frozen=True)
+class DeltaTopic:
+    id: str
+    label: str
+    type: str
+    description: str
+
+
+@dataclass(frozen=True)
+class DeltaRelation:
+    source: str
+    target: str
+    type: str
+
+
+@dataclass(frozen=True)
+class ValidDelta:
+    """What would really be added, plus notes on what was dropped as already known."""
+
+    reason: str
+    topics: tuple[DeltaTopic, ...]
+    relations: tuple[DeltaRelation, ...]
+    notes: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"reason": self.reason, "topics": [asdict(t) for t in self.topics],
+                "relations": [asdict(r) for r in self.relations]}
+
+
+@dataclass(frozen=True)
+class Rejected:
+    reasons: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def message(self) -> str:
+        return "; ".join(self.reasons)
+
+
+def _text(value: Any, where: str, limit: int, problems: list[str]) -> str:
+    if not isinstance(value, str) or not value.strip():
+        problems.append(f"{where} is required")
+        return ""
+    value = " ".join(value.split())
+    if len(value) > limit:
+        problems.append(f"{where} is longer than {limit} characters")
+    return value
+
+
+def validate_delta(delta: Any, kb: KnowledgeGraph) -> ValidDelta | Rejected:
+    """Check a proposed graph edit against the tenant's current knowledge graph (pure; no writes)."""
+    if not isinstance(delta, dict):
+        return Rejected(("the edit must be an object with reason, topics and relations",))
+    problems: list[str] = []
+    reason = _text(delta.get("reason"), "reason", MAX_REASON, problems)
+    raw_topics, raw_relations = delta.get("topics", []), delta.get("relations", [])
+    if not isinstance(raw_topics, list) or not isinstance(raw_relations, list):
+        return Rejected(("topics and relations must be lists",))
+    if len(raw_topics) > MAX_TOPICS:
+        problems.append(f"at most {MAX_TOPICS} topics per edit, got {len(raw_topics)}")
+    if len(raw_relations) > MAX_RELATIONS:
+        problems.append(f"at most {MAX_RELATIONS} relations per edit, got {len(raw_relations)}")
+    if problems:
+        return Rejected(tuple(problems))
+
+    existing_ids = {t.slug for t in kb.topics}
+    existing_labels = {t.label.casefold(): t.slug for t in kb.topics}
+    alias: dict[str, str] = {}  # proposed id -> the id it turned out to be
+    topics: list[DeltaTopic] = []
+    notes: list[str] = []
+    for i, raw in enumerate(raw_topics):
+        where = f"topics[{i}]"
+        if not isinstance(raw, dict):
+            problems.append(f"{where} must be an object")
+            continue
+        tid = raw.get("id")
+        slug_problems = check_slug(tid, f"{where}.id")
+        if not slug_problems and len(tid) > MAX_ID:
+            slug_problems = [f"{where}.id is longer than {MAX_ID} characters"]
+        problems += [str(p) for p in slug_problems]
+        label = _text(raw.get("label"), f"{where}.label", MAX_LABEL, problems)
+        description = _text(raw.get("description"), f"{where}.description", MAX_DESCRIPTION, problems)
+        ttype = raw.get("type")
+        if ttype not in TOPIC_TYPES:
+            problems.append(f"{where}.type must be one of {', '.join(TOPIC_TYPES)}")
+        if slug_problems or not label:
+            continue
+        folded = label.casefold()
+        if tid in existing_ids or folded in existing_labels:
+            alias[tid] = tid if tid in existing_ids else existing_labels[folded]
+            notes.append(f"{label} already exists as {alias[tid]}")
+            continue
+        if tid in alias or any(t.id == tid or t.label.casefold() == folded for t in topics):
+            alias.setdefault(tid, next((t.id for t in topics if t.id == tid or t.label.casefold() == folded), tid))
+            notes.append(f"{label} is proposed twice")
+            continue
+        topics.append(DeltaTopic(tid, label, ttype, description))
+        alias[tid] = tid
+    if problems:
+        return Rejected(tuple(problems))
+
+    known = existing_ids | {t.id for t in topics}
+    existing_edges = {(r.source, r.target, r.type) for r in kb.relations}
+    relations: list[DeltaRelation] = []
+    for i, raw in enumerate(raw_relations):
+        where = f"relations[{i}]"
+        if not isinstance(raw, dict):
+            problems.append(f"{where} must be an object")
+            continue
+        ends = []
+        for end in ("source", "target"):
+            value = raw.get(end)
+            end_problems = check_slug(value, f"{where}.{end}")
+            problems += [str(p) for p in end_problems]
+            ends.append(alias.get(value, value) if not end_problems else None)
+        rtype = raw.get("type")
+        if rtype not in RELATION_TYPES:
+            problems.append(f"{where}.type must be one of {', '.join(RELATION_TYPES)}")
+            continue
+        source, target = ends
+        if source is None or target is None:
+            continue
+        if source == target:
+            problems.append(f"{where} relates {source} to itself")
+            continue
+        missing = [s for s in (source, target) if s not in known]
+        if missing:
+            problems.append(f"{where} points at {', '.join(missing)}, which is neither in the knowledge base nor in this edit")
+            continue
+        edge = DeltaRelation(source, target, rtype)
+        if (source, target, rtype) in existing_edges:
+            notes.append(f"{source} {rtype} {target} already exists")
+        elif edge in relations:
+            notes.append(f"{source} {rtype} {target} is proposed twice")
+        else:
+            relations.append(edge)
+    if problems:
+        return Rejected(tuple(problems))
+
+    for rtype in ACYCLIC_TYPES:
+        graph = nx.DiGraph([(r.source, r.target) for r in kb.relations if r.type == rtype])
+        for edge in (r for r in relations if r.type == rtype):
+            if graph.has_node(edge.target) and graph.has_node(edge.source) and nx.has_path(graph, edge.target, edge.source):
+                path = " → ".join(nx.shortest_path(graph, edge.target, edge.source))
+                problems.append(f"{edge.source} {rtype} {edge.target} would close a {rtype} cycle "
+                                f"({edge.source} → {path})")
+            else:
+                graph.add_edge(edge.source, edge.target)
+    if problems:
+        return Rejected(tuple(problems))
+
+    if not topics and not relations:
+        return Rejected(("everything in this edit is already in the knowledge base",))
+    return ValidDelta(reason, tuple(topics), tuple(relations), tuple(notes))
+
+
+@dataclass
+class GraphSnapshot:
+    """A knowledge graph as plain lists (anything with .topics and .relations will do)."""
+
+    topics: list[Topic]
+    relations: list[Relation]

@@ -1,0 +1,125 @@
+"""validate_delta: every rule, the cycle checks, and property tests (hypothesis)."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from r42_app.core.delta import MAX_RELATIONS, MAX_TOPICS, GraphSnapshot, Rejected, ValidDelta, validate_delta
+from r42_app.core.kb import Relation, Topic
+
+KB = GraphSnapshot(
+    topics=[Topic("pensioenregeling", "Pensioenregeling", "concept", "d"),
+            Topic("partnerpensioen", "Partnerpensioen", "concept", "d"),
+            Topic("pensioenadministrateur", "Pensioenadministrateur", "role", "d"),
+            Topic("dekkingsgraad", "Dekkingsgraad", "concept", "d"),
+            Topic("indexatie", "Indexatie", "concept", "d")],
+    relations=[Relation("partnerpensioen", "pensioenregeling", "part_of"),
+               Relation("indexatie", "dekkingsgraad", "depends_on")],
+)
+
+
+def topic(tid="wezenpensioen", label="Wezenpensioen", ttype="concept", description="Uitkering aan kinderen."):
+    return {"id": tid, "label": label, "type": ttype, "description": description}
+
+
+def delta(topics=(), relations=(), reason="Het wezenpensioen ontbreekt."):
+    return {"reason": reason, "topics": list(topics), "relations": list(relations)}
+
+
+def rel(source, target, rtype="part_of"):
+    return {"source": source, "target": target, "type": rtype}
+
+
+def test_a_good_delta_passes_with_trimmed_text():
+    out = validate_delta(delta([topic(label="  Wezenpensioen ")], [rel("wezenpensioen", "pensioenregeling")]), KB)
+    assert isinstance(out, ValidDelta) and out.topics[0].label == "Wezenpensioen"
+    assert [(r.source, r.type, r.target) for r in out.relations] == [("wezenpensioen", "part_of", "pensioenregeling")]
+
+
+def test_caps_are_enforced():
+    too_many = delta([topic(f"t-{i}", f"T {i}") for i in range(4)])
+    assert "at most 3 topics" in validate_delta(too_many, KB).message
+    rels = [rel("partnerpensioen", "dekkingsgraad", "related_to")] * 6
+    assert "at most 5 relations" in validate_delta(delta(relations=rels), KB).message
+
+
+def test_ids_types_and_text_are_checked():
+    assert "kebab-case" in validate_delta(delta([topic(tid="Wezen Pensioen")]), KB).message
+    assert "type must be one of" in validate_delta(delta([topic(ttype="person")]), KB).message
+    assert "label is required" in validate_delta(delta([topic(label="   ")]), KB).message
+    assert "description is longer" in validate_delta(delta([topic(description="x" * 501)]), KB).message
+    assert "reason is required" in validate_delta(delta([topic()], reason=""), KB).message
+    bad = delta(relations=[rel("partnerpensioen", "dekkingsgraad", "owns")])
+    assert "type must be one of" in validate_delta(bad, KB).message
+
+
+def test_existing_topic_is_dropped_and_relations_point_at_it():
+    out = validate_delta(delta([topic("partner-pensioen", "partnerPENSIOEN"), topic()],
+                               [rel("wezenpensioen", "partner-pensioen", "related_to")]), KB)
+    assert isinstance(out, ValidDelta) and [t.id for t in out.topics] == ["wezenpensioen"]
+    assert out.relations[0].target == "partnerpensioen" and "already exists" in out.notes[0]
+
+
+def test_duplicates_inside_the_delta_are_dropped():
+    out = validate_delta(delta([topic(), topic(tid="wezen-pensioen")],
+                               [rel("wezenpensioen", "pensioenregeling"), rel("wezen-pensioen", "pensioenregeling")]), KB)
+    assert isinstance(out, ValidDelta) and len(out.topics) == 1 and len(out.relations) == 1
+
+
+def test_relation_endpoints_must_exist_and_differ():
+    assert "neither in the knowledge base" in validate_delta(delta(relations=[rel("nergens", "indexatie")]), KB).message
+    assert "to itself" in validate_delta(delta(relations=[rel("indexatie", "indexatie", "related_to")]), KB).message
+
+
+def test_part_of_cycle_is_rejected():
+    out = validate_delta(delta(relations=[rel("pensioenregeling", "partnerpensioen")]), KB)
+    assert isinstance(out, Rejected) and "part_of cycle" in out.message
+
+
+def test_depends_on_cycle_through_new_topic_is_rejected():
+    out = validate_delta(delta([topic("rente", "Rente")], [rel("dekkingsgraad", "rente", "depends_on"),
+                                                           rel("rente", "indexatie", "depends_on")]), KB)
+    assert isinstance(out, Rejected) and "depends_on cycle" in out.message
+
+
+def test_cycles_of_other_types_are_fine():
+    out = validate_delta(delta(relations=[rel("pensioenregeling", "partnerpensioen", "related_to")]), KB)
+    assert isinstance(out, ValidDelta)
+
+
+def test_nothing_new_is_rejected():
+    out = validate_delta(delta([topic("x-y", "Partnerpensioen")], [rel("partnerpensioen", "pensioenregeling")]), KB)
+    assert isinstance(out, Rejected) and "already in the knowledge base" in out.message
+
+
+def test_not_an_object_is_rejected():
+    assert isinstance(validate_delta("add stuff", KB), Rejected)
+    assert isinstance(validate_delta({"reason": "x", "topics": "no"}, KB), Rejected)
+
+
+ids = st.sampled_from(["pensioenregeling", "partnerpensioen", "dekkingsgraad", "indexatie", "nieuw-a", "nieuw-b",
+                       "Nieuw C", "", "x"])
+labels = st.sampled_from(["Nieuw A", "nieuw a", "Partnerpensioen", "Nieuw B", "", "  Spaties  "])
+topics_st = st.lists(st.fixed_dictionaries({"id": ids, "label": labels,
+                                            "type": st.sampled_from(["concept", "role", "process", "thing"]),
+                                            "description": st.sampled_from(["Iets.", "", "x" * 600])}), max_size=5)
+relations_st = st.lists(st.fixed_dictionaries({"source": ids, "target": ids, "type": st.sampled_from(
+    ["related_to", "depends_on", "part_of", "executed_by", "owns"])}), max_size=7)
+deltas = st.fixed_dictionaries({"reason": st.sampled_from(["Waarom.", "", "y" * 400]), "topics": topics_st,
+                                "relations": relations_st})
+
+
+@settings(max_examples=400, deadline=None)
+@given(deltas)
+def test_any_output_is_valid_idempotent_and_within_caps(raw):
+    out = validate_delta(raw, KB)
+    if isinstance(out, Rejected):
+        assert out.reasons
+        return
+    assert len(out.topics) <= MAX_TOPICS and len(out.relations) <= MAX_RELATIONS
+    again = validate_delta(out.as_dict(), KB)
+    assert isinstance(again, ValidDelta)
+    assert (again.topics, again.relations, again.reason) == (out.topics, out.relations, out.reason)
+    existing = {t.slug for t in KB.topics}
+    assert not {t.id for t in out.topics} & existing
+    known = existing | {t.id for t in out.topics}
+    assert all(r.source in known and r.target in known and r.source != r.target for r in out.relations)
