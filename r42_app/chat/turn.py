@@ -5,6 +5,8 @@
     {"type": "text", "text": ...}                      a piece of the answer
     {"type": "tool", "name": ..., "input": ...}        the model used a tool
     {"type": "citation", "ref", "slug", "label", "url"} a [ref:N] that matches a snippet of this turn
+    {"type": "delta", "delta", "notes"}                a valid propose_graph_delta, for the user to confirm
+    {"type": "delta_rejected", "message"}              a proposed edit that could not be used
     {"type": "error", "kind", "message", "retryable"}  the turn failed (text sent before it stays)
     {"type": "done", "offline", "mode_used", "dropped", "stale_refs", "usage"}
 """
@@ -26,6 +28,7 @@ from r42_app.core.chat import (
     validate_messages,
     offline_answer,
 )
+from r42_app.core.delta import Rejected, validate_delta
 from r42_app.core.retrieval import Snippet, make_snippet, render_snippets
 from r42_app.services.auth import SignedInUser
 from r42_app.services.kb_store import KBStore, Tenant
@@ -67,7 +70,7 @@ def guard(user: SignedInUser | None) -> None:
 
 def select_tools(user: SignedInUser) -> list[str]:
     """The tools this user's model may call. (The capability resolver replaces this body later.)"""
-    return ["lookup_topic", "kb_search"]
+    return ["lookup_topic", "kb_search", "propose_graph_delta"]
 
 
 def _tenant(user: SignedInUser) -> Tenant:
@@ -155,6 +158,16 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
                         output = await _lookup_topic(deps, tenant, call.tool_input)
                     elif call.tool_name == "kb_search":
                         output = await _kb_search_tool(deps, tenant, call.tool_input, snippets)
+                    elif call.tool_name == "propose_graph_delta":
+                        checked = validate_delta(call.tool_input, await asyncio.to_thread(deps.retriever.index, tenant))
+                        if isinstance(checked, Rejected):
+                            output = f"The edit was rejected and not shown to the user: {checked.message}"
+                            yield {"type": "delta_rejected",
+                                   "message": f"R42 proposed an edit that could not be used: {checked.message}"}
+                        else:
+                            output = ("The edit is shown to the user, who decides whether to apply it (admins) or to "
+                                      "suggest it to the admins (learners). Do not claim it has been applied.")
+                            yield {"type": "delta", "delta": checked.as_dict(), "notes": list(checked.notes)}
                     else:
                         output = f"Unknown tool {call.tool_name!r}."
                     results.append({"type": "tool_result", "tool_use_id": call.tool_id, "content": output})

@@ -172,4 +172,25 @@ def tool_definitions(names: Iterable[str]) -> list[dict[str, Any]]:
                 "required": ["query"]},
         },
     }
+    all_tools["propose_graph_delta"] = {
+        "name": "propose_graph_delta",
+        "description": "Propose additions to the knowledge graph (new topics and relations) when the learner's question "
+                       "shows something missing. The user confirms before anything is written.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "reason": {"type": "string", "description": "One sentence: why this edit helps."},
+                "topics": {"type": "array", "maxItems": 3, "items": {"type": "object", "properties": {
+                    "id": {"type": "string", "description": "kebab-case id, e.g. wezenpensioen"},
+                    "label": {"type": "string"},
+                    "type": {"type": "string", "enum": ["concept", "role", "process"]},
+                    "description": {"type": "string"}}, "required": ["id", "label", "type", "description"]}},
+                "relations": {"type": "array", "maxItems": 5, "items": {"type": "object", "properties": {
+                    "source": {"type": "string"}, "target": {"type": "string"},
+                    "type": {"type": "string", "enum": ["related_to", "depends_on", "part_of", "executed_by"]}},
+                    "required": ["source", "target", "type"]}},
+            },
+            "required": ["reason", "topics", "relations"],
+        },
+    }
     return [all_tools[n] for n in names if n in all_tools]

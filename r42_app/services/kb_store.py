@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from r42_app.core.delta import GraphSnapshot, Rejected, ValidDelta, validate_delta
 from r42_app.core.kb import (
     ImportPlan,
     Issue,
@@ -328,6 +329,28 @@ class KBStore:
             result.relations_created += 1
         self._run(requests, progress)
         return result
+
+    def apply_delta(self, tenant: Tenant, delta: Any) -> ValidDelta:
+        """Re-validate a proposed graph edit against the tenant's KB as it is now, then write its topics,
+        relations and outbox rows in one batch request: all or nothing. Raises KBError with the reason."""
+        kb = self.load(tenant)
+        checked = validate_delta(delta.as_dict() if hasattr(delta, "as_dict") else delta,
+                                 GraphSnapshot(kb.topics, kb.relations))
+        if isinstance(checked, Rejected):
+            raise KBError(f"This edit can no longer be applied: {checked.message}")
+        requests: list[BatchRequest | None] = []
+        for t in checked.topics:
+            topic = Topic(t.id, t.label, t.type, t.description, "")
+            requests += [BatchRequest.create("topics", {"tenant": tenant.id, **_topic_body(topic)}),
+                         outbox_request(OUTBOX_UPSERT, tenant, t.id)]
+        for r in checked.relations:
+            requests += [BatchRequest.create("relations", {"tenant": tenant.id, "source": r.source, "target": r.target,
+                                                           "type": r.type}),
+                         outbox_request(OUTBOX_UPSERT, tenant, r.source)]
+        if len([r for r in requests if r]) > BATCH_SIZE:
+            raise KBError("This edit is too large to apply at once.")
+        self._run(requests)
+        return checked
 
     def emit_reindex(self, tenant: Tenant) -> int:
         """Write an upsert outbox row for every topic of the tenant (`r42 chatbot rag-backfill`)."""

@@ -53,7 +53,7 @@ async def test_request_has_cacheable_system_blocks_and_tools(make_deps, claude, 
     assert "Answer only from the knowledge base" in system[0]["text"]
     assert "KNOWLEDGE BASE CONTEXT" in system[1]["text"] and "---SNIPPET START---" in system[1]["text"]
     assert "Lotte de Leerling" in system[2]["text"] and "not an admin" in system[2]["text"]
-    assert [t["name"] for t in body["tools"]] == ["lookup_topic", "kb_search"]
+    assert [t["name"] for t in body["tools"]] == ["lookup_topic", "kb_search", "propose_graph_delta"]
     assert body["messages"] == [{"role": "user", "content": "Wat is waardeoverdracht?"}]
     texts = [e["text"] for e in events if e["type"] == "text"]
     assert len(texts) > 3 and "".join(texts) == "Bij waardeoverdracht neem je je pensioen mee [ref:1]."
@@ -152,3 +152,29 @@ async def test_bad_input_is_refused_before_anything_is_sent(make_deps, claude, l
     with pytest.raises(ChatInputError, match=message):
         await collect(run_turn(learner, messages, make_deps()))
     assert claude.requests == []
+
+
+async def test_valid_graph_delta_becomes_an_event_and_the_model_is_told(make_deps, claude, learner):
+    proposal = {"reason": "Het wezenpensioen ontbreekt.",
+                "topics": [{"id": "wezenpensioen-nieuw", "label": "Wezenpensioen nieuw", "type": "concept",
+                            "description": "Uitkering aan kinderen."}],
+                "relations": [{"source": "wezenpensioen-nieuw", "target": "nabestaandenpensioen", "type": "part_of"}]}
+    claude.reply_tool("propose_graph_delta", proposal)
+    claude.reply_text("Ik heb een aanvulling voorgesteld.")
+    events = await collect(run_turn(learner, ask("Bestaat er een wezenpensioen?"), make_deps()))
+    delta = next(e for e in events if e["type"] == "delta")
+    assert delta["delta"]["topics"][0]["id"] == "wezenpensioen-nieuw"
+    assert "propose_graph_delta" in [t["name"] for t in claude.requests[0]["body"]["tools"]]
+    result = claude.requests[1]["body"]["messages"][-1]["content"][0]["content"]
+    assert "shown to the user" in result
+
+
+async def test_invalid_graph_delta_shows_no_chip_and_says_why(make_deps, claude, learner):
+    claude.reply_tool("propose_graph_delta", {"reason": "Cirkel.", "topics": [], "relations": [
+        {"source": "pensioenregeling", "target": "partnerpensioen", "type": "part_of"}]})
+    claude.reply_text("Dat ging niet.")
+    events = await collect(run_turn(learner, ask("Voeg iets toe"), make_deps()))
+    assert not [e for e in events if e["type"] == "delta"]
+    rejected = next(e for e in events if e["type"] == "delta_rejected")
+    assert rejected["message"].startswith("R42 proposed an edit that could not be used:") and "cycle" in rejected["message"]
+    assert "rejected" in claude.requests[1]["body"]["messages"][-1]["content"][0]["content"]

@@ -1,0 +1,81 @@
+"""Learner suggestions: a proposed graph edit waiting in PocketBase for an admin's decision."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from r42_app.core.delta import ValidDelta
+from r42_app.services.kb_store import KBError, KBStore, Tenant
+from r42_app.services.pb import PBError, PocketBase, quote
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    id: str
+    user: str
+    user_name: str
+    reason: str
+    delta: dict[str, Any]
+    status: str
+    created: str
+    reviewed_by: str = ""
+    reviewed_at: str = ""
+    review_note: str = ""
+
+
+def _suggestion(row: dict) -> Suggestion:
+    expand = row.get("expand") or {}
+    proposer = expand.get("user") or {}
+    reviewer = expand.get("reviewed_by") or {}
+    return Suggestion(row["id"], row.get("user", ""), proposer.get("name") or proposer.get("email", ""),
+                      row.get("reason", ""), row.get("delta") or {}, row.get("status", ""), row.get("created", ""),
+                      reviewer.get("name") or reviewer.get("email", ""), row.get("reviewed_at", ""),
+                      row.get("review_note", ""))
+
+
+class SuggestionStore:
+    """Reads and writes `suggestions` with a superuser connection; callers check roles first."""
+
+    def __init__(self, pb: PocketBase, kb: KBStore):
+        self.pb = pb
+        self.kb = kb
+
+    def append_suggestion(self, tenant: Tenant, user_id: str, delta: ValidDelta) -> Suggestion:
+        """Queue a validated edit as a pending suggestion of this user."""
+        row = self.pb.create("suggestions", {"tenant": tenant.id, "user": user_id, "delta": delta.as_dict(),
+                                             "reason": delta.reason, "status": "pending"})
+        return _suggestion(row)
+
+    def list(self, tenant: Tenant, status: str = "") -> list[Suggestion]:
+        flt = f"tenant = {quote(tenant.id)}" + (f" && status = {quote(status)}" if status else "")
+        return [_suggestion(r) for r in self.pb.all("suggestions", filter=flt, sort="-created",
+                                                    expand="user,reviewed_by")]
+
+    def _pending(self, tenant: Tenant, suggestion_id: str) -> dict:
+        try:
+            row = self.pb.get("suggestions", suggestion_id)
+        except PBError as exc:
+            raise KBError("This suggestion does not exist.") from exc
+        if row.get("tenant") != tenant.id:
+            raise KBError("This suggestion does not exist.")
+        if row.get("status") != "pending":
+            raise KBError(f"This suggestion was already {row.get('status')}.")
+        return row
+
+    def approve(self, tenant: Tenant, suggestion_id: str, reviewer_id: str) -> ValidDelta:
+        """Re-validate against the KB as it is now and apply; approving twice applies once."""
+        row = self._pending(tenant, suggestion_id)
+        applied = self.kb.apply_delta(tenant, row.get("delta") or {})
+        self._review(suggestion_id, "approved", reviewer_id)
+        return applied
+
+    def reject(self, tenant: Tenant, suggestion_id: str, reviewer_id: str, note: str = "") -> None:
+        self._pending(tenant, suggestion_id)
+        self._review(suggestion_id, "rejected", reviewer_id, note)
+
+    def _review(self, suggestion_id: str, status: str, reviewer_id: str, note: str = "") -> None:
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000Z")
+        self.pb.update("suggestions", suggestion_id, {"status": status, "reviewed_by": reviewer_id,
+                                                      "reviewed_at": now, "review_note": note[:1000]})
