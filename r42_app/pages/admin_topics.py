@@ -167,7 +167,7 @@ def topic_form() -> rx.Component:
                 rx.tabs.root(
                     rx.tabs.list(rx.tabs.trigger("Schrijven", value="write"), rx.tabs.trigger("Voorbeeld", value="preview")),
                     rx.tabs.content(
-                        rx.text_area(id="content", value=S.f_content, on_change=S.set_content.debounce(300), rows="14",
+                        rx.text_area(id="content", value=S.f_content, on_change=S.set_content, rows="14",
                                      width="100%", font_family="ui-monospace, monospace"),
                         value="write",
                         padding_top="8px",

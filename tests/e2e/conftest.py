@@ -11,8 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.conftest import DEMO_PASSWORD, free_port
+
+# A loaded 2-core CI machine can take a few seconds to answer a websocket event.
+expect.set_options(timeout=15_000)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -68,6 +68,8 @@ def test_thread_survives_reload_is_per_user_and_clears_with_confirmation(served_
     expect(page.locator(".r42-assistant").last).to_contain_text("Het antwoord voor Lotte.")
     keys = thread_keys(page)
     assert len(keys) == 1
+    # the thread is saved when the answer is complete
+    page.wait_for_function(f"(localStorage.getItem('{keys[0]}') || '').includes('Het antwoord voor Lotte.')")
     stored = json.loads(page.evaluate(f"localStorage.getItem('{keys[0]}')"))
     assert stored["version"] == 1 and stored["messages"][-1]["content"] == "Het antwoord voor Lotte."
     page.reload()
