@@ -2,6 +2,7 @@
 
 import reflex as rx
 
+from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState, UIMessage
 
 
@@ -52,9 +53,36 @@ def bubble(msg: UIMessage) -> rx.Component:
             rx.cond((msg.status == "incomplete") & (msg.content != ""),
                     rx.text("Onvolledig antwoord", size="1", color_scheme="orange", class_name="r42-incomplete")),
             rx.cond(msg.status == "error", rx.text("Geen antwoord ontvangen.", size="1", color_scheme="red")),
+            rx.cond(msg.delta_state != "", delta_chip(msg)),
             class_name="r42-bubble r42-assistant",
             data_status=msg.status,
         ),
+    )
+
+
+def delta_chip(msg: UIMessage) -> rx.Component:
+    """A proposed graph edit: what would be added, the reason, and Yes / No (answered once)."""
+    return rx.box(
+        rx.hstack(rx.icon("git_branch_plus", size=14), rx.text("Voorstel voor de kennisbank", weight="medium", size="1"),
+                  align="center", spacing="1"),
+        rx.text(msg.delta["reason"].to(str), size="1", color_scheme="gray"),
+        rx.vstack(rx.foreach(msg.delta_lines, lambda line: rx.text(line, size="1", class_name="r42-delta-line")),
+                  spacing="0"),
+        rx.match(
+            msg.delta_state,
+            ("pending", rx.hstack(
+                rx.button(rx.cond(AuthState.is_admin, "Ja, toevoegen", "Ja, voorstellen"), size="1",
+                          on_click=ChatState.answer_delta(msg.id, True), class_name="r42-delta-yes"),
+                rx.button("Nee", size="1", variant="soft", color_scheme="gray",
+                          on_click=ChatState.answer_delta(msg.id, False), class_name="r42-delta-no"),
+                spacing="2")),
+            ("applied", rx.badge("Toegevoegd", color_scheme="green", size="1")),
+            ("suggested", rx.badge("Voorgelegd aan de beheerders", color_scheme="blue", size="1")),
+            ("declined", rx.badge("Niet gedaan", color_scheme="gray", size="1")),
+            rx.badge("Mislukt", color_scheme="red", size="1"),
+        ),
+        class_name="r42-delta",
+        data_state=msg.delta_state,
     )
 
 

@@ -16,6 +16,7 @@ MAX_THREAD_MESSAGES = 50
 MAX_STORED_CHARS = 400_000
 ROLES = ("user", "assistant", "notice")
 STATUSES = ("ok", "incomplete", "error", "offline")
+DELTA_STATES = ("", "pending", "applied", "suggested", "declined", "failed")
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
@@ -37,6 +38,8 @@ class ThreadMessage:
     content: str = ""
     status: str = "ok"
     citations: list[ThreadCitation] = field(default_factory=list)
+    delta: dict = field(default_factory=dict)  # a proposed graph edit (see core.delta), if any
+    delta_state: str = ""  # pending | applied | suggested | declined | failed
 
 
 def greeting(name: str, tenant: str) -> ThreadMessage:
@@ -69,7 +72,10 @@ def _message(raw: Any) -> ThreadMessage:
         if not isinstance(c, dict) or not isinstance(c.get("ref"), int) or not _SLUG.match(str(c.get("slug", ""))):
             raise ValueError("bad citation")
         cites.append(ThreadCitation(c["ref"], c["slug"], str(c.get("label", ""))[:200]))
-    return ThreadMessage(str(raw.get("id", ""))[:64], role, content[:20_000], status, cites)
+    delta, delta_state = raw.get("delta") or {}, raw.get("delta_state", "")
+    if not isinstance(delta, dict) or delta_state not in DELTA_STATES or len(json.dumps(delta)) > 20_000:
+        raise ValueError("bad delta")
+    return ThreadMessage(str(raw.get("id", ""))[:64], role, content[:20_000], status, cites, delta, delta_state)
 
 
 def parse(raw: Any) -> tuple[list[ThreadMessage] | None, str]:

@@ -11,6 +11,7 @@ from r42_app.services.kb_store import KBStore
 from r42_app.services.pb import PocketBase
 from r42_app.services.pb_server import load_superuser
 from r42_app.services.retrieval import Retriever
+from r42_app.services.suggestions import SuggestionStore
 from r42_app.services.vector_store import VectorStore
 from r42_app.settings import Settings, load_settings
 
@@ -61,7 +62,13 @@ def indexer() -> Indexer:
     return Indexer(admin_pb(), kb_store(), vector_store(), embedder(), max_chunks=settings().embed_chunks)
 
 
+@functools.lru_cache(maxsize=1)
+def suggestion_store() -> SuggestionStore:
+    return SuggestionStore(admin_pb(), kb_store())
+
+
 def reset() -> None:
     """Forget every built service (tests that change the environment call this)."""
-    for fn in (settings, admin_pb, kb_store, auth_service, embedder, vector_store, retriever, indexer):
+    for fn in (settings, admin_pb, kb_store, auth_service, embedder, vector_store, retriever, indexer,
+               suggestion_store):
         fn.cache_clear()

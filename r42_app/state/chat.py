@@ -14,7 +14,10 @@ from r42_app.chat.deps import chat_deps
 from r42_app.chat.turn import ChatRefused, run_turn
 from r42_app.core.chat import MAX_MESSAGE_CHARS, REF_RE, ChatInputError
 from r42_app.core.thread import ThreadCitation, ThreadMessage, greeting, parse, serialise, storage_key
+from r42_app.core.delta import GraphSnapshot, Rejected, validate_delta
 from r42_app.services import deps
+from r42_app.services.kb_store import KBError, Tenant
+from r42_app.services.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
@@ -38,6 +41,16 @@ class UIMessage:
     status: str = "ok"
     citations: list[UICitation] = dataclasses.field(default_factory=list)
     display: str = ""
+    delta: dict = dataclasses.field(default_factory=dict)
+    delta_state: str = ""
+    delta_lines: list[str] = dataclasses.field(default_factory=list)
+
+
+def _delta_lines(delta: dict) -> list[str]:
+    """What a proposed edit would add, in words: topics with their type, relations as A —part_of→ B."""
+    lines = [f"Nieuw onderwerp: {t.get('label')} ({t.get('type')})" for t in delta.get("topics", [])]
+    lines += [f"{r.get('source')} —{r.get('type')}→ {r.get('target')}" for r in delta.get("relations", [])]
+    return lines
 
 
 def _display(content: str, citations: list[UICitation]) -> str:
@@ -53,11 +66,22 @@ def _display(content: str, citations: list[UICitation]) -> str:
 
 def _ui(m: ThreadMessage) -> UIMessage:
     cites = [UICitation(c.ref, c.slug, c.label) for c in m.citations]
-    return UIMessage(m.id, m.role, m.content, m.status, cites, _display(m.content, cites))
+    return UIMessage(m.id, m.role, m.content, m.status, cites, _display(m.content, cites), m.delta, m.delta_state,
+                     _delta_lines(m.delta))
+
+
+def _plain(value):
+    """A plain copy of a value held in State (Reflex wraps dicts and lists in proxies)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _thread(m: UIMessage) -> ThreadMessage:
-    return ThreadMessage(m.id, m.role, m.content, m.status, [ThreadCitation(c.ref, c.slug, c.label) for c in m.citations])
+    return ThreadMessage(m.id, m.role, m.content, m.status, [ThreadCitation(c.ref, c.slug, c.label) for c in m.citations],
+                         _plain(m.delta), m.delta_state)
 
 
 class ChatState(rx.State):
@@ -181,6 +205,35 @@ class ChatState(rx.State):
         return [ChatState.save_thread, ChatState.generate]
 
     @rx.event
+    async def answer_delta(self, message_id: str, yes: bool):
+        """The chip's Yes/No. The server decides what Yes means by the signed-in user's role:
+        an admin's edit is applied now, a learner's becomes a pending suggestion. Answered once."""
+        user = await self._user()
+        target = next((m for m in self.messages if m.id == message_id), None)
+        if user is None or target is None or target.delta_state != "pending":
+            return
+        tenant = Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
+        state, note = "declined", ""
+        if yes:
+            try:
+                if user.is_admin:
+                    applied = deps.kb_store().apply_delta(tenant, _plain(target.delta))
+                    state = "applied"
+                    note = f"Toegevoegd: {len(applied.topics)} onderwerp(en), {len(applied.relations)} relatie(s)."
+                else:
+                    kb = deps.kb_store().load(tenant)
+                    checked = validate_delta(_plain(target.delta), GraphSnapshot(kb.topics, kb.relations))
+                    if isinstance(checked, Rejected):
+                        raise KBError(f"Dit voorstel past niet meer: {checked.message}")
+                    deps.suggestion_store().append_suggestion(tenant, user.id, checked)
+                    state, note = "suggested", "Voorgelegd aan de beheerders van je organisatie."
+            except (KBError, PBError) as exc:
+                state, note = "failed", str(exc)
+        self.messages = [dataclasses.replace(m, delta_state=state) if m.id == message_id else m for m in self.messages]
+        self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "notice", note)] if note else self.messages
+        return ChatState.save_thread
+
+    @rx.event
     def stop(self):
         self._stop = True
 
@@ -197,6 +250,8 @@ class ChatState(rx.State):
                        if m.role in ("user", "assistant") and m.content.strip() and m.id != "greeting"
                        and m.status not in ("error", "incomplete")]
         text, citations, status, dropped = "", [], "ok", 0
+        delta: dict = {}
+        rejected: list[str] = []
         try:
             async for event in run_turn(user, history, chat_deps()):
                 async with self:
@@ -209,6 +264,10 @@ class ChatState(rx.State):
                         self._set_last(content=text, display=text)
                     elif kind == "citation":
                         citations.append(UICitation(event["ref"], event["slug"], event["label"]))
+                    elif kind == "delta":
+                        delta = event["delta"]
+                    elif kind == "delta_rejected":
+                        rejected.append(event["message"])
                     elif kind == "error":
                         status = "incomplete" if text else "error"
                         self.error = event["message"]
@@ -224,7 +283,10 @@ class ChatState(rx.State):
             async with self:
                 status, self.error, self.mark = "error", f"Er ging iets mis: {exc}", "error"
         async with self:
-            self._set_last(content=text, status=status, citations=citations, display=_display(text, citations))
+            self._set_last(content=text, status=status, citations=citations, display=_display(text, citations),
+                           delta=delta, delta_state="pending" if delta else "", delta_lines=_delta_lines(delta))
+            if rejected:
+                self.messages = [*self.messages, *[UIMessage(uuid.uuid4().hex[:12], "notice", m) for m in rejected]]
             if dropped and not any(m.content == DROPPED_NOTICE for m in self.messages[-3:]):
                 self.messages = [*self.messages[:-1], UIMessage(uuid.uuid4().hex[:12], "notice", DROPPED_NOTICE),
                                  self.messages[-1]]

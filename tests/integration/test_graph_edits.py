@@ -12,7 +12,11 @@ from r42_app.services.suggestions import SuggestionStore
 @pytest.fixture
 def stores(admin_pb, seeded):
     kb = KBStore(admin_pb)
-    return kb, SuggestionStore(admin_pb, kb), kb.require_tenant("demo")
+    tenant = kb.require_tenant("demo")
+    yield kb, SuggestionStore(admin_pb, kb), tenant
+    for topic in kb.topic_summaries(tenant):  # leave the shared demo KB as the other tests expect it
+        if topic.slug.startswith("edit-"):
+            kb.delete_topic(tenant, topic.slug)
 
 
 def edit(suffix, relations=None):

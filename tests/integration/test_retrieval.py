@@ -170,6 +170,7 @@ def test_context_follows_the_spec(retriever):
 def test_indexer_is_idempotent_and_records_rows(indexed, admin_pb):
     kb, vectors, indexer, retriever = indexed
     demo = kb.require_tenant("demo")
+    indexer.drain(demo.id)  # whatever other tests queued
     ids_before = vectors.chunk_ids(demo.id)
     kb.emit_reindex(demo)  # replaying the whole outbox again
     stats = indexer.drain(demo.id)

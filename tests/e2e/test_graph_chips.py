@@ -1,0 +1,69 @@
+"""Proposed graph edits in the chat window: learner Yes queues a suggestion, admin Yes applies at
+once, an invalid proposal shows no chip. The server decides by role."""
+
+import json
+
+from playwright.sync_api import expect
+
+from r42_app.services.pb import PocketBase
+from tests.e2e.conftest import sign_in
+from tests.e2e.test_chat import ask, open_chat
+
+
+def proposal(tid):
+    return {"reason": "Dit onderwerp ontbreekt nog.",
+            "topics": [{"id": tid, "label": tid.replace("-", " ").title(), "type": "concept",
+                        "description": "Voorgesteld door R42 in een test."}],
+            "relations": [{"source": tid, "target": "nabestaandenpensioen", "type": "part_of"}]}
+
+
+def superuser(served_app):
+    creds = json.loads((served_app.data_dir / "superuser.json").read_text())
+    return PocketBase(served_app.pb_url).as_superuser(creds["email"], creds["password"])
+
+
+def test_learner_yes_queues_suggestion_not_write(served_app, page, claude):
+    claude.reply_tool("propose_graph_delta", proposal("chip-learner"))
+    claude.reply_text("Ik stel een aanvulling voor.")
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Mist er iets over wezen?")
+    chip = page.locator(".r42-delta").last
+    expect(chip).to_contain_text("Nieuw onderwerp: Chip Learner (concept)")
+    expect(chip).to_contain_text("chip-learner —part_of→ nabestaandenpensioen")
+    chip.locator(".r42-delta-yes").click()
+    expect(chip).to_contain_text("Voorgelegd aan de beheerders")
+    expect(chip.locator(".r42-delta-yes")).to_have_count(0)  # answered once
+    pb = superuser(served_app)
+    rows = pb.all("suggestions", filter='status = "pending"')
+    assert [r["delta"]["topics"][0]["id"] for r in rows] == ["chip-learner"]
+    assert pb.first("topics", 'slug = "chip-learner"') is None  # nothing written to the KB
+    page.reload()
+    open_chat(page)
+    expect(page.locator(".r42-delta").last).to_contain_text("Voorgelegd aan de beheerders")
+
+
+def test_admin_yes_applies_at_once(served_app, page, claude):
+    claude.reply_tool("propose_graph_delta", proposal("chip-admin"))
+    claude.reply_text("Voorstel gedaan.")
+    sign_in(page, served_app, "admin@example.com")
+    open_chat(page)
+    ask(page, "Voeg iets toe")
+    chip = page.locator(".r42-delta").last
+    chip.locator(".r42-delta-yes").click()
+    expect(chip).to_contain_text("Toegevoegd")
+    page.goto(served_app.url + "/topics/chip-admin")
+    expect(page.locator("#topic-title")).to_have_text("Chip Admin")
+    expect(page.locator("#relations")).to_contain_text("Nabestaandenpensioen")
+
+
+def test_invalid_proposal_shows_no_chip(served_app, page, claude):
+    claude.reply_tool("propose_graph_delta", {"reason": "x", "topics": [], "relations": [
+        {"source": "aow", "target": "aow", "type": "related_to"}]})
+    claude.reply_text("Dat lukte niet.")
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Voeg een relatie toe")
+    expect(page.locator(".r42-notice").last).to_contain_text("R42 proposed an edit that could not be used")
+    expect(page.locator(".r42-assistant").last).to_contain_text("Dat lukte niet.")
+    expect(page.locator(".r42-delta")).to_have_count(0)
