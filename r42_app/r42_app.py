@@ -4,10 +4,11 @@ import reflex as rx
 
 from r42_app.api import api
 from r42_app.components.theme import STYLE
-from r42_app.pages import admin_topics, learn
+from r42_app.pages import admin_suggestions, admin_topics, learn
 from r42_app.state.admin_topics import AdminTopicsState
 from r42_app.state.auth import AuthState, page_loader
 from r42_app.state.learn import LearnState
+from r42_app.state.suggestions import SuggestionsState
 
 app = rx.App(
     style=STYLE,
@@ -40,6 +41,7 @@ ROUTES = [
     ("/admin/topics", admin_topics.list_page, "Kennisbank beheren", AdminTopicsState.load_list),
     ("/admin/topics/new", admin_topics.editor_page, "Nieuw onderwerp", AdminTopicsState.load_new),
     ("/admin/topics/[slug]", admin_topics.editor_page, "Onderwerp bewerken", AdminTopicsState.load_edit),
+    ("/admin/suggestions", admin_suggestions.page, "Voorstellen", SuggestionsState.load),
 ]
 
 for route, component, title, loader in ROUTES:

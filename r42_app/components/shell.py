@@ -80,6 +80,7 @@ def navbar() -> rx.Component:
             rx.hstack(
                 nav_link("Onderwerpen", "/", "book_open"),
                 rx.cond(AuthState.is_admin, nav_link("Beheer", "/admin/topics", "settings"), rx.fragment()),
+                rx.cond(AuthState.is_admin, nav_link("Voorstellen", "/admin/suggestions", "inbox"), rx.fragment()),
                 spacing="1",
                 margin_left="12px",
             ),

@@ -191,3 +191,11 @@ class GraphSnapshot:
 
     topics: list[Topic]
     relations: list[Relation]
+
+
+def describe_delta(delta: dict) -> list[str]:
+    """What a proposed edit would add, in words: topics with their type, relations as `A —part_of→ B`."""
+    lines = [f"Nieuw onderwerp: {t.get('label')} ({t.get('type')})" for t in delta.get("topics", []) if isinstance(t, dict)]
+    lines += [f"{r.get('source')} —{r.get('type')}→ {r.get('target')}" for r in delta.get("relations", [])
+              if isinstance(r, dict)]
+    return lines

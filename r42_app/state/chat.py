@@ -14,7 +14,7 @@ from r42_app.chat.deps import chat_deps
 from r42_app.chat.turn import ChatRefused, run_turn
 from r42_app.core.chat import MAX_MESSAGE_CHARS, REF_RE, ChatInputError
 from r42_app.core.thread import ThreadCitation, ThreadMessage, greeting, parse, serialise, storage_key
-from r42_app.core.delta import GraphSnapshot, Rejected, validate_delta
+from r42_app.core.delta import GraphSnapshot, Rejected, describe_delta, validate_delta
 from r42_app.services import deps
 from r42_app.services.kb_store import KBError, Tenant
 from r42_app.services.pb import PBError
@@ -46,13 +46,6 @@ class UIMessage:
     delta_lines: list[str] = dataclasses.field(default_factory=list)
 
 
-def _delta_lines(delta: dict) -> list[str]:
-    """What a proposed edit would add, in words: topics with their type, relations as A —part_of→ B."""
-    lines = [f"Nieuw onderwerp: {t.get('label')} ({t.get('type')})" for t in delta.get("topics", [])]
-    lines += [f"{r.get('source')} —{r.get('type')}→ {r.get('target')}" for r in delta.get("relations", [])]
-    return lines
-
-
 def _display(content: str, citations: list[UICitation]) -> str:
     """Markdown with each [ref:N] of this turn as a link chip to its topic; other refs stay plain text."""
     by_ref = {c.ref: c for c in citations}
@@ -67,7 +60,7 @@ def _display(content: str, citations: list[UICitation]) -> str:
 def _ui(m: ThreadMessage) -> UIMessage:
     cites = [UICitation(c.ref, c.slug, c.label) for c in m.citations]
     return UIMessage(m.id, m.role, m.content, m.status, cites, _display(m.content, cites), m.delta, m.delta_state,
-                     _delta_lines(m.delta))
+                     describe_delta(m.delta))
 
 
 def _plain(value):
@@ -284,7 +277,7 @@ class ChatState(rx.State):
                 status, self.error, self.mark = "error", f"Er ging iets mis: {exc}", "error"
         async with self:
             self._set_last(content=text, status=status, citations=citations, display=_display(text, citations),
-                           delta=delta, delta_state="pending" if delta else "", delta_lines=_delta_lines(delta))
+                           delta=delta, delta_state="pending" if delta else "", delta_lines=describe_delta(delta))
             if rejected:
                 self.messages = [*self.messages, *[UIMessage(uuid.uuid4().hex[:12], "notice", m) for m in rejected]]
             if dropped and not any(m.content == DROPPED_NOTICE for m in self.messages[-3:]):

@@ -67,3 +67,30 @@ def test_invalid_proposal_shows_no_chip(served_app, page, claude):
     expect(page.locator(".r42-notice").last).to_contain_text("R42 proposed an edit that could not be used")
     expect(page.locator(".r42-assistant").last).to_contain_text("Dat lukte niet.")
     expect(page.locator(".r42-delta")).to_have_count(0)
+
+
+def test_learner_suggestion_reaches_the_admin_queue_and_approval_applies(served_app, browser, claude):
+    learner_ctx, admin_ctx = browser.new_context(), browser.new_context()
+    learner, admin = learner_ctx.new_page(), admin_ctx.new_page()
+    claude.reply_tool("propose_graph_delta", proposal("chip-queue"))
+    claude.reply_text("Voorstel gedaan.")
+    sign_in(learner, served_app, "learner@example.com")
+    open_chat(learner)
+    ask(learner, "Kan dit erbij?")
+    learner.locator(".r42-delta").last.locator(".r42-delta-yes").click()
+    expect(learner.locator(".r42-delta").last).to_contain_text("Voorgelegd aan de beheerders")
+
+    sign_in(admin, served_app, "admin@example.com", path="/admin/suggestions")
+    card = admin.locator(".suggestion", has_text="chip-queue")
+    expect(card).to_contain_text("Lotte de Leerling")
+    expect(card).to_contain_text("Nieuw onderwerp: Chip Queue (concept)")
+    card.locator(".approve-suggestion").click()
+    expect(admin.locator(".suggestion", has_text="chip-queue")).to_have_count(0)  # left the open list
+    admin.locator("#suggestion-filter").get_by_role("radio", name="Goedgekeurd").click()
+    expect(admin.locator(".suggestion", has_text="chip-queue")).to_contain_text("Goedgekeurd door Anton Admin")
+    admin.goto(served_app.url + "/topics/chip-queue")
+    expect(admin.locator("#topic-title")).to_have_text("Chip Queue")
+    learner.goto(served_app.url + "/admin/suggestions")
+    expect(learner.locator("#forbidden")).to_be_visible()
+    learner_ctx.close()
+    admin_ctx.close()

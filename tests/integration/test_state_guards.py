@@ -110,3 +110,34 @@ async def test_wrong_password_is_a_readable_error(store):
     auth = substate(root, AuthState)
     await call(auth, AuthState.sign_in, {"email": "learner@example.com", "password": "fout-wachtwoord"})
     assert auth.signin_error == "E-mailadres of wachtwoord klopt niet." and not auth.signed_in
+
+
+async def test_learner_cannot_approve_suggestions_by_calling_the_handler(store, admin_pb):
+    from r42_app.core.delta import GraphSnapshot, validate_delta
+    from r42_app.services.suggestions import SuggestionStore
+    from r42_app.state.suggestions import SuggestionsState
+
+    demo = store.require_tenant("demo")
+    kb = store.load(demo)
+    proposal = validate_delta({"reason": "Test.", "topics": [{"id": "guard-test", "label": "Guard test",
+                                                              "type": "concept", "description": "x"}],
+                               "relations": []}, GraphSnapshot(kb.topics, kb.relations))
+    learner = admin_pb.first("users", 'email = "learner@example.com"')
+    suggestion = SuggestionStore(admin_pb, store).append_suggestion(demo, learner["id"], proposal)
+
+    root = await signed_in_root("learner@example.com")
+    queue = substate(root, SuggestionsState)
+    emitted = await call(queue, SuggestionsState.approve, suggestion.id)
+    assert "Alleen beheerders" in str(emitted)
+    assert admin_pb.get("suggestions", suggestion.id)["status"] == "pending"
+    assert store.topic(demo, "guard-test") is None
+
+    admin_root = await signed_in_root("admin@example.com")
+    admin_queue = substate(admin_root, SuggestionsState)
+    await call(admin_queue, SuggestionsState.load)
+    assert suggestion.id in [r.id for r in admin_queue.rows]
+    await call(admin_queue, SuggestionsState.approve, suggestion.id)
+    await call(admin_queue, SuggestionsState.approve, suggestion.id)  # a second click applies nothing
+    assert admin_pb.get("suggestions", suggestion.id)["status"] == "approved"
+    assert store.topic(demo, "guard-test") is not None
+    store.delete_topic(demo, "guard-test")

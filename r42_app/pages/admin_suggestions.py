@@ -1,0 +1,76 @@
+"""`/admin/suggestions`: the admins' review queue of learner suggestions."""
+
+import reflex as rx
+
+from r42_app.components.common import empty_state, skeleton_lines
+from r42_app.components.shell import page_frame
+from r42_app.state.suggestions import SuggestionRow, SuggestionsState as S
+
+
+def suggestion_card(row: SuggestionRow) -> rx.Component:
+    """One suggestion: who, when, why, what is new, and the decision (or its history)."""
+    return rx.card(
+        rx.vstack(
+            rx.hstack(
+                rx.text(rx.text.strong(row.proposer), " stelde voor · ", row.created, size="2", color_scheme="gray"),
+                rx.match(row.status,
+                         ("pending", rx.badge("Open", color_scheme="amber")),
+                         ("approved", rx.badge("Goedgekeurd", color_scheme="green")),
+                         rx.badge("Afgewezen", color_scheme="gray")),
+                justify="between", width="100%",
+            ),
+            rx.text(row.reason, size="3"),
+            rx.vstack(rx.foreach(row.lines, lambda line: rx.code(line, size="1", variant="ghost")), spacing="1"),
+            rx.cond(
+                row.status == "pending",
+                rx.hstack(
+                    rx.button(rx.icon("check", size=14), "Goedkeuren", size="2", on_click=S.approve(row.id),
+                              class_name="approve-suggestion"),
+                    rx.button(rx.icon("x", size=14), "Afwijzen", size="2", variant="soft", color_scheme="gray",
+                              on_click=S.reject(row.id), class_name="reject-suggestion"),
+                    spacing="2",
+                ),
+                rx.text(rx.cond(row.status == "approved", "Goedgekeurd", "Afgewezen"), " door ", row.reviewer, " · ",
+                        row.reviewed_at, size="1", color_scheme="gray"),
+            ),
+            spacing="2", width="100%",
+        ),
+        width="100%",
+        class_name="suggestion",
+    )
+
+
+def body() -> rx.Component:
+    """Header, status filter and the list."""
+    return rx.vstack(
+        rx.vstack(
+            rx.heading("Voorstellen", size="7"),
+            rx.text("Wijzigingen die R42 aan leerlingen voorstelde. Goedkeuren controleert het voorstel opnieuw tegen "
+                    "de kennisbank van nu en voegt het toe.", color_scheme="gray", size="2"),
+            spacing="1",
+        ),
+        rx.segmented_control.root(
+            rx.segmented_control.item(rx.hstack(rx.text("Open"), rx.badge(S.pending_count, size="1"), spacing="1"),
+                                      value="pending"),
+            rx.segmented_control.item("Goedgekeurd", value="approved"),
+            rx.segmented_control.item("Afgewezen", value="rejected"),
+            rx.segmented_control.item("Alles", value="all"),
+            value=S.status_filter, on_change=S.set_filter, id="suggestion-filter",
+        ),
+        rx.cond(
+            S.loading,
+            skeleton_lines(6, "40px"),
+            rx.cond(
+                S.rows.length() > 0,
+                rx.vstack(rx.foreach(S.rows, suggestion_card), spacing="3", width="100%", id="suggestions"),
+                empty_state("inbox", "Geen voorstellen", "Er zijn hier geen voorstellen. Als R42 een leerling een "
+                            "aanvulling voorstelt en die ja zegt, verschijnt het voorstel hier."),
+            ),
+        ),
+        spacing="4", width="100%",
+    )
+
+
+def page() -> rx.Component:
+    """`/admin/suggestions` (admins only)."""
+    return page_frame(rx.box(rx.box(body(), max_width="860px", margin_x="auto"), padding="28px 24px"), admin=True)

@@ -1,0 +1,106 @@
+"""SuggestionsState: the admin review queue of learner suggestions (admins of the tenant only)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import reflex as rx
+
+from r42_app.core.delta import describe_delta
+from r42_app.services import deps
+from r42_app.services.kb_store import KBError, Tenant
+from r42_app.services.pb import PBError
+from r42_app.state.auth import AuthState, NotAllowed
+
+REFUSED = "Alleen beheerders van deze organisatie mogen voorstellen beoordelen."
+FILTERS = ("pending", "approved", "rejected", "all")
+
+
+@dataclasses.dataclass
+class SuggestionRow:
+    id: str = ""
+    proposer: str = ""
+    reason: str = ""
+    created: str = ""
+    status: str = ""
+    reviewer: str = ""
+    reviewed_at: str = ""
+    note: str = ""
+    lines: list[str] = dataclasses.field(default_factory=list)
+
+
+def _when(stamp: str) -> str:
+    return stamp[:16].replace("T", " ") if stamp else ""
+
+
+class SuggestionsState(rx.State):
+    forbidden: bool = False
+    loading: bool = True
+    status_filter: str = "pending"
+    rows: list[SuggestionRow] = []
+    pending_count: int = 0
+    busy_id: str = ""
+
+    async def _admin(self):
+        auth = await self.get_state(AuthState)
+        if auth.current_user() is None:
+            return None
+        try:
+            user = auth.require_admin()
+        except NotAllowed:
+            self.forbidden, self.loading = True, False
+            return None
+        self.forbidden = False
+        return user
+
+    def _refresh(self, user) -> None:
+        tenant = Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
+        store = deps.suggestion_store()
+        every = store.list(tenant)
+        self.pending_count = sum(1 for s in every if s.status == "pending")
+        chosen = every if self.status_filter == "all" else [s for s in every if s.status == self.status_filter]
+        self.rows = [SuggestionRow(s.id, s.user_name, s.reason, _when(s.created), s.status, s.reviewed_by,
+                                   _when(s.reviewed_at), s.review_note, describe_delta(s.delta)) for s in chosen]
+
+    @rx.event
+    async def load(self):
+        user = await self._admin()
+        if user is None:
+            return
+        self.loading = True
+        self._refresh(user)
+        self.loading = False
+
+    @rx.event
+    async def set_filter(self, value: str | list[str]):
+        self.status_filter = value if isinstance(value, str) and value in FILTERS else "pending"
+        user = await self._admin()
+        if user is not None:
+            self._refresh(user)
+
+    async def _decide(self, suggestion_id: str, approve: bool):
+        user = await self._admin()
+        if user is None:
+            return rx.toast.error(REFUSED)
+        tenant = Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
+        store = deps.suggestion_store()
+        try:
+            if approve:
+                applied = store.approve(tenant, suggestion_id, user.id)
+                message = f"Goedgekeurd: {len(applied.topics)} onderwerp(en) en {len(applied.relations)} relatie(s) toegevoegd."
+            else:
+                store.reject(tenant, suggestion_id, user.id)
+                message = "Voorstel afgewezen."
+        except (KBError, PBError) as exc:
+            self._refresh(user)
+            return rx.toast.error(str(exc))
+        self._refresh(user)
+        return rx.toast.success(message)
+
+    @rx.event
+    async def approve(self, suggestion_id: str):
+        return await self._decide(suggestion_id, True)
+
+    @rx.event
+    async def reject(self, suggestion_id: str):
+        return await self._decide(suggestion_id, False)
