@@ -67,6 +67,7 @@ def body() -> rx.Component:
                             "aanvulling voorstelt en die ja zegt, verschijnt het voorstel hier."),
             ),
         ),
+        rx.moment(interval=3000, on_change=S.poll, display="none"),  # live: new suggestions appear by themselves
         spacing="4", width="100%",
     )
 

@@ -53,6 +53,13 @@ class SuggestionStore:
         return [_suggestion(r) for r in self.pb.all("suggestions", filter=flt, sort="-created",
                                                     expand="user,reviewed_by")]
 
+    def fingerprint(self, tenant: Tenant) -> tuple:
+        """Changes whenever a suggestion of the tenant is filed or decided (one cheap query)."""
+        page = self.pb.list("suggestions", filter=f"tenant = {quote(tenant.id)}", sort="-updated", fields="updated",
+                            per_page=1, total=True)
+        items = page.get("items") or [{}]
+        return (page.get("totalItems", 0), items[0].get("updated", ""))
+
     def _pending(self, tenant: Tenant, suggestion_id: str) -> dict:
         try:
             row = self.pb.get("suggestions", suggestion_id)

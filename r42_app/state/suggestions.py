@@ -39,7 +39,7 @@ class SuggestionsState(rx.State):
     status_filter: str = "pending"
     rows: list[SuggestionRow] = []
     pending_count: int = 0
-    busy_id: str = ""
+    _seen: tuple = ()
 
     async def _admin(self):
         auth = await self.get_state(AuthState)
@@ -56,6 +56,7 @@ class SuggestionsState(rx.State):
     def _refresh(self, user) -> None:
         tenant = Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
         store = deps.suggestion_store()
+        self._seen = store.fingerprint(tenant)
         every = store.list(tenant)
         self.pending_count = sum(1 for s in every if s.status == "pending")
         chosen = every if self.status_filter == "all" else [s for s in every if s.status == self.status_filter]
@@ -70,6 +71,17 @@ class SuggestionsState(rx.State):
         self.loading = True
         self._refresh(user)
         self.loading = False
+
+    @rx.event
+    async def poll(self, _tick: str = ""):
+        """Every few seconds while the page is open: reload when a suggestion was filed or decided
+        anywhere (another admin, another machine, a learner's chat)."""
+        user = await self._admin()
+        if user is None:
+            return
+        tenant = Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
+        if deps.suggestion_store().fingerprint(tenant) != self._seen:
+            self._refresh(user)
 
     @rx.event
     async def set_filter(self, value: str | list[str]):

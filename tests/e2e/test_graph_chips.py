@@ -72,6 +72,8 @@ def test_invalid_proposal_shows_no_chip(served_app, page, claude):
 def test_learner_suggestion_reaches_the_admin_queue_and_approval_applies(served_app, browser, claude):
     learner_ctx, admin_ctx = browser.new_context(), browser.new_context()
     learner, admin = learner_ctx.new_page(), admin_ctx.new_page()
+    sign_in(admin, served_app, "admin@example.com", path="/admin/suggestions")  # open before the suggestion exists
+    expect(admin.locator("#suggestion-filter")).to_be_visible()
     claude.reply_tool("propose_graph_delta", proposal("chip-queue"))
     claude.reply_text("Voorstel gedaan.")
     sign_in(learner, served_app, "learner@example.com")
@@ -80,9 +82,8 @@ def test_learner_suggestion_reaches_the_admin_queue_and_approval_applies(served_
     learner.locator(".r42-delta").last.locator(".r42-delta-yes").click()
     expect(learner.locator(".r42-delta").last).to_contain_text("Voorgelegd aan de beheerders")
 
-    sign_in(admin, served_app, "admin@example.com", path="/admin/suggestions")
     card = admin.locator(".suggestion", has_text="chip-queue")
-    expect(card).to_contain_text("Lotte de Leerling")
+    expect(card).to_contain_text("Lotte de Leerling")  # appeared without a reload
     expect(card).to_contain_text("Nieuw onderwerp: Chip Queue (concept)")
     card.locator(".approve-suggestion").click()
     expect(admin.locator(".suggestion", has_text="chip-queue")).to_have_count(0)  # left the open list
