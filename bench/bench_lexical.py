@@ -57,7 +57,6 @@ def run() -> str:
             f"{'yes' if equal else 'NO'} ({len(base_q)} queries) |"
         )
         fallback_rows.append(f"| {n:,} | {ms(p50(fb))} / {ms(p95(fb))} |")
-        del ours, theirs, docs
     return "\n".join([
         "### Lexical retrieval (BM25 top 50; ours = sparse BM25, build includes TF-IDF)",
         "",

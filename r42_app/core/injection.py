@@ -35,7 +35,7 @@ MARKERS: dict[str, list[re.Pattern[str]]] = {
     "ignore_previous": [
         re.compile(rf"\b(?:ignore|disregard|forget|skip|override|bypass|drop|discard|neglect)\b(?: {_ANY})*"
                    rf"(?: {_PRIOR_EN})+(?: \w+)? {_RULES_EN}\b"),
-        re.compile(rf"\b(?:ignore|disregard|forget) (?:everything|all)(?: (?:above|before|you were told|that came before))"),
+        re.compile(r"\b(?:ignore|disregard|forget) (?:everything|all)(?: (?:above|before|you were told|that came before))"),
         re.compile(rf"\b(?:ignore|disregard|forget)\b(?: {_ANY})* {_RULES_EN} (?:above|before)\b"),
         re.compile(r"\b(?:ignore|disregard|forget)(?: (?:all|everything|anything|the text|what is|what's))?(?: the)? "
                    r"(?:above|before this|preceding)\b"),

@@ -5,7 +5,7 @@ import reflex as rx
 from r42_app.components.common import empty_state, error_callout, skeleton_lines, type_badge
 from r42_app.components.shell import page_frame
 from r42_app.core.kb import RELATION_LABELS, TOPIC_TYPES, TYPE_LABELS
-from r42_app.state.admin_topics import AdminRelationRow, AdminTopicRow, AdminTopicsState as S, Option
+from r42_app.state.admin_topics import AdminRelationRow, AdminTopicRow, AdminTopicsState as S
 
 
 def frame(body: rx.Component) -> rx.Component:

@@ -9,7 +9,6 @@ import pytest
 from r42_app.api import api
 from r42_app.chat import deps as chat_deps
 from r42_app.services import deps
-from tests.conftest import DEMO_PASSWORD
 
 pytestmark = pytest.mark.anyio
 

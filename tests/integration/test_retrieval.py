@@ -11,7 +11,6 @@ import pytest
 from r42_app.core.retrieval import SNIPPET_START, render_snippets
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.indexer import Indexer
-from r42_app.services.kb_store import KBStore
 from r42_app.services.retrieval import FRESHNESS_S, Retriever, UnknownTenant
 from r42_app.services.vector_store import TenantLeak, VectorStore, chunk_id
 

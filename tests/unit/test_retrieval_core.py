@@ -11,7 +11,6 @@ from r42_app.core.retrieval import (
     TenantIndex,
     build_kb_context_from_index,
     chunk_text,
-    kb_hash,
     make_snippet,
     render_snippets,
 )
