@@ -28,7 +28,7 @@ from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from r42_app.core.retrieval import render_snippets
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.indexer import Indexer
-from r42_app.services.kb_store import KBError, KBStore
+from r42_app.services.kb_store import KBError, KBStore, Tenant
 from r42_app.services.retrieval import MODES, Retriever, UnknownTenant
 from r42_app.services.vector_store import VectorStore
 from r42_app.services.pb import PBError, PocketBase
@@ -343,17 +343,24 @@ def _fail(message: str) -> int:
     return EXIT_INVALID
 
 
+@contextlib.contextmanager
+def tenant_services(cfg: Settings, tenant_slug: str) -> Iterator[tuple[Services, Tenant]]:
+    """Services on a superuser connection plus the named tenant; an unknown tenant exits with status 2."""
+    with admin_connection(cfg) as pb:
+        services = Services(cfg, pb)
+        try:
+            tenant = services.retriever.tenant(tenant_slug)
+        except UnknownTenant as exc:
+            raise SystemExit(_fail(str(exc))) from exc
+        yield services, tenant
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     cfg = load_settings()
     if args.batch is None and not (args.query or "").strip():
         return _fail("the query is empty (give QUERY or --batch FILE)")
     queries = _read_jsonl(Path(args.batch), ("qid", "query")) if args.batch else None
-    with admin_connection(cfg) as pb:
-        services = Services(cfg, pb)
-        try:
-            tenant = services.retriever.tenant(args.tenant)
-        except UnknownTenant as exc:
-            return _fail(str(exc))
+    with tenant_services(cfg, args.tenant) as (services, tenant):
         if queries is not None:
             for q in queries:
                 res = services.retriever.kb_search(tenant, str(q["query"]), args.mode, args.top_k)
@@ -380,12 +387,7 @@ def cmd_context(args: argparse.Namespace) -> int:
     cfg = load_settings()
     if not args.query.strip():
         return _fail("the query is empty")
-    with admin_connection(cfg) as pb:
-        services = Services(cfg, pb)
-        try:
-            tenant = services.retriever.tenant(args.tenant)
-        except UnknownTenant as exc:
-            return _fail(str(exc))
+    with tenant_services(cfg, args.tenant) as (services, tenant):
         context = services.retriever.build_kb_context(tenant, args.query)
         res = services.retriever.kb_search(tenant, args.query, args.mode, args.top_k)
         snippets = res.snippets(services.retriever.index(tenant))
@@ -400,12 +402,7 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
     queries = _read_jsonl(Path(args.queries), ("qid", "query", "rel"))
     if not queries:
         return _fail(f"{args.queries}: no queries")
-    with admin_connection(cfg) as pb:
-        services = Services(cfg, pb)
-        try:
-            tenant = services.retriever.tenant(args.tenant)
-        except UnknownTenant as exc:
-            return _fail(str(exc))
+    with tenant_services(cfg, args.tenant) as (services, tenant):
         rows = {}
         kinds = sorted({q.get("kind", "") for q in queries} - {""})
         for mode in args.modes:

@@ -15,7 +15,7 @@ from r42_app.core.kb import RELATION_LABELS, RELATION_TYPES, TOPIC_TYPES, TYPE_L
 from r42_app.services import deps
 from r42_app.services.kb_store import KBError, Tenant
 from r42_app.services.pb import PBError
-from r42_app.state.auth import AuthState, NotAllowed
+from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
 
@@ -81,15 +81,11 @@ class AdminTopicsState(rx.State):
     async def _admin_tenant(self) -> Tenant | None:
         """The admin's tenant; marks the page forbidden for anyone else."""
         auth = await self.get_state(AuthState)
-        if auth.current_user() is None:
+        user = auth.admin_or_none()
+        self.forbidden = user is None and auth.current_user() is not None
+        if user is None:
+            self.loading = not self.forbidden and self.loading
             return None
-        try:
-            user = auth.require_admin()
-        except NotAllowed:
-            self.forbidden = True
-            self.loading = False
-            return None
-        self.forbidden = False
         return Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
 
 

@@ -94,6 +94,15 @@ class AuthState(rx.State):
             raise NotAllowed("Alleen beheerders mogen dit doen.")
         return user
 
+    def admin_or_none(self) -> SignedInUser | None:
+        """The signed-in admin, or None (signed out, or not an admin: the caller shows "Geen toegang")."""
+        if self.current_user() is None:
+            return None
+        try:
+            return self.require_admin()
+        except NotAllowed:
+            return None
+
     # -- events -------------------------------------------------------------------
 
     @rx.event

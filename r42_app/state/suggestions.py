@@ -10,7 +10,7 @@ from r42_app.core.delta import describe_delta
 from r42_app.services import deps
 from r42_app.services.kb_store import KBError, Tenant
 from r42_app.services.pb import PBError
-from r42_app.state.auth import AuthState, NotAllowed
+from r42_app.state.auth import AuthState
 
 REFUSED = "Alleen beheerders van deze organisatie mogen voorstellen beoordelen."
 FILTERS = ("pending", "approved", "rejected", "all")
@@ -43,14 +43,10 @@ class SuggestionsState(rx.State):
 
     async def _admin(self):
         auth = await self.get_state(AuthState)
-        if auth.current_user() is None:
-            return None
-        try:
-            user = auth.require_admin()
-        except NotAllowed:
-            self.forbidden, self.loading = True, False
-            return None
-        self.forbidden = False
+        user = auth.admin_or_none()
+        self.forbidden = user is None and auth.current_user() is not None
+        if self.forbidden:
+            self.loading = False
         return user
 
     def _refresh(self, user) -> None:
