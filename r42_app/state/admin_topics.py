@@ -12,6 +12,7 @@ from collections import Counter
 import reflex as rx
 
 from r42_app.core.kb import RELATION_LABELS, RELATION_TYPES, TOPIC_TYPES, TYPE_LABELS, Relation, filter_topics, slugify
+from r42_app.core.messages_nl import to_dutch
 from r42_app.services import deps
 from r42_app.services.kb_store import KBError, Tenant
 from r42_app.services.pb import PBError
@@ -250,8 +251,8 @@ class AdminTopicsState(rx.State):
                 topic = store.update_topic(tenant, self.f_slug, raw)
         except KBError as exc:
             self.saving = False
-            self.field_errors = {issue.where.split(".")[-1]: issue.message for issue in exc.issues}
-            yield rx.toast.error(exc.message if exc.issues else str(exc))
+            self.field_errors = {issue.where.split(".")[-1]: to_dutch(issue.message) for issue in exc.issues}
+            yield rx.toast.error("Controleer de gemarkeerde velden." if exc.issues else str(exc))
             return
         self.saving = False
         if self.is_new:
@@ -281,7 +282,7 @@ class AdminTopicsState(rx.State):
         try:
             deps.kb_store().add_relation(tenant, {"source": self.f_slug, "target": self.r_target, "type": self.r_type})
         except KBError as exc:
-            self.relation_error = "; ".join(i.message for i in exc.issues) or str(exc)
+            self.relation_error = "; ".join(to_dutch(i.message) for i in exc.issues) or str(exc)
             return
         self.r_target = ""
         self._load_relations(tenant, self.f_slug)

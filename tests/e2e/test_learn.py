@@ -73,7 +73,7 @@ def test_admin_creates_relates_and_deletes_a_topic(served_app, page):
     page.fill("#label", "Pensioenknip e2e")
     expect(page.locator("#id")).to_have_value("pensioenknip-e2e")
     page.click("#save-topic")
-    expect(page.get_by_text("description is required")).to_be_visible()  # nothing saved yet
+    expect(page.locator(".field-error")).to_have_text("Dit veld is verplicht.")  # nothing saved yet
     page.fill("#description", "Een tijdelijk onderwerp uit de browsertest.")
     page.fill("#content", "Dit is **vetgedrukte** leerinhoud.")
     page.click("#save-topic")
