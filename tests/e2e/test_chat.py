@@ -100,6 +100,8 @@ def test_corrupt_stored_thread_is_replaced_with_a_notice(served_app, browser, cl
     ask(page, "Eerste vraag")
     expect(page.locator(".r42-assistant").last).to_contain_text("Eerste antwoord.")
     key = thread_keys(page)[0]
+    # wait for the final save of the answer, so it cannot overwrite the corruption below
+    page.wait_for_function(f"(localStorage.getItem('{key}') || '').includes('Eerste antwoord.')")
     page.evaluate(f"localStorage.setItem('{key}', '{{not json')")
     fresh = ctx.new_page()  # a new tab reads the thread from localStorage again
     fresh.goto(served_app.url + "/")
@@ -145,6 +147,7 @@ def test_older_turns_are_not_sent_and_the_thread_says_so(served_app, browser, cl
     ask(page, "start")
     expect(page.locator(".r42-assistant").last).to_contain_text("Eerste.")
     key = thread_keys(page)[0]
+    page.wait_for_function(f"(localStorage.getItem('{key}') || '').includes('Eerste.')")
     long = [{"id": f"m{i}", "role": role, "content": f"{role} {i}", "status": "ok", "citations": []}
             for i in range(15) for role in ("user", "assistant")]
     page.evaluate(f"localStorage.setItem('{key}', {json.dumps(json.dumps({'version': 1, 'messages': long}))})")
