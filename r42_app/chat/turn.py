@@ -74,7 +74,7 @@ def select_tools(user: SignedInUser) -> list[str]:
 
 
 def _tenant(user: SignedInUser) -> Tenant:
-    return Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
+    return user.tenant
 
 
 async def _lookup_topic(deps: ChatDeps, tenant: Tenant, tool_input: dict) -> str:

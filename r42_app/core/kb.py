@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from r42_app.core.text import fold
+
 TOPIC_TYPES: tuple[str, ...] = ("concept", "role", "process")
 RELATION_TYPES: tuple[str, ...] = ("related_to", "depends_on", "part_of", "executed_by")
 
@@ -73,10 +75,7 @@ class ImportPlan:
 
 def slugify(text: str) -> str:
     """Turn a label into a kebab-case slug suggestion (diacritics folded)."""
-    import unicodedata
-
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    return re.sub(r"[^a-z0-9]+", "-", folded.lower()).strip("-")[:MAX_SLUG].strip("-")
+    return re.sub(r"[^a-z0-9]+", "-", fold(text)).strip("-")[:MAX_SLUG].strip("-")
 
 
 def _text(value: Any, where: str, name: str, limit: int, required: bool, issues: list[Issue]) -> str:
@@ -228,14 +227,6 @@ INVERSE_RELATION_LABELS = {
     "part_of": "bestaat onder meer uit",
     "executed_by": "voert uit",
 }
-
-
-def fold(text: str) -> str:
-    """Lowercase and strip diacritics, so `beëindiging` matches `beeindiging`."""
-    import unicodedata
-
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 def filter_topics(topics: Iterable[Topic], query: str = "", topic_type: str = "") -> list[Topic]:

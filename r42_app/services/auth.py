@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from r42_app.services.kb_store import Tenant
 from r42_app.services.pb import PBError, PocketBase
 
 ROLES = ("learner", "admin")
@@ -28,6 +29,11 @@ class SignedInUser:
     @property
     def is_admin(self) -> bool:
         return self.role == "admin"
+
+    @property
+    def tenant(self) -> Tenant:
+        """The user's tenant: the only one anything they do may touch."""
+        return Tenant(self.tenant_id, self.tenant_slug, self.tenant_name)
 
 
 @dataclass(frozen=True)

@@ -179,13 +179,8 @@ class KBStore:
 
     def fingerprint(self, tenant: Tenant) -> tuple:
         """Changes whenever a topic or relation of the tenant is created, updated or deleted (two cheap queries)."""
-        parts: list[Any] = []
-        for collection in ("topics", "relations"):
-            page = self.pb.list(collection, filter=f"tenant = {quote(tenant.id)}", sort="-updated", fields="updated",
-                                per_page=1, total=True)
-            items = page.get("items") or [{}]
-            parts += [page.get("totalItems", 0), items[0].get("updated", "")]
-        return tuple(parts)
+        flt = f"tenant = {quote(tenant.id)}"
+        return self.pb.change_marker("topics", flt) + self.pb.change_marker("relations", flt)
 
     def topics_by_slug(self, tenant: Tenant, slugs: Iterable[str]) -> dict[str, Topic]:
         """The named topics of a tenant that exist (missing slugs are simply absent)."""

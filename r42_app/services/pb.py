@@ -176,6 +176,12 @@ class PocketBase:
         items = self.list(collection, filter=filter, per_page=1, **kwargs).get("items", [])
         return items[0] if items else None
 
+    def change_marker(self, collection: str, filter: str) -> tuple[int, str]:
+        """(row count, newest `updated`) of the matching rows: changes on any create, update or delete."""
+        page = self.list(collection, filter=filter, sort="-updated", fields="updated", per_page=1, total=True)
+        items = page.get("items") or [{}]
+        return int(page.get("totalItems", 0)), items[0].get("updated", "")
+
     def get(self, collection: str, record_id: str) -> dict[str, Any]:
         return self.send("GET", f"/api/collections/{collection}/records/{record_id}")
 

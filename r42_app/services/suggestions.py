@@ -55,10 +55,7 @@ class SuggestionStore:
 
     def fingerprint(self, tenant: Tenant) -> tuple:
         """Changes whenever a suggestion of the tenant is filed or decided (one cheap query)."""
-        page = self.pb.list("suggestions", filter=f"tenant = {quote(tenant.id)}", sort="-updated", fields="updated",
-                            per_page=1, total=True)
-        items = page.get("items") or [{}]
-        return (page.get("totalItems", 0), items[0].get("updated", ""))
+        return self.pb.change_marker("suggestions", f"tenant = {quote(tenant.id)}")
 
     def _pending(self, tenant: Tenant, suggestion_id: str) -> dict:
         try:

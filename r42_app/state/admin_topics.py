@@ -87,7 +87,7 @@ class AdminTopicsState(rx.State):
         if user is None:
             self.loading = not self.forbidden and self.loading
             return None
-        return Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
+        return user.tenant
 
 
     # -- list -----------------------------------------------------------------------

@@ -16,7 +16,7 @@ from r42_app.core.chat import MAX_MESSAGE_CHARS, REF_RE, ChatInputError
 from r42_app.core.thread import ThreadCitation, ThreadMessage, greeting, parse, serialise, storage_key
 from r42_app.core.delta import GraphSnapshot, Rejected, describe_delta, validate_delta
 from r42_app.services import deps
-from r42_app.services.kb_store import KBError, Tenant
+from r42_app.services.kb_store import KBError
 from r42_app.services.pb import PBError
 from r42_app.state.auth import AuthState
 
@@ -205,7 +205,7 @@ class ChatState(rx.State):
         target = next((m for m in self.messages if m.id == message_id), None)
         if user is None or target is None or target.delta_state != "pending":
             return
-        tenant = Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
+        tenant = user.tenant
         state, note = "declined", ""
         if yes:
             try:

@@ -84,7 +84,7 @@ class LearnState(rx.State):
         user = auth.current_user()
         if user is None:
             return None
-        return Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
+        return user.tenant
 
     def _apply_filter(self) -> None:
         hits = filter_topics(self._topics, self.query, self.type_filter)

@@ -8,7 +8,7 @@ import reflex as rx
 
 from r42_app.core.delta import describe_delta
 from r42_app.services import deps
-from r42_app.services.kb_store import KBError, Tenant
+from r42_app.services.kb_store import KBError
 from r42_app.services.pb import PBError
 from r42_app.state.auth import AuthState
 
@@ -50,7 +50,7 @@ class SuggestionsState(rx.State):
         return user
 
     def _refresh(self, user) -> None:
-        tenant = Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
+        tenant = user.tenant
         store = deps.suggestion_store()
         self._seen = store.fingerprint(tenant)
         every = store.list(tenant)
@@ -75,7 +75,7 @@ class SuggestionsState(rx.State):
         user = await self._admin()
         if user is None:
             return
-        tenant = Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
+        tenant = user.tenant
         if deps.suggestion_store().fingerprint(tenant) != self._seen:
             self._refresh(user)
 
@@ -90,7 +90,7 @@ class SuggestionsState(rx.State):
         user = await self._admin()
         if user is None:
             return rx.toast.error(REFUSED)
-        tenant = Tenant(user.tenant_id, user.tenant_slug, user.tenant_name)
+        tenant = user.tenant
         store = deps.suggestion_store()
         try:
             if approve:
