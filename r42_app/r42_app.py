@@ -4,9 +4,10 @@ import reflex as rx
 
 from r42_app.api import api
 from r42_app.components.theme import STYLE
-from r42_app.pages import admin_suggestions, admin_topics, learn
+from r42_app.pages import admin_suggestions, admin_topics, graph, learn
 from r42_app.state.admin_topics import AdminTopicsState
 from r42_app.state.auth import AuthState, page_loader
+from r42_app.state.graph import GraphState
 from r42_app.state.learn import LearnState
 from r42_app.state.suggestions import SuggestionsState
 
@@ -38,6 +39,7 @@ app.register_lifespan_task(index_outbox)
 ROUTES = [
     ("/", learn.index_page, "Onderwerpen", LearnState.load_index),
     ("/topics/[slug]", learn.topic_page, "Onderwerp", LearnState.load_topic),
+    ("/graph", graph.page, "Kennisgraaf", GraphState.load),
     ("/admin/topics", admin_topics.list_page, "Kennisbank beheren", AdminTopicsState.load_list),
     ("/admin/topics/new", admin_topics.editor_page, "Nieuw onderwerp", AdminTopicsState.load_new),
     ("/admin/topics/[slug]", admin_topics.editor_page, "Onderwerp bewerken", AdminTopicsState.load_edit),

@@ -110,6 +110,16 @@ class ChatState(rx.State):
     def close(self):
         self.is_open = False
 
+    @rx.event
+    async def open_with(self, question: str):
+        """Open the window with `question` typed into the message box, not yet sent (the reader may edit it)."""
+        self.is_open = True
+        fill = (f"(function fill(n) {{ var el = document.getElementById('r42-input'); "
+                f"if (el) {{ el.value = {json.dumps(question[:MAX_MESSAGE_CHARS])}; el.focus(); "
+                f"el.setSelectionRange(el.value.length, el.value.length); }} "
+                f"else if (n < 60) {{ setTimeout(function () {{ fill(n + 1); }}, 50); }} }})(0)")
+        return [ChatState.load_thread, rx.call_script(fill)]
+
 
     @rx.event
     async def load_thread(self):

@@ -1,0 +1,222 @@
+"""GraphState: the `/graph` page. Learners read their tenant's graph; admins also see pending
+suggestions as dashed nodes and links. The page polls a per-tenant fingerprint, so writes made
+anywhere (chat chips, approvals, the editor, imports) show up without a reload."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import reflex as rx
+
+from r42_app.core.graph import GraphView, build_view, excerpt, neighbours, search_nodes
+from r42_app.core.kb import INVERSE_RELATION_LABELS, RELATION_LABELS, TYPE_LABELS, Relation
+from r42_app.services import deps
+from r42_app.services.pb import PBError
+from r42_app.state.auth import AuthState
+from r42_app.state.chat import ChatState
+
+log = logging.getLogger(__name__)
+
+LOAD_ERROR = "De kennisgraaf kon niet worden geladen. Probeer het opnieuw."
+
+
+@dataclasses.dataclass
+class NodeHit:
+    id: str = ""
+    label: str = ""
+    type: str = ""
+    type_label: str = ""
+
+
+@dataclasses.dataclass
+class NeighbourRow:
+    slug: str = ""
+    label: str = ""
+    type: str = ""
+    phrase: str = ""
+    pending: bool = False
+
+
+@dataclasses.dataclass
+class Panel:
+    slug: str = ""
+    label: str = ""
+    type: str = ""
+    type_label: str = ""
+    description: str = ""
+    excerpt: str = ""
+    pending: bool = False
+    neighbours: list[NeighbourRow] = dataclasses.field(default_factory=list)
+
+
+def ask_question(label: str) -> str:
+    """The question "Ask R42 about this" puts in the chat box."""
+    return f"Wat moet ik weten over {label}, en hoe hangt het samen met de rest?"
+
+
+class GraphState(rx.State):
+    loading: bool = True
+    load_error: str = ""
+    nodes: list[dict] = []
+    links: list[dict] = []
+    topic_count: int = 0
+    relation_count: int = 0
+    pending_count: int = 0
+    show_pending: bool = False
+
+    query: str = ""
+    hits: list[NodeHit] = []
+    focus_id: str = ""
+    focus_seq: int = 0
+
+    selected: str = ""
+    panel: Panel = Panel()
+    panel_missing: bool = False
+
+    _view: GraphView | None = None
+    _descriptions: dict[str, str] = {}
+    _pending_descriptions: dict[str, str] = {}
+    _relations: list = []
+    _seen: tuple = ()
+
+    async def _user(self):
+        return (await self.get_state(AuthState)).current_user()
+
+    def _fingerprint(self, user) -> tuple:
+        marker = deps.kb_store().fingerprint(user.tenant)
+        return marker + deps.suggestion_store().fingerprint(user.tenant) if user.is_admin else marker
+
+    def _refresh(self, user) -> None:
+        store = deps.kb_store()
+        tenant = user.tenant
+        self._seen = self._fingerprint(user)
+        topics = store.topic_summaries(tenant)
+        relations = store.relations(tenant)
+        pending = [s.delta for s in deps.suggestion_store().list(tenant, "pending")] if user.is_admin else []
+        view = build_view(topics, relations, pending)
+        self._view = view
+        self._descriptions = {t.slug: t.description for t in topics}
+        self._pending_descriptions = {str(t.get("id", "")): str(t.get("description", ""))
+                                      for d in pending for t in d.get("topics") or []}
+        self._relations = [(link.source, link.target, link.type, link.pending) for link in view.links]
+        self.nodes = [n.as_dict() for n in view.nodes]
+        self.links = [link.as_dict() for link in view.links]
+        self.topic_count = len(topics)
+        self.relation_count = len(relations)
+        self.pending_count = view.pending_count
+        self.show_pending = user.is_admin
+        self._search()
+
+    @rx.event
+    async def load(self):
+        """on_load of `/graph`."""
+        user = await self._user()
+        if user is None:
+            return
+        self.loading, self.load_error = True, ""
+        self.selected, self.panel, self.query, self.hits = "", Panel(), "", []
+        yield
+        try:
+            self._refresh(user)
+        except PBError as exc:
+            log.error("loading the graph failed: %s", exc)
+            self.load_error = LOAD_ERROR
+        self.loading = False
+
+    @rx.event
+    async def poll(self, _tick: str = ""):
+        """Every few seconds while the page is open: redraw when the tenant's graph (or, for admins,
+        its suggestions) changed anywhere."""
+        user = await self._user()
+        if user is None or self.loading:
+            return
+        try:
+            if self._fingerprint(user) == self._seen:
+                return
+            self._refresh(user)
+        except PBError as exc:
+            log.warning("graph refresh failed: %s", exc)
+            return
+        if self.selected:
+            self._fill_panel(user, self.selected)
+
+    # -- search ---------------------------------------------------------------------------
+
+    def _search(self) -> None:
+        if self._view is None or not self.query.strip():
+            self.hits = []
+            return
+        self.hits = [NodeHit(n.id, n.label, n.type, TYPE_LABELS.get(n.type, n.type))
+                     for n in search_nodes(self._view.nodes, self.query)]
+
+    @rx.event
+    def set_query(self, value: str):
+        self.query = str(value)[:120]
+        self._search()
+
+    @rx.event
+    async def submit_search(self, _form: dict | None = None):
+        """Enter in the search box: focus the best match."""
+        if self.hits:
+            return GraphState.focus(self.hits[0].id)
+        if self.query.strip():
+            return rx.toast.info(f"Geen onderwerp gevonden voor “{self.query.strip()}”.")
+
+    @rx.event
+    async def focus(self, node_id: str):
+        """Centre the graph on a node and open its panel."""
+        self.focus_id = node_id
+        self.focus_seq += 1
+        self.query, self.hits = "", []
+        return GraphState.select(node_id)
+
+    # -- the side panel -------------------------------------------------------------------
+
+    def _fill_panel(self, user, slug: str) -> None:
+        view = self._view
+        node = next((n for n in view.nodes if n.id == slug), None) if view else None
+        if node is None:
+            self.selected, self.panel, self.panel_missing = "", Panel(), bool(slug)
+            return
+        labels = {n.id: (n.label, n.type) for n in view.nodes}
+        pending_nodes = {n.id for n in view.nodes if n.pending}
+        rels = [Relation(s, t, k) for s, t, k, _ in self._relations]
+        pending_links = {(s, t, k) for s, t, k, p in self._relations if p}
+        rows = [NeighbourRow(n.slug, n.label, n.type,
+                             (RELATION_LABELS if n.outgoing else INVERSE_RELATION_LABELS).get(n.relation, n.relation),
+                             n.slug in pending_nodes or ((slug, n.slug, n.relation) if n.outgoing
+                                                         else (n.slug, slug, n.relation)) in pending_links)
+                for n in neighbours(slug, rels, labels)]
+        if node.pending:
+            text = ""
+            description = self._pending_descriptions.get(slug, "")
+        else:
+            topic = deps.kb_store().topic(user.tenant, slug)
+            text = excerpt(topic.content) if topic else ""
+            description = topic.description if topic else self._descriptions.get(slug, "")
+        self.panel = Panel(slug, node.label, node.type, TYPE_LABELS.get(node.type, node.type), description, text,
+                           node.pending, rows)
+        self.selected, self.panel_missing = slug, False
+
+    @rx.event
+    async def select(self, node_id: str):
+        user = await self._user()
+        if user is None:
+            return
+        try:
+            self._fill_panel(user, str(node_id))
+        except PBError as exc:
+            log.error("loading topic %s for the graph failed: %s", node_id, exc)
+            return rx.toast.error("Dit onderwerp kon niet worden geladen.")
+
+    @rx.event
+    def close_panel(self):
+        self.selected, self.panel = "", Panel()
+
+    @rx.event
+    def ask(self):
+        """"Ask R42 about this": open the chat with a question about the selected topic, ready to send."""
+        if not self.panel.label:
+            return
+        return ChatState.open_with(ask_question(self.panel.label))
