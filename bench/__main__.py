@@ -11,7 +11,7 @@ import os
 import platform
 import sys
 
-from bench import bench_chat, bench_hybrid, bench_import, bench_indexing, bench_lexical, bench_quality
+from bench import bench_chat, bench_graph, bench_hybrid, bench_import, bench_indexing, bench_lexical, bench_quality
 
 BENCHMARKS = {
     "import": bench_import.run,
@@ -20,6 +20,7 @@ BENCHMARKS = {
     "indexing": bench_indexing.run,
     "quality": bench_quality.run,
     "chat": bench_chat.run,
+    "graph": bench_graph.run,
 }
 
 

@@ -7,17 +7,13 @@ import asyncio
 import json
 import os
 import random
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import httpx
 
 from bench.bench_hybrid import big_kb
-from bench.common import free_port, ms, p50, p95
+from bench.common import CHROMIUM_ARGS, ms, p50, p95, served_app
 from r42_app.chat.turn import ChatDeps, run_turn
 from r42_app.core.chat import system_blocks, tool_definitions
 from r42_app.services.auth import SignedInUser
@@ -64,26 +60,10 @@ def _token_latency(fake: FakeAnthropic) -> tuple[list[float], list[float]]:
     """Serve the app, then time fake-first-delta -> visible in the browser, and -> received by an API client."""
     from playwright.sync_api import sync_playwright
 
-    data = Path(tempfile.mkdtemp(prefix="r42-bench-"))
-    port, pb_port = free_port(), free_port()
-    env = {**os.environ, "R42_DATA_DIR": str(data), "R42_PORT": str(port), "R42_PB_PORT": str(pb_port),
-           "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": fake.url, "R42_APP_INDEXER": "0"}
-    env.pop("R42_PB_URL", None)
-    log = open(data / "serve.log", "wb")
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "r42"), "serve"], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
     browser_ms, api_ms = [], []
-    try:
-        deadline = time.monotonic() + 900
-        while "R42 is running" not in (data / "serve.log").read_text(errors="replace"):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("r42 serve did not start")
-            time.sleep(1)
-        url = f"http://127.0.0.1:{port}"
-        args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    with served_app(ANTHROPIC_API_KEY="bench", ANTHROPIC_BASE_URL=fake.url) as (url, pb, _data):
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=args)
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             page = browser.new_page()
             page.goto(url + "/")
             page.fill("#email", "learner@example.com")
@@ -106,7 +86,7 @@ def _token_latency(fake: FakeAnthropic) -> tuple[list[float], list[float]]:
                 if i >= 2:
                     browser_ms.append(page.evaluate("window.__seen") / 1000 - fake.first_delta_at[0])
             browser.close()
-        token = httpx.post(f"http://127.0.0.1:{pb_port}/api/collections/users/auth-with-password",
+        token = httpx.post(f"{pb.base_url}/api/collections/users/auth-with-password",
                            json={"identity": "learner@example.com",
                                  "password": os.environ.get("R42_DEMO_PASSWORD", "r42-demo-2026")}).json()["token"]
         for i in range(TOKENS + 2):
@@ -121,9 +101,6 @@ def _token_latency(fake: FakeAnthropic) -> tuple[list[float], list[float]]:
                         seen = time.time()
             if i >= 2:
                 api_ms.append(seen - fake.first_delta_at[0])
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(60)
     return browser_ms, api_ms
 
 

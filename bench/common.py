@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import random
+import signal
+import subprocess
+import sys
 import socket
 import statistics
 import tempfile
@@ -38,6 +43,39 @@ def pocketbase() -> Iterator[tuple[PocketBase, Path]]:
             pb.close()
         finally:
             server.stop()
+
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@contextlib.contextmanager
+def served_app(**env_extra: str) -> Iterator[tuple[str, PocketBase, Path]]:
+    """`r42 serve` on free ports in a temp data dir, as `make run` starts it (indexer off).
+    Yields (app url, superuser PocketBase client, data dir)."""
+    data = Path(tempfile.mkdtemp(prefix="r42-bench-"))
+    port, pb_port = free_port(), free_port()
+    env = {**os.environ, "R42_DATA_DIR": str(data), "R42_PORT": str(port), "R42_PB_PORT": str(pb_port),
+           "R42_APP_INDEXER": "0", **env_extra}
+    env.pop("R42_PB_URL", None)
+    log = open(data / "serve.log", "wb")
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "r42"), "serve"], cwd=ROOT, env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 900
+        while "R42 is running" not in (data / "serve.log").read_text(errors="replace"):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("r42 serve did not start: see " + str(data / "serve.log"))
+            time.sleep(1)
+        creds = json.loads((data / "superuser.json").read_text())
+        pb = PocketBase(f"http://127.0.0.1:{pb_port}").as_superuser(creds["email"], creds["password"])
+        yield f"http://127.0.0.1:{port}", pb, data
+        pb.close()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(60)
+        log.close()
 
 
 def timings(fn: Callable[[], object], repeat: int) -> list[float]:

@@ -197,7 +197,7 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
           height={size.h}
           nodeRelSize={REL_SIZE}
           nodeVal={(n) => n.val}
-          nodeLabel={(n) => `${n.label} · ${n.type}${n.pending ? " · voorstel" : ""}`}
+          nodeLabel={(n) => `${n.label} · ${n.type_label}${n.pending ? " · voorstel" : ""}`}
           nodeCanvasObject={drawNode}
           linkColor={(l) => (l.pending ? PENDING : linkTouches(l) ? LINK_STRONG : LINK_COLOR)}
           linkWidth={(l) => (linkTouches(l) ? 1.6 : 0.8)}

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 import networkx as nx
 
-from r42_app.core.kb import Relation, Topic
+from r42_app.core.kb import TYPE_LABELS, Relation, Topic
 from r42_app.core.text import fold
 
 # Canvas colours of the topic types (Radix step 9 of the colours the badges use: blue, orange, grass).
@@ -35,7 +35,8 @@ class GraphNode:
     pending: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "label": self.label, "type": self.type, "color": self.color, "val": self.val,
+        return {"id": self.id, "label": self.label, "type": self.type, "type_label": TYPE_LABELS.get(self.type, self.type),
+                "color": self.color, "val": self.val,
                 "degree": self.degree, "pending": self.pending}
 
 

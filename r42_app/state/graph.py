@@ -169,7 +169,7 @@ class GraphState(rx.State):
         self.focus_id = node_id
         self.focus_seq += 1
         self.query, self.hits = "", []
-        return GraphState.select(node_id)
+        return await self._select(node_id)  # in the same round trip
 
     # -- the side panel -------------------------------------------------------------------
 
@@ -201,6 +201,10 @@ class GraphState(rx.State):
 
     @rx.event
     async def select(self, node_id: str):
+        """A node clicked on the canvas (or a neighbour in the panel)."""
+        return await self._select(node_id)
+
+    async def _select(self, node_id: str):
         user = await self._user()
         if user is None:
             return

@@ -22,6 +22,15 @@ def superuser(served_app):
     return PocketBase(served_app.pb_url).as_superuser(creds["email"], creds["password"])
 
 
+def open_graph_tab(ctx, served_app):
+    """A second tab of a signed-in context on /graph, marked so a reload would be noticed."""
+    tab = ctx.new_page()
+    tab.goto(served_app.url + "/graph")
+    tab.wait_for_function("() => window.__r42graph && window.__r42graph.ids().length > 0")
+    tab.evaluate("window.__notReloaded = true")
+    return tab
+
+
 def test_learner_yes_queues_suggestion_not_write(served_app, page, claude):
     claude.reply_tool("propose_graph_delta", proposal("chip-learner"))
     claude.reply_text("Ik stel een aanvulling voor.")
@@ -74,19 +83,32 @@ def test_learner_suggestion_reaches_the_admin_queue_and_approval_applies(served_
     learner, admin = learner_ctx.new_page(), admin_ctx.new_page()
     sign_in(admin, served_app, "admin@example.com", path="/admin/suggestions")  # open before the suggestion exists
     expect(admin.locator("#suggestion-filter")).to_be_visible()
+    admin_graph, learner_graph = open_graph_tab(admin_ctx, served_app), None
     claude.reply_tool("propose_graph_delta", proposal("chip-queue"))
     claude.reply_text("Voorstel gedaan.")
     sign_in(learner, served_app, "learner@example.com")
     open_chat(learner)
     ask(learner, "Kan dit erbij?")
+    learner_graph = open_graph_tab(learner_ctx, served_app)
     learner.locator(".r42-delta").last.locator(".r42-delta-yes").click()
     expect(learner.locator(".r42-delta").last).to_contain_text("Voorgelegd aan de beheerders")
+    # the admin's open graph shows the suggestion as a dashed node, the learner's graph does not
+    admin_graph.wait_for_function("() => window.__r42graph.pending().includes('chip-queue')")
+    assert "chip-queue" not in learner_graph.evaluate("window.__r42graph.ids()")
 
     card = admin.locator(".suggestion", has_text="chip-queue")
     expect(card).to_contain_text("Lotte de Leerling")  # appeared without a reload
     expect(card).to_contain_text("Nieuw onderwerp: Chip Queue (concept)")
     card.locator(".approve-suggestion").click()
     expect(admin.locator(".suggestion", has_text="chip-queue")).to_have_count(0)  # left the open list
+    # the new node appears on the open graph pages, without a reload
+    learner_graph.wait_for_function("() => window.__r42graph.ids().includes('chip-queue')")
+    assert learner_graph.evaluate("window.__notReloaded") is True
+    learner_graph.fill("#graph-search", "chip queue")
+    expect(learner_graph.locator("#graph-hits")).to_contain_text("Chip Queue")
+    admin_graph.wait_for_function("() => !window.__r42graph.pending().includes('chip-queue')")
+    assert "chip-queue" in admin_graph.evaluate("window.__r42graph.ids()")
+    assert admin_graph.evaluate("window.__notReloaded") is True
     admin.locator("#suggestion-filter").get_by_role("radio", name="Goedgekeurd").click()
     expect(admin.locator(".suggestion", has_text="chip-queue")).to_contain_text("Goedgekeurd door Anton Admin")
     admin.goto(served_app.url + "/topics/chip-queue")
