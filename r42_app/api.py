@@ -1,12 +1,14 @@
 """HTTP API mounted on the Reflex backend; the same chat turn as the UI.
 
     GET  /api/health
+    POST /api/quiz/end  ends the caller's quiz (Bearer token, or {"token": ...} for navigator.sendBeacon)
     POST /api/chat   Authorization: Bearer <PocketBase token>
                      {"messages": [{"role", "content"}, ...], "mode"?: "fts"|"semantic"|"hybrid"}
                      -> text/event-stream of `data: {"type": ...}` events (see r42_app.chat.turn)
 
 Errors are JSON {"type", "message"}: 401 without a valid token, 400 for bad input, 429 with
-Retry-After when one user sends too fast, 403 when the guard refuses.
+Retry-After when one user sends too fast, 403 when the guard refuses, 423 Locked
+{"type": "quiz_active", ...} while the user takes a quiz.
 """
 
 from __future__ import annotations
@@ -45,10 +47,35 @@ async def health(request: Request) -> JSONResponse:  # noqa: ARG001
     return JSONResponse({"status": "ok" if ok else "degraded", "pocketbase": ok}, status_code=200 if ok else 503)
 
 
+def _bearer(request: Request) -> str:
+    header = request.headers.get("authorization", "")
+    return header[7:].strip() if header.lower().startswith("bearer ") else ""
+
+
+async def quiz_end(request: Request) -> JSONResponse:
+    """`POST /api/quiz/end`: the tab closes mid-quiz; end this user's quiz session so chat unlocks."""
+    token = _bearer(request)
+    if not token:
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            body = None
+        token = str(body.get("token", "")) if isinstance(body, dict) else ""
+    if not token:
+        return _error(401, "unauthenticated", "Send your PocketBase token as a Bearer header or {\"token\": ...}.")
+    try:
+        session = await asyncio.to_thread(deps.auth_service().verify, token)
+    except AuthError as exc:
+        return _error(503, "unavailable", str(exc))
+    if session is None:
+        return _error(401, "unauthenticated", "The token is invalid or expired; sign in again.")
+    ended = await asyncio.to_thread(deps.quiz_store().end, session.user.id)
+    return JSONResponse({"ended": ended})
+
+
 async def chat(request: Request):
     """`POST /api/chat`: one streamed, grounded answer."""
-    header = request.headers.get("authorization", "")
-    token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+    token = _bearer(request)
     if not token:
         return _error(401, "unauthenticated", "Send your PocketBase token as `Authorization: Bearer <token>`.")
     try:
@@ -68,7 +95,7 @@ async def chat(request: Request):
         messages = validate_messages(body.get("messages"))
         if mode not in MODES:
             raise ChatInputError(f"mode must be one of {', '.join(MODES)}")
-        guard(session.user)
+        await asyncio.to_thread(guard, session.user, chat_deps.chat_deps().quiz)
     except ChatInputError as exc:
         return _error(400, "invalid_request", str(exc))
     except ChatRefused as exc:
@@ -91,4 +118,5 @@ async def chat(request: Request):
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-api = Starlette(routes=[Route("/api/health", health, methods=["GET"]), Route("/api/chat", chat, methods=["POST"])])
+api = Starlette(routes=[Route("/api/health", health, methods=["GET"]), Route("/api/chat", chat, methods=["POST"]),
+                        Route("/api/quiz/end", quiz_end, methods=["POST"])])

@@ -4,12 +4,40 @@ import reflex as rx
 
 from r42_app.api import api
 from r42_app.components.theme import STYLE
-from r42_app.pages import admin_suggestions, admin_topics, graph, learn
+from r42_app.pages import admin_suggestions, admin_topics, graph, learn, quiz
 from r42_app.state.admin_topics import AdminTopicsState
 from r42_app.state.auth import AuthState, page_loader
 from r42_app.state.graph import GraphState
 from r42_app.state.learn import LearnState
+from r42_app.state.quiz import QuizState
 from r42_app.state.suggestions import SuggestionsState
+
+# The quiz lock in the browser: hide the launcher (and close the window) while this user's
+# localStorage `quiz:active:{userId}` is "true" -- in every tab, through the storage event. Closing
+# the tab mid-quiz ends the server's quiz session too (best effort; the session also expires).
+QUIZ_LOCK_SCRIPT = """(function () {
+  function uid() { var el = document.getElementById('r42-chat'); return el ? el.getAttribute('data-r42-user') || '' : ''; }
+  function locked() { var u = uid(); return !!u && localStorage.getItem('quiz:active:' + u) === 'true'; }
+  var last = null;
+  function sync() {
+    var now = locked();
+    if (now === last) return;
+    last = now;
+    document.documentElement.classList.toggle('r42-quiz-locked', now);
+    if (now) { var w = document.getElementById('r42-window'), c = document.getElementById('r42-close'); if (w && c) c.click(); }
+  }
+  window.addEventListener('storage', sync);
+  window.addEventListener('quiz-state', sync);
+  setInterval(sync, 400);
+  window.addEventListener('pagehide', function () {
+    if (location.pathname.replace(/\\/$/, '') !== '/testen' || !locked()) return;
+    var token = localStorage.getItem('r42.session');
+    localStorage.removeItem('quiz:active:' + uid());
+    if (token && navigator.sendBeacon) {
+      navigator.sendBeacon('/api/quiz/end', new Blob([JSON.stringify({ token: token })], { type: 'application/json' }));
+    }
+  });
+})();"""
 
 app = rx.App(
     style=STYLE,
@@ -20,6 +48,7 @@ app = rx.App(
         rx.script("document.addEventListener('keydown', function (e) { if (e.key === 'Escape') { "
                   "var b = document.getElementById('r42-close'); if (b) { b.click(); "
                   "var l = document.getElementById('r42-launcher'); if (l) l.focus(); } } });"),
+        rx.script(QUIZ_LOCK_SCRIPT),
     ],
     api_transformer=api,
 )
@@ -40,6 +69,7 @@ ROUTES = [
     ("/", learn.index_page, "Onderwerpen", LearnState.load_index),
     ("/topics/[slug]", learn.topic_page, "Onderwerp", LearnState.load_topic),
     ("/graph", graph.page, "Kennisgraaf", GraphState.load),
+    ("/testen", quiz.page, "Testen", QuizState.load),
     ("/admin/topics", admin_topics.list_page, "Kennisbank beheren", AdminTopicsState.load_list),
     ("/admin/topics/new", admin_topics.editor_page, "Nieuw onderwerp", AdminTopicsState.load_new),
     ("/admin/topics/[slug]", admin_topics.editor_page, "Onderwerp bewerken", AdminTopicsState.load_edit),

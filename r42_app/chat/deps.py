@@ -16,7 +16,7 @@ def chat_deps() -> ChatDeps:
     cfg = deps.settings()
     llm = None if cfg.offline else AnthropicLLM(cfg.anthropic_api_key, cfg.model, base_url=cfg.anthropic_base_url,
                                                 timeout=cfg.model_timeout)
-    return ChatDeps(retriever=deps.retriever(), kb=deps.kb_store(), llm=llm)
+    return ChatDeps(retriever=deps.retriever(), kb=deps.kb_store(), llm=llm, quiz=deps.quiz_store())
 
 
 @functools.lru_cache(maxsize=1)

@@ -47,6 +47,13 @@ class ChatRefused(Exception):
         self.message = message
 
 
+class QuizLock(Protocol):
+    def active(self, user_id: str) -> bool: ...
+
+
+QUIZ_MESSAGE = ("Je bent bezig met een toets. R42 is weer beschikbaar zodra je de toets afrondt of verlaat.")
+
+
 class LLM(Protocol):
     def stream(self, system: list[dict], messages: list[dict], tools: list[dict]) -> AsyncIterator[LLMEvent]: ...
 
@@ -58,14 +65,19 @@ class ChatDeps:
     retriever: Retriever
     kb: KBStore
     llm: LLM | None
+    quiz: QuizLock | None = None
 
 
-def guard(user: SignedInUser | None) -> None:
-    """Who may chat now. (Quota, quiz lock and capabilities plug in here.)"""
+def guard(user: SignedInUser | None, quiz: QuizLock | None = None) -> None:
+    """Who may chat now: signed in, in a tenant, no active quiz (the server's `quiz_sessions` row,
+    whatever the browser's flag says). Blocking I/O: call it in a thread. (Quota and capabilities
+    plug in here.)"""
     if user is None:
         raise ChatRefused("unauthenticated", "Meld je aan om R42 te gebruiken.")
     if not user.tenant_id:
         raise ChatRefused("forbidden", "Je account hoort bij geen organisatie.")
+    if quiz is not None and quiz.active(user.id):
+        raise ChatRefused("quiz_active", QUIZ_MESSAGE)
 
 
 def select_tools(user: SignedInUser) -> list[str]:
@@ -108,7 +120,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
                    mode: str = "hybrid") -> AsyncIterator[dict]:
     """Answer the last user message. Raises ChatInputError / ChatRefused before anything streams."""
     messages = validate_messages(raw_messages)
-    guard(user)
+    await asyncio.to_thread(guard, user, deps.quiz)
     if mode not in MODES:
         raise ChatInputError(f"mode must be one of {', '.join(MODES)}")
     assert user is not None

@@ -199,5 +199,6 @@ def window() -> rx.Component:
 
 
 def chat() -> rx.Component:
-    """Launcher and window together (placed once per signed-in page)."""
-    return rx.fragment(window(), launcher())
+    """Launcher and window together (placed once per signed-in page). `data-r42-user` lets the quiz-lock
+    script (r42_app.QUIZ_LOCK_SCRIPT) find this user's `quiz:active:{userId}` flag."""
+    return rx.box(window(), launcher(), id="r42-chat", custom_attrs={"data-r42-user": AuthState.user_id})

@@ -10,6 +10,7 @@ from r42_app.services.indexer import Indexer
 from r42_app.services.kb_store import KBStore
 from r42_app.services.pb import PocketBase
 from r42_app.services.pb_server import load_superuser
+from r42_app.services.quiz_store import QuizStore
 from r42_app.services.retrieval import Retriever
 from r42_app.services.suggestions import SuggestionStore
 from r42_app.services.vector_store import VectorStore
@@ -67,8 +68,13 @@ def suggestion_store() -> SuggestionStore:
     return SuggestionStore(admin_pb(), kb_store())
 
 
+@functools.lru_cache(maxsize=1)
+def quiz_store() -> QuizStore:
+    return QuizStore(admin_pb())
+
+
 def reset() -> None:
     """Forget every built service (tests that change the environment call this)."""
     for fn in (settings, admin_pb, kb_store, auth_service, embedder, vector_store, retriever, indexer,
-               suggestion_store):
+               suggestion_store, quiz_store):
         fn.cache_clear()

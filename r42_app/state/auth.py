@@ -129,6 +129,8 @@ class AuthState(rx.State):
     @rx.event
     def sign_out(self):
         from r42_app.state.chat import ChatState  # the chat window forgets this user too
+        from r42_app.state.quiz import end_quiz  # and a running quiz ends
 
+        user = self.current_user()
         self._apply(None)
-        return [ChatState.forget, rx.redirect("/")]
+        return [*(end_quiz(user) if user else []), ChatState.forget, rx.redirect("/")]

@@ -1,0 +1,128 @@
+"""`/testen`: a multiple-choice quiz on the tenant's knowledge base. R42 is locked while it runs."""
+
+import reflex as rx
+
+from r42_app.components.common import error_callout
+from r42_app.components.shell import page_frame
+from r42_app.state.quiz import SCOPE_LABELS, UIReview
+from r42_app.state.quiz import QuizState as Q
+
+
+def intro() -> rx.Component:
+    """Pick a quiz and start it."""
+    return rx.card(
+        rx.vstack(
+            rx.hstack(rx.icon("graduation_cap", size=28, color="var(--accent-9)"),
+                      rx.heading("Testen", size="7"), align="center", spacing="3"),
+            rx.text("Test wat je weet van de kennisbank van je organisatie: meerkeuzevragen over omschrijvingen, "
+                    "onderdelen, rollen en afhankelijkheden.", color_scheme="gray"),
+            rx.text("Kies een toets", size="2", weight="bold"),
+            rx.radio_group.root(
+                rx.vstack(*[rx.text(rx.flex(rx.radio_group.item(value=value, id=f"scope-{value}"), label,
+                                            spacing="2", align="center"), as_="label", size="2")
+                            for value, label in SCOPE_LABELS.items()], spacing="2"),
+                value=Q.scope, on_change=Q.set_scope, id="quiz-scope", aria_label="Kies een toets",
+            ),
+            rx.callout(rx.text("Tijdens de toets is R42 niet beschikbaar, ook niet in andere tabbladen. Een toets "
+                               "duurt hoogstens ", Q.max_minutes, " minuten; daarna komt R42 vanzelf terug."),
+                       icon="lock", color_scheme="gray", size="1", width="100%"),
+            rx.cond(Q.error != "", error_callout(Q.error)),
+            rx.button(rx.icon("play", size=16), "Start de toets", size="3", on_click=Q.start, id="quiz-start",
+                      loading=Q.starting),
+            spacing="4", width="100%",
+        ),
+        size="4", width="100%",
+    )
+
+
+def option(value: rx.Var) -> rx.Component:
+    return rx.el.label(
+        rx.radio_group.item(value=value),
+        rx.text(value, size="3"),
+        class_name=rx.cond(Q.choice == value, "quiz-option quiz-option-chosen", "quiz-option"),
+    )
+
+
+def question() -> rx.Component:
+    """One question at a time, with progress; Enter or the button goes on."""
+    return rx.card(
+        rx.vstack(
+            rx.hstack(
+                rx.text("Vraag ", Q.index + 1, " van ", Q.questions.length(), size="2", color_scheme="gray",
+                        id="quiz-progress"),
+                rx.badge(Q.current.kind, variant="soft", radius="full"),
+                justify="between", width="100%",
+            ),
+            rx.progress(value=Q.progress, width="100%", size="1"),
+            rx.heading(Q.current.prompt, size="5", id="quiz-question"),
+            rx.radio_group.root(
+                rx.vstack(rx.foreach(Q.current.options, option), spacing="2", width="100%"),
+                value=Q.choice, on_change=Q.choose, id="quiz-options", aria_label="Antwoorden", width="100%",
+            ),
+            rx.hstack(
+                rx.button("Stoppen", variant="soft", color_scheme="gray", on_click=Q.stop, id="quiz-stop"),
+                rx.button(rx.cond(Q.is_last, "Afronden", "Volgende"), rx.icon("arrow_right", size=16),
+                          on_click=Q.next, disabled=Q.choice == "", id="quiz-next"),
+                justify="between", width="100%",
+            ),
+            spacing="4", width="100%",
+        ),
+        size="4", width="100%",
+    )
+
+
+def review_row(r: UIReview) -> rx.Component:
+    return rx.hstack(
+        rx.cond(r.correct, rx.icon("circle_check", color="var(--grass-9)", size=20, flex_shrink="0"),
+                rx.icon("circle_x", color="var(--red-9)", size=20, flex_shrink="0")),
+        rx.vstack(
+            rx.text(r.number, ". ", r.prompt, size="2", weight="medium"),
+            rx.text("Jouw antwoord: ", rx.text.strong(r.chosen), size="2",
+                    color=rx.cond(r.correct, "var(--grass-11)", "var(--red-11)")),
+            rx.cond(~r.correct, rx.text("Goed antwoord: ", rx.text.strong(r.right), size="2")),
+            rx.link("Lees over dit onderwerp", href="/topics/" + r.slug, size="1"),
+            spacing="1",
+        ),
+        spacing="3", align="start", width="100%", class_name="quiz-review",
+    )
+
+
+def result() -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.heading("Je score", size="6"),
+            rx.hstack(
+                rx.heading(Q.correct, " van ", Q.total, " goed", size="8", id="quiz-score"),
+                rx.badge(Q.percent, "%", size="3", radius="full",
+                         color_scheme=rx.cond(Q.percent >= 70, "grass", rx.cond(Q.percent >= 50, "amber", "red"))),
+                align="center", spacing="3",
+            ),
+            rx.text("R42 is weer beschikbaar.", size="2", color_scheme="gray"),
+            rx.divider(),
+            rx.vstack(rx.foreach(Q.reviews, review_row), spacing="4", width="100%", id="quiz-review"),
+            rx.hstack(
+                rx.button(rx.icon("rotate_ccw", size=16), "Nieuwe toets", on_click=Q.again, id="quiz-again"),
+                rx.link(rx.button("Naar de onderwerpen", variant="soft"), href="/"),
+                spacing="2",
+            ),
+            spacing="4", width="100%",
+        ),
+        size="4", width="100%",
+    )
+
+
+def body() -> rx.Component:
+    return rx.box(
+        rx.box(
+            rx.match(Q.phase, ("questions", question()), ("result", result()), intro()),
+            max_width="720px", margin_x="auto",
+        ),
+        padding="28px 24px",
+        on_unmount=Q.leave,  # navigating away ends a running quiz
+        id="quiz-page",
+    )
+
+
+def page() -> rx.Component:
+    """`/testen` (every signed-in user)."""
+    return page_frame(body())

@@ -1,0 +1,53 @@
+"""Quiz sessions in PocketBase: the server-side truth of the quiz lock on chat.
+
+A row is active from the quiz's start until it ends (result, leaving the page, sign-out, tab close)
+or until it expires (QUIZ_MAX_MINUTES), whichever comes first. Only the superuser connection writes
+these rows; users may read their own (API rules in pb_migrations/).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Callable
+
+from r42_app.core.quiz import QUIZ_MAX_MINUTES, expires_at
+from r42_app.services.kb_store import Tenant
+from r42_app.services.pb import PocketBase, quote
+
+
+def pb_time(dt: datetime) -> str:
+    """A datetime as PocketBase stores and compares it (UTC, `YYYY-MM-DD HH:MM:SS.mmmZ`)."""
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000Z")
+
+
+class QuizStore:
+    def __init__(self, pb: PocketBase, clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+                 minutes: int = QUIZ_MAX_MINUTES):
+        self.pb = pb
+        self.clock = clock
+        self.minutes = minutes
+
+    def _open_rows(self, user_id: str) -> list[dict]:
+        return self.pb.all("quiz_sessions", filter=f"user = {quote(user_id)} && active = true")
+
+    def start(self, tenant: Tenant, user_id: str) -> str:
+        """Open a quiz session for the user (ending any earlier one) and return its id."""
+        self.end(user_id)
+        now = self.clock()
+        row = self.pb.create("quiz_sessions", {"tenant": tenant.id, "user": user_id, "active": True,
+                                               "started": pb_time(now),
+                                               "expires": pb_time(expires_at(now, self.minutes))})
+        return row["id"]
+
+    def end(self, user_id: str) -> int:
+        """End every open quiz session of the user; how many were open."""
+        rows = self._open_rows(user_id)
+        now = pb_time(self.clock())
+        for row in rows:
+            self.pb.update("quiz_sessions", row["id"], {"active": False, "ended": now})
+        return len(rows)
+
+    def active(self, user_id: str) -> bool:
+        """True while the user has a quiz session that is active and not expired (locks chat)."""
+        flt = f"user = {quote(user_id)} && active = true && expires > {quote(pb_time(self.clock()))}"
+        return self.pb.first("quiz_sessions", flt) is not None

@@ -1,0 +1,188 @@
+"""QuizState: the `/testen` page (intro -> questions -> result) and the quiz lock on R42.
+
+While a quiz runs the server holds an active `quiz_sessions` row (that is what refuses chat) and
+the browser holds localStorage `quiz:active:{userId}` = "true" (that is what hides the launcher in
+every tab, through the storage event). Both are cleared on every non-quiz phase, when the page is
+left, on sign-out, and best effort on tab close; the row also expires by itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+
+import reflex as rx
+
+from r42_app.core.kb import TYPE_LABELS
+from r42_app.core.quiz import DEFAULT_QUESTIONS, QUIZ_MAX_MINUTES, SCOPES, Question, QuizError, generate_quiz, score
+from r42_app.services import deps
+from r42_app.services.pb import PBError
+from r42_app.state.auth import AuthState
+
+log = logging.getLogger(__name__)
+
+SCOPE_LABELS = {"all": "Alle onderwerpen", **{k: v + "en" for k, v in TYPE_LABELS.items()}}
+KIND_LABELS = {"description": "Omschrijving", "part_of": "Onderdeel van", "executed_by": "Uitgevoerd door",
+               "depends_on": "Afhankelijk van"}
+
+
+def flag_key(user_id: str) -> str:
+    """The localStorage key the launcher watches."""
+    return f"quiz:active:{user_id}"
+
+
+def flag_script(user_id: str, on: bool) -> str:
+    """Set or clear the browser flag, and tell this tab (other tabs hear the storage event)."""
+    key = json.dumps(flag_key(user_id))
+    change = f"localStorage.setItem({key}, 'true')" if on else f"localStorage.removeItem({key})"
+    return f"{change}; window.dispatchEvent(new Event('quiz-state'));"
+
+
+def end_quiz(user) -> list:
+    """Close the user's server quiz session and clear the browser flag (events to return)."""
+    try:
+        deps.quiz_store().end(user.id)
+    except PBError as exc:  # the row still expires by itself
+        log.error("ending the quiz of %s failed: %s", user.id, exc)
+    return [rx.call_script(flag_script(user.id, False))]
+
+
+@dataclasses.dataclass
+class UIQuestion:
+    id: str = ""
+    kind: str = ""
+    prompt: str = ""
+    options: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class UIReview:
+    number: int = 0
+    prompt: str = ""
+    chosen: str = ""
+    right: str = ""
+    correct: bool = False
+    slug: str = ""
+
+
+class QuizState(rx.State):
+    phase: str = "intro"  # intro | questions | result
+    scope: str = "all"
+    error: str = ""
+    starting: bool = False
+    questions: list[UIQuestion] = []
+    index: int = 0
+    choice: str = ""  # the option chosen for the current question ("" = none yet)
+    correct: int = 0
+    total: int = 0
+    percent: int = 0
+    reviews: list[UIReview] = []
+    max_minutes: int = QUIZ_MAX_MINUTES
+    _key: list = []  # the Questions, with their answers: never sent to the browser
+    _answers: dict[str, int] = {}
+
+    @rx.var
+    def current(self) -> UIQuestion:
+        return self.questions[self.index] if 0 <= self.index < len(self.questions) else UIQuestion()
+
+    @rx.var
+    def is_last(self) -> bool:
+        return self.index >= len(self.questions) - 1
+
+    @rx.var
+    def progress(self) -> int:
+        return round(100 * self.index / len(self.questions)) if self.questions else 0
+
+    async def _user(self):
+        return (await self.get_state(AuthState)).current_user()
+
+    def _end(self, user) -> list:
+        return end_quiz(user)
+
+    @rx.event
+    async def load(self):
+        """on_load of `/testen`: always the intro (a reload mid-quiz ends that quiz)."""
+        user = await self._user()
+        if user is None:
+            return
+        self.phase, self.error, self.starting = "intro", "", False
+        return self._end(user)
+
+    @rx.event
+    def set_scope(self, value: str | list[str]):
+        self.scope = value if isinstance(value, str) and value in SCOPES else "all"
+
+    @rx.event
+    async def start(self):
+        user = await self._user()
+        if user is None or self.phase == "questions":
+            return
+        self.error = ""
+        try:
+            kb = deps.kb_store().load(user.tenant)
+            key = generate_quiz(kb.topics, kb.relations, self.scope, DEFAULT_QUESTIONS)
+            deps.quiz_store().start(user.tenant, user.id)
+        except QuizError as exc:
+            self.error = str(exc)
+            return
+        except PBError as exc:
+            log.error("starting a quiz failed: %s", exc)
+            self.error = "De toets kon niet worden gestart. Probeer het opnieuw."
+            return
+        self._key, self._answers = key, {}
+        self.questions = [UIQuestion(q.id, KIND_LABELS.get(q.kind, q.kind), q.prompt, list(q.options)) for q in key]
+        self.index, self.choice, self.phase = 0, "", "questions"
+        from r42_app.state.chat import ChatState  # an open chat window closes
+
+        return [rx.call_script(flag_script(user.id, True)), ChatState.close]
+
+    @rx.event
+    def choose(self, value: str | list[str]):
+        if self.phase == "questions" and isinstance(value, str) and value in self.current.options:
+            self.choice = value
+
+    @rx.event
+    async def next(self):
+        """Record the chosen option and go on; after the last question, the result."""
+        if self.phase != "questions" or not self.choice:
+            return
+        question: Question = self._key[self.index]
+        self._answers = {**self._answers, question.id: list(question.options).index(self.choice)}
+        self.choice = ""
+        if self.index < len(self._key) - 1:
+            self.index += 1
+            return
+        return await self._finish()
+
+    async def _finish(self):
+        user = await self._user()
+        result = score(self._key, self._answers)
+        self.correct, self.total, self.percent = result.correct, result.total, result.percent
+        self.reviews = [UIReview(i + 1, r.question.prompt,
+                                 r.question.options[r.chosen] if r.chosen is not None else "(niet beantwoord)",
+                                 r.question.answer_label, r.correct, r.question.option_slugs[r.question.answer])
+                        for i, r in enumerate(result.reviews)]
+        self.phase = "result"
+        return self._end(user) if user else None
+
+    @rx.event
+    async def stop(self):
+        """"Stoppen": leave the quiz without a score, back to the intro."""
+        user = await self._user()
+        self.phase, self.choice = "intro", ""
+        return self._end(user) if user else None
+
+    @rx.event
+    async def again(self):
+        self.phase, self.error = "intro", ""
+
+    @rx.event
+    async def leave(self):
+        """The page unmounts (navigation inside the app): a running quiz ends."""
+        user = await self._user()
+        if user is None:
+            return
+        if self.phase == "questions":
+            self.phase, self.choice = "intro", ""
+        return self._end(user)
