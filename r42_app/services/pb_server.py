@@ -6,6 +6,7 @@ import json
 import os
 import secrets
 import shutil
+import string
 import subprocess
 import sys
 import time
@@ -43,14 +44,16 @@ def ensure_superuser(pb_dir: Path, creds_file: Path) -> SuperuserCredentials:
         data = json.loads(creds_file.read_text())
         creds = SuperuserCredentials(data["email"], data["password"])
     else:
-        creds = SuperuserCredentials("superuser@r42.local", secrets.token_urlsafe(24))
+        alphabet = string.ascii_letters + string.digits  # no leading "-" that a CLI could read as a flag
+        creds = SuperuserCredentials("superuser@r42.local", "".join(secrets.choice(alphabet) for _ in range(32)))
         fd = os.open(creds_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as fh:
             json.dump({"email": creds.email, "password": creds.password}, fh)
     os.chmod(creds_file, 0o600)
     # Runs the system migrations too; output is discarded so the password never reaches a log.
     subprocess.run(
-        [str(pocketbase_binary()), "superuser", "upsert", creds.email, creds.password, f"--dir={pb_dir}"],
+        # "--" ends the flags: a stored password starting with "-" is still a password
+        [str(pocketbase_binary()), "superuser", "upsert", f"--dir={pb_dir}", "--", creds.email, creds.password],
         check=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

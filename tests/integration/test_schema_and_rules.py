@@ -146,3 +146,27 @@ def test_users_see_only_own_quiz_sessions_and_access_rows(pb_server, seeded, adm
     finally:
         admin_pb.delete("quiz_sessions", row["id"])
         admin_pb.delete("chatbot_access", access["id"])
+
+
+def test_superuser_password_never_reads_as_a_flag(tmp_path):
+    """Generated passwords are alphanumeric, and a stored one that starts with "-" (written by an
+    earlier version, 1 in 32 data dirs) still works: `r42 serve` once failed to start on such a dir."""
+    import json as _json
+    import string
+
+    from r42_app.services.pb import PocketBase
+    from r42_app.services.pb_server import PocketBaseServer, ensure_superuser
+    from tests.conftest import free_port
+
+    fresh = ensure_superuser(tmp_path / "a" / "pb_data", tmp_path / "a.json")
+    assert len(fresh.password) >= 32 and set(fresh.password) <= set(string.ascii_letters + string.digits)
+    creds_file = tmp_path / "b.json"
+    creds_file.write_text(_json.dumps({"email": "superuser@r42.local", "password": "-starts-with-a-dash-0123456789"}))
+    creds = ensure_superuser(tmp_path / "b" / "pb_data", creds_file)
+    server = PocketBaseServer(tmp_path / "b" / "pb_data", free_port()).start()
+    try:
+        pb = PocketBase(server.url).as_superuser(creds.email, creds.password)  # the password really is that one
+        assert pb.token
+        pb.close()
+    finally:
+        server.stop()

@@ -1,0 +1,151 @@
+"""Testen in a real browser: a quiz hides R42 in every tab of the user, the server refuses chat even
+when the browser flag is edited by hand, and finishing or leaving the quiz gives R42 back."""
+
+import json
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from r42_app.services.pb import PocketBase
+from tests.conftest import DEMO_PASSWORD
+from tests.e2e.conftest import sign_in
+from tests.e2e.test_chat import ask, open_chat
+
+
+@pytest.fixture(autouse=True)
+def no_quiz_left_behind(served_app):
+    """A failing test must not leave a learner locked out of chat for the tests after it."""
+    yield
+    pb = superuser(served_app)
+    for row in pb.all("quiz_sessions", filter="active = true"):
+        pb.update("quiz_sessions", row["id"], {"active": False})
+
+
+def superuser(served_app):
+    creds = json.loads((served_app.data_dir / "superuser.json").read_text())
+    return PocketBase(served_app.pb_url).as_superuser(creds["email"], creds["password"])
+
+
+def user_id(page):
+    return page.locator("#r42-chat").get_attribute("data-r42-user")
+
+
+def start_quiz(page):
+    page.click("#quiz-start")
+    expect(page.locator("#quiz-question")).to_be_visible()
+    expect(page.locator("#quiz-progress")).to_have_text("Vraag 1 van 8")
+
+
+def answer_all(page, count=8):
+    for number in range(1, count + 1):
+        expect(page.locator("#quiz-progress")).to_have_text(f"Vraag {number} van {count}")
+        expect(page.locator("#quiz-next")).to_be_disabled()  # nothing chosen yet
+        page.locator("#quiz-options label").first.click()
+        expect(page.locator("#quiz-next")).to_be_enabled()
+        page.click("#quiz-next")
+    expect(page.locator("#quiz-score")).to_be_visible()
+
+
+def quiz_rows(served_app, uid):
+    return superuser(served_app).all("quiz_sessions", filter=f'user = "{uid}" && active = true')
+
+
+def test_a_quiz_hides_r42_in_every_tab_and_finishing_brings_it_back(served_app, context, claude):
+    quiz = context.new_page()
+    sign_in(quiz, served_app, "learner@example.com", path="/testen")
+    other = context.new_page()  # a second tab of the same user, chat open
+    other.goto(served_app.url + "/")
+    open_chat(other)
+    uid = user_id(quiz)
+    start_quiz(quiz)
+    expect(quiz.locator("#r42-launcher")).to_be_hidden()
+    expect(other.locator("#r42-launcher")).to_be_hidden()
+    expect(other.locator("#r42-window")).to_be_hidden()  # an open window closes
+    assert quiz.evaluate(f"localStorage.getItem('quiz:active:{uid}')") == "true"
+    assert len(quiz_rows(served_app, uid)) == 1
+    answer_all(quiz)
+    expect(quiz.locator("#quiz-review .quiz-review")).to_have_count(8)
+    expect(quiz.locator("#r42-launcher")).to_be_visible()
+    expect(other.locator("#r42-launcher")).to_be_visible()
+    assert quiz_rows(served_app, uid) == []
+    claude.reply_text("Na de toets mag het weer.")
+    open_chat(other)
+    ask(other, "Mag ik weer iets vragen?")
+    expect(other.locator(".r42-assistant").last).to_contain_text("Na de toets mag het weer.")
+
+
+def test_editing_the_flag_by_hand_does_not_unlock_chat(served_app, page, claude):
+    sign_in(page, served_app, "learner@example.com", path="/testen")
+    uid = user_id(page)
+    start_quiz(page)
+    page.evaluate(f"localStorage.setItem('quiz:active:{uid}', 'false')")
+    expect(page.locator("#r42-launcher")).to_be_visible()  # the browser believes the flag...
+    claude.reply_text("Dit mag niet verschijnen.")
+    open_chat(page)
+    ask(page, "Wat is het goede antwoord?")
+    expect(page.locator("#r42-error")).to_contain_text("Je bent bezig met een toets")  # ...the server does not
+    assert claude.requests == []
+    expect(page.locator("#r42-messages")).not_to_contain_text("Dit mag niet verschijnen.")
+
+
+def test_leaving_the_quiz_page_ends_the_quiz(served_app, page, claude):
+    sign_in(page, served_app, "learner@example.com", path="/testen")
+    uid = user_id(page)
+    page.click("#scope-role")
+    start_quiz(page)
+    expect(page.locator("#r42-launcher")).to_be_hidden()
+    page.get_by_role("link", name="Onderwerpen").click()  # in-app navigation unmounts the quiz
+    expect(page.locator("#welcome")).to_be_visible()
+    expect(page.locator("#r42-launcher")).to_be_visible()
+    page.wait_for_function(f"localStorage.getItem('quiz:active:{uid}') === null")
+    assert quiz_rows(served_app, uid) == []
+    claude.reply_text("Welkom terug.")
+    open_chat(page)
+    ask(page, "Hallo?")
+    expect(page.locator(".r42-assistant").last).to_contain_text("Welkom terug.")
+
+
+def test_closing_the_tab_mid_quiz_ends_it_on_the_server(served_app, context):
+    quiz = context.new_page()
+    sign_in(quiz, served_app, "learner@example.com", path="/testen")
+    uid = user_id(quiz)
+    start_quiz(quiz)
+    assert len(quiz_rows(served_app, uid)) == 1
+    keep = context.new_page()
+    keep.goto(served_app.url + "/")
+    expect(keep.locator("#r42-launcher")).to_be_hidden()
+    quiz.close(run_before_unload=True)  # pagehide -> sendBeacon('/api/quiz/end')
+    expect(keep.locator("#r42-launcher")).to_be_visible()
+    keep.wait_for_timeout(500)
+    for _ in range(20):
+        if not quiz_rows(served_app, uid):
+            break
+        keep.wait_for_timeout(250)
+    assert quiz_rows(served_app, uid) == []
+
+
+def test_the_api_answers_423_during_a_quiz_and_200_after(served_app, page, claude):
+    sign_in(page, served_app, "learner@example.com", path="/testen")
+    token = httpx.post(f"{served_app.pb_url}/api/collections/users/auth-with-password",
+                       json={"identity": "learner@example.com", "password": DEMO_PASSWORD}).json()["token"]
+    body = {"messages": [{"role": "user", "content": "Wat is de AOW?"}], "mode": "fts"}
+    start_quiz(page)
+    locked = httpx.post(f"{served_app.url}/api/chat", json=body, headers={"Authorization": f"Bearer {token}"})
+    assert locked.status_code == 423 and locked.json()["type"] == "quiz_active"
+    page.click("#quiz-stop")
+    expect(page.locator("#quiz-start")).to_be_visible()
+    claude.reply_text("De AOW is het basispensioen.")
+    free = httpx.post(f"{served_app.url}/api/chat", json=body, headers={"Authorization": f"Bearer {token}"})
+    assert free.status_code == 200 and "basispensioen" in free.text
+
+
+def test_signing_out_mid_quiz_ends_it(served_app, page):
+    sign_in(page, served_app, "learner@example.com", path="/testen")
+    uid = user_id(page)
+    start_quiz(page)
+    page.click("#user-menu")
+    page.click("#sign-out")
+    expect(page.locator("#sign-in")).to_be_visible()
+    assert page.evaluate(f"localStorage.getItem('quiz:active:{uid}')") is None
+    assert quiz_rows(served_app, uid) == []
