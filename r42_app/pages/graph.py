@@ -88,9 +88,12 @@ def overlay() -> rx.Component:
 def neighbour_row(row: NeighbourRow) -> rx.Component:
     return rx.hstack(
         rx.text(row.phrase, size="1", color_scheme="gray", width="118px", flex_shrink="0", padding_top="2px"),
-        rx.el.button(row.label, on_click=G.focus(row.slug), type="button", class_name="graph-neighbour",
-                     font_style=rx.cond(row.pending, "italic", "normal")),
-        rx.cond(row.pending, rx.badge("voorstel", size="1", variant="outline", color_scheme="gray")),
+        rx.flex(
+            rx.el.button(row.label, on_click=G.focus(row.slug), type="button", class_name="graph-neighbour",
+                         font_style=rx.cond(row.pending, "italic", "normal")),
+            rx.cond(row.pending, rx.badge("voorstel", size="1", variant="outline", color_scheme="gray")),
+            wrap="wrap", gap="6px", align="center", min_width="0",
+        ),
         spacing="2", align="start", width="100%",
     )
 

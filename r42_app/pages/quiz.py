@@ -54,7 +54,8 @@ def question() -> rx.Component:
                 justify="between", width="100%",
             ),
             rx.progress(value=Q.progress, width="100%", size="1"),
-            rx.heading(Q.current.prompt, size="5", id="quiz-question"),
+            rx.heading(Q.current.prompt, size=rx.breakpoints(initial="4", sm="5"), id="quiz-question",
+                       overflow_wrap="anywhere"),
             rx.radio_group.root(
                 rx.vstack(rx.foreach(Q.current.options, option), spacing="2", width="100%"),
                 value=Q.choice, on_change=Q.choose, id="quiz-options", aria_label="Antwoorden", width="100%",
@@ -67,7 +68,7 @@ def question() -> rx.Component:
             ),
             spacing="4", width="100%",
         ),
-        size="4", width="100%",
+        size=rx.breakpoints(initial="2", sm="4"), width="100%",
     )
 
 
@@ -76,11 +77,11 @@ def review_row(r: UIReview) -> rx.Component:
         rx.cond(r.correct, rx.icon("circle_check", color="var(--grass-9)", size=20, flex_shrink="0"),
                 rx.icon("circle_x", color="var(--red-9)", size=20, flex_shrink="0")),
         rx.vstack(
-            rx.text(r.number, ". ", r.prompt, size="2", weight="medium"),
+            rx.text(r.number, ". ", r.prompt, size="2", weight="medium", overflow_wrap="anywhere"),
             rx.text("Jouw antwoord: ", rx.text.strong(r.chosen), size="2",
                     color=rx.cond(r.correct, "var(--grass-11)", "var(--red-11)")),
             rx.cond(~r.correct, rx.text("Goed antwoord: ", rx.text.strong(r.right), size="2")),
-            rx.link("Lees over dit onderwerp", href="/topics/" + r.slug, size="1"),
+            rx.link("Lees over ", r.right, href="/topics/" + r.slug, size="1"),
             spacing="1",
         ),
         spacing="3", align="start", width="100%", class_name="quiz-review",
@@ -117,7 +118,7 @@ def body() -> rx.Component:
             rx.match(Q.phase, ("questions", question()), ("result", result()), intro()),
             max_width="720px", margin_x="auto",
         ),
-        padding="28px 24px",
+        padding=rx.breakpoints(initial="16px 12px", sm="28px 24px"),
         on_unmount=Q.leave,  # navigating away ends a running quiz
         id="quiz-page",
     )
