@@ -30,7 +30,7 @@ QUIZ_LOCK_SCRIPT = """(function () {
   window.addEventListener('quiz-state', sync);
   setInterval(sync, 400);
   window.addEventListener('pagehide', function () {
-    if (location.pathname.replace(/\\/$/, '') !== '/testen' || !locked()) return;
+    if (!document.getElementById('quiz-question') || !locked()) return;  // only a tab in a running quiz
     var token = localStorage.getItem('r42.session');
     localStorage.removeItem('quiz:active:' + uid());
     if (token && navigator.sendBeacon) {

@@ -102,12 +102,14 @@ class QuizState(rx.State):
 
     @rx.event
     async def load(self):
-        """on_load of `/testen`: always the intro (a reload mid-quiz ends that quiz)."""
+        """on_load of `/testen`: the intro. A reload of this tab mid-quiz ends that quiz; a new tab
+        leaves a quiz running in another tab alone (it must stay locked)."""
         user = await self._user()
         if user is None:
             return
+        was_running = self.phase == "questions"
         self.phase, self.error, self.starting = "intro", "", False
-        return self._end(user)
+        return self._end(user) if was_running else None
 
     @rx.event
     def set_scope(self, value: str | list[str]):
@@ -170,6 +172,8 @@ class QuizState(rx.State):
     async def stop(self):
         """"Stoppen": leave the quiz without a score, back to the intro."""
         user = await self._user()
+        if self.phase != "questions":
+            return
         self.phase, self.choice = "intro", ""
         return self._end(user) if user else None
 
@@ -181,8 +185,7 @@ class QuizState(rx.State):
     async def leave(self):
         """The page unmounts (navigation inside the app): a running quiz ends."""
         user = await self._user()
-        if user is None:
-            return
-        if self.phase == "questions":
-            self.phase, self.choice = "intro", ""
+        if user is None or self.phase != "questions":
+            return  # only a quiz running in this tab ends here
+        self.phase, self.choice = "intro", ""
         return self._end(user)

@@ -149,3 +149,28 @@ def test_signing_out_mid_quiz_ends_it(served_app, page):
     expect(page.locator("#sign-in")).to_be_visible()
     assert page.evaluate(f"localStorage.getItem('quiz:active:{uid}')") is None
     assert quiz_rows(served_app, uid) == []
+
+
+def test_another_tab_on_the_quiz_page_cannot_end_a_running_quiz(served_app, context):
+    """Opening /testen in a second tab, leaving it or closing it must not unlock R42 while the
+    first tab's quiz runs (that would be a way around the lock)."""
+    quiz = context.new_page()
+    sign_in(quiz, served_app, "learner@example.com", path="/testen")
+    uid = user_id(quiz)
+    start_quiz(quiz)
+    second = context.new_page()
+    second.goto(served_app.url + "/testen")
+    expect(second.locator("#quiz-start")).to_be_visible()
+    second.get_by_role("link", name="Onderwerpen").click()  # leave the quiz page in the second tab
+    expect(second.locator("#welcome")).to_be_visible()
+    third = context.new_page()
+    third.goto(served_app.url + "/testen")
+    expect(third.locator("#quiz-start")).to_be_visible()
+    third.close(run_before_unload=True)  # close a tab that is not in a quiz
+    second.wait_for_timeout(1000)
+    expect(second.locator("#r42-launcher")).to_be_hidden()
+    expect(quiz.locator("#r42-launcher")).to_be_hidden()
+    assert quiz.evaluate(f"localStorage.getItem('quiz:active:{uid}')") == "true"
+    assert len(quiz_rows(served_app, uid)) == 1
+    answer_all(quiz)
+    expect(second.locator("#r42-launcher")).to_be_visible()
