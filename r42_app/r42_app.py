@@ -44,10 +44,12 @@ app = rx.App(
     stylesheets=["/r42.css"],
     head_components=[
         rx.el.link(rel="icon", href="/favicon.svg", type="image/svg+xml"),
-        # Esc closes the R42 window from anywhere on the page (keyboard users).
-        rx.script("document.addEventListener('keydown', function (e) { if (e.key === 'Escape') { "
+        # Esc closes the R42 window from anywhere on the page (keyboard users); with the window
+        # closed, it closes the graph's side panel.
+        rx.script("document.addEventListener('keydown', function (e) { if (e.key !== 'Escape') return; "
                   "var b = document.getElementById('r42-close'); if (b) { b.click(); "
-                  "var l = document.getElementById('r42-launcher'); if (l) l.focus(); } } });"),
+                  "var l = document.getElementById('r42-launcher'); if (l) l.focus(); return; } "
+                  "var p = document.getElementById('graph-panel-close'); if (p) p.click(); });"),
         rx.script(QUIZ_LOCK_SCRIPT),
     ],
     api_transformer=api,
