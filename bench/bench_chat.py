@@ -19,6 +19,7 @@ from r42_app.core.chat import system_blocks, tool_definitions
 from r42_app.services.auth import SignedInUser
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.llm import AnthropicLLM
+from r42_app.services.quiz_store import QuizStore
 from r42_app.services.retrieval import Retriever
 from tests.fakes.anthropic_api import FakeAnthropic
 
@@ -31,7 +32,7 @@ async def _turn_overhead(fake: FakeAnthropic) -> tuple[list[float], list[float]]
     with big_kb() as (kb, tenant, vectors, raw):
         retriever = Retriever(kb, vectors, SentenceEmbedder())
         llm = AnthropicLLM("bench", "claude-bench", base_url=fake.url, max_retries=0)
-        deps = ChatDeps(retriever=retriever, kb=kb, llm=llm)
+        deps = ChatDeps(retriever=retriever, kb=kb, llm=llm, quiz=QuizStore(kb.pb))  # as in the app
         user = SignedInUser("bench-user", "b@example.com", "Bench", "learner", tenant.id, tenant.slug, tenant.name)
         rng = random.Random(5)
         questions = [" ".join(rng.choice(raw)["description"].split()[:6]) + "?" for _ in range(TURNS + 5)]
@@ -117,7 +118,7 @@ def run() -> str:
         "",
         "| measure | p50 | p95 |",
         "|---|---|---|",
-        f"| whole turn (guard, context, hybrid search, prompt, model call, citations) | {ms(p50(turn))} | {ms(p95(turn))} |",
+        f"| whole turn (guard with the quiz check, context, hybrid search, prompt, model call, citations) | {ms(p50(turn))} | {ms(p95(turn))} |",
         f"| the bare model call alone (same SDK, same fake) | {ms(p50(bare))} | {ms(p95(bare))} |",
         f"| turn overhead (difference, per turn) | {ms(p50(overhead))} | {ms(p95(overhead))} |",
         "",

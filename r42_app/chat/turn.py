@@ -120,16 +120,27 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
                    mode: str = "hybrid") -> AsyncIterator[dict]:
     """Answer the last user message. Raises ChatInputError / ChatRefused before anything streams."""
     messages = validate_messages(raw_messages)
-    await asyncio.to_thread(guard, user, deps.quiz)
+    guard(user)  # signed in and in a tenant (no I/O)
     if mode not in MODES:
         raise ChatInputError(f"mode must be one of {', '.join(MODES)}")
     assert user is not None
     tenant = _tenant(user)
     kept, dropped = trim_history(messages)
     question = messages[-1].content
-    context = await asyncio.to_thread(deps.retriever.build_kb_context, tenant, question)
-    result = await asyncio.to_thread(deps.retriever.kb_search, tenant, question, mode, 5)
-    index = await asyncio.to_thread(deps.retriever.index, tenant)
+
+    async def ground():
+        context = await asyncio.to_thread(deps.retriever.build_kb_context, tenant, question)
+        result = await asyncio.to_thread(deps.retriever.kb_search, tenant, question, mode, 5)
+        return context, result, await asyncio.to_thread(deps.retriever.index, tenant)
+
+    # The quiz lock (a PocketBase query) is checked while the context is built; nothing streams,
+    # and the model is not called, before it has passed.
+    checked, grounded = await asyncio.gather(asyncio.to_thread(guard, user, deps.quiz), ground(),
+                                             return_exceptions=True)
+    for outcome in (checked, grounded):  # a refusal wins over a grounding failure
+        if isinstance(outcome, BaseException):
+            raise outcome
+    context, result, index = grounded
     snippets = result.snippets(index)
     suspect = [s.ref for s in snippets if s.suspect]
     if suspect:

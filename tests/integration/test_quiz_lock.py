@@ -13,7 +13,6 @@ from r42_app.chat import deps as chat_deps
 from r42_app.chat.turn import ChatDeps, ChatRefused, run_turn
 from r42_app.services import deps
 from r42_app.services.auth import AuthService
-from r42_app.services.kb_store import KBStore
 from r42_app.services.quiz_store import QuizStore
 from tests.conftest import DEMO_PASSWORD
 
@@ -74,14 +73,23 @@ def test_a_learner_cannot_end_or_forge_a_session_through_pocketbase(quizzes, lea
 
 
 @pytest.mark.anyio
-async def test_the_turn_is_refused_during_a_quiz_without_calling_the_model(quizzes, learner, admin_pb, claude):
-    turn_deps = ChatDeps(retriever=None, kb=KBStore(admin_pb), llm=None, quiz=quizzes)
+async def test_the_turn_is_refused_during_a_quiz_without_calling_the_model(quizzes, learner, indexed, claude):
+    from r42_app.services.llm import AnthropicLLM
+
+    kb, _, _, retriever = indexed
+    llm = AnthropicLLM("test-key", "claude-test", base_url=claude.url, max_retries=0)
+    turn_deps = ChatDeps(retriever=retriever, kb=kb, llm=llm, quiz=quizzes)
     quizzes.start(learner.tenant, learner.id)
     with pytest.raises(ChatRefused) as refused:
         async for _ in run_turn(learner, [{"role": "user", "content": "Wat is AOW?"}], turn_deps):
             pass
     assert refused.value.kind == "quiz_active" and "toets" in refused.value.message
     assert claude.requests == []
+    quizzes.end(learner.id)  # and once the quiz is over, the same turn is answered
+    claude.reply_text("De AOW is het basispensioen.")
+    events = [e async for e in run_turn(learner, [{"role": "user", "content": "Wat is AOW?"}], turn_deps)]
+    assert "".join(e["text"] for e in events if e["type"] == "text") == "De AOW is het basispensioen."
+    await llm.aclose()
 
 
 @pytest.fixture
