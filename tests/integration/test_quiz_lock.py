@@ -1,9 +1,8 @@
 """The quiz lock on the server: `quiz_sessions` rows in a real PocketBase, the guard refusing chat
 turns (before any model call), `POST /api/chat` answering 423 and `POST /api/quiz/end`."""
 
-from datetime import datetime, timedelta, timezone
-
 import json
+from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
