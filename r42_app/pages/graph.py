@@ -73,7 +73,7 @@ def overlay() -> rx.Component:
     """Top left over the canvas: search, counts and legend."""
     return rx.vstack(
         search_box(),
-        rx.text(G.topic_count, " onderwerpen · ", G.relation_count, " relaties",
+        rx.text(G.counts,
                 rx.cond(G.show_pending & (G.pending_count > 0), rx.text.span(" · ", G.pending_count, " voorgesteld"),
                         rx.fragment()),
                 size="1", color_scheme="gray", id="graph-counts"),

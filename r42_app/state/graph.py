@@ -50,6 +50,11 @@ class Panel:
     neighbours: list[NeighbourRow] = dataclasses.field(default_factory=list)
 
 
+def dutch_count(n: int) -> str:
+    """2000 -> "2.000" (Dutch thousands separator)."""
+    return f"{n:,}".replace(",", ".")
+
+
 def ask_question(label: str) -> str:
     """The question "Ask R42 about this" puts in the chat box."""
     return f"Wat moet ik weten over {label}, en hoe hangt het samen met de rest?"
@@ -62,6 +67,7 @@ class GraphState(rx.State):
     links: list[dict] = []
     topic_count: int = 0
     relation_count: int = 0
+    counts: str = ""  # "2.000 onderwerpen · 2.999 relaties"
     pending_count: int = 0
     show_pending: bool = False
 
@@ -72,12 +78,10 @@ class GraphState(rx.State):
 
     selected: str = ""
     panel: Panel = Panel()
-    panel_missing: bool = False
 
     _view: GraphView | None = None
     _descriptions: dict[str, str] = {}
     _pending_descriptions: dict[str, str] = {}
-    _relations: list = []
     _seen: tuple = ()
 
     async def _user(self):
@@ -99,12 +103,12 @@ class GraphState(rx.State):
         self._descriptions = {t.slug: t.description for t in topics}
         self._pending_descriptions = {str(t.get("id", "")): str(t.get("description", ""))
                                       for d in pending for t in d.get("topics") or []}
-        self._relations = [(link.source, link.target, link.type, link.pending) for link in view.links]
         self.nodes = [n.as_dict() for n in view.nodes]
         self.links = [link.as_dict() for link in view.links]
         self.topic_count = len(topics)
         self.relation_count = len(relations)
         self.pending_count = view.pending_count
+        self.counts = f"{dutch_count(len(topics))} onderwerpen · {dutch_count(len(relations))} relaties"
         self.show_pending = user.is_admin
         self._search()
 
@@ -177,12 +181,12 @@ class GraphState(rx.State):
         view = self._view
         node = next((n for n in view.nodes if n.id == slug), None) if view else None
         if node is None:
-            self.selected, self.panel, self.panel_missing = "", Panel(), bool(slug)
+            self.selected, self.panel = "", Panel()  # not (or no longer) in this user's graph
             return
         labels = {n.id: (n.label, n.type) for n in view.nodes}
         pending_nodes = {n.id for n in view.nodes if n.pending}
-        rels = [Relation(s, t, k) for s, t, k, _ in self._relations]
-        pending_links = {(s, t, k) for s, t, k, p in self._relations if p}
+        rels = [Relation(link.source, link.target, link.type) for link in view.links]
+        pending_links = {(link.source, link.target, link.type) for link in view.links if link.pending}
         rows = [NeighbourRow(n.slug, n.label, n.type,
                              (RELATION_LABELS if n.outgoing else INVERSE_RELATION_LABELS).get(n.relation, n.relation),
                              n.slug in pending_nodes or ((slug, n.slug, n.relation) if n.outgoing
@@ -197,7 +201,7 @@ class GraphState(rx.State):
             description = topic.description if topic else self._descriptions.get(slug, "")
         self.panel = Panel(slug, node.label, node.type, TYPE_LABELS.get(node.type, node.type), description, text,
                            node.pending, rows)
-        self.selected, self.panel_missing = slug, False
+        self.selected = slug
 
     @rx.event
     async def select(self, node_id: str):

@@ -19,6 +19,7 @@ from r42_app.core.quiz import DEFAULT_QUESTIONS, QUIZ_MAX_MINUTES, SCOPES, Quest
 from r42_app.services import deps
 from r42_app.services.pb import PBError
 from r42_app.state.auth import AuthState
+from r42_app.state.chat import ChatState
 
 log = logging.getLogger(__name__)
 
@@ -135,9 +136,7 @@ class QuizState(rx.State):
         self._key, self._answers = key, {}
         self.questions = [UIQuestion(q.id, KIND_LABELS.get(q.kind, q.kind), q.prompt, list(q.options)) for q in key]
         self.index, self.choice, self.phase = 0, "", "questions"
-        from r42_app.state.chat import ChatState  # an open chat window closes
-
-        return [rx.call_script(flag_script(user.id, True)), ChatState.close]
+        return [rx.call_script(flag_script(user.id, True)), ChatState.close]  # an open chat window closes
 
     @rx.event
     def choose(self, value: str | list[str]):
