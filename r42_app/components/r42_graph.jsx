@@ -89,7 +89,8 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
     fg.d3Force("link").distance(big ? 30 : 38);
   }, [size.w > 0, big]);
 
-  // A first fit once the layout has spread a little, and a final one when it settles.
+  // A first fit once the layout has spread a little, and a final one when it settles; never after
+  // the reader has zoomed, dragged or clicked (they chose where to look).
   const hasNodes = data.nodes.length > 0;
   useEffect(() => {
     if (!hasNodes) return undefined;
@@ -119,7 +120,8 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
         const r = canvas.getBoundingClientRect();
         return { x: r.left + p.x, y: r.top + p.y };
       },
-      freeze: () => {
+      freeze: () => {  // pin every node and stop automatic re-fits: screen positions stay put
+        fitted.current = true;
         known.current.forEach((n) => { n.fx = n.x; n.fy = n.y; });
       },
     };
@@ -188,7 +190,8 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
   const linkTouches = (l) => active && (endId(l.source) === active || endId(l.target) === active);
 
   return (
-    <div ref={boxRef} className="r42-graph-canvas" style={{ position: "absolute", inset: 0 }}>
+    <div ref={boxRef} className="r42-graph-canvas" style={{ position: "absolute", inset: 0 }}
+      onPointerDown={() => { fitted.current = true; }} onWheel={() => { fitted.current = true; }}>
       {size.w > 0 && (
         <ForceGraph2D
           ref={fgRef}
