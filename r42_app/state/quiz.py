@@ -98,9 +98,6 @@ class QuizState(rx.State):
     async def _user(self):
         return (await self.get_state(AuthState)).current_user()
 
-    def _end(self, user) -> list:
-        return end_quiz(user)
-
     @rx.event
     async def load(self):
         """on_load of `/testen`: the intro. A reload of this tab mid-quiz ends that quiz; a new tab
@@ -110,7 +107,7 @@ class QuizState(rx.State):
             return
         was_running = self.phase == "questions"
         self.phase, self.error, self.starting = "intro", "", False
-        return self._end(user) if was_running else None
+        return end_quiz(user) if was_running else None
 
     @rx.event
     def set_scope(self, value: str | list[str]):
@@ -119,9 +116,10 @@ class QuizState(rx.State):
     @rx.event
     async def start(self):
         user = await self._user()
-        if user is None or self.phase == "questions":
+        if user is None or self.phase == "questions" or self.starting:
             return
-        self.error = ""
+        self.error, self.starting = "", True
+        yield
         try:
             kb = deps.kb_store().load(user.tenant)
             key = generate_quiz(kb.topics, kb.relations, self.scope, DEFAULT_QUESTIONS)
@@ -133,10 +131,12 @@ class QuizState(rx.State):
             log.error("starting a quiz failed: %s", exc)
             self.error = "De toets kon niet worden gestart. Probeer het opnieuw."
             return
+        finally:
+            self.starting = False
         self._key, self._answers = key, {}
         self.questions = [UIQuestion(q.id, KIND_LABELS.get(q.kind, q.kind), q.prompt, list(q.options)) for q in key]
         self.index, self.choice, self.phase = 0, "", "questions"
-        return [rx.call_script(flag_script(user.id, True)), ChatState.close]  # an open chat window closes
+        yield [rx.call_script(flag_script(user.id, True)), ChatState.close]  # an open chat window closes
 
     @rx.event
     def choose(self, value: str | list[str]):
@@ -165,7 +165,7 @@ class QuizState(rx.State):
                                  r.question.answer_label, r.correct, r.question.option_slugs[r.question.answer])
                         for i, r in enumerate(result.reviews)]
         self.phase = "result"
-        return self._end(user) if user else None
+        return end_quiz(user) if user else None
 
     @rx.event
     async def stop(self):
@@ -174,7 +174,7 @@ class QuizState(rx.State):
         if self.phase != "questions":
             return
         self.phase, self.choice = "intro", ""
-        return self._end(user) if user else None
+        return end_quiz(user) if user else None
 
     @rx.event
     async def again(self):
@@ -187,4 +187,4 @@ class QuizState(rx.State):
         if user is None or self.phase != "questions":
             return  # only a quiz running in this tab ends here
         self.phase, self.choice = "intro", ""
-        return self._end(user)
+        return end_quiz(user)
