@@ -26,7 +26,7 @@ from r42_app.chat import deps as chat_deps
 from r42_app.chat.turn import ChatRefused, guard, run_turn
 from r42_app.core.chat import ChatInputError, validate_messages
 from r42_app.services import deps
-from r42_app.services.auth import AuthError
+from r42_app.services.auth import AuthError, Session
 from r42_app.services.pb import PocketBase
 from r42_app.services.retrieval import MODES
 
@@ -52,6 +52,18 @@ def _bearer(request: Request) -> str:
     return header[7:].strip() if header.lower().startswith("bearer ") else ""
 
 
+async def _session(token: str) -> Session | JSONResponse:
+    """The signed-in session of a PocketBase token, or the error response (401, or 503 when
+    PocketBase cannot be asked)."""
+    try:
+        session = await asyncio.to_thread(deps.auth_service().verify, token)
+    except AuthError as exc:
+        return _error(503, "unavailable", str(exc))
+    if session is None:
+        return _error(401, "unauthenticated", "The token is invalid or expired; sign in again.")
+    return session
+
+
 async def quiz_end(request: Request) -> JSONResponse:
     """`POST /api/quiz/end`: the tab closes mid-quiz; end this user's quiz session so chat unlocks."""
     token = _bearer(request)
@@ -63,12 +75,9 @@ async def quiz_end(request: Request) -> JSONResponse:
         token = str(body.get("token", "")) if isinstance(body, dict) else ""
     if not token:
         return _error(401, "unauthenticated", "Send your PocketBase token as a Bearer header or {\"token\": ...}.")
-    try:
-        session = await asyncio.to_thread(deps.auth_service().verify, token)
-    except AuthError as exc:
-        return _error(503, "unavailable", str(exc))
-    if session is None:
-        return _error(401, "unauthenticated", "The token is invalid or expired; sign in again.")
+    session = await _session(token)
+    if isinstance(session, JSONResponse):
+        return session
     ended = await asyncio.to_thread(deps.quiz_store().end, session.user.id)
     return JSONResponse({"ended": ended})
 
@@ -78,12 +87,9 @@ async def chat(request: Request):
     token = _bearer(request)
     if not token:
         return _error(401, "unauthenticated", "Send your PocketBase token as `Authorization: Bearer <token>`.")
-    try:
-        session = await asyncio.to_thread(deps.auth_service().verify, token)
-    except AuthError as exc:
-        return _error(503, "unavailable", str(exc))
-    if session is None:
-        return _error(401, "unauthenticated", "The token is invalid or expired; sign in again.")
+    session = await _session(token)
+    if isinstance(session, JSONResponse):
+        return session
     try:
         body = await request.json()
     except (json.JSONDecodeError, UnicodeDecodeError):

@@ -4,6 +4,7 @@ import reflex as rx
 
 from r42_app.components.common import error_callout
 from r42_app.components.shell import page_frame
+from r42_app.core.quiz import QUIZ_MAX_MINUTES
 from r42_app.state.quiz import SCOPE_LABELS, UIReview
 from r42_app.state.quiz import QuizState as Q
 
@@ -24,7 +25,7 @@ def intro() -> rx.Component:
                 value=Q.scope, on_change=Q.set_scope, id="quiz-scope", aria_label="Kies een toets",
             ),
             rx.callout(rx.text("Tijdens de toets is R42 niet beschikbaar, ook niet in andere tabbladen. Een toets "
-                               "duurt hoogstens ", Q.max_minutes, " minuten; daarna komt R42 vanzelf terug."),
+                               f"duurt hoogstens {QUIZ_MAX_MINUTES} minuten; daarna komt R42 vanzelf terug."),
                        icon="lock", color_scheme="gray", size="1", width="100%"),
             rx.cond(Q.error != "", error_callout(Q.error)),
             rx.button(rx.icon("play", size=16), "Start de toets", size="3", on_click=Q.start, id="quiz-start",

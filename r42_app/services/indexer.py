@@ -20,7 +20,7 @@ from typing import Callable
 from r42_app.core.retrieval import MAX_CHUNKS, chunk_text
 from r42_app.services.embeddings import Embedder
 from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBStore, Tenant
-from r42_app.services.pb import BatchRequest, PBError, PocketBase, quote
+from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time, quote
 from r42_app.services.vector_store import VectorStore
 
 log = logging.getLogger(__name__)
@@ -29,10 +29,6 @@ MAX_ATTEMPTS = 8
 BACKOFF_BASE_S = 2.0
 BACKOFF_MAX_S = 600.0
 ROWS_PER_RUN = 256
-
-
-def _pb_time(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000Z")
 
 
 def backoff(attempts: int) -> float:
@@ -68,7 +64,7 @@ class Indexer:
         self.max_chunks = max_chunks
 
     def pending(self, limit: int = ROWS_PER_RUN, tenant_id: str | None = None) -> list[dict]:
-        now = _pb_time(self.clock())
+        now = pb_time(self.clock())
         flt = (f'status = "pending" && (type = {quote(OUTBOX_UPSERT)} || type = {quote(OUTBOX_DELETE)})'
                f' && (available_at = "" || available_at <= {quote(now)})')
         if tenant_id:
@@ -157,7 +153,7 @@ class Indexer:
             if attempts >= MAX_ATTEMPTS:
                 body["status"] = "failed"
             else:
-                body["available_at"] = _pb_time(now + timedelta(seconds=backoff(attempts)))
+                body["available_at"] = pb_time(now + timedelta(seconds=backoff(attempts)))
             requests.append(BatchRequest.update("outbox", r["id"], body))
         try:
             for start in range(0, len(requests), 400):

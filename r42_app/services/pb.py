@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, Iterator
 
 import httpx
@@ -39,6 +40,11 @@ class PBError(Exception):
         if fields:
             return f"{self.message} ({'; '.join(f'{k}: {v}' for k, v in fields.items())})"
         return self.message
+
+
+def pb_time(dt: datetime) -> str:
+    """A datetime as PocketBase stores and compares it (UTC, `YYYY-MM-DD HH:MM:SS.mmmZ`)."""
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000Z")
 
 
 def quote(value: str) -> str:

@@ -12,12 +12,7 @@ from typing import Callable
 
 from r42_app.core.quiz import QUIZ_MAX_MINUTES, expires_at
 from r42_app.services.kb_store import Tenant
-from r42_app.services.pb import PocketBase, quote
-
-
-def pb_time(dt: datetime) -> str:
-    """A datetime as PocketBase stores and compares it (UTC, `YYYY-MM-DD HH:MM:SS.mmmZ`)."""
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000Z")
+from r42_app.services.pb import PocketBase, pb_time, quote
 
 
 class QuizStore:

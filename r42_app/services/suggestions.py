@@ -8,7 +8,7 @@ from typing import Any
 
 from r42_app.core.delta import ValidDelta
 from r42_app.services.kb_store import KBError, KBStore, Tenant
-from r42_app.services.pb import PBError, PocketBase, quote
+from r42_app.services.pb import PBError, PocketBase, pb_time, quote
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,6 @@ class SuggestionStore:
         self._review(suggestion_id, "rejected", reviewer_id, note)
 
     def _review(self, suggestion_id: str, status: str, reviewer_id: str, note: str = "") -> None:
-        now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000Z")
+        now = pb_time(datetime.now(timezone.utc))
         self.pb.update("suggestions", suggestion_id, {"status": status, "reviewed_by": reviewer_id,
                                                       "reviewed_at": now, "review_note": note[:1000]})

@@ -80,7 +80,6 @@ class GraphState(rx.State):
     panel: Panel = Panel()
 
     _view: GraphView | None = None
-    _descriptions: dict[str, str] = {}
     _pending_descriptions: dict[str, str] = {}
     _seen: tuple = ()
 
@@ -100,7 +99,6 @@ class GraphState(rx.State):
         pending = [s.delta for s in deps.suggestion_store().list(tenant, "pending")] if user.is_admin else []
         view = build_view(topics, relations, pending)
         self._view = view
-        self._descriptions = {t.slug: t.description for t in topics}
         self._pending_descriptions = {str(t.get("id", "")): str(t.get("description", ""))
                                       for d in pending for t in d.get("topics") or []}
         self.nodes = [n.as_dict() for n in view.nodes]
@@ -196,9 +194,9 @@ class GraphState(rx.State):
             text = ""
             description = self._pending_descriptions.get(slug, "")
         else:
-            topic = deps.kb_store().topic(user.tenant, slug)
+            topic = deps.kb_store().topic(user.tenant, slug)  # deleted meanwhile: the next poll drops the node
             text = excerpt(topic.content) if topic else ""
-            description = topic.description if topic else self._descriptions.get(slug, "")
+            description = topic.description if topic else ""
         self.panel = Panel(slug, node.label, node.type, TYPE_LABELS.get(node.type, node.type), description, text,
                            node.pending, rows)
         self.selected = slug

@@ -15,7 +15,7 @@ import logging
 import reflex as rx
 
 from r42_app.core.kb import TYPE_LABELS
-from r42_app.core.quiz import DEFAULT_QUESTIONS, QUIZ_MAX_MINUTES, SCOPES, Question, QuizError, generate_quiz, score
+from r42_app.core.quiz import DEFAULT_QUESTIONS, SCOPES, Question, QuizError, generate_quiz, score
 from r42_app.services import deps
 from r42_app.services.pb import PBError
 from r42_app.state.auth import AuthState
@@ -79,7 +79,6 @@ class QuizState(rx.State):
     total: int = 0
     percent: int = 0
     reviews: list[UIReview] = []
-    max_minutes: int = QUIZ_MAX_MINUTES
     _key: list = []  # the Questions, with their answers: never sent to the browser
     _answers: dict[str, int] = {}
 

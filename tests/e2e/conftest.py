@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from r42_app.services.pb import PocketBase
 from tests.conftest import DEMO_PASSWORD, free_port
 
 # A loaded 2-core CI machine can take a few seconds to answer a websocket event.
@@ -31,6 +33,11 @@ class ServedApp:
     data_dir: Path
     proc: subprocess.Popen
     log: Path
+
+    def superuser(self):
+        """A superuser PocketBase client for this app (credentials from its data dir)."""
+        creds = json.loads((self.data_dir / "superuser.json").read_text())
+        return PocketBase(self.pb_url).as_superuser(creds["email"], creds["password"])
 
     def log_tail(self, lines: int = 40) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])

@@ -1,11 +1,9 @@
 """Proposed graph edits in the chat window: learner Yes queues a suggestion, admin Yes applies at
 once, an invalid proposal shows no chip. The server decides by role."""
 
-import json
 
 from playwright.sync_api import expect
 
-from r42_app.services.pb import PocketBase
 from tests.e2e.conftest import sign_in
 from tests.e2e.test_chat import ask, open_chat
 
@@ -15,11 +13,6 @@ def proposal(tid):
             "topics": [{"id": tid, "label": tid.replace("-", " ").title(), "type": "concept",
                         "description": "Voorgesteld door R42 in een test."}],
             "relations": [{"source": tid, "target": "nabestaandenpensioen", "type": "part_of"}]}
-
-
-def superuser(served_app):
-    creds = json.loads((served_app.data_dir / "superuser.json").read_text())
-    return PocketBase(served_app.pb_url).as_superuser(creds["email"], creds["password"])
 
 
 def open_graph_tab(ctx, served_app):
@@ -43,7 +36,7 @@ def test_learner_yes_queues_suggestion_not_write(served_app, page, claude):
     chip.locator(".r42-delta-yes").click()
     expect(chip).to_contain_text("Voorgelegd aan de beheerders")
     expect(chip.locator(".r42-delta-yes")).to_have_count(0)  # answered once
-    pb = superuser(served_app)
+    pb = served_app.superuser()
     rows = pb.all("suggestions", filter='status = "pending"')
     assert [r["delta"]["topics"][0]["id"] for r in rows] == ["chip-learner"]
     assert pb.first("topics", 'slug = "chip-learner"') is None  # nothing written to the KB

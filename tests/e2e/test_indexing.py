@@ -1,14 +1,11 @@
 """The app backend keeps the search index fresh by itself: its background task drains the outbox."""
 
-import json
 import time
 
-from r42_app.services.pb import PocketBase
 
 
 def test_backend_drains_the_outbox_into_chroma(served_app):
-    creds = json.loads((served_app.data_dir / "superuser.json").read_text())
-    pb = PocketBase(served_app.pb_url).as_superuser(creds["email"], creds["password"])
+    pb = served_app.superuser()
     pending = 'status = "pending"'
     assert pb.list("outbox", per_page=1, total=True)["totalItems"] >= 62  # the seed queued every topic
     deadline = time.monotonic() + 300

@@ -1,13 +1,11 @@
 """Testen in a real browser: a quiz hides R42 in every tab of the user, the server refuses chat even
 when the browser flag is edited by hand, and finishing or leaving the quiz gives R42 back."""
 
-import json
 
 import httpx
 import pytest
 from playwright.sync_api import expect
 
-from r42_app.services.pb import PocketBase
 from tests.conftest import DEMO_PASSWORD
 from tests.e2e.conftest import sign_in
 from tests.e2e.test_chat import ask, open_chat
@@ -17,14 +15,9 @@ from tests.e2e.test_chat import ask, open_chat
 def no_quiz_left_behind(served_app):
     """A failing test must not leave a learner locked out of chat for the tests after it."""
     yield
-    pb = superuser(served_app)
+    pb = served_app.superuser()
     for row in pb.all("quiz_sessions", filter="active = true"):
         pb.update("quiz_sessions", row["id"], {"active": False})
-
-
-def superuser(served_app):
-    creds = json.loads((served_app.data_dir / "superuser.json").read_text())
-    return PocketBase(served_app.pb_url).as_superuser(creds["email"], creds["password"])
 
 
 def user_id(page):
@@ -48,7 +41,7 @@ def answer_all(page, count=8):
 
 
 def quiz_rows(served_app, uid):
-    return superuser(served_app).all("quiz_sessions", filter=f'user = "{uid}" && active = true')
+    return served_app.superuser().all("quiz_sessions", filter=f'user = "{uid}" && active = true')
 
 
 def test_a_quiz_hides_r42_in_every_tab_and_finishing_brings_it_back(served_app, context, claude):

@@ -31,3 +31,22 @@ def indexed(admin_pb, seeded, embedder, tmp_path_factory):
 def retriever(indexed):
     return indexed[3]
 
+
+
+@pytest.fixture
+def api_env(pb_server, seeded, claude, monkeypatch):
+    """The app's services and chat deps pointed at the test PocketBase and the fake Claude (for the
+    HTTP API); yields the fake."""
+    from r42_app.chat import deps as chat_deps
+    from r42_app.services import deps
+
+    monkeypatch.setenv("R42_PB_URL", pb_server.url)
+    monkeypatch.setenv("R42_DATA_DIR", str(pb_server.data_dir))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", claude.url)
+    monkeypatch.setenv("R42_MODEL", "claude-test")
+    deps.reset()
+    chat_deps.reset()
+    yield claude
+    deps.reset()
+    chat_deps.reset()

@@ -14,20 +14,6 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def api_env(pb_server, seeded, claude, monkeypatch, tmp_path):
-    monkeypatch.setenv("R42_PB_URL", pb_server.url)
-    monkeypatch.setenv("R42_DATA_DIR", str(pb_server.data_dir))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", claude.url)
-    monkeypatch.setenv("R42_MODEL", "claude-test")
-    deps.reset()
-    chat_deps.reset()
-    yield claude
-    deps.reset()
-    chat_deps.reset()
-
-
-@pytest.fixture
 def token(pb_server, seeded):
     return pb_server.user("learner@example.com").token
 

@@ -8,9 +8,7 @@ import httpx
 import pytest
 
 from r42_app.api import api
-from r42_app.chat import deps as chat_deps
 from r42_app.chat.turn import ChatDeps, ChatRefused, run_turn
-from r42_app.services import deps
 from r42_app.services.auth import AuthService
 from r42_app.services.quiz_store import QuizStore
 from tests.conftest import DEMO_PASSWORD
@@ -89,20 +87,6 @@ async def test_the_turn_is_refused_during_a_quiz_without_calling_the_model(quizz
     events = [e async for e in run_turn(learner, [{"role": "user", "content": "Wat is AOW?"}], turn_deps)]
     assert "".join(e["text"] for e in events if e["type"] == "text") == "De AOW is het basispensioen."
     await llm.aclose()
-
-
-@pytest.fixture
-def api_env(pb_server, seeded, claude, monkeypatch):
-    monkeypatch.setenv("R42_PB_URL", pb_server.url)
-    monkeypatch.setenv("R42_DATA_DIR", str(pb_server.data_dir))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", claude.url)
-    monkeypatch.setenv("R42_MODEL", "claude-test")
-    deps.reset()
-    chat_deps.reset()
-    yield claude
-    deps.reset()
-    chat_deps.reset()
 
 
 async def call(path, token="", body=None):
