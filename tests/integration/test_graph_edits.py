@@ -117,3 +117,33 @@ def test_learner_cannot_apply_a_delta_through_pocketbase(pb_server, stores):
     with pytest.raises(PBError):
         learner.batch(_requests_of(kb, tenant, valid(kb, tenant, edit("g"))))
     assert kb.topic(tenant, "edit-g") is None
+
+
+def test_concurrent_approvals_of_one_suggestion_apply_once(stores, admin_pb, pb_server):
+    """Two admins press Approve at the same moment: one applies, the other is refused, the KB holds
+    the edit once."""
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    kb, suggestions, tenant = stores
+    learner = admin_pb.first("users", 'email = "learner@example.com"')
+    admin = admin_pb.first("users", 'email = "admin@example.com"')
+    s = suggestions.append_suggestion(tenant, learner["id"], valid(kb, tenant, edit("race")))
+    gate = Barrier(2)
+
+    def approve(_):
+        pb = pb_server.admin()  # each admin with an own connection
+        store = SuggestionStore(pb, KBStore(pb))
+        gate.wait()
+        try:
+            store.approve(tenant, s.id, admin["id"])
+            return "applied"
+        except (KBError, PBError):
+            return "refused"
+
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = sorted(pool.map(approve, range(2)))
+    assert outcomes == ["applied", "refused"]
+    assert [t.slug for t in kb.topics(tenant) if t.slug == "edit-race"] == ["edit-race"]
+    assert len([r for r in kb.relations(tenant) if r.source == "edit-race"]) == 1
+    assert suggestions.list(tenant, "approved")[0].id == s.id
