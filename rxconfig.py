@@ -18,4 +18,7 @@ config = rx.Config(
     plugins=[rx.plugins.RadixThemesPlugin(theme=THEME)],
     disable_plugins=[rx.plugins.SitemapPlugin],
     redis_url=_settings.redis_url or None,
+    # Reflex applies this list to its CORS middleware (the backend, api_transformer apps) and to the
+    # socket.io server's Origin check on the /_event websocket; its default "*" echoes any Origin.
+    cors_allowed_origins=list(_settings.allowed_origins),
 )

@@ -6,16 +6,20 @@
                      {"messages": [{"role", "content"}, ...], "mode"?: "fts"|"semantic"|"hybrid"}
                      -> text/event-stream of `data: {"type": ...}` events (see r42_app.chat.turn)
 
-Errors are JSON {"type", "message"}: 401 without a valid token, 400 for bad input, 429 with
-Retry-After when one user sends too fast, 403 when the guard refuses, 423 Locked
-{"type": "quiz_active", ...} while the user takes a quiz.
+Errors are JSON {"type", "message"}: 401 without a valid token, 400 for bad input (JSON nested
+deeper than MAX_JSON_DEPTH included), 413 {"type": "payload_too_large", ...} for a body over
+MAX_BODY_BYTES (QUIZ_END_MAX_BODY_BYTES for /api/quiz/end), 429 with Retry-After when one user
+sends too fast, 403 when the guard refuses, 423 Locked {"type": "quiz_active", ...} while the user
+takes a quiz. A turn that fails unexpectedly ends its stream with an `error` event of kind `internal`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -31,6 +35,12 @@ from r42_app.services.pb import PocketBase
 from r42_app.services.retrieval import MODES
 
 REFUSAL_STATUS = {"unauthenticated": 401, "forbidden": 403, "quiz_active": 423, "quota_exceeded": 402}
+MAX_BODY_BYTES = 256 * 1024  # the 12 turns that reach the model (24 messages of 8,000 characters) fit
+QUIZ_END_MAX_BODY_BYTES = 8 * 1024  # {"token": ...}
+MAX_JSON_DEPTH = 32  # a chat request nests 3 deep
+INTERNAL_ERROR = "Er ging iets mis bij het beantwoorden van je vraag. Probeer het opnieuw."
+
+log = logging.getLogger(__name__)
 
 
 def _error(status: int, kind: str, message: str, headers: dict | None = None) -> JSONResponse:
@@ -45,6 +55,50 @@ async def health(request: Request) -> JSONResponse:  # noqa: ARG001
     finally:
         pb.close()
     return JSONResponse({"status": "ok" if ok else "degraded", "pocketbase": ok}, status_code=200 if ok else 503)
+
+
+async def _read_body(request: Request, limit: int) -> bytes | JSONResponse:
+    """The request body, never more than `limit` bytes of it held: 413 at once when Content-Length
+    says it is larger, else read chunk by chunk and 413 as soon as it passes the limit."""
+    too_large = _error(413, "payload_too_large", f"The body is larger than {limit // 1024} KB.")
+    declared = request.headers.get("content-length", "")
+    if declared and not declared.isdigit():
+        return _error(400, "invalid_request", "Content-Length must be a number of bytes.")
+    if declared and int(declared) > limit:
+        return too_large
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return too_large
+    return bytes(body)
+
+
+def _nests_deeper_than(value: Any, limit: int) -> bool:
+    """Whether a parsed JSON value has more than `limit` nested arrays/objects (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+def _parse_json(raw: bytes) -> Any:
+    """The JSON value of a body; ValueError, with a message for the client, when it is not JSON or
+    nests deeper than MAX_JSON_DEPTH."""
+    too_deep = f"The JSON nests deeper than {MAX_JSON_DEPTH} levels."
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        raise ValueError(too_deep) from None
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError
+        raise ValueError("The body must be JSON.") from None
+    if _nests_deeper_than(value, MAX_JSON_DEPTH):
+        raise ValueError(too_deep)
+    return value
 
 
 def _bearer(request: Request) -> str:
@@ -66,11 +120,14 @@ async def _session(token: str) -> Session | JSONResponse:
 
 async def quiz_end(request: Request) -> JSONResponse:
     """`POST /api/quiz/end`: the tab closes mid-quiz; end this user's quiz session so chat unlocks."""
+    raw = await _read_body(request, QUIZ_END_MAX_BODY_BYTES)
+    if isinstance(raw, JSONResponse):
+        return raw
     token = _bearer(request)
     if not token:
         try:
-            body = await request.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            body = _parse_json(raw)
+        except ValueError:
             body = None
         token = str(body.get("token", "")) if isinstance(body, dict) else ""
     if not token:
@@ -84,6 +141,9 @@ async def quiz_end(request: Request) -> JSONResponse:
 
 async def chat(request: Request):
     """`POST /api/chat`: one streamed, grounded answer."""
+    raw_body = await _read_body(request, MAX_BODY_BYTES)
+    if isinstance(raw_body, JSONResponse):
+        return raw_body
     token = _bearer(request)
     if not token:
         return _error(401, "unauthenticated", "Send your PocketBase token as `Authorization: Bearer <token>`.")
@@ -91,9 +151,9 @@ async def chat(request: Request):
     if isinstance(session, JSONResponse):
         return session
     try:
-        body = await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return _error(400, "invalid_request", "The body must be JSON.")
+        body = _parse_json(raw_body)
+    except ValueError as exc:
+        return _error(400, "invalid_request", str(exc))
     if not isinstance(body, dict):
         return _error(400, "invalid_request", 'The body must be an object {"messages": [...]}.')
     mode = body.get("mode", "hybrid")
@@ -119,6 +179,10 @@ async def chat(request: Request):
                 yield f"data: {json.dumps(event, ensure_ascii=False)}\n\n"
         except (ChatInputError, ChatRefused) as exc:
             yield f"data: {json.dumps({'type': 'error', 'kind': 'refused', 'message': str(exc)})}\n\n"
+        except Exception:  # anything else: the stream still ends with an event, never a silent cut
+            log.exception("chat turn failed for user %s", session.user.id)
+            error = {"type": "error", "kind": "internal", "message": INTERNAL_ERROR, "retryable": True}
+            yield f"data: {json.dumps(error, ensure_ascii=False)}\n\n"
 
     return StreamingResponse(events(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

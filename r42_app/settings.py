@@ -6,10 +6,12 @@ Every variable is documented in the README's configuration table.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_MODEL = "claude-haiku-4-5"
+_ORIGIN = re.compile(r"(https?)://([a-z0-9.-]+|\[[0-9a-f:]+\])(?::(\d{1,5}))?")
 
 
 def _int(name: str, default: int) -> int:
@@ -34,6 +36,20 @@ def _count(name: str, default: int, maximum: int) -> int:
     return int(raw)
 
 
+def _origins(name: str) -> tuple[str, ...]:
+    raw = os.environ.get(name, "")
+    origins = []
+    for entry in (e.strip().lower() for e in raw.split(",")):  # browsers send Origin in lower case
+        if not entry:
+            continue
+        match = _ORIGIN.fullmatch(entry)
+        if match is None or (match[3] and not 0 < int(match[3]) < 65536):
+            raise SystemExit(f"{name} must be a comma-separated list of origins like https://host or "
+                             f"http://host:port (no path, no wildcard), got {entry!r}")
+        origins.append(entry)
+    return tuple(origins)
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything R42 reads from its environment."""
@@ -52,6 +68,7 @@ class Settings:
     app_indexer: bool = True
     embed_chunks: int = 1
     model_timeout: float = 60.0
+    cors_origins: tuple[str, ...] = ()
 
     @property
     def pb_url(self) -> str:
@@ -77,6 +94,12 @@ class Settings:
         return f"http://127.0.0.1:{self.port}"
 
     @property
+    def allowed_origins(self) -> tuple[str, ...]:
+        """Origins whose pages may call the backend (CORS, the /_event websocket): the app's own, then
+        R42_CORS_ORIGINS."""
+        return (self.app_url, f"http://localhost:{self.port}", *self.cors_origins)
+
+    @property
     def offline(self) -> bool:
         """True when no Anthropic key is set: R42 answers extractively and says so."""
         return not self.anthropic_api_key
@@ -100,4 +123,5 @@ def load_settings() -> Settings:
         app_indexer=env.get("R42_APP_INDEXER", "1").strip().lower() not in ("0", "false", "no", "off"),
         embed_chunks=_count("R42_EMBED_CHUNKS", 1, 16),
         model_timeout=float(_count("R42_MODEL_TIMEOUT", 60, 600)),
+        cors_origins=_origins("R42_CORS_ORIGINS"),
     )

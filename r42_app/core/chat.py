@@ -58,9 +58,15 @@ class Citation:
     label: str
 
 
+def clean_text(text: str) -> str:
+    """`text` as valid Unicode: a lone surrogate (JSON allows `\\ud800`, UTF-8 cannot encode it)
+    becomes U+FFFD; a surrogate pair becomes the character it stands for."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
 def validate_messages(raw: Any) -> list[ChatMessage]:
     """Messages from a client, checked: 1-50 of them, roles user/assistant, text up to 8,000
-    characters, the last one a non-empty user message."""
+    characters, the last one a non-empty user message; invalid Unicode is cleaned (`clean_text`)."""
     if not isinstance(raw, list) or not raw:
         raise ChatInputError("messages must be a non-empty list")
     if len(raw) > MAX_MESSAGES:
@@ -74,6 +80,7 @@ def validate_messages(raw: Any) -> list[ChatMessage]:
             raise ChatInputError(f"messages[{i}].role must be user or assistant")
         if not isinstance(content, str):
             raise ChatInputError(f"messages[{i}].content must be text")
+        content = clean_text(content)
         if len(content) > MAX_MESSAGE_CHARS:
             raise ChatInputError(f"messages[{i}] is {len(content)} characters; the maximum is {MAX_MESSAGE_CHARS}")
         out.append(ChatMessage(role, content))

@@ -37,6 +37,12 @@ def test_validate_accepts_a_normal_thread():
     assert out[-1] == ChatMessage("user", "Wat is AOW?")
 
 
+def test_validate_replaces_lone_surrogates_and_keeps_pairs():
+    out = validate_messages([{"role": "user", "content": "a\ud800b \ud83d\ude00"}])
+    assert out[-1].content == "a\ufffdb \U0001F600"
+    assert out[-1].content.encode("utf-8")
+
+
 def test_validate_refuses_a_trailing_assistant_message():
     with pytest.raises(ChatInputError):
         validate_messages([{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}])

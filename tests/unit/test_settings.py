@@ -4,7 +4,8 @@ import pytest
 
 from r42_app.settings import DEFAULT_MODEL, load_settings
 
-VARS = ["R42_PORT", "R42_PB_PORT", "R42_DATA_DIR", "R42_DEMO_PASSWORD", "ANTHROPIC_API_KEY", "R42_MODEL", "R42_PB_URL"]
+VARS = ["R42_PORT", "R42_PB_PORT", "R42_DATA_DIR", "R42_DEMO_PASSWORD", "ANTHROPIC_API_KEY", "R42_MODEL", "R42_PB_URL",
+        "R42_CORS_ORIGINS"]
 
 
 @pytest.fixture
@@ -35,4 +36,28 @@ def test_environment_overrides(clean_env, tmp_path):
 def test_bad_port_is_a_clear_error(clean_env):
     clean_env.setenv("R42_PORT", "drie")
     with pytest.raises(SystemExit, match="R42_PORT must be a whole number"):
+        load_settings()
+
+
+def test_cors_allows_only_the_apps_own_origins_by_default(clean_env):
+    clean_env.setenv("R42_PORT", "3999")
+    cfg = load_settings()
+    assert cfg.cors_origins == ()
+    assert cfg.allowed_origins == ("http://127.0.0.1:3999", "http://localhost:3999")
+
+
+def test_cors_origins_add_to_the_apps_own(clean_env):
+    clean_env.setenv("R42_CORS_ORIGINS", " https://leren.example.nl, http://10.0.0.5:8080 ,")
+    cfg = load_settings()
+    assert cfg.cors_origins == ("https://leren.example.nl", "http://10.0.0.5:8080")
+    assert cfg.allowed_origins == ("http://127.0.0.1:3000", "http://localhost:3000",
+                                   "https://leren.example.nl", "http://10.0.0.5:8080")
+
+
+@pytest.mark.parametrize("bad", ["*", "leren.example.nl", "https://leren.example.nl/", "https://leren.example.nl/app",
+                                 "ftp://files.example", "https://leren.example.nl:99999",
+                                 "https://user@leren.example.nl"])
+def test_a_cors_origin_that_is_not_scheme_host_port_is_a_clear_error(clean_env, bad):
+    clean_env.setenv("R42_CORS_ORIGINS", f"https://ok.example,{bad}")
+    with pytest.raises(SystemExit, match="R42_CORS_ORIGINS"):
         load_settings()

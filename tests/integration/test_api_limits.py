@@ -1,0 +1,138 @@
+"""Issue 10, hole 7: what `POST /api/chat` (and `POST /api/quiz/end`) do with hostile input -- a
+huge body, JSON nested very deep, invalid Unicode, a turn that fails unexpectedly -- through the real
+ASGI app, PocketBase and the fake Messages API."""
+
+import json
+import logging
+
+import httpx
+import pytest
+
+from r42_app import api as api_module
+from r42_app.api import MAX_BODY_BYTES, MAX_JSON_DEPTH, QUIZ_END_MAX_BODY_BYTES, api
+from r42_app.chat import deps as chat_deps
+from r42_app.chat import turn
+
+pytestmark = pytest.mark.anyio
+
+CHUNK = 64 * 1024
+QUESTION = {"messages": [{"role": "user", "content": "Wat is de dekkingsgraad?"}], "mode": "fts"}
+
+
+@pytest.fixture
+async def claude_api(api_env):
+    """api_env, with the turn's Anthropic client closed in this test's event loop (one left to the
+    garbage collector tries to close itself on a later test's loop)."""
+    yield api_env
+    llm = chat_deps.chat_deps().llm
+    if llm is not None:
+        await llm.aclose()
+
+
+@pytest.fixture
+def token(pb_server, seeded):
+    return pb_server.user("learner@example.com").token
+
+
+class CountingBody:
+    """A request body sent in chunks (no Content-Length of its own), counting what the app read."""
+
+    def __init__(self, total: int, head: bytes = b""):
+        self.total, self.head, self.sent = total, head, 0
+
+    async def __aiter__(self):
+        while self.sent < self.total:
+            chunk = (self.head if self.sent == 0 else b"") or b" " * min(CHUNK, self.total - self.sent)
+            self.sent += len(chunk)
+            yield chunk
+
+
+async def post(path, token, content, headers=None):
+    headers = {**({"Authorization": f"Bearer {token}"} if token else {}), **(headers or {})}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as client:
+        return await client.post(path, content=content, headers=headers)
+
+
+def events_of(response):
+    return [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")]
+
+
+def padded(body: dict, size: int) -> bytes:
+    """`body` as JSON with trailing whitespace (still valid JSON) up to exactly `size` bytes."""
+    raw = json.dumps(body).encode()
+    return raw + b" " * (size - len(raw))
+
+
+async def test_a_body_at_the_limit_is_answered(claude_api, token):
+    claude_api.reply_text("De dekkingsgraad [ref:1].")
+    resp = await post("/api/chat", token, padded(QUESTION, MAX_BODY_BYTES))
+    assert resp.status_code == 200 and events_of(resp)[-1]["type"] == "done"
+
+
+async def test_a_body_one_byte_over_the_limit_is_413(claude_api, token):
+    resp = await post("/api/chat", token, padded(QUESTION, MAX_BODY_BYTES + 1))
+    assert resp.status_code == 413 and resp.json()["type"] == "payload_too_large" and resp.json()["message"]
+    assert claude_api.requests == []
+
+
+async def test_a_large_content_length_is_refused_before_reading_the_body(claude_api, token):
+    body = CountingBody(10 * 1024 * 1024)
+    resp = await post("/api/chat", token, body, {"Content-Length": str(body.total)})
+    assert resp.status_code == 413 and resp.json()["type"] == "payload_too_large"
+    assert body.sent == 0
+
+
+async def test_a_chunked_body_is_read_only_up_to_the_limit(claude_api, token):
+    body = CountingBody(4 * 1024 * 1024, head=b'{"messages": [{"role": "user", "content": "')
+    resp = await post("/api/chat", token, body)
+    assert resp.status_code == 413 and resp.json()["type"] == "payload_too_large"
+    assert body.sent <= MAX_BODY_BYTES + CHUNK
+    assert claude_api.requests == []
+
+
+@pytest.mark.parametrize("depth", [100_000, MAX_JSON_DEPTH + 1])
+async def test_json_nested_too_deep_is_400(claude_api, token, depth):
+    deep = b"[" * depth + b"]" * depth
+    resp = await post("/api/chat", token, b'{"messages": [{"role": "user", "content": "AOW?"}], "x": ' + deep + b"}")
+    assert resp.status_code == 400 and resp.json()["type"] == "invalid_request" and resp.json()["message"]
+    assert claude_api.requests == []
+
+
+@pytest.mark.parametrize("mode", ["fts", "hybrid", "semantic"])
+async def test_a_lone_surrogate_is_replaced_and_the_answer_completes(claude_api, token, mode):
+    claude_api.reply_text("De dekkingsgraad is de verhouding tussen vermogen en verplichtingen.")
+    question = b'{"role": "user", "content": "Wat is de dekkingsgraad \\ud800?"}'
+    resp = await post("/api/chat", token, b'{"messages": [' + question + b'], "mode": "' + mode.encode() + b'"}')
+    events = events_of(resp)
+    assert resp.status_code == 200 and events[-1]["type"] == "done", events
+    sent = claude_api.requests[-1]["body"]["messages"][-1]["content"]
+    assert sent == "Wat is de dekkingsgraad \ufffd?"
+
+
+async def test_an_unexpected_failure_mid_turn_is_an_internal_error_event(claude_api, token, monkeypatch, caplog):
+    def broken(*_args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(turn, "resolve_citations", broken)
+    claude_api.reply_text("De dekkingsgraad [ref:1].")
+    with caplog.at_level(logging.ERROR, logger=api_module.__name__):
+        resp = await post("/api/chat", token, json.dumps(QUESTION).encode())
+    events = events_of(resp)
+    assert resp.status_code == 200 and events[0]["type"] == "text"
+    assert events[-1]["type"] == "error" and events[-1]["kind"] == "internal" and events[-1]["retryable"] is True
+    assert events[-1]["message"] and "boom" not in events[-1]["message"]
+    assert [e["type"] for e in events].count("error") == 1 and "done" not in [e["type"] for e in events]
+    assert any(r.exc_info and "boom" in str(r.exc_info[1]) for r in caplog.records)
+
+
+async def test_quiz_end_refuses_a_body_over_its_limit(claude_api, token):
+    resp = await post("/api/quiz/end", None, padded({"token": token}, QUIZ_END_MAX_BODY_BYTES + 1))
+    assert resp.status_code == 413 and resp.json()["type"] == "payload_too_large"
+    body = CountingBody(1024 * 1024)
+    resp = await post("/api/quiz/end", None, body)
+    assert resp.status_code == 413 and body.sent <= QUIZ_END_MAX_BODY_BYTES + CHUNK
+
+
+async def test_quiz_end_with_json_nested_too_deep_is_not_a_500(claude_api):
+    resp = await post("/api/quiz/end", None, b"[" * 4000 + b"]" * 4000)
+    assert resp.status_code == 401
