@@ -23,6 +23,7 @@ MAX_LABEL = 120
 MAX_DESCRIPTION = 500
 MAX_ID = 60
 ACYCLIC_TYPES = ("part_of", "depends_on")
+INVALID_DELTA_LINE = "Ongeldig voorstel: de inhoud is onleesbaar."
 
 
 class KnowledgeGraph(Protocol):
@@ -193,9 +194,55 @@ class GraphSnapshot:
     relations: list[Relation]
 
 
-def describe_delta(delta: dict) -> list[str]:
-    """What a proposed edit would add, in words: topics with their type, relations as `A —part_of→ B`."""
-    lines = [f"Nieuw onderwerp: {t.get('label')} ({t.get('type')})" for t in delta.get("topics", []) if isinstance(t, dict)]
-    lines += [f"{r.get('source')} —{r.get('type')}→ {r.get('target')}" for r in delta.get("relations", [])
-              if isinstance(r, dict)]
+class StoredDeltaError(ValueError):
+    """A stored delta (a suggestion row, a chat message) does not have the shape the app writes."""
+
+
+def _stored_text(value: Any, where: str, limit: int) -> str:
+    if not isinstance(value, str):
+        raise StoredDeltaError(f"{where} is not text")
+    if len(value) > limit:
+        raise StoredDeltaError(f"{where} is longer than {limit} characters")
+    return value
+
+
+def read_stored_delta(raw: Any) -> dict[str, Any]:
+    """A stored delta as `{reason, topics: [{id, label, type, description}], relations: [{source, target,
+    type}]}` with only those keys, or StoredDeltaError naming what is wrong. Stored rows are untrusted
+    (another writer, an older version, a hand edit): readers call this and show a bad row as invalid
+    instead of failing the page that lists it."""
+    if not isinstance(raw, dict):
+        raise StoredDeltaError(f"the edit is a {type(raw).__name__}, not an object")
+    topics, relations = raw.get("topics", []), raw.get("relations", [])
+    if not isinstance(topics, list) or not isinstance(relations, list):
+        raise StoredDeltaError("topics and relations must be lists")
+    if len(topics) > MAX_TOPICS or len(relations) > MAX_RELATIONS:
+        raise StoredDeltaError(f"more than {MAX_TOPICS} topics or {MAX_RELATIONS} relations")
+    out_topics, out_relations = [], []
+    for i, t in enumerate(topics):
+        if not isinstance(t, dict):
+            raise StoredDeltaError(f"topics[{i}] is not an object")
+        out_topics.append({"id": _stored_text(t.get("id"), f"topics[{i}].id", MAX_ID),
+                           "label": _stored_text(t.get("label"), f"topics[{i}].label", MAX_LABEL),
+                           "type": _stored_text(t.get("type"), f"topics[{i}].type", 40),
+                           "description": _stored_text(t.get("description", ""), f"topics[{i}].description",
+                                                       MAX_DESCRIPTION)})
+    for i, r in enumerate(relations):
+        if not isinstance(r, dict):
+            raise StoredDeltaError(f"relations[{i}] is not an object")
+        out_relations.append({key: _stored_text(r.get(key), f"relations[{i}].{key}", MAX_ID if key != "type" else 40)
+                              for key in ("source", "target", "type")})
+    reason = _stored_text(raw.get("reason", ""), "reason", 2 * MAX_REASON)
+    return {"reason": reason, "topics": out_topics, "relations": out_relations}
+
+
+def describe_delta(delta: Any) -> list[str]:
+    """What a proposed edit would add, in words: topics with their type, relations as `A —part_of→ B`.
+    A malformed delta is described as such (never an exception)."""
+    try:
+        clean = read_stored_delta(delta)
+    except StoredDeltaError:
+        return [INVALID_DELTA_LINE] if delta else []
+    lines = [f"Nieuw onderwerp: {t['label']} ({t['type']})" for t in clean["topics"]]
+    lines += [f"{r['source']} —{r['type']}→ {r['target']}" for r in clean["relations"]]
     return lines

@@ -11,6 +11,7 @@ from typing import Any, Iterable
 
 import networkx as nx
 
+from r42_app.core.delta import StoredDeltaError, read_stored_delta
 from r42_app.core.kb import TYPE_LABELS, Relation, Topic
 from r42_app.core.text import fold
 
@@ -72,7 +73,7 @@ def build_view(topics: Iterable[Topic], relations: Iterable[Relation],
                pending_deltas: Iterable[dict[str, Any]] = ()) -> GraphView:
     """Nodes and links of a tenant's graph. Pending suggestion deltas (admins only) add dashed nodes
     and links; a pending topic that already exists is not drawn twice, and links whose ends are
-    unknown are left out rather than breaking the layout."""
+    unknown are left out rather than breaking the layout; a malformed delta is skipped."""
     graph = nx.MultiDiGraph()
     labels: dict[str, tuple[str, str]] = {}
     for t in topics:
@@ -87,13 +88,17 @@ def build_view(topics: Iterable[Topic], relations: Iterable[Relation],
     pending_nodes: dict[str, tuple[str, str]] = {}
     pending_links: set[tuple[str, str, str]] = set()
     existing_links = {(link.source, link.target, link.type) for link in links}
-    for delta in pending_deltas:
-        for t in delta.get("topics") or []:
-            slug, label, kind = str(t.get("id", "")), str(t.get("label", "")), str(t.get("type", ""))
+    for raw in pending_deltas:
+        try:
+            delta = read_stored_delta(raw)
+        except StoredDeltaError:
+            continue
+        for t in delta["topics"]:
+            slug, label, kind = t["id"], t["label"], t["type"]
             if slug and slug not in known and slug not in pending_nodes:
                 pending_nodes[slug] = (label or slug, kind)
-        for r in delta.get("relations") or []:
-            key = (str(r.get("source", "")), str(r.get("target", "")), str(r.get("type", "")))
+        for r in delta["relations"]:
+            key = (r["source"], r["target"], r["type"])
             if key not in existing_links:
                 pending_links.add(key)
     for slug, (label, kind) in pending_nodes.items():

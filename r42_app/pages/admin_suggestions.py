@@ -20,12 +20,24 @@ def suggestion_card(row: SuggestionRow) -> rx.Component:
                 justify="between", width="100%",
             ),
             rx.text(row.reason, size="3"),
-            rx.vstack(rx.foreach(row.lines, lambda line: rx.code(line, size="1", variant="ghost")), spacing="1"),
+            rx.cond(
+                row.invalid,
+                rx.callout(
+                    rx.text(rx.text.strong("Ongeldig voorstel. "), "De inhoud heeft niet de vorm die R42 schrijft (",
+                            row.problem, "), dus goedkeuren kan niet. Wijs het af om de wachtrij op te ruimen."),
+                    icon="triangle_alert", color_scheme="red", size="1", class_name="invalid-suggestion",
+                ),
+                rx.vstack(rx.foreach(row.lines, lambda line: rx.code(line, size="1", variant="ghost")), spacing="1"),
+            ),
             rx.cond(
                 row.status == "pending",
                 rx.hstack(
-                    rx.button(rx.icon("check", size=14), "Goedkeuren", size="2", on_click=S.approve(row.id),
-                              class_name="approve-suggestion"),
+                    rx.cond(
+                        row.invalid,
+                        rx.fragment(),
+                        rx.button(rx.icon("check", size=14), "Goedkeuren", size="2", on_click=S.approve(row.id),
+                                  class_name="approve-suggestion"),
+                    ),
                     rx.button(rx.icon("x", size=14), "Afwijzen", size="2", variant="soft", color_scheme="gray",
                               on_click=S.reject(row.id), class_name="reject-suggestion"),
                     spacing="2",
@@ -56,6 +68,12 @@ def body() -> rx.Component:
             rx.segmented_control.item("Afgewezen", value="rejected"),
             rx.segmented_control.item("Alles", value="all"),
             value=S.status_filter, on_change=S.set_filter, id="suggestion-filter",
+        ),
+        rx.cond(
+            S.load_error != "",
+            rx.callout(rx.hstack(rx.text(S.load_error), rx.button("Opnieuw", size="1", variant="soft", on_click=S.load),
+                                 align="center", spacing="3"),
+                       icon="triangle_alert", color_scheme="red", id="suggestions-error"),
         ),
         rx.cond(
             S.loading,

@@ -113,10 +113,29 @@ def result() -> rx.Component:
     )
 
 
+def ended() -> rx.Component:
+    """The attempt ended elsewhere or ran out of time: no score, a way to start again."""
+    return rx.card(
+        rx.vstack(
+            rx.hstack(rx.icon("circle_stop", size=24, color="var(--amber-9)"), rx.heading("Toets beëindigd", size="6"),
+                      align="center", spacing="3"),
+            rx.text(Q.ended_reason, color_scheme="gray"),
+            rx.text("R42 is weer beschikbaar.", size="2", color_scheme="gray"),
+            rx.hstack(
+                rx.button(rx.icon("rotate_ccw", size=16), "Opnieuw beginnen", on_click=Q.again, id="quiz-restart"),
+                rx.link(rx.button("Naar de onderwerpen", variant="soft"), href="/"),
+                spacing="2",
+            ),
+            spacing="4", width="100%",
+        ),
+        size="4", width="100%", id="quiz-ended",
+    )
+
+
 def body() -> rx.Component:
     return rx.box(
         rx.box(
-            rx.match(Q.phase, ("questions", question()), ("result", result()), intro()),
+            rx.match(Q.phase, ("questions", question()), ("result", result()), ("ended", ended()), intro()),
             max_width="720px", margin_x="auto",
         ),
         padding=rx.breakpoints(initial="16px 12px", sm="28px 24px"),

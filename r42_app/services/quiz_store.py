@@ -12,7 +12,7 @@ from typing import Callable
 
 from r42_app.core.quiz import QUIZ_MAX_MINUTES, expires_at
 from r42_app.services.kb_store import Tenant
-from r42_app.services.pb import PocketBase, pb_time, quote
+from r42_app.services.pb import PBError, PocketBase, pb_time, quote
 
 
 class QuizStore:
@@ -41,6 +41,20 @@ class QuizStore:
         for row in rows:
             self.pb.update("quiz_sessions", row["id"], {"active": False, "ended": now})
         return len(rows)
+
+    def attempt_status(self, user_id: str, session_id: str) -> str:
+        """"open" while this attempt's session is active and not expired, else "ended" or "expired".
+        The quiz tab asks before it accepts each answer, so ending the session (by any path: another
+        tab, sign-out, POST /api/quiz/end) ends the attempt too."""
+        try:
+            row = self.pb.get("quiz_sessions", session_id) if session_id else None
+        except PBError as exc:
+            if exc.status != 404:
+                raise
+            row = None
+        if row is None or row.get("user") != user_id or not row.get("active"):
+            return "ended"
+        return "open" if row.get("expires", "") > pb_time(self.clock()) else "expired"
 
     def active(self, user_id: str) -> bool:
         """True while the user has a quiz session that is active and not expired (locks chat)."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from r42_app.core.delta import ValidDelta
+from r42_app.core.delta import StoredDeltaError, ValidDelta, read_stored_delta
 from r42_app.services.kb_store import KBError, KBStore, Tenant
 from r42_app.services.pb import PBError, PocketBase, pb_time, quote
 
@@ -23,16 +23,27 @@ class Suggestion:
     reviewed_by: str = ""
     reviewed_at: str = ""
     review_note: str = ""
+    problem: str = ""  # why the stored delta is unreadable ("" for a well-formed row)
+
+    @property
+    def valid(self) -> bool:
+        return not self.problem
 
 
 def _suggestion(row: dict) -> Suggestion:
+    """A row as the queue shows it; a malformed delta becomes an empty one with `problem` set, so one
+    bad row never fails a page that lists many."""
     expand = row.get("expand") or {}
     proposer = expand.get("user") or {}
     reviewer = expand.get("reviewed_by") or {}
+    try:
+        delta, problem = read_stored_delta(row.get("delta")), ""
+    except StoredDeltaError as exc:
+        delta, problem = {"reason": "", "topics": [], "relations": []}, str(exc)
     return Suggestion(row["id"], row.get("user", ""), proposer.get("name") or proposer.get("email", ""),
-                      row.get("reason", ""), row.get("delta") or {}, row.get("status", ""), row.get("created", ""),
+                      str(row.get("reason") or ""), delta, row.get("status", ""), row.get("created", ""),
                       reviewer.get("name") or reviewer.get("email", ""), row.get("reviewed_at", ""),
-                      row.get("review_note", ""))
+                      str(row.get("review_note") or ""), problem)
 
 
 class SuggestionStore:
@@ -71,7 +82,10 @@ class SuggestionStore:
     def approve(self, tenant: Tenant, suggestion_id: str, reviewer_id: str) -> ValidDelta:
         """Re-validate against the KB as it is now and apply; approving twice applies once."""
         row = self._pending(tenant, suggestion_id)
-        applied = self.kb.apply_delta(tenant, row.get("delta") or {})
+        suggestion = _suggestion(row)
+        if not suggestion.valid:
+            raise KBError(f"This suggestion is invalid ({suggestion.problem}); it can only be rejected.")
+        applied = self.kb.apply_delta(tenant, suggestion.delta)
         self._review(suggestion_id, "approved", reviewer_id)
         return applied
 

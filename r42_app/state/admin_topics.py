@@ -1,6 +1,6 @@
 """AdminTopicsState: admins create, edit and delete topics and relations of their own tenant.
 
-Every handler starts with `require_admin()`: a learner who sends these events directly is refused.
+Every handler starts with `_admin_tenant()` (writes with `fresh=True`): a learner who sends these events directly is refused.
 """
 
 from __future__ import annotations
@@ -79,11 +79,12 @@ class AdminTopicsState(rx.State):
     _topics_cache: list = []
     _counts: dict[str, int] = {}
 
-    async def _admin_tenant(self) -> Tenant | None:
-        """The admin's tenant; marks the page forbidden for anyone else."""
+    async def _admin_tenant(self, fresh: bool = False) -> Tenant | None:
+        """The admin's tenant; marks the page forbidden for anyone else. Writes pass `fresh=True`: the
+        role is checked with PocketBase right before the write."""
         auth = await self.get_state(AuthState)
-        user = auth.admin_or_none()
-        self.forbidden = user is None and auth.current_user() is not None
+        user = await auth.admin(fresh)
+        self.forbidden = user is None and auth.user_id != ""
         if user is None:
             self.loading = not self.forbidden and self.loading
             return None
@@ -138,7 +139,7 @@ class AdminTopicsState(rx.State):
 
     @rx.event
     async def delete_topic(self, slug: str):
-        tenant = await self._admin_tenant()
+        tenant = await self._admin_tenant(fresh=True)
         if tenant is None:
             return rx.toast.error(REFUSED)
         self.confirm_delete = ""
@@ -229,7 +230,7 @@ class AdminTopicsState(rx.State):
 
     @rx.event
     async def save(self):
-        tenant = await self._admin_tenant()
+        tenant = await self._admin_tenant(fresh=True)
         if tenant is None:
             yield rx.toast.error(REFUSED)
             return
@@ -272,7 +273,7 @@ class AdminTopicsState(rx.State):
 
     @rx.event
     async def add_relation(self):
-        tenant = await self._admin_tenant()
+        tenant = await self._admin_tenant(fresh=True)
         if tenant is None:
             return rx.toast.error(REFUSED)
         self.relation_error = ""
@@ -290,7 +291,7 @@ class AdminTopicsState(rx.State):
 
     @rx.event
     async def remove_relation(self, source: str, target: str, rtype: str):
-        tenant = await self._admin_tenant()
+        tenant = await self._admin_tenant(fresh=True)
         if tenant is None:
             return rx.toast.error(REFUSED)
         try:

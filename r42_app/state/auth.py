@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from typing import Any, Callable
 
 import reflex as rx
@@ -12,6 +14,9 @@ from r42_app.services.auth import AuthError, Session, SignedInUser
 
 log = logging.getLogger(__name__)
 
+VERIFY_TTL_S = 30.0  # reads and chat act on a role at most this old; page loads and writes check now
+SESSION_ENDED = "Je sessie is verlopen of ingetrokken. Meld je opnieuw aan."
+
 # Route pattern -> the event that loads that page's data; sign-in runs it so the page fills in place.
 PAGE_LOADERS: dict[str, Callable[[], Any]] = {}
 
@@ -20,10 +25,6 @@ def page_loader(route: str, handler: Any) -> Any:
     """Register `handler` as the loader of `route` (called by the page modules)."""
     PAGE_LOADERS[route] = handler
     return handler
-
-
-class NotAllowed(Exception):
-    """An event handler was called by someone who may not use it."""
 
 
 class AuthState(rx.State):
@@ -39,6 +40,8 @@ class AuthState(rx.State):
     role: str = ""
     tenant_name: str = ""
     _user: SignedInUser | None = None
+    _verified_at: float = 0.0  # time.monotonic() of the last check with PocketBase
+    _verified_token: str = ""
 
     @rx.var
     def signed_in(self) -> bool:
@@ -57,12 +60,12 @@ class AuthState(rx.State):
 
     def _apply(self, session: Session | None) -> None:
         if session is None:
-            self._user = None
+            self._user, self._verified_at, self._verified_token = None, 0.0, ""
             self.user_id = self.user_name = self.user_email = self.role = self.tenant_name = ""
             self.session_token = ""
             return
         user = session.user
-        self._user = user
+        self._user, self._verified_at, self._verified_token = user, time.monotonic(), session.token
         self.session_token = session.token
         self.user_id = user.id
         self.user_name = user.name
@@ -70,51 +73,53 @@ class AuthState(rx.State):
         self.role = user.role
         self.tenant_name = user.tenant_name
 
-    def current_user(self) -> SignedInUser | None:
-        """The verified user, checking the stored token with PocketBase the first time."""
-        if self._user is None and self.session_token:
+    async def user(self, fresh: bool = False) -> SignedInUser | None:
+        """The signed-in user as PocketBase says now: the token is checked again when `fresh` (page
+        loads, every write) or when the last check is older than VERIFY_TTL_S, so a changed role or
+        tenant counts at once and a revoked token signs this tab out with a message."""
+        token = self.session_token
+        if not token:
+            if self._user is not None:
+                self._apply(None)
+            self.checked = True
+            return None
+        age = time.monotonic() - self._verified_at
+        if self._user is None or token != self._verified_token or fresh or age >= VERIFY_TTL_S:
             try:
-                self._apply(deps.auth_service().verify(self.session_token))
-            except AuthError as exc:
+                session = await asyncio.to_thread(deps.auth_service().verify, token)
+            except AuthError as exc:  # PocketBase unreachable: keep what we knew; writes fail on their own
                 log.warning("session check failed: %s", exc)
+            else:
+                if session is None:  # a stored token that no longer works: say why the sign-in card is back
+                    log.info("session of %s ended (token revoked or expired)", self._user.id if self._user else "?")
+                    self.signin_error = SESSION_ENDED
+                self._apply(session)
         self.checked = True
         return self._user
 
-    def require_user(self) -> SignedInUser:
-        user = self.current_user()
-        if user is None:
-            raise NotAllowed("Je bent niet aangemeld.")
-        return user
-
-    def require_admin(self) -> SignedInUser:
-        """The signed-in admin, or NotAllowed: every admin handler starts here."""
-        user = self.require_user()
-        if not user.is_admin:
+    async def admin(self, fresh: bool = False) -> SignedInUser | None:
+        """The signed-in admin, or None (signed out, or not an admin: the caller shows "Geen toegang"
+        or refuses). Writes pass `fresh=True`."""
+        user = await self.user(fresh)
+        if user is not None and not user.is_admin:
             log.warning("refused admin action for user %s (role %s)", user.id, user.role)
-            raise NotAllowed("Alleen beheerders mogen dit doen.")
+            return None
         return user
-
-    def admin_or_none(self) -> SignedInUser | None:
-        """The signed-in admin, or None (signed out, or not an admin: the caller shows "Geen toegang")."""
-        if self.current_user() is None:
-            return None
-        try:
-            return self.require_admin()
-        except NotAllowed:
-            return None
 
     # -- events -------------------------------------------------------------------
 
     @rx.event
-    def check_session(self):
-        """on_load of every page: restore the session from the stored token."""
-        self.current_user()
+    async def check_session(self):
+        """on_load of every page: restore the session from the stored token, checked with PocketBase
+        now (a role changed or a password reset since the last page takes effect here)."""
+        await self.user(fresh=True)
 
     @rx.event
-    def sign_in(self, form: dict):
+    async def sign_in(self, form: dict):
         self.signin_error = ""
         try:
-            session = deps.auth_service().sign_in(str(form.get("email", "")), str(form.get("password", "")))
+            session = await asyncio.to_thread(deps.auth_service().sign_in, str(form.get("email", "")),
+                                              str(form.get("password", "")))
         except AuthError as exc:
             self.signin_error = str(exc)
             return
@@ -127,10 +132,10 @@ class AuthState(rx.State):
         return loader
 
     @rx.event
-    def sign_out(self):
+    async def sign_out(self):
         from r42_app.state.chat import ChatState  # the chat window forgets this user too
         from r42_app.state.quiz import end_quiz  # and a running quiz ends
 
-        user = self.current_user()
+        user = await self.user()
         self._apply(None)
-        return [*(end_quiz(user) if user else []), ChatState.forget, rx.redirect("/")]
+        return [*(await end_quiz(user) if user else []), ChatState.forget, rx.redirect("/")]

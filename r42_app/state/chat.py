@@ -96,9 +96,9 @@ class ChatState(rx.State):
 
     # -- opening and the stored thread ------------------------------------------------
 
-    async def _user(self):
+    async def _user(self, fresh: bool = False):
         auth = await self.get_state(AuthState)
-        return auth.current_user()
+        return await auth.user(fresh)
 
     @rx.event
     async def toggle(self):
@@ -211,7 +211,7 @@ class ChatState(rx.State):
     async def answer_delta(self, message_id: str, yes: bool):
         """The chip's Yes/No. The server decides what Yes means by the signed-in user's role:
         an admin's edit is applied now, a learner's becomes a pending suggestion. Answered once."""
-        user = await self._user()
+        user = await self._user(fresh=True)  # a write: the role as it is now
         target = next((m for m in self.messages if m.id == message_id), None)
         if user is None or target is None or target.delta_state != "pending":
             return

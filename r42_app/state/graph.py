@@ -84,7 +84,7 @@ class GraphState(rx.State):
     _seen: tuple = ()
 
     async def _user(self):
-        return (await self.get_state(AuthState)).current_user()
+        return await (await self.get_state(AuthState)).user()
 
     def _fingerprint(self, user) -> tuple:
         marker = deps.kb_store().fingerprint(user.tenant)
@@ -96,11 +96,12 @@ class GraphState(rx.State):
         self._seen = self._fingerprint(user)
         topics = store.topic_summaries(tenant)
         relations = store.relations(tenant)
-        pending = [s.delta for s in deps.suggestion_store().list(tenant, "pending")] if user.is_admin else []
+        pending = ([s.delta for s in deps.suggestion_store().list(tenant, "pending") if s.valid]
+                   if user.is_admin else [])
         view = build_view(topics, relations, pending)
         self._view = view
         self._pending_descriptions = {str(t.get("id", "")): str(t.get("description", ""))
-                                      for d in pending for t in d.get("topics") or []}
+                                      for d in pending for t in d["topics"]}
         self.nodes = [n.as_dict() for n in view.nodes]
         self.links = [link.as_dict() for link in view.links]
         self.topic_count = len(topics)

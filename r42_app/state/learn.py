@@ -81,7 +81,7 @@ class LearnState(rx.State):
 
     async def _tenant(self) -> Tenant | None:
         auth = await self.get_state(AuthState)
-        user = auth.current_user()
+        user = await auth.user()
         if user is None:
             return None
         return user.tenant

@@ -8,6 +8,7 @@ left, on sign-out, and best effort on tab close; the row also expires by itself.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
@@ -15,7 +16,7 @@ import logging
 import reflex as rx
 
 from r42_app.core.kb import TYPE_LABELS
-from r42_app.core.quiz import DEFAULT_QUESTIONS, SCOPES, Question, QuizError, generate_quiz, score
+from r42_app.core.quiz import DEFAULT_QUESTIONS, QUIZ_MAX_MINUTES, SCOPES, Question, QuizError, generate_quiz, score
 from r42_app.services import deps
 from r42_app.services.pb import PBError
 from r42_app.state.auth import AuthState
@@ -24,6 +25,12 @@ from r42_app.state.chat import ChatState
 log = logging.getLogger(__name__)
 
 SCOPE_LABELS = {"all": "Alle onderwerpen", **{k: v + "en" for k, v in TYPE_LABELS.items()}}
+ENDED_REASONS = {
+    "ended": "De toets is elders beëindigd (in een ander tabblad, door af te melden of via de API). "
+             "Antwoorden tellen niet meer; begin opnieuw als je een score wilt.",
+    "expired": f"De tijd is om: een toets duurt hoogstens {QUIZ_MAX_MINUTES} minuten. Begin opnieuw als je een score "
+               "wilt.",
+}
 KIND_LABELS = {"description": "Omschrijving", "part_of": "Onderdeel van", "executed_by": "Uitgevoerd door",
                "depends_on": "Afhankelijk van"}
 
@@ -40,10 +47,10 @@ def flag_script(user_id: str, on: bool) -> str:
     return f"{change}; window.dispatchEvent(new Event('quiz-state'));"
 
 
-def end_quiz(user) -> list:
+async def end_quiz(user) -> list:
     """Close the user's server quiz session and clear the browser flag (events to return)."""
     try:
-        deps.quiz_store().end(user.id)
+        await asyncio.to_thread(deps.quiz_store().end, user.id)
     except PBError as exc:  # the row still expires by itself
         log.error("ending the quiz of %s failed: %s", user.id, exc)
     return [rx.call_script(flag_script(user.id, False))]
@@ -68,7 +75,7 @@ class UIReview:
 
 
 class QuizState(rx.State):
-    phase: str = "intro"  # intro | questions | result
+    phase: str = "intro"  # intro | questions | result | ended
     scope: str = "all"
     error: str = ""
     starting: bool = False
@@ -79,8 +86,10 @@ class QuizState(rx.State):
     total: int = 0
     percent: int = 0
     reviews: list[UIReview] = []
+    ended_reason: str = ""
     _key: list = []  # the Questions, with their answers: never sent to the browser
     _answers: dict[str, int] = {}
+    _session: str = ""  # the quiz_sessions row of this attempt
 
     @rx.var
     def current(self) -> UIQuestion:
@@ -95,7 +104,7 @@ class QuizState(rx.State):
         return round(100 * self.index / len(self.questions)) if self.questions else 0
 
     async def _user(self):
-        return (await self.get_state(AuthState)).current_user()
+        return await (await self.get_state(AuthState)).user()
 
     @rx.event
     async def load(self):
@@ -106,7 +115,7 @@ class QuizState(rx.State):
             return
         was_running = self.phase == "questions"
         self.phase, self.error, self.starting = "intro", "", False
-        return end_quiz(user) if was_running else None
+        return await end_quiz(user) if was_running else None
 
     @rx.event
     def set_scope(self, value: str | list[str]):
@@ -122,7 +131,7 @@ class QuizState(rx.State):
         try:
             kb = deps.kb_store().load(user.tenant)
             key = generate_quiz(kb.topics, kb.relations, self.scope, DEFAULT_QUESTIONS)
-            deps.quiz_store().start(user.tenant, user.id)
+            session = deps.quiz_store().start(user.tenant, user.id)
         except QuizError as exc:
             self.error = str(exc)
             return
@@ -132,7 +141,7 @@ class QuizState(rx.State):
             return
         finally:
             self.starting = False
-        self._key, self._answers = key, {}
+        self._key, self._answers, self._session = key, {}, session
         self.questions = [UIQuestion(q.id, KIND_LABELS.get(q.kind, q.kind), q.prompt, list(q.options)) for q in key]
         self.index, self.choice, self.phase = 0, "", "questions"
         yield [rx.call_script(flag_script(user.id, True)), ChatState.close]  # an open chat window closes
@@ -144,9 +153,19 @@ class QuizState(rx.State):
 
     @rx.event
     async def next(self):
-        """Record the chosen option and go on; after the last question, the result."""
+        """Record the chosen option and go on; after the last question, the result. Every answer is
+        checked against the server's session first: an attempt whose session ended (elsewhere, or by
+        expiry) takes no more answers and gets no score."""
         if self.phase != "questions" or not self.choice:
             return
+        user = await self._user()
+        try:
+            status = await asyncio.to_thread(deps.quiz_store().attempt_status, user.id, self._session) if user else "ended"
+        except PBError as exc:
+            log.error("checking the quiz session failed: %s", exc)
+            return rx.toast.error("Je antwoord kon niet worden opgeslagen. Probeer het opnieuw.")
+        if status != "open":
+            return await self._ended(user, ENDED_REASONS[status])
         question: Question = self._key[self.index]
         self._answers = {**self._answers, question.id: list(question.options).index(self.choice)}
         self.choice = ""
@@ -154,6 +173,12 @@ class QuizState(rx.State):
             self.index += 1
             return
         return await self._finish()
+
+    async def _ended(self, user, reason: str):
+        """The attempt is over without a score: forget its questions and answers, unlock R42 here."""
+        self.phase, self.ended_reason, self.choice = "ended", reason, ""
+        self.questions, self._key, self._answers, self._session = [], [], {}, ""
+        return await end_quiz(user) if user else None
 
     async def _finish(self):
         user = await self._user()
@@ -164,7 +189,7 @@ class QuizState(rx.State):
                                  r.question.answer_label, r.correct, r.question.option_slugs[r.question.answer])
                         for i, r in enumerate(result.reviews)]
         self.phase = "result"
-        return end_quiz(user) if user else None
+        return await end_quiz(user) if user else None
 
     @rx.event
     async def stop(self):
@@ -173,7 +198,7 @@ class QuizState(rx.State):
         if self.phase != "questions":
             return
         self.phase, self.choice = "intro", ""
-        return end_quiz(user) if user else None
+        return await end_quiz(user) if user else None
 
     @rx.event
     async def again(self):
@@ -186,4 +211,4 @@ class QuizState(rx.State):
         if user is None or self.phase != "questions":
             return  # only a quiz running in this tab ends here
         self.phase, self.choice = "intro", ""
-        return end_quiz(user)
+        return await end_quiz(user)

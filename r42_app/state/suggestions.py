@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 
 import reflex as rx
 
@@ -12,6 +13,9 @@ from r42_app.services.kb_store import KBError
 from r42_app.services.pb import PBError
 from r42_app.state.auth import AuthState
 
+log = logging.getLogger(__name__)
+
+LOAD_ERROR = "De voorstellen konden niet worden geladen. Probeer het opnieuw."
 REFUSED = "Alleen beheerders van deze organisatie mogen voorstellen beoordelen."
 FILTERS = ("pending", "approved", "rejected", "all")
 
@@ -27,6 +31,8 @@ class SuggestionRow:
     reviewed_at: str = ""
     note: str = ""
     lines: list[str] = dataclasses.field(default_factory=list)
+    invalid: bool = False
+    problem: str = ""
 
 
 def _when(stamp: str) -> str:
@@ -36,15 +42,16 @@ def _when(stamp: str) -> str:
 class SuggestionsState(rx.State):
     forbidden: bool = False
     loading: bool = True
+    load_error: str = ""
     status_filter: str = "pending"
     rows: list[SuggestionRow] = []
     pending_count: int = 0
     _seen: tuple = ()
 
-    async def _admin(self):
+    async def _admin(self, fresh: bool = False):
         auth = await self.get_state(AuthState)
-        user = auth.admin_or_none()
-        self.forbidden = user is None and auth.current_user() is not None
+        user = await auth.admin(fresh)
+        self.forbidden = user is None and auth.user_id != ""
         if self.forbidden:
             self.loading = False
         return user
@@ -57,15 +64,20 @@ class SuggestionsState(rx.State):
         self.pending_count = sum(1 for s in every if s.status == "pending")
         chosen = every if self.status_filter == "all" else [s for s in every if s.status == self.status_filter]
         self.rows = [SuggestionRow(s.id, s.user_name, s.reason, _when(s.created), s.status, s.reviewed_by,
-                                   _when(s.reviewed_at), s.review_note, describe_delta(s.delta)) for s in chosen]
+                                   _when(s.reviewed_at), s.review_note, describe_delta(s.delta), not s.valid, s.problem)
+                     for s in chosen]
 
     @rx.event
     async def load(self):
         user = await self._admin()
         if user is None:
             return
-        self.loading = True
-        self._refresh(user)
+        self.loading, self.load_error = True, ""
+        try:
+            self._refresh(user)
+        except PBError as exc:
+            log.error("loading the suggestions failed: %s", exc)
+            self.load_error = LOAD_ERROR
         self.loading = False
 
     @rx.event
@@ -76,8 +88,12 @@ class SuggestionsState(rx.State):
         if user is None:
             return
         tenant = user.tenant
-        if deps.suggestion_store().fingerprint(tenant) != self._seen:
-            self._refresh(user)
+        try:
+            if deps.suggestion_store().fingerprint(tenant) != self._seen:
+                self._refresh(user)
+                self.load_error = ""
+        except PBError as exc:
+            log.warning("suggestions refresh failed: %s", exc)
 
     @rx.event
     async def set_filter(self, value: str | list[str]):
@@ -87,7 +103,7 @@ class SuggestionsState(rx.State):
             self._refresh(user)
 
     async def _decide(self, suggestion_id: str, approve: bool):
-        user = await self._admin()
+        user = await self._admin(fresh=True)
         if user is None:
             return rx.toast.error(REFUSED)
         tenant = user.tenant

@@ -167,3 +167,28 @@ def test_another_tab_on_the_quiz_page_cannot_end_a_running_quiz(served_app, cont
     assert len(quiz_rows(served_app, uid)) == 1
     answer_all(quiz)
     expect(second.locator("#r42-launcher")).to_be_visible()
+
+
+def test_ending_the_quiz_session_by_the_api_ends_the_attempt(served_app, page, claude):
+    """Issue 10, hole 3: lifting the lock through POST /api/quiz/end must not let the quiz go on to a
+    score: the next answer shows "Toets beëindigd" and the result never appears."""
+    sign_in(page, served_app, "learner@example.com", path="/testen")
+    uid = user_id(page)
+    token = httpx.post(f"{served_app.pb_url}/api/collections/users/auth-with-password",
+                       json={"identity": "learner@example.com", "password": DEMO_PASSWORD}).json()["token"]
+    start_quiz(page)
+    page.locator("#quiz-options label").first.click()
+    page.click("#quiz-next")
+    expect(page.locator("#quiz-progress")).to_have_text("Vraag 2 van 8")
+    ended = httpx.post(f"{served_app.url}/api/quiz/end", headers={"Authorization": f"Bearer {token}"})
+    assert ended.status_code == 200 and ended.json()["ended"] == 1
+    page.locator("#quiz-options label").first.click()
+    page.click("#quiz-next")
+    expect(page.locator("#quiz-ended")).to_be_visible()
+    expect(page.locator("#quiz-ended")).to_contain_text("Toets beëindigd")
+    expect(page.locator("#quiz-score")).to_have_count(0)
+    expect(page.locator("#quiz-question")).to_have_count(0)
+    assert quiz_rows(served_app, uid) == []
+    expect(page.locator("#r42-launcher")).to_be_visible()  # the lock is gone, and so is the attempt
+    page.click("#quiz-restart")
+    expect(page.locator("#quiz-start")).to_be_visible()

