@@ -26,14 +26,27 @@ class PBHandle:
     data_dir: Path
     creds: SuperuserCredentials
     server: PocketBaseServer
+    _admin: PocketBase | None = None
 
     def admin(self) -> PocketBase:
         return PocketBase(self.url).as_superuser(self.creds.email, self.creds.password)
 
     def user(self, email: str, password: str = DEMO_PASSWORD) -> PocketBase:
-        pb = PocketBase(self.url)
-        pb.auth_with_password("users", email, password)
-        return pb
+        """A client with this user's own token, signed in the way the app signs users in (carrying the
+        superuser token, so PocketBase's per-IP limit on anonymous sign-ins does not throttle the tests)."""
+        return PocketBase(self.url, token=user_token(self.admin_client(), email, password))
+
+    def admin_client(self) -> PocketBase:
+        """One shared superuser client (every new one is a sign-in, and those are rate limited too)."""
+        if self._admin is None:
+            self._admin = self.admin()
+        return self._admin
+
+
+def user_token(superuser: PocketBase, email: str, password: str = DEMO_PASSWORD) -> str:
+    """A user's token, signed in through a superuser connection (as AuthService does)."""
+    return superuser.send("POST", "/api/collections/users/auth-with-password",
+                          body={"identity": email, "password": password})["token"]
 
 
 @pytest.fixture(scope="session")

@@ -25,3 +25,30 @@ class RateLimiter:
             return 0.0
         self._buckets[key] = (tokens, now)
         return (1.0 - tokens) / self.rate
+
+
+class FailureLimiter:
+    """At most `limit` failures per key in a fixed window of `window` seconds (sign-in attempts per client
+    address). `wait(key)` answers 0 (go) or the seconds until the window ends; only failures count."""
+
+    def __init__(self, limit: int = 10, window: float = 60.0, clock: Callable[[], float] = time.monotonic,
+                 max_keys: int = 10_000):
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+        self.max_keys = max_keys
+        self._windows: dict[str, tuple[int, float]] = {}  # key -> (failures, window start)
+
+    def wait(self, key: str) -> float:
+        count, start = self._windows.get(key, (0, 0.0))
+        left = start + self.window - self.clock()
+        return left if count >= self.limit and left > 0 else 0.0
+
+    def failed(self, key: str) -> None:
+        now = self.clock()
+        count, start = self._windows.get(key, (0, now))
+        if now - start >= self.window:
+            count, start = 0, now
+        self._windows[key] = (count + 1, start)
+        if len(self._windows) > self.max_keys:  # forget windows that are over (bounded memory)
+            self._windows = {k: v for k, v in self._windows.items() if now - v[1] < self.window}

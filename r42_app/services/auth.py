@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from r42_app.core.ratelimit import FailureLimiter
 from r42_app.services.kb_store import Tenant
 from r42_app.services.pb import PBError, PocketBase
 
@@ -56,27 +57,48 @@ def _user_from(record: dict) -> SignedInUser:
     )
 
 
+SIGNIN_FAILURES_PER_MINUTE = 10  # per client address, through the app
+TOO_MANY_ATTEMPTS = "Te veel pogingen, probeer het over een minuut opnieuw."
+UNREACHABLE = "De server is niet bereikbaar. Probeer het zo opnieuw."
+
+
 class AuthService:
-    """Signs users in and verifies their tokens; each call uses a fresh connection (no shared token)."""
+    """Signs users in and verifies their tokens; each call uses a fresh connection (no shared token).
 
-    def __init__(self, pb_url: str):
+    With `admin` (the app's superuser connection) sign-ins carry the superuser token: PocketBase's
+    per-IP rate limits then leave the app alone (every browser's sign-in reaches PocketBase from this
+    process's address), while its sign-in hook still throttles each account (pb_hooks/r42_rules.js).
+    """
+
+    def __init__(self, pb_url: str, admin: PocketBase | None = None):
         self.pb_url = pb_url
+        self.admin = admin
+        self.failures = FailureLimiter(limit=SIGNIN_FAILURES_PER_MINUTE, window=60.0)
 
-    def sign_in(self, email: str, password: str) -> Session:
+    def sign_in(self, email: str, password: str, client: str = "") -> Session:
+        """Sign in; `client` (the browser's address) also limits wrong passwords per address, which
+        catches one guess at each of many accounts (PocketBase limits each account)."""
         email = (email or "").strip()
         if not email or not password:
             raise AuthError("Vul je e-mailadres en wachtwoord in.")
-        pb = PocketBase(self.pb_url, timeout=10)
+        if client and self.failures.wait(client) > 0:
+            raise AuthError(TOO_MANY_ATTEMPTS)
+        body = {"identity": email, "password": password}
+        params = {"expand": "tenant"}
+        pb = self.admin or PocketBase(self.pb_url, timeout=10)
         try:
-            pb.auth_with_password("users", email, password)
-            # auth-refresh with expand gives the record with its tenant in one more round trip.
-            data = pb.send("POST", "/api/collections/users/auth-refresh", params={"expand": "tenant"})
+            data = pb.send("POST", "/api/collections/users/auth-with-password", params=params, body=body)
         except PBError as exc:
             if exc.status == 0:
-                raise AuthError("De server is niet bereikbaar. Probeer het zo opnieuw.") from exc
+                raise AuthError(UNREACHABLE) from exc
+            if exc.status == 429:
+                raise AuthError(TOO_MANY_ATTEMPTS) from exc
+            if client:
+                self.failures.failed(client)
             raise AuthError("E-mailadres of wachtwoord klopt niet.") from exc
         finally:
-            pb.close()
+            if pb is not self.admin:
+                pb.close()
         user = _user_from(data["record"])
         if not user.tenant_id:
             raise AuthError("Dit account hoort bij geen organisatie. Neem contact op met je beheerder.")
@@ -91,7 +113,7 @@ class AuthService:
             data = pb.send("POST", "/api/collections/users/auth-refresh", params={"expand": "tenant"})
         except PBError as exc:
             if exc.status == 0:
-                raise AuthError("De server is niet bereikbaar. Probeer het zo opnieuw.") from exc
+                raise AuthError(UNREACHABLE) from exc
             return None
         finally:
             pb.close()

@@ -37,7 +37,7 @@ def kb_store() -> KBStore:
 
 @functools.lru_cache(maxsize=1)
 def auth_service() -> AuthService:
-    return AuthService(settings().pb_url)
+    return AuthService(settings().pb_url, admin_pb())
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,14 +1,17 @@
-"""The knowledge base in PocketBase: tenants, topics and relations, with outbox rows for indexing.
+"""The knowledge base in PocketBase: tenants, topics and relations.
 
-Every write goes through one batch request that also writes the matching `outbox` rows,
-so PocketBase holds either both or neither. Callers decide *who* may write (admins only);
-this store decides *what* is a valid write, using the shared rules in `r42_app.core.kb`.
+Every write goes through one batch request (all or nothing). PocketBase itself (pb_hooks/) writes
+the `outbox` row of every topic create, update and delete in the same transaction, whoever writes,
+and refuses relations whose ends do not exist; this store does not write outbox rows for its own
+writes (that would index twice). Callers decide *who* may write (admins only); this store decides
+*what* is a valid write, using the shared rules in `r42_app.core.kb`, for messages people can act on.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from r42_app.core.delta import GraphSnapshot, Rejected, ValidDelta, validate_delta
 from r42_app.core.kb import (
@@ -28,6 +31,7 @@ from r42_app.services.pb import BatchRequest, PBError, PocketBase, quote
 OUTBOX_UPSERT = "rag.index.kbarticle.upsert"
 OUTBOX_DELETE = "rag.index.kbarticle.delete"
 BATCH_SIZE = 400
+BATCH_BYTES = 16 * 1024 * 1024  # PocketBase refuses batch bodies above 32 MB (pb_migrations/)
 
 
 class KBError(Exception):
@@ -99,11 +103,27 @@ def _topic_body(topic: Topic) -> dict[str, Any]:
 
 
 def outbox_request(kind: str, tenant: Tenant | None, slug: str) -> BatchRequest | None:
-    """The outbox row for one topic change; topics of the global KB (no tenant) are never indexed."""
+    """An outbox row asking to re-index a topic (`rag-backfill`); topic writes get theirs from PocketBase.
+    Topics of the global KB (no tenant) are never indexed."""
     if tenant is None or not tenant.id:
         return None
     payload = {"tenant": tenant.id, "tenant_slug": tenant.slug, "topic": slug}
     return BatchRequest.create("outbox", {"type": kind, "payload": payload, "status": "pending", "attempts": 0})
+
+
+def _chunks(requests: list[BatchRequest]) -> Iterator[list[BatchRequest]]:
+    """Consecutive runs of at most BATCH_SIZE requests whose JSON stays under BATCH_BYTES."""
+    chunk: list[BatchRequest] = []
+    size = 0
+    for request in requests:
+        cost = len(json.dumps(request.to_json(), ensure_ascii=False).encode()) + 1
+        if chunk and (len(chunk) >= BATCH_SIZE or size + cost > BATCH_BYTES):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(request)
+        size += cost
+    if chunk:
+        yield chunk
 
 
 class KBStore:
@@ -206,10 +226,7 @@ class KBStore:
             raise KBError("The topic is not valid.", issues)
         if self._topic_row(tenant, topic.slug):
             raise KBError("The topic is not valid.", [Issue("id", f"{topic.slug!r} already exists in this tenant")])
-        self._run([
-            BatchRequest.create("topics", {"tenant": tenant.id, **_topic_body(topic)}),
-            outbox_request(OUTBOX_UPSERT, tenant, topic.slug),
-        ])
+        self._run([BatchRequest.create("topics", {"tenant": tenant.id, **_topic_body(topic)})])
         return topic
 
     def update_topic(self, tenant: Tenant, slug: str, raw: dict[str, Any]) -> Topic:
@@ -220,10 +237,7 @@ class KBStore:
         topic, issues = parse_topic({**raw, "id": slug})
         if topic is None:
             raise KBError("The topic is not valid.", issues)
-        self._run([
-            BatchRequest.update("topics", row["id"], _topic_body(topic)),
-            outbox_request(OUTBOX_UPSERT, tenant, slug),
-        ])
+        self._run([BatchRequest.update("topics", row["id"], _topic_body(topic))])
         return topic
 
     def delete_topic(self, tenant: Tenant, slug: str) -> int:
@@ -232,13 +246,7 @@ class KBStore:
         if row is None:
             raise KBError(f"Topic {slug!r} does not exist.")
         rels = self._relation_rows(tenant, f"source = {quote(slug)} || target = {quote(slug)}")
-        neighbours = {r["source"] for r in rels} | {r["target"] for r in rels}
-        neighbours.discard(slug)
-        self._run(
-            [BatchRequest.delete("relations", r["id"]) for r in rels]
-            + [BatchRequest.delete("topics", row["id"]), outbox_request(OUTBOX_DELETE, tenant, slug)]
-            + [outbox_request(OUTBOX_UPSERT, tenant, n) for n in sorted(neighbours)]
-        )
+        self._run([BatchRequest.delete("relations", r["id"]) for r in rels] + [BatchRequest.delete("topics", row["id"])])
         return len(rels)
 
     def add_relation(self, tenant: Tenant, raw: dict[str, Any]) -> Relation:
@@ -253,11 +261,8 @@ class KBStore:
         )
         if existing:
             raise KBError("The relation is not valid.", [Issue("relation", "this relation already exists")])
-        self._run([
-            BatchRequest.create("relations", {"tenant": tenant.id, "source": rel.source, "target": rel.target, "type": rel.type}),
-            outbox_request(OUTBOX_UPSERT, tenant, rel.source),
-            outbox_request(OUTBOX_UPSERT, tenant, rel.target),
-        ])
+        self._run([BatchRequest.create("relations", {"tenant": tenant.id, "source": rel.source, "target": rel.target,
+                                                     "type": rel.type})])
         return rel
 
     def delete_relation(self, tenant: Tenant, rel: Relation) -> None:
@@ -266,11 +271,7 @@ class KBStore:
         )
         if not rows:
             raise KBError("This relation does not exist (any more).")
-        self._run([
-            BatchRequest.delete("relations", rows[0]["id"]),
-            outbox_request(OUTBOX_UPSERT, tenant, rel.source),
-            outbox_request(OUTBOX_UPSERT, tenant, rel.target),
-        ])
+        self._run([BatchRequest.delete("relations", rows[0]["id"])])
 
     # -- bulk ---------------------------------------------------------------------
 
@@ -312,8 +313,7 @@ class KBStore:
             else:
                 result.unchanged += 1
                 continue
-            requests.append(outbox_request(OUTBOX_UPSERT, tenant, topic.slug))
-            result.outbox_rows += 1
+            result.outbox_rows += 1  # written by PocketBase with the topic
         for rel in plan.relations:
             if rel.key in existing_rel:
                 result.relations_unchanged += 1
@@ -326,8 +326,8 @@ class KBStore:
         return result
 
     def apply_delta(self, tenant: Tenant, delta: Any) -> ValidDelta:
-        """Re-validate a proposed graph edit against the tenant's KB as it is now, then write its topics,
-        relations and outbox rows in one batch request: all or nothing. Raises KBError with the reason."""
+        """Re-validate a proposed graph edit against the tenant's KB as it is now, then write its topics and
+        relations in one batch request: all or nothing. Raises KBError with the reason."""
         kb = self.load(tenant)
         checked = validate_delta(delta.as_dict() if hasattr(delta, "as_dict") else delta,
                                  GraphSnapshot(kb.topics, kb.relations))
@@ -336,13 +336,11 @@ class KBStore:
         requests: list[BatchRequest | None] = []
         for t in checked.topics:
             topic = Topic(t.id, t.label, t.type, t.description, "")
-            requests += [BatchRequest.create("topics", {"tenant": tenant.id, **_topic_body(topic)}),
-                         outbox_request(OUTBOX_UPSERT, tenant, t.id)]
+            requests.append(BatchRequest.create("topics", {"tenant": tenant.id, **_topic_body(topic)}))
         for r in checked.relations:
-            requests += [BatchRequest.create("relations", {"tenant": tenant.id, "source": r.source, "target": r.target,
-                                                           "type": r.type}),
-                         outbox_request(OUTBOX_UPSERT, tenant, r.source)]
-        if len([r for r in requests if r]) > BATCH_SIZE:
+            requests.append(BatchRequest.create("relations", {"tenant": tenant.id, "source": r.source,
+                                                              "target": r.target, "type": r.type}))
+        if len(requests) > BATCH_SIZE:
             raise KBError("This edit is too large to apply at once.")
         self._run(requests)
         return checked
@@ -360,11 +358,11 @@ class KBStore:
     # -- plumbing -----------------------------------------------------------------
 
     def _run(self, requests: list[BatchRequest | None], progress: Callable[[int, int], None] | None = None) -> None:
-        """Send requests in batches; each batch is one transaction. Single writes always fit in one."""
+        """Send requests in batches (at most BATCH_SIZE requests and about BATCH_BYTES); each batch is one
+        transaction. Single writes always fit in one."""
         todo = [r for r in requests if r is not None]
         done = 0
-        for start in range(0, len(todo), BATCH_SIZE):
-            chunk = todo[start : start + BATCH_SIZE]
+        for chunk in _chunks(todo):
             try:
                 self.pb.batch(chunk)
             except PBError as exc:

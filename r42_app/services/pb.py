@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterator
@@ -16,6 +17,7 @@ from typing import Any, Iterator
 import httpx
 
 SUPERUSERS = "_superusers"
+SUPERUSER_TOKEN_MAX_AGE_S = 3600.0  # PocketBase's default superuser token lasts a day; renew well before
 
 
 class PBError(Exception):
@@ -87,6 +89,7 @@ class PocketBase:
         self.token = token
         self._http = httpx.Client(base_url=self.base_url, timeout=timeout)
         self._superuser: tuple[str, str] | None = None
+        self._token_at = 0.0
         self._lock = threading.Lock()
 
     # -- plumbing -----------------------------------------------------------------
@@ -95,7 +98,10 @@ class PocketBase:
         self._http.close()
 
     def send(self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None) -> Any:
-        """Send one request; re-authenticate a superuser once if its token expired."""
+        """Send one request; re-authenticate a superuser once if its token expired, and before it gets old
+        (PocketBase treats an expired token as a guest on some routes, and guests are rate limited)."""
+        if self._superuser and time.monotonic() - self._token_at > SUPERUSER_TOKEN_MAX_AGE_S:
+            self._login_superuser()
         for attempt in (0, 1):
             headers = {"Authorization": self.token} if self.token else {}
             try:
@@ -137,6 +143,7 @@ class PocketBase:
     def _login_superuser(self) -> None:
         assert self._superuser is not None
         with self._lock:
+            self._token_at = time.monotonic()  # first: the sign-in below goes through send() too
             self.auth_with_password(SUPERUSERS, *self._superuser)
 
     def auth_refresh(self, collection: str = "users") -> dict[str, Any]:

@@ -17,6 +17,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
 MIGRATIONS_DIR = ROOT / "pb_migrations"
+HOOKS_DIR = ROOT / "pb_hooks"  # rules that hold for every writer (pb_hooks/r42.pb.js)
 
 
 def pocketbase_binary() -> Path:
@@ -95,6 +96,8 @@ class PocketBaseServer:
                 f"--http=127.0.0.1:{self.port}",
                 f"--dir={self.pb_dir}",
                 f"--migrationsDir={MIGRATIONS_DIR}",
+                f"--hooksDir={HOOKS_DIR}",
+                "--hooksWatch=false",  # a reload would reset the sign-in throttle's counters
                 "--automigrate=false",
             ],
             stdout=log,

@@ -11,6 +11,11 @@ from r42_app.services.kb_store import KBError, KBStore, Tenant
 from r42_app.services.pb import PBError, PocketBase, pb_time, quote
 
 
+MAX_OPEN_SUGGESTIONS = 20  # per user; the same number is in pb_hooks/r42_rules.js
+TOO_MANY_OPEN = (f"Je hebt al {MAX_OPEN_SUGGESTIONS} open voorstellen; wacht tot een beheerder ze heeft "
+                 "beoordeeld.")
+
+
 @dataclass(frozen=True)
 class Suggestion:
     id: str
@@ -54,7 +59,12 @@ class SuggestionStore:
         self.kb = kb
 
     def append_suggestion(self, tenant: Tenant, user_id: str, delta: ValidDelta) -> Suggestion:
-        """Queue a validated edit as a pending suggestion of this user."""
+        """Queue a validated edit as a pending suggestion of this user (at most MAX_OPEN_SUGGESTIONS open;
+        PocketBase enforces the same cap for every writer)."""
+        open_now = self.pb.list("suggestions", filter=f'user = {quote(user_id)} && status = "pending"', fields="id",
+                                per_page=1, total=True).get("totalItems", 0)
+        if open_now >= MAX_OPEN_SUGGESTIONS:
+            raise KBError(TOO_MANY_OPEN)
         row = self.pb.create("suggestions", {"tenant": tenant.id, "user": user_id, "delta": delta.as_dict(),
                                              "reason": delta.reason, "status": "pending"})
         return _suggestion(row)

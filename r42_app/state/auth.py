@@ -119,7 +119,7 @@ class AuthState(rx.State):
         self.signin_error = ""
         try:
             session = await asyncio.to_thread(deps.auth_service().sign_in, str(form.get("email", "")),
-                                              str(form.get("password", "")))
+                                              str(form.get("password", "")), self.router.session.client_ip)
         except AuthError as exc:
             self.signin_error = str(exc)
             return

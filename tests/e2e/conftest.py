@@ -33,11 +33,15 @@ class ServedApp:
     data_dir: Path
     proc: subprocess.Popen
     log: Path
+    _superuser: PocketBase | None = None
 
     def superuser(self):
-        """A superuser PocketBase client for this app (credentials from its data dir)."""
-        creds = json.loads((self.data_dir / "superuser.json").read_text())
-        return PocketBase(self.pb_url).as_superuser(creds["email"], creds["password"])
+        """A superuser PocketBase client for this app (credentials from its data dir), shared: every new
+        client is a sign-in, and PocketBase rate-limits those."""
+        if self._superuser is None:
+            creds = json.loads((self.data_dir / "superuser.json").read_text())
+            self._superuser = PocketBase(self.pb_url).as_superuser(creds["email"], creds["password"])
+        return self._superuser
 
     def log_tail(self, lines: int = 40) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])

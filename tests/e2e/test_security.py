@@ -49,3 +49,17 @@ def test_a_password_reset_signs_an_open_tab_out_with_a_message(served_app, page,
     expect(page.get_by_text("Je sessie is verlopen of ingetrokken")).to_be_visible()
     expect(page.locator("#admin-topics")).to_have_count(0)
     assert page.evaluate("localStorage.getItem('r42.session')") in (None, "", '""')
+
+
+def test_the_sign_in_card_says_too_many_attempts(served_app, page, temp_admin):
+    email, _user_id, _pb = temp_admin
+    page.goto(served_app.url + "/")
+    for i in range(5):
+        page.fill("#email", email)
+        page.fill("#password", f"fout-wachtwoord-{i}")
+        page.click("#sign-in")
+        expect(page.get_by_text("E-mailadres of wachtwoord klopt niet")).to_be_visible()
+    page.fill("#password", DEMO_PASSWORD)  # even the right one, for a minute
+    page.click("#sign-in")
+    expect(page.get_by_text("Te veel pogingen, probeer het over een minuut opnieuw")).to_be_visible()
+    expect(page.locator("#user-menu")).to_have_count(0)

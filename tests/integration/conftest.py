@@ -34,9 +34,10 @@ def retriever(indexed):
 
 
 @pytest.fixture
-def api_env(pb_server, seeded, claude, monkeypatch):
+async def api_env(pb_server, seeded, claude, monkeypatch):
     """The app's services and chat deps pointed at the test PocketBase and the fake Claude (for the
-    HTTP API); yields the fake."""
+    HTTP API); yields the fake. The turn's Anthropic client is closed in the test's own event loop (one
+    left to the garbage collector tries to close itself on a later test's loop: "Event loop is closed")."""
     from r42_app.chat import deps as chat_deps
     from r42_app.services import deps
 
@@ -48,5 +49,7 @@ def api_env(pb_server, seeded, claude, monkeypatch):
     deps.reset()
     chat_deps.reset()
     yield claude
+    if chat_deps.chat_deps.cache_info().currsize and chat_deps.chat_deps().llm is not None:
+        await chat_deps.chat_deps().llm.aclose()
     deps.reset()
     chat_deps.reset()

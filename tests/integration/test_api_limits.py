@@ -10,23 +10,12 @@ import pytest
 
 from r42_app import api as api_module
 from r42_app.api import MAX_BODY_BYTES, MAX_JSON_DEPTH, QUIZ_END_MAX_BODY_BYTES, api
-from r42_app.chat import deps as chat_deps
 from r42_app.chat import turn
 
 pytestmark = pytest.mark.anyio
 
 CHUNK = 64 * 1024
 QUESTION = {"messages": [{"role": "user", "content": "Wat is de dekkingsgraad?"}], "mode": "fts"}
-
-
-@pytest.fixture
-async def claude_api(api_env):
-    """api_env, with the turn's Anthropic client closed in this test's event loop (one left to the
-    garbage collector tries to close itself on a later test's loop)."""
-    yield api_env
-    llm = chat_deps.chat_deps().llm
-    if llm is not None:
-        await llm.aclose()
 
 
 @pytest.fixture
@@ -63,58 +52,58 @@ def padded(body: dict, size: int) -> bytes:
     return raw + b" " * (size - len(raw))
 
 
-async def test_a_body_at_the_limit_is_answered(claude_api, token):
-    claude_api.reply_text("De dekkingsgraad [ref:1].")
+async def test_a_body_at_the_limit_is_answered(api_env, token):
+    api_env.reply_text("De dekkingsgraad [ref:1].")
     resp = await post("/api/chat", token, padded(QUESTION, MAX_BODY_BYTES))
     assert resp.status_code == 200 and events_of(resp)[-1]["type"] == "done"
 
 
-async def test_a_body_one_byte_over_the_limit_is_413(claude_api, token):
+async def test_a_body_one_byte_over_the_limit_is_413(api_env, token):
     resp = await post("/api/chat", token, padded(QUESTION, MAX_BODY_BYTES + 1))
     assert resp.status_code == 413 and resp.json()["type"] == "payload_too_large" and resp.json()["message"]
-    assert claude_api.requests == []
+    assert api_env.requests == []
 
 
-async def test_a_large_content_length_is_refused_before_reading_the_body(claude_api, token):
+async def test_a_large_content_length_is_refused_before_reading_the_body(api_env, token):
     body = CountingBody(10 * 1024 * 1024)
     resp = await post("/api/chat", token, body, {"Content-Length": str(body.total)})
     assert resp.status_code == 413 and resp.json()["type"] == "payload_too_large"
     assert body.sent == 0
 
 
-async def test_a_chunked_body_is_read_only_up_to_the_limit(claude_api, token):
+async def test_a_chunked_body_is_read_only_up_to_the_limit(api_env, token):
     body = CountingBody(4 * 1024 * 1024, head=b'{"messages": [{"role": "user", "content": "')
     resp = await post("/api/chat", token, body)
     assert resp.status_code == 413 and resp.json()["type"] == "payload_too_large"
     assert body.sent <= MAX_BODY_BYTES + CHUNK
-    assert claude_api.requests == []
+    assert api_env.requests == []
 
 
 @pytest.mark.parametrize("depth", [100_000, MAX_JSON_DEPTH + 1])
-async def test_json_nested_too_deep_is_400(claude_api, token, depth):
+async def test_json_nested_too_deep_is_400(api_env, token, depth):
     deep = b"[" * depth + b"]" * depth
     resp = await post("/api/chat", token, b'{"messages": [{"role": "user", "content": "AOW?"}], "x": ' + deep + b"}")
     assert resp.status_code == 400 and resp.json()["type"] == "invalid_request" and resp.json()["message"]
-    assert claude_api.requests == []
+    assert api_env.requests == []
 
 
 @pytest.mark.parametrize("mode", ["fts", "hybrid", "semantic"])
-async def test_a_lone_surrogate_is_replaced_and_the_answer_completes(claude_api, token, mode):
-    claude_api.reply_text("De dekkingsgraad is de verhouding tussen vermogen en verplichtingen.")
+async def test_a_lone_surrogate_is_replaced_and_the_answer_completes(api_env, token, mode):
+    api_env.reply_text("De dekkingsgraad is de verhouding tussen vermogen en verplichtingen.")
     question = b'{"role": "user", "content": "Wat is de dekkingsgraad \\ud800?"}'
     resp = await post("/api/chat", token, b'{"messages": [' + question + b'], "mode": "' + mode.encode() + b'"}')
     events = events_of(resp)
     assert resp.status_code == 200 and events[-1]["type"] == "done", events
-    sent = claude_api.requests[-1]["body"]["messages"][-1]["content"]
+    sent = api_env.requests[-1]["body"]["messages"][-1]["content"]
     assert sent == "Wat is de dekkingsgraad \ufffd?"
 
 
-async def test_an_unexpected_failure_mid_turn_is_an_internal_error_event(claude_api, token, monkeypatch, caplog):
+async def test_an_unexpected_failure_mid_turn_is_an_internal_error_event(api_env, token, monkeypatch, caplog):
     def broken(*_args):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(turn, "resolve_citations", broken)
-    claude_api.reply_text("De dekkingsgraad [ref:1].")
+    api_env.reply_text("De dekkingsgraad [ref:1].")
     with caplog.at_level(logging.ERROR, logger=api_module.__name__):
         resp = await post("/api/chat", token, json.dumps(QUESTION).encode())
     events = events_of(resp)
@@ -125,7 +114,7 @@ async def test_an_unexpected_failure_mid_turn_is_an_internal_error_event(claude_
     assert any(r.exc_info and "boom" in str(r.exc_info[1]) for r in caplog.records)
 
 
-async def test_quiz_end_refuses_a_body_over_its_limit(claude_api, token):
+async def test_quiz_end_refuses_a_body_over_its_limit(api_env, token):
     resp = await post("/api/quiz/end", None, padded({"token": token}, QUIZ_END_MAX_BODY_BYTES + 1))
     assert resp.status_code == 413 and resp.json()["type"] == "payload_too_large"
     body = CountingBody(1024 * 1024)
@@ -133,6 +122,6 @@ async def test_quiz_end_refuses_a_body_over_its_limit(claude_api, token):
     assert resp.status_code == 413 and body.sent <= QUIZ_END_MAX_BODY_BYTES + CHUNK
 
 
-async def test_quiz_end_with_json_nested_too_deep_is_not_a_500(claude_api):
+async def test_quiz_end_with_json_nested_too_deep_is_not_a_500(api_env):
     resp = await post("/api/quiz/end", None, b"[" * 4000 + b"]" * 4000)
     assert resp.status_code == 401

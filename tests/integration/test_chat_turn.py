@@ -14,7 +14,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def learner(pb_server, seeded):
-    return AuthService(pb_server.url).sign_in("learner@example.com", DEMO_PASSWORD).user
+    return AuthService(pb_server.url, pb_server.admin_client()).sign_in("learner@example.com", DEMO_PASSWORD).user
 
 
 @pytest.fixture

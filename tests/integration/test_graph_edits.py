@@ -45,12 +45,16 @@ def test_apply_delta_writes_topics_relations_and_outbox(stores, admin_pb):
 def test_apply_delta_is_all_or_nothing(stores, admin_pb):
     kb, _, tenant = stores
     good = valid(kb, tenant, edit("b"))
-    # A concurrent write makes the same topic exist first: the second write of the batch fails as a whole.
-    admin_pb.create("relations", {"tenant": tenant.id, "source": "edit-b", "target": "pensioenregeling",
-                                  "type": "part_of"})
-    with pytest.raises(KBError):
-        kb._run([r for r in _requests_of(kb, tenant, good)])
-    assert kb.topic(tenant, "edit-b") is None
+    # A concurrent write creates the same topic first: the batch fails as a whole (no relation either).
+    row = admin_pb.create("topics", {"tenant": tenant.id, "slug": "edit-b", "label": "Concurrent", "type": "concept",
+                                     "description": "Eerder geschreven."})
+    try:
+        with pytest.raises(KBError):
+            kb._run(_requests_of(kb, tenant, good))
+        assert kb.topic(tenant, "edit-b").label == "Concurrent"
+        assert not any(r.source == "edit-b" for r in kb.relations(tenant))
+    finally:
+        admin_pb.delete("topics", row["id"])
 
 
 def _requests_of(kb, tenant, delta):

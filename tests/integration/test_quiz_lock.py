@@ -16,7 +16,7 @@ from tests.conftest import DEMO_PASSWORD
 
 @pytest.fixture
 def learner(pb_server, seeded):
-    return AuthService(pb_server.url).sign_in("learner@example.com", DEMO_PASSWORD).user
+    return AuthService(pb_server.url, pb_server.admin_client()).sign_in("learner@example.com", DEMO_PASSWORD).user
 
 
 @pytest.fixture
@@ -50,7 +50,7 @@ def test_a_session_expires_after_its_maximum_duration(admin_pb, learner):
 
 
 def test_sessions_are_per_user(quizzes, learner, pb_server, seeded):
-    other = AuthService(pb_server.url).sign_in("admin@example.com", DEMO_PASSWORD).user
+    other = AuthService(pb_server.url, pb_server.admin_client()).sign_in("admin@example.com", DEMO_PASSWORD).user
     quizzes.start(learner.tenant, learner.id)
     assert quizzes.active(learner.id) and not quizzes.active(other.id)
 

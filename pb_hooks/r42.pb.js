@@ -1,0 +1,48 @@
+/// <reference path="../data/pb_data/types.d.ts" />
+// R42's rules inside PocketBase, for every writer (the app, the dashboard, a token on the REST API, a batch).
+// `r42 serve` and the tests start PocketBase with --hooksDir pointing here. The rules live in r42_rules.js.
+
+// Batch requests are the server's tool (all-or-nothing KB writes); a user token may not bulk-write.
+onBatchRequest((e) => {
+  if (!e.hasSuperuserAuth()) {
+    throw new ForbiddenError("Batch requests are reserved for the R42 server.");
+  }
+  e.next();
+});
+
+onRecordAuthWithPasswordRequest((e) => {
+  require(`${__hooks}/r42_rules.js`).throttleSignIn(e);
+}, "users");
+
+onRecordCreateRequest((e) => {
+  require(`${__hooks}/r42_rules.js`).checkSuggestionCreate(e);
+  e.next();
+}, "suggestions");
+
+onRecordValidate((e) => {
+  require(`${__hooks}/r42_rules.js`).checkRelation(e.app, e.record);
+  e.next();
+}, "relations");
+
+onRecordValidate((e) => {
+  require(`${__hooks}/r42_rules.js`).checkTopicUpdate(e.record);
+  e.next();
+}, "topics");
+
+onRecordCreate((e) => {
+  const rules = require(`${__hooks}/r42_rules.js`);
+  rules.inTransaction(e, { after: (tx) => rules.writeOutbox(tx, e.record, rules.OUTBOX_UPSERT) });
+}, "topics");
+
+onRecordUpdate((e) => {
+  const rules = require(`${__hooks}/r42_rules.js`);
+  rules.inTransaction(e, { after: (tx) => rules.writeOutbox(tx, e.record, rules.OUTBOX_UPSERT) });
+}, "topics");
+
+onRecordDelete((e) => {
+  const rules = require(`${__hooks}/r42_rules.js`);
+  rules.inTransaction(e, {
+    before: (tx) => rules.deleteRelationsOf(tx, e.record),
+    after: (tx) => rules.writeOutbox(tx, e.record, rules.OUTBOX_DELETE),
+  });
+}, "topics");

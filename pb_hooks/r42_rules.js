@@ -1,0 +1,174 @@
+// R42's invariants for every writer, used by r42.pb.js (a plain module: PocketBase loads only *.pb.js
+// files as hooks, and handlers cannot see a hook file's top-level names, so they require() this).
+// The app checks the same rules first for friendly messages; these are the wall.
+
+const MAX_TOPICS = 3; // core/delta.py MAX_TOPICS
+const MAX_RELATIONS = 5; // core/delta.py MAX_RELATIONS
+const MAX_OPEN_SUGGESTIONS = 20; // services/suggestions.py MAX_OPEN_SUGGESTIONS
+const SIGNIN_MAX_FAILURES = 5; // per identity ...
+const SIGNIN_WINDOW_MS = 60 * 1000; // ... per minute
+const OUTBOX_UPSERT = "rag.index.kbarticle.upsert";
+const OUTBOX_DELETE = "rag.index.kbarticle.delete";
+
+function parseJSONField(record, name) {
+  try {
+    return JSON.parse(record.getString(name) || "null");
+  } catch (_) {
+    return undefined;
+  }
+}
+
+function isObject(v) {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+function isText(v, max) {
+  return typeof v === "string" && v.length <= max;
+}
+
+// What is wrong with a stored delta ("" when it has the shape the app writes; core/delta.py read_stored_delta).
+function deltaProblem(delta) {
+  if (!isObject(delta)) return "delta must be an object {reason, topics, relations}";
+  const topics = delta.topics === undefined ? [] : delta.topics;
+  const relations = delta.relations === undefined ? [] : delta.relations;
+  if (!Array.isArray(topics) || !Array.isArray(relations)) return "topics and relations must be lists";
+  if (topics.length > MAX_TOPICS || relations.length > MAX_RELATIONS) {
+    return "at most " + MAX_TOPICS + " topics and " + MAX_RELATIONS + " relations";
+  }
+  if (delta.reason !== undefined && !isText(delta.reason, 600)) return "reason must be text";
+  for (let i = 0; i < topics.length; i++) {
+    const t = topics[i];
+    if (!isObject(t) || !isText(t.id, 60) || !isText(t.label, 120) || !isText(t.type, 40) ||
+        (t.description !== undefined && !isText(t.description, 500))) {
+      return "topics[" + i + "] must be {id, label, type, description} as text";
+    }
+  }
+  for (let i = 0; i < relations.length; i++) {
+    const r = relations[i];
+    if (!isObject(r) || !isText(r.source, 60) || !isText(r.target, 60) || !isText(r.type, 40)) {
+      return "relations[" + i + "] must be {source, target, type} as text";
+    }
+  }
+  return "";
+}
+
+// A learner-facing create of a suggestion: the delta's shape (non-superusers) and the open cap (everyone).
+function checkSuggestionCreate(e) {
+  const record = e.record;
+  if (!e.hasSuperuserAuth()) {
+    const problem = deltaProblem(parseJSONField(record, "delta"));
+    if (problem) {
+      throw new BadRequestError("Invalid suggestion.", {
+        delta: new ValidationError("validation_invalid_delta", problem),
+      });
+    }
+  }
+  const open = e.app.countRecords("suggestions", $dbx.hashExp({ user: record.getString("user"), status: "pending" }));
+  if (open >= MAX_OPEN_SUGGESTIONS) {
+    throw new BadRequestError("Je hebt al " + MAX_OPEN_SUGGESTIONS + " open voorstellen; wacht tot een beheerder ze heeft beoordeeld.");
+  }
+}
+
+// Both ends of a relation exist in its tenant, and it does not point at itself.
+function checkRelation(app, record) {
+  const tenant = record.getString("tenant");
+  const source = record.getString("source");
+  const target = record.getString("target");
+  if (source === target) {
+    throw new BadRequestError("Invalid relation.", {
+      target: new ValidationError("validation_self_relation", "a topic cannot relate to itself"),
+    });
+  }
+  const errors = {};
+  for (const [field, slug] of [["source", source], ["target", target]]) {
+    try {
+      app.findFirstRecordByFilter("topics", "tenant = {:t} && slug = {:s}", { t: tenant, s: slug });
+    } catch (_) {
+      errors[field] = new ValidationError("validation_unknown_topic", "no topic '" + slug + "' in this tenant");
+    }
+  }
+  if (Object.keys(errors).length) throw new BadRequestError("Invalid relation.", errors);
+}
+
+// A topic keeps its slug and tenant: relations and the search index refer to them.
+function checkTopicUpdate(record) {
+  if (record.isNew()) return;
+  const before = record.original();
+  for (const field of ["slug", "tenant"]) {
+    if (before.getString(field) !== record.getString(field)) {
+      throw new BadRequestError("Invalid topic.", {
+        [field]: new ValidationError("validation_immutable", field + " cannot change; create a new topic instead"),
+      });
+    }
+  }
+}
+
+// The outbox row for a topic change, saved by `app` (the caller's transaction). Global topics (no tenant)
+// are never indexed.
+function writeOutbox(app, record, kind) {
+  const tenantId = record.getString("tenant");
+  if (!tenantId) return;
+  const tenant = app.findRecordById("tenants", tenantId);
+  const row = new Record(app.findCollectionByNameOrId("outbox"));
+  row.load({
+    type: kind,
+    status: "pending",
+    attempts: 0,
+    payload: { tenant: tenantId, tenant_slug: tenant.getString("slug"), topic: record.getString("slug") },
+  });
+  app.save(row);
+}
+
+// Deleting a topic deletes the relations that touch it (in the same transaction), whoever deletes it.
+function deleteRelationsOf(app, record) {
+  const rows = app.findRecordsByFilter("relations", "tenant = {:t} && (source = {:s} || target = {:s})", "", 0, 0,
+    { t: record.getString("tenant"), s: record.getString("slug") });
+  for (const row of rows) app.delete(row);
+}
+
+// Runs `write` (the rest of the hook chain) and `after` in one transaction, joining the caller's if there
+// is one (a batch request). A plain REST write is not in a transaction by itself.
+function inTransaction(e, after) {
+  e.app.runInTransaction((txApp) => {
+    e.app = txApp; // the INSERT/UPDATE/DELETE further down the chain uses the transaction
+    after.before && after.before(txApp);
+    e.next();
+    after.after && after.after(txApp);
+  });
+}
+
+// Per-identity sign-in throttle: SIGNIN_MAX_FAILURES attempts a minute (a success resets). Counted under
+// the store's lock, so parallel attempts cannot slip past the check.
+function throttleSignIn(e) {
+  const key = "r42:signin:" + String(e.identity || "").trim().toLowerCase();
+  const now = Date.now();
+  let retryAfter = 0;
+  $app.store().setFunc(key, (old) => {
+    const s = old ? JSON.parse(old) : { n: 0, first: now };
+    if (now - s.first > SIGNIN_WINDOW_MS) {
+      s.n = 0;
+      s.first = now;
+    }
+    if (s.n >= SIGNIN_MAX_FAILURES) retryAfter = Math.max(1, Math.ceil((s.first + SIGNIN_WINDOW_MS - now) / 1000));
+    else s.n++;
+    return JSON.stringify(s);
+  });
+  if (retryAfter) {
+    e.requestEvent.response.header().set("Retry-After", String(retryAfter));
+    throw new TooManyRequestsError("Te veel pogingen, probeer het over een minuut opnieuw.");
+  }
+  e.next(); // a wrong password throws here; the attempt stays counted
+  $app.store().remove(key);
+}
+
+module.exports = {
+  OUTBOX_UPSERT,
+  OUTBOX_DELETE,
+  checkSuggestionCreate,
+  checkRelation,
+  checkTopicUpdate,
+  writeOutbox,
+  deleteRelationsOf,
+  inTransaction,
+  throttleSignIn,
+};

@@ -1,0 +1,187 @@
+"""Issue 10, holes 4-6, against the real PocketBase with our migrations and pb_hooks: no bulk writes
+with a user token, sign-in brute force throttled (per account for everyone, per IP for direct
+clients) without the app throttling itself, and the KB rules and outbox rows hold for every writer."""
+
+import uuid
+
+import httpx
+import pytest
+
+from r42_app.services.auth import TOO_MANY_ATTEMPTS, AuthError, AuthService
+from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT
+from r42_app.services.pb import PBError, quote
+from tests.conftest import DEMO_PASSWORD
+
+
+@pytest.fixture
+def reset_rate_limits(admin_pb):
+    """Saving the settings resets PocketBase's rate-limit counters: a test that exhausts a per-IP bucket
+    must not throttle the tests after it (every test client is 127.0.0.1)."""
+    yield
+    settings = admin_pb.send("GET", "/api/settings")
+    admin_pb.send("PATCH", "/api/settings", body={"rateLimits": settings["rateLimits"]})
+
+
+@pytest.fixture
+def temp_user(admin_pb, seeded):
+    """A throw-away learner (the sign-in throttle locks an account for a minute)."""
+    demo = admin_pb.first("tenants", 'slug = "demo"')
+    email = f"brute-{uuid.uuid4().hex[:8]}@example.com"
+    row = admin_pb.create("users", {"email": email, "password": DEMO_PASSWORD, "passwordConfirm": DEMO_PASSWORD,
+                                    "name": "Brute Force", "role": "learner", "tenant": demo["id"], "verified": True})
+    yield email
+    admin_pb.delete("users", row["id"])
+
+
+def sign_in_direct(pb_url, email, password):
+    return httpx.post(f"{pb_url}/api/collections/users/auth-with-password",
+                      json={"identity": email, "password": password}, timeout=10)
+
+
+# -- 4. bulk writes -----------------------------------------------------------------------------
+
+
+def test_pocketbase_settings_cap_batches_and_turn_on_rate_limits(admin_pb):
+    settings = admin_pb.send("GET", "/api/settings")
+    assert settings["batch"]["maxRequests"] <= 500 and settings["batch"]["maxBodySize"] <= 32 * 1024 * 1024
+    assert settings["rateLimits"]["enabled"]
+    labels = {(r["label"], r["audience"]) for r in settings["rateLimits"]["rules"]}
+    assert {("*:authWithPassword", "@guest"), ("*:create", "@auth"), ("/api/batch", "@auth")} <= labels
+
+
+def test_a_user_token_cannot_batch_even_one_write(pb_server, seeded, admin_pb):
+    admin = pb_server.user("admin@example.com")  # an admin may write topics one by one, but not in bulk
+    demo = admin_pb.first("tenants", 'slug = "demo"')
+    body = {"tenant": demo["id"], "slug": "batch-by-token", "label": "Batch", "type": "concept", "description": "x"}
+    with pytest.raises(PBError) as err:
+        admin.send("POST", "/api/batch", body={"requests": [
+            {"method": "POST", "url": "/api/collections/topics/records", "body": body}]})
+    assert err.value.status == 403
+    assert admin_pb.first("topics", 'slug = "batch-by-token"') is None
+
+
+def test_a_flood_of_creates_with_a_user_token_is_rate_limited(pb_server, seeded, admin_pb, reset_rate_limits):
+    learner = pb_server.user("learner@example.com")
+    statuses = []
+    for _ in range(80):
+        try:
+            learner.create("topics", {"slug": "flood", "label": "Flood", "type": "concept", "description": "x"})
+        except PBError as exc:
+            statuses.append(exc.status)
+    assert 429 in statuses and set(statuses) <= {400, 403, 429}
+    assert admin_pb.first("topics", 'slug = "flood"') is None
+
+
+# -- 5. sign-in brute force -----------------------------------------------------------------------
+
+
+def test_wrong_passwords_lock_the_account_for_a_minute_even_for_the_right_one(pb_server, temp_user,
+                                                                             reset_rate_limits):
+    statuses = [sign_in_direct(pb_server.url, temp_user, f"fout-{i}").status_code for i in range(12)]
+    assert statuses[:5] == [400] * 5 and set(statuses[5:]) == {429}
+    right = sign_in_direct(pb_server.url, temp_user, DEMO_PASSWORD)
+    assert right.status_code == 429 and "Te veel pogingen" in right.json()["message"]
+    assert int(right.headers["Retry-After"]) <= 60
+
+
+def test_the_app_says_too_many_attempts_and_never_throttles_itself(pb_server, admin_pb, temp_user):
+    auth = AuthService(pb_server.url, pb_server.admin_client())
+    for _ in range(30):  # many sign-ins through the app, all from this one address: never limited
+        assert auth.sign_in("learner@example.com", DEMO_PASSWORD).user.email == "learner@example.com"
+    for i in range(5):
+        with pytest.raises(AuthError, match="klopt niet"):
+            auth.sign_in(temp_user, f"fout-{i}")
+    with pytest.raises(AuthError) as err:  # the account is locked, whoever asks
+        auth.sign_in(temp_user, DEMO_PASSWORD)
+    assert str(err.value) == TOO_MANY_ATTEMPTS
+
+
+def test_direct_anonymous_sign_ins_are_limited_per_address(pb_server, seeded, reset_rate_limits):
+    """Password spraying: one wrong guess at each of many accounts still runs into the per-IP limit."""
+    statuses = [sign_in_direct(pb_server.url, f"nobody-{i}@example.com", "raden").status_code for i in range(30)]
+    assert 429 in statuses and statuses.index(429) <= 21
+
+
+# -- 6. writes that skip the app ------------------------------------------------------------------
+
+
+@pytest.fixture
+def demo_admin(pb_server, seeded, admin_pb):
+    """The demo admin's own token on the REST API, and the demo tenant."""
+    demo = admin_pb.first("tenants", 'slug = "demo"')
+    yield pb_server.user("admin@example.com"), demo
+    for slug in ("rest-topic", "rest-other"):
+        row = admin_pb.first("topics", f"tenant = {quote(demo['id'])} && slug = {quote(slug)}")
+        if row:
+            admin_pb.delete("topics", row["id"])
+
+
+def outbox(admin_pb, tenant_id, slug):
+    rows = admin_pb.all("outbox", filter=f"payload.tenant = {quote(tenant_id)} && payload.topic = {quote(slug)}",
+                        sort="created,id")
+    return [r["type"] for r in rows]
+
+
+@pytest.mark.parametrize("source,target", [("bestaat-niet", "bestaat-niet"), ("aow", "bestaat-niet"),
+                                           ("aow", "aow")])
+def test_relations_written_past_the_app_must_join_existing_topics(demo_admin, admin_pb, source, target):
+    admin, demo = demo_admin
+    before = len(admin_pb.all("relations", filter=f"tenant = {quote(demo['id'])}"))
+    for writer in (admin, admin_pb):  # an admin token, and even the superuser
+        with pytest.raises(PBError) as err:
+            writer.create("relations", {"tenant": demo["id"], "source": source, "target": target, "type": "part_of"})
+        assert err.value.status == 400
+    assert len(admin_pb.all("relations", filter=f"tenant = {quote(demo['id'])}")) == before
+
+
+def test_topic_writes_past_the_app_write_one_outbox_row_each(demo_admin, admin_pb):
+    admin, demo = demo_admin
+    row = admin.create("topics", {"tenant": demo["id"], "slug": "rest-topic", "label": "REST topic",
+                                  "type": "concept", "description": "Buiten de app om geschreven."})
+    assert outbox(admin_pb, demo["id"], "rest-topic") == [OUTBOX_UPSERT]
+    payload = admin_pb.first("outbox", 'payload.topic = "rest-topic"')["payload"]
+    assert payload == {"tenant": demo["id"], "tenant_slug": "demo", "topic": "rest-topic"}
+    admin.update("topics", row["id"], {"description": "Aangepast."})
+    assert outbox(admin_pb, demo["id"], "rest-topic") == [OUTBOX_UPSERT] * 2
+    admin.create("relations", {"tenant": demo["id"], "source": "rest-topic", "target": "aow", "type": "related_to"})
+    admin.delete("topics", row["id"])  # its relations go with it, and the index hears of it
+    assert outbox(admin_pb, demo["id"], "rest-topic") == [OUTBOX_UPSERT] * 2 + [OUTBOX_DELETE]
+    assert admin_pb.all("relations", filter=f'tenant = {quote(demo["id"])} && source = "rest-topic"') == []
+
+
+def test_a_refused_topic_write_leaves_no_outbox_row(demo_admin, admin_pb):
+    admin, demo = demo_admin
+    with pytest.raises(PBError):  # the slug exists: refused, and its outbox row with it
+        admin.create("topics", {"tenant": demo["id"], "slug": "aow", "label": "AOW bis", "type": "concept",
+                                "description": "Dubbel."})
+    with pytest.raises(PBError):  # a batch that fails half-way writes neither topics nor outbox rows
+        admin_pb.send("POST", "/api/batch", body={"requests": [
+            {"method": "POST", "url": "/api/collections/topics/records",
+             "body": {"tenant": demo["id"], "slug": "rest-other", "label": "Other", "type": "concept",
+                      "description": "x"}},
+            {"method": "POST", "url": "/api/collections/relations/records",
+             "body": {"tenant": demo["id"], "source": "rest-other", "target": "nergens", "type": "part_of"}}]})
+    assert admin_pb.first("topics", f'tenant = {quote(demo["id"])} && slug = "rest-other"') is None
+    assert outbox(admin_pb, demo["id"], "rest-other") == []
+
+
+def test_a_topic_keeps_its_slug(demo_admin, admin_pb):
+    admin, demo = demo_admin
+    row = admin.create("topics", {"tenant": demo["id"], "slug": "rest-topic", "label": "REST topic",
+                                  "type": "concept", "description": "x"})
+    with pytest.raises(PBError) as err:
+        admin.update("topics", row["id"], {"slug": "rest-other"})
+    assert "slug" in str(err.value)
+    assert admin_pb.get("topics", row["id"])["slug"] == "rest-topic"
+
+
+def test_the_app_limits_wrong_passwords_per_address_across_accounts(pb_server, seeded):
+    """One guess at each of many accounts from one browser runs into the app's per-address limit."""
+    auth = AuthService(pb_server.url, pb_server.admin_client())
+    for i in range(10):
+        with pytest.raises(AuthError, match="klopt niet"):
+            auth.sign_in(f"spray-{i}@example.com", "raden", client="203.0.113.7")
+    with pytest.raises(AuthError) as err:
+        auth.sign_in("learner@example.com", DEMO_PASSWORD, client="203.0.113.7")
+    assert str(err.value) == TOO_MANY_ATTEMPTS
+    assert auth.sign_in("learner@example.com", DEMO_PASSWORD, client="203.0.113.8").user.role == "learner"

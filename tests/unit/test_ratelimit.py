@@ -1,0 +1,44 @@
+"""Rate limits in core: the chat token bucket and the sign-in failure window (injectable clock)."""
+
+from r42_app.core.ratelimit import FailureLimiter, RateLimiter
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_chat_allows_a_burst_then_asks_to_wait():
+    clock = Clock()
+    limiter = RateLimiter(per_minute=12, burst=4, clock=clock)
+    assert [limiter.check("u") for _ in range(4)] == [0.0] * 4
+    assert limiter.check("u") > 0 and limiter.check("other") == 0.0
+    clock.now += 5
+    assert limiter.check("u") == 0.0
+
+
+def test_sign_in_failures_block_an_address_until_the_window_ends():
+    clock = Clock()
+    limiter = FailureLimiter(limit=3, window=60, clock=clock)
+    for _ in range(3):
+        assert limiter.wait("10.0.0.1") == 0.0
+        limiter.failed("10.0.0.1")
+    assert 59 < limiter.wait("10.0.0.1") <= 60
+    assert limiter.wait("10.0.0.2") == 0.0  # another address is not affected
+    clock.now += 61
+    assert limiter.wait("10.0.0.1") == 0.0
+    limiter.failed("10.0.0.1")  # a new window starts counting from one
+    assert limiter.wait("10.0.0.1") == 0.0
+
+
+def test_failure_windows_that_are_over_are_forgotten():
+    clock = Clock()
+    limiter = FailureLimiter(limit=1, window=60, clock=clock, max_keys=10)
+    for i in range(10):
+        limiter.failed(f"a{i}")
+    clock.now += 61
+    limiter.failed("fresh")
+    assert len(limiter._windows) == 1
