@@ -26,27 +26,40 @@ function isText(v, max) {
   return typeof v === "string" && v.length <= max;
 }
 
-// What is wrong with a stored delta ("" when it has the shape the app writes; core/delta.py read_stored_delta).
+const TOPIC_TYPES = ["concept", "role", "process"]; // core/kb.py TOPIC_TYPES
+const RELATION_TYPES = ["related_to", "depends_on", "part_of", "executed_by"]; // core/kb.py RELATION_TYPES
+
+function onlyKeys(v, allowed) {
+  return Object.keys(v).every((k) => allowed.indexOf(k) >= 0);
+}
+
+// What is wrong with a delta a user files ("" when it has the shape the app writes; core/delta.py
+// read_stored_delta reads the same shape).
 function deltaProblem(delta) {
-  if (!isObject(delta)) return "delta must be an object {reason, topics, relations}";
+  if (!isObject(delta) || !onlyKeys(delta, ["reason", "topics", "relations"])) {
+    return "delta must be an object {reason, topics, relations}";
+  }
   const topics = delta.topics === undefined ? [] : delta.topics;
   const relations = delta.relations === undefined ? [] : delta.relations;
   if (!Array.isArray(topics) || !Array.isArray(relations)) return "topics and relations must be lists";
   if (topics.length > MAX_TOPICS || relations.length > MAX_RELATIONS) {
     return "at most " + MAX_TOPICS + " topics and " + MAX_RELATIONS + " relations";
   }
+  if (!topics.length && !relations.length) return "the edit adds nothing";
   if (delta.reason !== undefined && !isText(delta.reason, 600)) return "reason must be text";
   for (let i = 0; i < topics.length; i++) {
     const t = topics[i];
-    if (!isObject(t) || !isText(t.id, 60) || !isText(t.label, 120) || !isText(t.type, 40) ||
+    if (!isObject(t) || !onlyKeys(t, ["id", "label", "type", "description"]) || !isText(t.id, 60) ||
+        !isText(t.label, 120) || TOPIC_TYPES.indexOf(t.type) < 0 ||
         (t.description !== undefined && !isText(t.description, 500))) {
-      return "topics[" + i + "] must be {id, label, type, description} as text";
+      return "topics[" + i + "] must be {id, label, type, description} with type one of " + TOPIC_TYPES.join(", ");
     }
   }
   for (let i = 0; i < relations.length; i++) {
     const r = relations[i];
-    if (!isObject(r) || !isText(r.source, 60) || !isText(r.target, 60) || !isText(r.type, 40)) {
-      return "relations[" + i + "] must be {source, target, type} as text";
+    if (!isObject(r) || !onlyKeys(r, ["source", "target", "type"]) || !isText(r.source, 60) ||
+        !isText(r.target, 60) || RELATION_TYPES.indexOf(r.type) < 0) {
+      return "relations[" + i + "] must be {source, target, type} with type one of " + RELATION_TYPES.join(", ");
     }
   }
   return "";

@@ -200,38 +200,47 @@ class StoredDeltaError(ValueError):
 
 def _stored_text(value: Any, where: str, limit: int) -> str:
     if not isinstance(value, str):
-        raise StoredDeltaError(f"{where} is not text")
+        raise StoredDeltaError(f"{where} is geen tekst")
     if len(value) > limit:
-        raise StoredDeltaError(f"{where} is longer than {limit} characters")
+        raise StoredDeltaError(f"{where} is langer dan {limit} tekens")
+    return value
+
+
+def _stored_choice(value: Any, where: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise StoredDeltaError(f"{where} is niet een van {', '.join(allowed)}")
     return value
 
 
 def read_stored_delta(raw: Any) -> dict[str, Any]:
     """A stored delta as `{reason, topics: [{id, label, type, description}], relations: [{source, target,
-    type}]}` with only those keys, or StoredDeltaError naming what is wrong. Stored rows are untrusted
-    (another writer, an older version, a hand edit): readers call this and show a bad row as invalid
-    instead of failing the page that lists it."""
+    type}]}` with only those keys, or StoredDeltaError saying (in Dutch, for the admin who sees it) what
+    is wrong. Stored rows are untrusted (another writer, an older version, a hand edit): readers call
+    this and show a bad row as invalid instead of failing the page that lists it."""
     if not isinstance(raw, dict):
-        raise StoredDeltaError(f"the edit is a {type(raw).__name__}, not an object")
+        kind = {list: "een lijst", str: "tekst", int: "een getal", float: "een getal", bool: "een ja/nee-waarde",
+                type(None): "leeg"}.get(type(raw), type(raw).__name__)
+        raise StoredDeltaError(f"de inhoud is {kind} in plaats van een object")
     topics, relations = raw.get("topics", []), raw.get("relations", [])
     if not isinstance(topics, list) or not isinstance(relations, list):
-        raise StoredDeltaError("topics and relations must be lists")
+        raise StoredDeltaError("topics en relations moeten lijsten zijn")
     if len(topics) > MAX_TOPICS or len(relations) > MAX_RELATIONS:
-        raise StoredDeltaError(f"more than {MAX_TOPICS} topics or {MAX_RELATIONS} relations")
+        raise StoredDeltaError(f"meer dan {MAX_TOPICS} onderwerpen of {MAX_RELATIONS} relaties")
     out_topics, out_relations = [], []
     for i, t in enumerate(topics):
         if not isinstance(t, dict):
-            raise StoredDeltaError(f"topics[{i}] is not an object")
+            raise StoredDeltaError(f"topics[{i}] is geen object")
         out_topics.append({"id": _stored_text(t.get("id"), f"topics[{i}].id", MAX_ID),
                            "label": _stored_text(t.get("label"), f"topics[{i}].label", MAX_LABEL),
-                           "type": _stored_text(t.get("type"), f"topics[{i}].type", 40),
+                           "type": _stored_choice(t.get("type"), f"topics[{i}].type", TOPIC_TYPES),
                            "description": _stored_text(t.get("description", ""), f"topics[{i}].description",
                                                        MAX_DESCRIPTION)})
     for i, r in enumerate(relations):
         if not isinstance(r, dict):
-            raise StoredDeltaError(f"relations[{i}] is not an object")
-        out_relations.append({key: _stored_text(r.get(key), f"relations[{i}].{key}", MAX_ID if key != "type" else 40)
-                              for key in ("source", "target", "type")})
+            raise StoredDeltaError(f"relations[{i}] is geen object")
+        out_relations.append({"source": _stored_text(r.get("source"), f"relations[{i}].source", MAX_ID),
+                              "target": _stored_text(r.get("target"), f"relations[{i}].target", MAX_ID),
+                              "type": _stored_choice(r.get("type"), f"relations[{i}].type", RELATION_TYPES)})
     reason = _stored_text(raw.get("reason", ""), "reason", 2 * MAX_REASON)
     return {"reason": reason, "topics": out_topics, "relations": out_relations}
 

@@ -16,6 +16,10 @@ TOO_MANY_OPEN = (f"Je hebt al {MAX_OPEN_SUGGESTIONS} open voorstellen; wacht tot
                  "beoordeeld.")
 
 
+NOT_FOUND = "Dit voorstel bestaat niet (meer)."
+STATUS_NL = {"approved": "goedgekeurd", "rejected": "afgewezen"}
+
+
 @dataclass(frozen=True)
 class Suggestion:
     id: str
@@ -43,6 +47,8 @@ def _suggestion(row: dict) -> Suggestion:
     reviewer = expand.get("reviewed_by") or {}
     try:
         delta, problem = read_stored_delta(row.get("delta")), ""
+        if not delta["topics"] and not delta["relations"]:
+            problem = "het voorstel voegt niets toe"
     except StoredDeltaError as exc:
         delta, problem = {"reason": "", "topics": [], "relations": []}, str(exc)
     return Suggestion(row["id"], row.get("user", ""), proposer.get("name") or proposer.get("email", ""),
@@ -82,11 +88,11 @@ class SuggestionStore:
         try:
             row = self.pb.get("suggestions", suggestion_id)
         except PBError as exc:
-            raise KBError("This suggestion does not exist.") from exc
+            raise KBError(NOT_FOUND) from exc
         if row.get("tenant") != tenant.id:
-            raise KBError("This suggestion does not exist.")
+            raise KBError(NOT_FOUND)
         if row.get("status") != "pending":
-            raise KBError(f"This suggestion was already {row.get('status')}.")
+            raise KBError(f"Dit voorstel is al {STATUS_NL.get(row.get('status'), row.get('status'))}.")
         return row
 
     def approve(self, tenant: Tenant, suggestion_id: str, reviewer_id: str) -> ValidDelta:
@@ -94,7 +100,7 @@ class SuggestionStore:
         row = self._pending(tenant, suggestion_id)
         suggestion = _suggestion(row)
         if not suggestion.valid:
-            raise KBError(f"This suggestion is invalid ({suggestion.problem}); it can only be rejected.")
+            raise KBError(f"Dit voorstel is ongeldig ({suggestion.problem}) en kan alleen worden afgewezen.")
         applied = self.kb.apply_delta(tenant, suggestion.delta)
         self._review(suggestion_id, "approved", reviewer_id)
         return applied

@@ -87,7 +87,7 @@ def test_learner_suggestion_is_queued_and_approved_once(stores, admin_pb):
     assert s.status == "pending" and kb.topic(tenant, "edit-d") is None  # nothing written yet
     assert [x.id for x in suggestions.list(tenant, "pending")] == [s.id]
     suggestions.approve(tenant, s.id, admin["id"])
-    with pytest.raises(KBError, match="already approved"):
+    with pytest.raises(KBError, match="al goedgekeurd"):
         suggestions.approve(tenant, s.id, admin["id"])
     assert kb.topic(tenant, "edit-d") is not None
     done = suggestions.list(tenant, "approved")[0]
@@ -111,7 +111,7 @@ def test_other_tenants_suggestions_are_out_of_reach(stores, admin_pb):
     acme = kb.require_tenant("acme")
     learner = admin_pb.first("users", 'email = "learner@example.com"')
     s = suggestions.append_suggestion(tenant, learner["id"], valid(kb, tenant, edit("f")))
-    with pytest.raises(KBError, match="does not exist"):
+    with pytest.raises(KBError, match="bestaat niet"):
         suggestions.approve(acme, s.id, learner["id"])
 
 

@@ -17,6 +17,9 @@ GOOD_DELTA = {"reason": "Ontbreekt nog.", "topics": [{"id": "hole-one-topic", "l
                                                       "type": "concept", "description": "Een test."}],
               "relations": [{"source": "hole-one-topic", "target": "aow", "type": "related_to"}]}
 MALFORMED = [[1], "NOT-AN-OBJECT", {"topics": "NOT-A-LIST"}, {"topics": [{"id": 5}]}, {"relations": [7]}]
+ODD = [{"reason": "x", "topics": [], "relations": []},  # adds nothing
+       {**GOOD_DELTA, "evil": {"__proto__": 1}},  # keys the app never writes
+       {**GOOD_DELTA, "topics": [{**GOOD_DELTA["topics"][0], "type": "c"}]}]  # a type that does not exist
 
 
 @pytest.fixture
@@ -44,6 +47,15 @@ def test_learner_cannot_file_a_malformed_delta(ctx, admin_pb, delta):
         learner.create("suggestions", {"tenant": demo["id"], "user": me["id"], "delta": delta, "status": "pending"})
     assert err.value.status in (400, 403)
     assert _count(admin_pb, demo) == before
+
+
+@pytest.mark.parametrize("delta", ODD, ids=["empty", "extra-keys", "bad-type"])
+def test_learner_cannot_file_a_delta_the_app_would_not_write(ctx, admin_pb, delta):
+    demo, learner, me = ctx
+    before = _count(admin_pb, demo)
+    with pytest.raises(PBError) as err:
+        learner.create("suggestions", {"tenant": demo["id"], "user": me["id"], "delta": delta, "status": "pending"})
+    assert err.value.status == 400 and _count(admin_pb, demo) == before
 
 
 @pytest.mark.parametrize("forged", [{"reviewed_by": "SELF"}, {"reviewed_at": "2026-01-01 10:00:00.000Z"},
@@ -109,7 +121,7 @@ def malformed_rows(ctx, admin_pb):
     """Malformed pending rows written past the API rules (as an operator could), next to a good one."""
     demo, _learner, me = ctx
     ids = [admin_pb.create("suggestions", {"tenant": demo["id"], "user": me["id"], "delta": delta,
-                                           "status": "pending"})["id"] for delta in MALFORMED]
+                                           "status": "pending"})["id"] for delta in [*MALFORMED, ODD[0], ODD[2]]]
     good = admin_pb.create("suggestions", {"tenant": demo["id"], "user": me["id"], "delta": GOOD_DELTA,
                                            "reason": "Ontbreekt nog.", "status": "pending"})
     return ids, good["id"]
@@ -125,7 +137,7 @@ async def test_review_queue_loads_with_malformed_rows(malformed_rows):
     assert not rows[good_id].invalid and "Nieuw onderwerp: Hole one topic (concept)" in rows[good_id].lines
 
     emitted = await call(queue, SuggestionsState.approve, bad_ids[0])  # refused with a reason, nothing written
-    assert "can only be rejected" in str(emitted)
+    assert "alleen worden afgewezen" in str(emitted)
     await call(queue, SuggestionsState.reject, bad_ids[0])
     assert bad_ids[0] not in {r.id for r in queue.rows}  # gone from the open list
 

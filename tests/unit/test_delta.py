@@ -141,7 +141,8 @@ def test_any_output_is_valid_idempotent_and_within_caps(raw):
 MALFORMED_STORED = [[1], "NOT-AN-OBJECT", 5, None, {"topics": "NOT-A-LIST"}, {"topics": 5},
                     {"relations": {"a": 1}}, {"topics": [{"id": 5, "label": "x", "type": "concept"}]},
                     {"topics": [1]}, {"relations": [{"source": "a", "target": None, "type": "part_of"}]},
-                    {"topics": [topic()] * (MAX_TOPICS + 1)}, {"reason": ["not", "text"]}]
+                    {"topics": [topic()] * (MAX_TOPICS + 1)}, {"reason": ["not", "text"]},
+                    {"topics": [topic(ttype="c")]}, {"relations": [rel("a", "b", "owns")]}]
 
 
 def test_a_valid_delta_reads_back_as_written():
