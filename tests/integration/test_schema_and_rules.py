@@ -100,14 +100,16 @@ def test_learner_files_only_own_suggestions(pb_server, seeded, admin_pb):
     learner = pb_server.user("learner@example.com")
     admin_user = admin_pb.first("users", 'email = "admin@example.com"')
     me = learner.auth_refresh()["record"]
-    row = learner.create("suggestions", {"tenant": me["tenant"], "user": me["id"], "delta": {"topics": []},
+    delta = {"reason": "test", "topics": [{"id": "eigen-voorstel", "label": "Eigen voorstel", "type": "concept",
+                                           "description": "Een test."}], "relations": []}
+    row = learner.create("suggestions", {"tenant": me["tenant"], "user": me["id"], "delta": delta,
                                          "reason": "test", "status": "pending"})
     assert row["status"] == "pending"
     with pytest.raises(PBError):  # in someone else's name
-        learner.create("suggestions", {"tenant": me["tenant"], "user": admin_user["id"], "delta": {},
+        learner.create("suggestions", {"tenant": me["tenant"], "user": admin_user["id"], "delta": delta,
                                        "reason": "x", "status": "pending"})
     with pytest.raises(PBError):  # pre-approved
-        learner.create("suggestions", {"tenant": me["tenant"], "user": me["id"], "delta": {}, "reason": "x",
+        learner.create("suggestions", {"tenant": me["tenant"], "user": me["id"], "delta": delta, "reason": "x",
                                        "status": "approved"})
     with pytest.raises(PBError):
         learner.update("suggestions", row["id"], {"status": "approved"})
