@@ -15,7 +15,9 @@ import httpx
 from bench.bench_hybrid import big_kb
 from bench.common import CHROMIUM_ARGS, ms, p50, p95, served_app
 from r42_app.chat.turn import ChatDeps, run_turn
-from r42_app.core.chat import system_blocks, tool_definitions
+from r42_app.core.chat import system_blocks
+from r42_app.core.tools import BUILTIN_TOOLS
+from r42_app.services.access import AccessStore
 from r42_app.services.auth import SignedInUser
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.llm import AnthropicLLM
@@ -28,33 +30,41 @@ TURNS = 60
 TOKENS = 12
 
 
-async def _turn_overhead(fake: FakeAnthropic) -> tuple[list[float], list[float]]:
+async def _turn_overhead(fake: FakeAnthropic) -> dict[str, tuple[list[float], list[float]]]:
+    """Per variant, the whole turn and a bare SDK call with a prompt of similar size, interleaved per
+    question: `quiz` (the quiz check only, as before capabilities) and `capabilities` (the resolver's
+    tenant and access-row queries too, as the app runs it)."""
     with big_kb() as (kb, tenant, vectors, raw):
         retriever = Retriever(kb, vectors, SentenceEmbedder())
         llm = AnthropicLLM("bench", "claude-bench", base_url=fake.url, max_retries=0)
-        deps = ChatDeps(retriever=retriever, kb=kb, llm=llm, quiz=QuizStore(kb.pb))  # as in the app
+        variants = {
+            "quiz": ChatDeps(retriever=retriever, kb=kb, llm=llm, quiz=QuizStore(kb.pb)),
+            "capabilities": ChatDeps(retriever=retriever, kb=kb, llm=llm, quiz=QuizStore(kb.pb),
+                                     access=AccessStore(kb.pb)),  # as in the app
+        }
         user = SignedInUser("bench-user", "b@example.com", "Bench", "learner", tenant.id, tenant.slug, tenant.name)
         rng = random.Random(5)
         questions = [" ".join(rng.choice(raw)["description"].split()[:6]) + "?" for _ in range(TURNS + 5)]
-        system = system_blocks("context " * 300, "snippet " * 400, "Bench", False)
-        tools = tool_definitions(["lookup_topic", "kb_search"])
-        turn, bare = [], []
+        system = system_blocks("context " * 300, "snippet " * 400, "Bench", False, [t.name for t in BUILTIN_TOOLS])
+        tools = [t.definition() for t in BUILTIN_TOOLS]
+        out: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in variants}
         for i, q in enumerate(questions):
-            fake.reply_text("Een kort antwoord [ref:1].")
-            start = time.perf_counter()
-            async for _ in run_turn(user, [{"role": "user", "content": q}], deps):
-                pass
-            t_turn = time.perf_counter() - start
-            fake.reply_text("Een kort antwoord [ref:1].")
-            start = time.perf_counter()
-            async for _ in llm.stream(system, [{"role": "user", "content": q}], tools):
-                pass
-            t_bare = time.perf_counter() - start
-            if i >= 5:  # warm-up: model load, index build
-                turn.append(t_turn)
-                bare.append(t_bare)
+            for name, deps in variants.items():
+                fake.reply_text("Een kort antwoord [ref:1].")
+                start = time.perf_counter()
+                async for _ in run_turn(user, [{"role": "user", "content": q}], deps):
+                    pass
+                t_turn = time.perf_counter() - start
+                fake.reply_text("Een kort antwoord [ref:1].")
+                start = time.perf_counter()
+                async for _ in llm.stream(system, [{"role": "user", "content": q}], tools):
+                    pass
+                t_bare = time.perf_counter() - start
+                if i >= 5:  # warm-up: model load, index build
+                    out[name][0].append(t_turn)
+                    out[name][1].append(t_bare)
         await llm.aclose()
-    return turn, bare
+    return out
 
 
 def _token_latency(fake: FakeAnthropic) -> tuple[list[float], list[float]]:
@@ -108,19 +118,25 @@ def _token_latency(fake: FakeAnthropic) -> tuple[list[float], list[float]]:
 def run() -> str:
     fake = FakeAnthropic().start()
     try:
-        turn, bare = asyncio.run(_turn_overhead(fake))
+        variants = asyncio.run(_turn_overhead(fake))
         browser, api = _token_latency(fake)
     finally:
         fake.stop()
-    overhead = [t - b for t, b in zip(turn, bare)]
+    turns = len(variants["quiz"][0])
+    rows = []
+    for name, label in (("quiz", "quiz check only (before capabilities)"),
+                        ("capabilities", "quiz check + capability resolver (as the app runs it)")):
+        turn, bare = variants[name]
+        overhead = [t - b for t, b in zip(turn, bare)]
+        rows += [f"| {label}: whole turn | {ms(p50(turn))} | {ms(p95(turn))} |",
+                 f"| {label}: bare model call | {ms(p50(bare))} | {ms(p95(bare))} |",
+                 f"| {label}: **turn overhead** | {ms(p50(overhead))} | {ms(p95(overhead))} |"]
     return "\n".join([
-        f"### Chat turn at 10,000 topics ({len(turn)} turns, fake model answering at once)",
+        f"### Chat turn at 10,000 topics ({turns} turns per variant, interleaved, fake model answering at once)",
         "",
         "| measure | p50 | p95 |",
         "|---|---|---|",
-        f"| whole turn (guard with the quiz check, context, hybrid search, prompt, model call, citations) | {ms(p50(turn))} | {ms(p95(turn))} |",
-        f"| the bare model call alone (same SDK, same fake) | {ms(p50(bare))} | {ms(p95(bare))} |",
-        f"| turn overhead (difference, per turn) | {ms(p50(overhead))} | {ms(p95(overhead))} |",
+        *rows,
         "",
         f"### First token latency ({len(browser)} answers, from the fake model sending it)",
         "",

@@ -1,16 +1,20 @@
 """HTTP API mounted on the Reflex backend; the same chat turn as the UI.
 
     GET  /api/health
-    POST /api/quiz/end  ends the caller's quiz (Bearer token, or {"token": ...} for navigator.sendBeacon)
-    POST /api/chat   Authorization: Bearer <PocketBase token>
-                     {"messages": [{"role", "content"}, ...], "mode"?: "fts"|"semantic"|"hybrid"}
-                     -> text/event-stream of `data: {"type": ...}` events (see r42_app.chat.turn)
+    POST /api/quiz/end    ends the caller's quiz (Bearer token, or {"token": ...} for navigator.sendBeacon)
+    POST /api/chat        Authorization: Bearer <PocketBase token>
+                          {"messages": [{"role", "content"}, ...], "mode"?: "fts"|"semantic"|"hybrid"}
+                          -> text/event-stream of `data: {"type": ...}` events (see r42_app.chat.turn)
+    POST /api/chat/delta  Authorization: Bearer <token>; {"delta": <the `delta` of a delta event>}
+                          -> {"status": "applied"|"suggested", "message", "topics", "relations"}
 
 Errors are JSON {"type", "message"}: 401 without a valid token, 400 for bad input (JSON nested
 deeper than MAX_JSON_DEPTH included), 413 {"type": "payload_too_large", ...} for a body over
-MAX_BODY_BYTES (QUIZ_END_MAX_BODY_BYTES for /api/quiz/end), 429 with Retry-After when one user
-sends too fast, 403 when the guard refuses, 423 Locked {"type": "quiz_active", ...} while the user
-takes a quiz. A turn that fails unexpectedly ends its stream with an `error` event of kind `internal`.
+MAX_BODY_BYTES (QUIZ_END_MAX_BODY_BYTES for /api/quiz/end), 403 `chatbot_disabled` (R42 is off for
+the tenant) or `capability_denied` (no `qa_help`, or no `data_write` for /api/chat/delta), 423 Locked
+`quiz_active` while the user takes a quiz, 429 `rate_limited` with Retry-After when one user sends
+too fast, 422 `delta_not_applied` when a confirmed edit no longer fits, 503 `unavailable`. A turn
+that fails unexpectedly ends its stream with an `error` event of kind `internal`.
 """
 
 from __future__ import annotations
@@ -27,16 +31,19 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from r42_app.chat import deps as chat_deps
-from r42_app.chat.turn import ChatRefused, guard, run_turn
+from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
+from r42_app.chat.turn import ChatRefused, check_turn, run_turn
 from r42_app.core.chat import ChatInputError, validate_messages
 from r42_app.services import deps
 from r42_app.services.auth import AuthError, Session
 from r42_app.services.pb import PocketBase
 from r42_app.services.retrieval import MODES
 
-REFUSAL_STATUS = {"unauthenticated": 401, "forbidden": 403, "quiz_active": 423, "quota_exceeded": 402}
+REFUSAL_STATUS = {"unauthenticated": 401, "forbidden": 403, "chatbot_disabled": 403, "capability_denied": 403,
+                  "quiz_active": 423, "quota_exceeded": 402, "rate_limited": 429, "unavailable": 503}
 MAX_BODY_BYTES = 256 * 1024  # the 12 turns that reach the model (24 messages of 8,000 characters) fit
 QUIZ_END_MAX_BODY_BYTES = 8 * 1024  # {"token": ...}
+DELTA_MAX_BODY_BYTES = 64 * 1024  # a delta of 3 topics and 5 relations is < 5 KB
 MAX_JSON_DEPTH = 32  # a chat request nests 3 deep
 INTERNAL_ERROR = "Er ging iets mis bij het beantwoorden van je vraag. Probeer het opnieuw."
 
@@ -101,6 +108,12 @@ def _parse_json(raw: bytes) -> Any:
     return value
 
 
+def _refused(exc: ChatRefused) -> JSONResponse:
+    """A guard refusal as its status (429 with Retry-After)."""
+    headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} if exc.kind == "rate_limited" else None
+    return _error(REFUSAL_STATUS.get(exc.kind, 403), exc.kind, exc.message, headers)
+
+
 def _bearer(request: Request) -> str:
     header = request.headers.get("authorization", "")
     return header[7:].strip() if header.lower().startswith("bearer ") else ""
@@ -161,21 +174,17 @@ async def chat(request: Request):
         messages = validate_messages(body.get("messages"))
         if mode not in MODES:
             raise ChatInputError(f"mode must be one of {', '.join(MODES)}")
-        await asyncio.to_thread(guard, session.user, chat_deps.chat_deps().quiz)
+        permit = await check_turn(session.user, chat_deps.chat_deps())  # once per turn, before anything streams
     except ChatInputError as exc:
         return _error(400, "invalid_request", str(exc))
     except ChatRefused as exc:
-        return _error(REFUSAL_STATUS.get(exc.kind, 403), exc.kind, exc.message)
-    wait = chat_deps.rate_limiter().check(session.user.id)
-    if wait > 0:
-        return _error(429, "rate_limited", "Too many questions in a short time; wait a moment.",
-                      {"Retry-After": str(max(1, math.ceil(wait)))})
+        return _refused(exc)
 
     raw = [{"role": m.role, "content": m.content} for m in messages]
 
     async def events():
         try:
-            async for event in run_turn(session.user, raw, chat_deps.chat_deps(), mode):
+            async for event in run_turn(session.user, raw, chat_deps.chat_deps(), mode, permit=permit):
                 yield f"data: {json.dumps(event, ensure_ascii=False)}\n\n"
         except (ChatInputError, ChatRefused) as exc:
             yield f"data: {json.dumps({'type': 'error', 'kind': 'refused', 'message': str(exc)})}\n\n"
@@ -188,5 +197,33 @@ async def chat(request: Request):
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
+async def chat_delta(request: Request) -> JSONResponse:
+    """`POST /api/chat/delta` {"delta": <the delta of a `delta` event>}: confirm a proposed edit. Applied
+    at once for an admin, filed as a suggestion for a learner; both need `data_write`."""
+    raw_body = await _read_body(request, DELTA_MAX_BODY_BYTES)
+    if isinstance(raw_body, JSONResponse):
+        return raw_body
+    token = _bearer(request)
+    if not token:
+        return _error(401, "unauthenticated", "Send your PocketBase token as `Authorization: Bearer <token>`.")
+    session = await _session(token)
+    if isinstance(session, JSONResponse):
+        return session
+    try:
+        body = _parse_json(raw_body)
+    except ValueError as exc:
+        return _error(400, "invalid_request", str(exc))
+    if not isinstance(body, dict) or not isinstance(body.get("delta"), dict):
+        return _error(400, "invalid_request", 'The body must be {"delta": {"reason", "topics", "relations"}}.')
+    try:
+        outcome = await confirm_delta(session.user, body["delta"], chat_deps.chat_deps())
+    except ChatRefused as exc:
+        return _refused(exc)
+    except DeltaNotApplied as exc:
+        return _error(422, "delta_not_applied", str(exc))
+    return JSONResponse(outcome.as_dict())
+
+
 api = Starlette(routes=[Route("/api/health", health, methods=["GET"]), Route("/api/chat", chat, methods=["POST"]),
+                        Route("/api/chat/delta", chat_delta, methods=["POST"]),
                         Route("/api/quiz/end", quiz_end, methods=["POST"])])

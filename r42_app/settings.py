@@ -27,6 +27,17 @@ def _int(name: str, default: int) -> int:
     return value
 
 
+def _flag(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise SystemExit(f"{name} must be true or false, got {raw!r}")
+
+
 def _count(name: str, default: int, maximum: int) -> int:
     raw = os.environ.get(name, "").strip()
     if not raw:
@@ -69,6 +80,7 @@ class Settings:
     embed_chunks: int = 1
     model_timeout: float = 60.0
     cors_origins: tuple[str, ...] = ()
+    capability_overrides_enabled: bool = True  # false: the rollback switch (exact `capability_scopes` lists)
 
     @property
     def pb_url(self) -> str:
@@ -120,7 +132,8 @@ def load_settings() -> Settings:
         chroma_url=env.get("CHROMA_URL", ""),
         redis_url=env.get("REFLEX_REDIS_URL", ""),
         pb_url_override=env.get("R42_PB_URL", ""),
-        app_indexer=env.get("R42_APP_INDEXER", "1").strip().lower() not in ("0", "false", "no", "off"),
+        app_indexer=_flag("R42_APP_INDEXER", True),
+        capability_overrides_enabled=_flag("R42_CAPABILITY_OVERRIDES_ENABLED", True),
         embed_chunks=_count("R42_EMBED_CHUNKS", 1, 16),
         model_timeout=float(_count("R42_MODEL_TIMEOUT", 60, 600)),
         cors_origins=_origins("R42_CORS_ORIGINS"),

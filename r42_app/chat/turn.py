@@ -15,24 +15,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Protocol
 
+from r42_app.core.capabilities import DEFAULT_CAPABILITIES, QA_HELP
 from r42_app.core.chat import (
     MAX_TOOL_ROUNDS,
     ChatInputError,
+    offline_answer,
     resolve_citations,
     system_blocks,
-    tool_definitions,
     trim_history,
     validate_messages,
-    offline_answer,
 )
-from r42_app.core.delta import Rejected, validate_delta
-from r42_app.core.retrieval import Snippet, make_snippet, render_snippets
+from r42_app.core.ratelimit import RateLimiter
+from r42_app.core.retrieval import render_snippets
+from r42_app.chat.tools import ToolRegistry, TurnContext, builtin_registry
 from r42_app.services.auth import SignedInUser
-from r42_app.services.kb_store import KBStore, Tenant
+from r42_app.services.kb_store import KBStore
 from r42_app.services.llm import LLMError, LLMEvent
+from r42_app.services.pb import PBError
 from r42_app.services.retrieval import MODES, Retriever
 
 log = logging.getLogger(__name__)
@@ -41,17 +43,32 @@ log = logging.getLogger(__name__)
 class ChatRefused(Exception):
     """The guard refused the turn; `kind` and `message` go to the user (the API maps kind to a status)."""
 
-    def __init__(self, kind: str, message: str):
+    def __init__(self, kind: str, message: str, retry_after: float = 0.0):
         super().__init__(message)
         self.kind = kind
         self.message = message
+        self.retry_after = retry_after
 
 
 class QuizLock(Protocol):
     def active(self, user_id: str) -> bool: ...
 
 
+class AccessLookup(Protocol):
+    def effective(self, tenant_id: str, user_id: str) -> tuple[Any, Any]: ...
+
+
 QUIZ_MESSAGE = ("Je bent bezig met een toets. R42 is weer beschikbaar zodra je de toets afrondt of verlaat.")
+REFUSALS = {
+    "unauthenticated": "Meld je aan om R42 te gebruiken.",
+    "forbidden": "Je account hoort bij geen organisatie.",
+    "chatbot_disabled": "R42 staat uit voor je organisatie. Je beheerder kan R42 weer aanzetten.",
+    "capability_denied": "Je beheerder heeft R42 voor jou uitgezet.",
+    "data_write_denied": "Je mag geen aanvullingen op de kennisbank doen; vraag je beheerder.",
+    "rate_limited": "Je stelt veel vragen vlak na elkaar. Wacht even en probeer het dan opnieuw.",
+    "unavailable": "R42 kan nu niet controleren wat je mag. Probeer het zo opnieuw.",
+    "quiz_active": QUIZ_MESSAGE,
+}
 
 
 class LLM(Protocol):
@@ -60,71 +77,79 @@ class LLM(Protocol):
 
 @dataclass
 class ChatDeps:
-    """What a turn needs; `llm` None means offline (no ANTHROPIC_API_KEY)."""
+    """What a turn needs; `llm` None means offline (no ANTHROPIC_API_KEY). Without `access` every user
+    has the new-tenant default (tests that are not about capabilities)."""
 
     retriever: Retriever
     kb: KBStore
     llm: LLM | None
     quiz: QuizLock | None = None
+    access: AccessLookup | None = None
+    limiter: RateLimiter | None = None
+    tools: ToolRegistry = field(default_factory=builtin_registry)
+    suggestions: Any = None  # SuggestionStore: where a learner's confirmed edit goes
 
 
-def guard(user: SignedInUser | None, quiz: QuizLock | None = None) -> None:
-    """Who may chat now: signed in, in a tenant, no active quiz (the server's `quiz_sessions` row,
-    whatever the browser's flag says). Blocking I/O: call it in a thread. (Quota and capabilities
-    plug in here.)"""
+@dataclass(frozen=True)
+class TurnPermit:
+    """The guard's yes: who asks, and what R42 may do for them in this turn."""
+
+    user: SignedInUser
+    capabilities: frozenset[str]
+
+
+async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_HELP,
+                     rate_limit: bool = True) -> TurnPermit:
+    """The guard, once per turn, for the window and the API alike: signed in, in a tenant, R42 on for
+    the tenant, the `need`ed capability resolved for this user now, no active quiz (the server's
+    row, whatever the browser says), and within the rate limit (consumed only when all else passed).
+    Raises ChatRefused with a typed kind. Its PocketBase queries run at the same time, off the loop."""
     if user is None:
-        raise ChatRefused("unauthenticated", "Meld je aan om R42 te gebruiken.")
+        raise ChatRefused("unauthenticated", REFUSALS["unauthenticated"])
     if not user.tenant_id:
-        raise ChatRefused("forbidden", "Je account hoort bij geen organisatie.")
-    if quiz is not None and quiz.active(user.id):
+        raise ChatRefused("forbidden", REFUSALS["forbidden"])
+    lookups = [asyncio.to_thread(deps.access.effective, user.tenant_id, user.id) if deps.access else _none(),
+               asyncio.to_thread(deps.quiz.active, user.id) if deps.quiz else _none()]
+    try:
+        access, quiz_active = await asyncio.gather(*lookups)
+    except PBError as exc:
+        log.error("turn guard could not reach PocketBase: %s", exc)
+        raise ChatRefused("unavailable", REFUSALS["unavailable"]) from exc
+    capabilities = DEFAULT_CAPABILITIES
+    if access is not None:
+        chatbot, resolution = access
+        if not chatbot.enabled:
+            raise ChatRefused("chatbot_disabled", REFUSALS["chatbot_disabled"])
+        capabilities = resolution.effective
+    if need not in capabilities:
+        kind = "capability_denied"
+        raise ChatRefused(kind, REFUSALS[kind] if need == QA_HELP else REFUSALS["data_write_denied"])
+    if quiz_active:
         raise ChatRefused("quiz_active", QUIZ_MESSAGE)
+    if rate_limit and deps.limiter is not None:
+        wait = deps.limiter.check(user.id)
+        if wait > 0:
+            raise ChatRefused("rate_limited", REFUSALS["rate_limited"], retry_after=wait)
+    return TurnPermit(user, frozenset(capabilities))
 
 
-def select_tools(user: SignedInUser) -> list[str]:
-    """The tools this user's model may call. (The capability resolver replaces this body later.)"""
-    return ["lookup_topic", "kb_search", "propose_graph_delta"]
+async def _none() -> None:
+    return None
 
 
-def _tenant(user: SignedInUser) -> Tenant:
-    return user.tenant
-
-
-async def _lookup_topic(deps: ChatDeps, tenant: Tenant, tool_input: dict) -> str:
-    slug = str(tool_input.get("id", "")).strip()
-    topic = await asyncio.to_thread(deps.kb.topic, tenant, slug) if slug else None
-    if topic is None:
-        return f"No topic with id {slug!r} exists in this knowledge base."
-    relations = await asyncio.to_thread(deps.kb.relations_of, tenant, slug)
-    lines = [f"id: {topic.slug}", f"label: {topic.label}", f"type: {topic.type}", f"description: {topic.description}",
-             "content:", topic.content or "(none)"]
-    if relations:
-        lines.append("relations:")
-        lines += [f"- {r.source} --{r.type}--> {r.target}" for r in relations]
-    return "---SNIPPET START---\n" + "\n".join(lines).replace("---SNIPPET", "--- SNIPPET") + "\n---SNIPPET END---"
-
-
-async def _kb_search_tool(deps: ChatDeps, tenant: Tenant, tool_input: dict, snippets: list[Snippet]) -> str:
-    query = str(tool_input.get("query", ""))[:2000]
-    mode = tool_input.get("mode") if tool_input.get("mode") in MODES else "hybrid"
-    result = await asyncio.to_thread(deps.retriever.kb_search, tenant, query, mode, 5)
-    index = await asyncio.to_thread(deps.retriever.index, tenant)
-    new = []
-    for hit in result.hits:
-        topic = index.topics[index.by_slug[hit.slug]]
-        new.append(make_snippet(len(snippets) + len(new) + 1, topic, hit.text, hit.score))
-    snippets.extend(new)
-    return render_snippets(new) if new else "No topic matches this search."
-
-
-async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
-                   mode: str = "hybrid") -> AsyncIterator[dict]:
-    """Answer the last user message. Raises ChatInputError / ChatRefused before anything streams."""
+async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps, mode: str = "hybrid",
+                   permit: TurnPermit | None = None) -> AsyncIterator[dict]:
+    """Answer the last user message. Raises ChatInputError / ChatRefused before anything streams.
+    Callers that already ran `check_turn` (the API, to answer with a status code) pass its permit;
+    otherwise the guard runs here, alongside grounding (nothing streams and no model is called before
+    it has passed)."""
     messages = validate_messages(raw_messages)
-    guard(user)  # signed in and in a tenant (no I/O)
     if mode not in MODES:
         raise ChatInputError(f"mode must be one of {', '.join(MODES)}")
+    if user is None or not user.tenant_id:
+        await check_turn(user, deps)  # raises: no PocketBase query needed to refuse these
     assert user is not None
-    tenant = _tenant(user)
+    tenant = user.tenant
     kept, dropped = trim_history(messages)
     question = messages[-1].content
 
@@ -133,13 +158,14 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         result = await asyncio.to_thread(deps.retriever.kb_search, tenant, question, mode, 5)
         return context, result, await asyncio.to_thread(deps.retriever.index, tenant)
 
-    # The quiz lock (a PocketBase query) is checked while the context is built; nothing streams,
-    # and the model is not called, before it has passed.
-    checked, grounded = await asyncio.gather(asyncio.to_thread(guard, user, deps.quiz), ground(),
-                                             return_exceptions=True)
-    for outcome in (checked, grounded):  # a refusal wins over a grounding failure
-        if isinstance(outcome, BaseException):
-            raise outcome
+    if permit is None:
+        checked, grounded = await asyncio.gather(check_turn(user, deps), ground(), return_exceptions=True)
+        for outcome in (checked, grounded):  # a refusal wins over a grounding failure
+            if isinstance(outcome, BaseException):
+                raise outcome
+        permit = checked
+    else:
+        grounded = await ground()
     context, result, index = grounded
     snippets = result.snippets(index)
     suspect = [s.ref for s in snippets if s.suspect]
@@ -152,14 +178,16 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         answer = offline_answer(question, snippets)
         yield {"type": "text", "text": answer}
     else:
-        system = system_blocks(context.text, render_snippets(snippets), user.name, user.is_admin)
-        tools = tool_definitions(select_tools(user))
+        ctx = TurnContext(user, tenant, permit.capabilities, deps, snippets)
+        offered = {t.name: t for t in deps.tools.offered(permit.capabilities)}
+        system = system_blocks(context.text, render_snippets(snippets), user.name, user.is_admin, list(offered))
+        definitions = [t.spec.definition() for t in offered.values()]
         convo: list[dict] = [{"role": m.role, "content": m.content} for m in kept]
         try:
             for round_no in range(MAX_TOOL_ROUNDS + 1):
                 round_text, calls = "", []
-                offered = tools if round_no < MAX_TOOL_ROUNDS else []  # the last round must answer
-                async for event in deps.llm.stream(system, convo, offered):
+                this_round = definitions if round_no < MAX_TOOL_ROUNDS else []  # the last round must answer
+                async for event in deps.llm.stream(system, convo, this_round):
                     if event.kind == "text":
                         round_text += event.text
                         answer += event.text
@@ -169,31 +197,22 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
                     elif event.kind == "stop":
                         for key, value in event.usage.items():
                             usage[key] = usage.get(key, 0) + value
-                if not calls or not offered:  # tools that were not offered are never run
+                if not calls or not this_round:  # a round offered no tools: nothing it asks for is run
                     break
                 content: list[dict] = [{"type": "text", "text": round_text}] if round_text else []
                 content += [{"type": "tool_use", "id": c.tool_id, "name": c.tool_name, "input": c.tool_input} for c in calls]
                 convo.append({"role": "assistant", "content": content})
                 results = []
                 for call in calls:
-                    yield {"type": "tool", "name": call.tool_name, "input": call.tool_input}
-                    if call.tool_name == "lookup_topic":
-                        output = await _lookup_topic(deps, tenant, call.tool_input)
-                    elif call.tool_name == "kb_search":
-                        output = await _kb_search_tool(deps, tenant, call.tool_input, snippets)
-                    elif call.tool_name == "propose_graph_delta":
-                        checked = validate_delta(call.tool_input, await asyncio.to_thread(deps.retriever.index, tenant))
-                        if isinstance(checked, Rejected):
-                            output = f"The edit was rejected and not shown to the user: {checked.message}"
-                            yield {"type": "delta_rejected",
-                                   "message": f"R42 proposed an edit that could not be used: {checked.message}"}
-                        else:
-                            output = ("The edit is shown to the user, who decides whether to apply it (admins) or to "
-                                      "suggest it to the admins (learners). Do not claim it has been applied.")
-                            yield {"type": "delta", "delta": checked.as_dict(), "notes": list(checked.notes)}
-                    else:
-                        output = f"Unknown tool {call.tool_name!r}."
-                    results.append({"type": "tool_result", "tool_use_id": call.tool_id, "content": output})
+                    if call.tool_name in offered:
+                        yield {"type": "tool", "name": call.tool_name, "input": call.tool_input}
+                    outcome = await deps.tools.dispatch(ctx, call.tool_name, call.tool_input, offered)
+                    for event in outcome.events:
+                        yield event
+                    block = {"type": "tool_result", "tool_use_id": call.tool_id, "content": outcome.content}
+                    if outcome.is_error:
+                        block["is_error"] = True
+                    results.append(block)
                 convo.append({"role": "user", "content": results})
         except LLMError as exc:
             log.warning("model call failed (%s): %s", exc.kind, exc)

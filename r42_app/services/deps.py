@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+from r42_app.services.access import AccessStore
 from r42_app.services.auth import AuthService
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.indexer import Indexer
@@ -73,8 +74,13 @@ def quiz_store() -> QuizStore:
     return QuizStore(admin_pb())
 
 
+@functools.lru_cache(maxsize=1)
+def access_store() -> AccessStore:
+    return AccessStore(admin_pb(), overrides_enabled=settings().capability_overrides_enabled)
+
+
 def reset() -> None:
     """Forget every built service (tests that change the environment call this)."""
     for fn in (settings, admin_pb, kb_store, auth_service, embedder, vector_store, retriever, indexer,
-               suggestion_store, quiz_store):
+               suggestion_store, quiz_store, access_store):
         fn.cache_clear()

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
+from r42_app.core.capabilities import CAPABILITIES, DEFAULT_CAPABILITIES
 from r42_app.core.delta import GraphSnapshot, Rejected, ValidDelta, validate_delta
 from r42_app.core.kb import (
     ImportPlan,
@@ -148,7 +149,7 @@ class KBStore:
         return Tenant(row["id"], row["slug"], row["name"])
 
     def ensure_tenant(self, slug: str, name: str | None = None) -> tuple[Tenant, bool]:
-        """Return the tenant, creating it when missing (chatbot on, default credits)."""
+        """Return the tenant, creating it when missing (chatbot on with the default capabilities, default credits)."""
         existing = self.tenant(slug)
         if existing:
             return existing, False
@@ -157,7 +158,8 @@ class KBStore:
             raise KBError(f"invalid tenant slug {slug!r}", issues)
         row = self.pb.create(
             "tenants",
-            {"slug": slug, "name": name or slug.replace("-", " ").title(), "chatbot_enabled": True, "credits": 1000},
+            {"slug": slug, "name": name or slug.replace("-", " ").title(), "chatbot_enabled": True, "credits": 1000,
+             "chatbot_default_capabilities": [c for c in CAPABILITIES if c in DEFAULT_CAPABILITIES]},
         )
         return Tenant(row["id"], row["slug"], row["name"]), True
 

@@ -10,14 +10,13 @@ import uuid
 
 import reflex as rx
 
+from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
 from r42_app.chat.deps import chat_deps
 from r42_app.chat.turn import ChatRefused, run_turn
 from r42_app.core.chat import MAX_MESSAGE_CHARS, REF_RE, ChatInputError
 from r42_app.core.thread import ThreadCitation, ThreadMessage, greeting, parse, serialise, storage_key
-from r42_app.core.delta import GraphSnapshot, Rejected, describe_delta, validate_delta
+from r42_app.core.delta import describe_delta
 from r42_app.services import deps
-from r42_app.services.kb_store import KBError
-from r42_app.services.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
@@ -209,28 +208,18 @@ class ChatState(rx.State):
 
     @rx.event
     async def answer_delta(self, message_id: str, yes: bool):
-        """The chip's Yes/No. The server decides what Yes means by the signed-in user's role:
-        an admin's edit is applied now, a learner's becomes a pending suggestion. Answered once."""
+        """The chip's Yes/No. What Yes means is decided on the server (`confirm_delta`): an admin's edit
+        is applied now, a learner's becomes a pending suggestion. Answered once."""
         user = await self._user(fresh=True)  # a write: the role as it is now
         target = next((m for m in self.messages if m.id == message_id), None)
         if user is None or target is None or target.delta_state != "pending":
             return
-        tenant = user.tenant
         state, note = "declined", ""
         if yes:
             try:
-                if user.is_admin:
-                    applied = deps.kb_store().apply_delta(tenant, _plain(target.delta))
-                    state = "applied"
-                    note = f"Toegevoegd: {len(applied.topics)} onderwerp(en), {len(applied.relations)} relatie(s)."
-                else:
-                    kb = deps.kb_store().load(tenant)
-                    checked = validate_delta(_plain(target.delta), GraphSnapshot(kb.topics, kb.relations))
-                    if isinstance(checked, Rejected):
-                        raise KBError(f"Dit voorstel past niet meer: {checked.message}")
-                    deps.suggestion_store().append_suggestion(tenant, user.id, checked)
-                    state, note = "suggested", "Voorgelegd aan de beheerders van je organisatie."
-            except (KBError, PBError) as exc:
+                outcome = await confirm_delta(user, _plain(target.delta), chat_deps())
+                state, note = outcome.state, outcome.message
+            except (ChatRefused, DeltaNotApplied) as exc:
                 state, note = "failed", str(exc)
         self.messages = [dataclasses.replace(m, delta_state=state) if m.id == message_id else m for m in self.messages]
         self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "notice", note)] if note else self.messages

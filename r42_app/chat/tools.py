@@ -1,0 +1,164 @@
+"""The tool registry: every tool the model may call, one entry each (spec + handler), and the one
+place a call is dispatched.
+
+A turn offers the model only the tools of the user's resolved capabilities (`offered`), and
+`dispatch` refuses any name that was not offered in that turn, whatever the model sends. Handlers
+get one `TurnContext` (who, which tenant, the capabilities, the deps, the snippets so far) and
+return a `ToolResult`: the text the model reads, and events for the user (a proposed edit, say).
+Providers (MCP, later) add entries at offer time without touching the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable
+
+from r42_app.core.delta import Rejected, validate_delta
+from r42_app.core.retrieval import Snippet, make_snippet, render_snippets
+from r42_app.core.tools import BUILTIN_TOOLS, KB_SEARCH_TOOL, LOOKUP_TOPIC, PROPOSE_GRAPH_DELTA, ToolSpec
+from r42_app.services.auth import SignedInUser
+from r42_app.services.kb_store import Tenant
+from r42_app.services.retrieval import MODES
+
+if TYPE_CHECKING:  # the turn builds the context; tools only read it
+    from r42_app.chat.turn import ChatDeps
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TurnContext:
+    """One turn, as every tool handler sees it."""
+
+    user: SignedInUser
+    tenant: Tenant
+    capabilities: frozenset[str]
+    deps: "ChatDeps"
+    snippets: list[Snippet] = field(default_factory=list)
+
+
+@dataclass
+class ToolResult:
+    content: str
+    events: list[dict[str, Any]] = field(default_factory=list)  # streamed to the user after the `tool` event
+    is_error: bool = False
+
+
+Handler = Callable[[TurnContext, dict[str, Any]], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    spec: ToolSpec
+    handler: Handler
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+def unavailable(name: str) -> ToolResult:
+    return ToolResult(f"The tool {name!r} is not available in this conversation. Do not call it again; "
+                      "answer without it, and tell the user if that means you cannot help with this.", is_error=True)
+
+
+class ToolRegistry:
+    """Tools by name. Register built-ins once; providers are asked for their tools each time a turn
+    chooses what to offer (so a reconnected MCP server's tools appear without a restart)."""
+
+    def __init__(self, tools: Iterable[Tool] = ()):
+        self._tools: dict[str, Tool] = {}
+        self._providers: list[Callable[[], Iterable[Tool]]] = []
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+
+    def add_provider(self, provider: Callable[[], Iterable[Tool]]) -> None:
+        self._providers.append(provider)
+
+    def all(self) -> list[Tool]:
+        tools = dict(self._tools)
+        for provider in self._providers:
+            for tool in provider():
+                tools.setdefault(tool.name, tool)  # a built-in name always wins
+        return list(tools.values())
+
+    def offered(self, capabilities: Iterable[str]) -> list[Tool]:
+        """The tools of these capabilities, in registration order."""
+        allowed = set(capabilities)
+        return [t for t in self.all() if t.spec.capability in allowed]
+
+    async def dispatch(self, ctx: TurnContext, name: str, tool_input: Any, offered: dict[str, Tool]) -> ToolResult:
+        """Run a tool the model called, if it was offered in this turn; otherwise tell the model it is
+        unavailable (and log it: a model asking for a tool it was not given is worth knowing)."""
+        tool = offered.get(name)
+        if tool is None:
+            log.warning("refused tool %r for user %s: not offered in this turn", name, ctx.user.id)
+            return unavailable(name)
+        if not isinstance(tool_input, dict):
+            return ToolResult(f"The input of {name} must be a JSON object.", is_error=True)
+        try:
+            return await tool.handler(ctx, tool_input)
+        except Exception:  # a failing tool is the model's problem to explain, not the turn's end
+            log.exception("tool %s failed for user %s", name, ctx.user.id)
+            return ToolResult(f"The tool {name} failed; answer without it.", is_error=True)
+
+
+# -- the built-in tools --------------------------------------------------------------------------
+
+
+async def lookup_topic(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResult:
+    """One topic in full, with its relations, as a snippet block."""
+    slug = str(tool_input.get("id", "")).strip()
+    topic = await asyncio.to_thread(ctx.deps.kb.topic, ctx.tenant, slug) if slug else None
+    if topic is None:
+        return ToolResult(f"No topic with id {slug!r} exists in this knowledge base.")
+    relations = await asyncio.to_thread(ctx.deps.kb.relations_of, ctx.tenant, slug)
+    lines = [f"id: {topic.slug}", f"label: {topic.label}", f"type: {topic.type}", f"description: {topic.description}",
+             "content:", topic.content or "(none)"]
+    if relations:
+        lines.append("relations:")
+        lines += [f"- {r.source} --{r.type}--> {r.target}" for r in relations]
+    return ToolResult("---SNIPPET START---\n" + "\n".join(lines).replace("---SNIPPET", "--- SNIPPET")
+                      + "\n---SNIPPET END---")
+
+
+async def kb_search(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResult:
+    """A new search; its hits become snippets with the next [ref:N] numbers of this turn."""
+    query = str(tool_input.get("query", ""))[:2000]
+    mode = tool_input.get("mode") if tool_input.get("mode") in MODES else "hybrid"
+    result = await asyncio.to_thread(ctx.deps.retriever.kb_search, ctx.tenant, query, mode, 5)
+    index = await asyncio.to_thread(ctx.deps.retriever.index, ctx.tenant)
+    new = []
+    for hit in result.hits:
+        topic = index.topics[index.by_slug[hit.slug]]
+        new.append(make_snippet(len(ctx.snippets) + len(new) + 1, topic, hit.text, hit.score))
+    ctx.snippets.extend(new)
+    return ToolResult(render_snippets(new) if new else "No topic matches this search.")
+
+
+async def propose_graph_delta(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResult:
+    """Check a proposed edit; a valid one goes to the user as a `delta` event to confirm."""
+    checked = validate_delta(tool_input, await asyncio.to_thread(ctx.deps.retriever.index, ctx.tenant))
+    if isinstance(checked, Rejected):
+        return ToolResult(f"The edit was rejected and not shown to the user: {checked.message}",
+                          [{"type": "delta_rejected",
+                            "message": f"R42 proposed an edit that could not be used: {checked.message}"}])
+    return ToolResult("The edit is shown to the user, who decides whether to apply it (admins) or to suggest it to "
+                      "the admins (learners). Do not claim it has been applied.",
+                      [{"type": "delta", "delta": checked.as_dict(), "notes": list(checked.notes)}])
+
+
+HANDLERS: dict[str, Handler] = {LOOKUP_TOPIC.name: lookup_topic, KB_SEARCH_TOOL.name: kb_search,
+                                PROPOSE_GRAPH_DELTA.name: propose_graph_delta}
+
+
+def builtin_registry() -> ToolRegistry:
+    """A registry with R42's own tools."""
+    return ToolRegistry(Tool(spec, HANDLERS[spec.name]) for spec in BUILTIN_TOOLS)

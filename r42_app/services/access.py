@@ -1,0 +1,237 @@
+"""Who may use which R42 capability: the tenant's master switch and default, each user's
+`chatbot_access` row, and an audit row for every change (settings page and CLI alike).
+
+Reads happen on every chat turn (no cache: a change counts on the user's next turn). Writes are
+admin or operator actions; callers check who may make them.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Iterable, Mapping
+
+from r42_app.core.capabilities import (
+    CAPABILITIES,
+    DEFAULT_CAPABILITIES,
+    AccessRow,
+    Resolution,
+    known,
+    migrate_legacy_scopes_to_overrides,
+    project,
+    resolve,
+    with_override,
+)
+from r42_app.services.kb_store import Tenant
+from r42_app.services.pb import BatchRequest, PBError, PocketBase, quote
+
+log = logging.getLogger(__name__)
+
+AUDIT_PREFIX = "chatbot."  # audit_log.tool of capability changes (chatbot.enabled, .default, .access, .migrate)
+
+
+class AccessError(Exception):
+    """A capability change was refused; the message says why (shown to the admin or operator)."""
+
+
+@dataclass(frozen=True)
+class TenantChatbot:
+    enabled: bool
+    default: frozenset[str]
+
+
+@dataclass(frozen=True)
+class UserAccess:
+    """One user of a tenant with their row (if any) and what it resolves to."""
+
+    id: str
+    name: str
+    email: str
+    role: str
+    row: AccessRow | None
+    resolution: Resolution
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    when: str
+    actor: str
+    target: str
+    what: str
+    before: str
+    after: str
+
+
+def _tenant_chatbot(row: Mapping[str, Any]) -> TenantChatbot:
+    default = row.get("chatbot_default_capabilities")
+    return TenantChatbot(bool(row.get("chatbot_enabled")),
+                         DEFAULT_CAPABILITIES if default is None or not isinstance(default, list) else known(default))
+
+
+def _set(caps: Iterable[str]) -> str:
+    return ", ".join(c for c in CAPABILITIES if c in set(caps)) or "(niets)"
+
+
+class AccessStore:
+    """Reads and writes tenants' chatbot settings and `chatbot_access` rows with a superuser connection."""
+
+    def __init__(self, pb: PocketBase, overrides_enabled: bool = True):
+        self.pb = pb
+        self.overrides_enabled = overrides_enabled
+
+    # -- reads (every turn) -----------------------------------------------------------------------
+
+    def tenant_chatbot(self, tenant_id: str) -> TenantChatbot:
+        return _tenant_chatbot(self.pb.get("tenants", tenant_id))
+
+    def access_row(self, tenant_id: str, user_id: str) -> AccessRow | None:
+        row = self.pb.first("chatbot_access", f"tenant = {quote(tenant_id)} && user = {quote(user_id)}")
+        return AccessRow.from_record(row)
+
+    def resolve(self, chatbot: TenantChatbot, row: AccessRow | None, user_id: str = "") -> Resolution:
+        result = resolve(chatbot.default, row, self.overrides_enabled)
+        if result.unknown:
+            log.warning("unknown capability ids %s in the access row of user %s (ignored)", list(result.unknown),
+                        user_id)
+        return result
+
+    def effective(self, tenant_id: str, user_id: str) -> tuple[TenantChatbot, Resolution]:
+        """The tenant's switch and default, and this user's effective capabilities (two queries)."""
+        chatbot = self.tenant_chatbot(tenant_id)
+        return chatbot, self.resolve(chatbot, self.access_row(tenant_id, user_id), user_id)
+
+    def users(self, tenant: Tenant) -> list[UserAccess]:
+        """Every user of the tenant with their access (three queries, whatever the number of users)."""
+        chatbot = self.tenant_chatbot(tenant.id)
+        rows = {r["user"]: AccessRow.from_record(r)
+                for r in self.pb.all("chatbot_access", filter=f"tenant = {quote(tenant.id)}")}
+        out = []
+        for u in self.pb.all("users", filter=f"tenant = {quote(tenant.id)}", sort="name,email",
+                             fields="id,name,email,role"):
+            row = rows.get(u["id"])
+            out.append(UserAccess(u["id"], u.get("name") or u.get("email", ""), u.get("email", ""),
+                                  u.get("role", "learner"), row, self.resolve(chatbot, row, u["id"])))
+        return out
+
+    def user_by_email(self, tenant: Tenant, email: str) -> dict[str, Any] | None:
+        return self.pb.first("users", f"tenant = {quote(tenant.id)} && email = {quote(email.strip())}")
+
+    def recent_changes(self, tenant: Tenant, limit: int = 20) -> list[AuditEntry]:
+        rows = self.pb.list("audit_log", filter=f"tenant = {quote(tenant.id)} && tool ~ {quote(AUDIT_PREFIX + '%')}",
+                            sort="-created,-id", per_page=limit).get("items", [])
+        out = []
+        for r in rows:
+            args = r.get("arguments") if isinstance(r.get("arguments"), dict) else {}
+            out.append(AuditEntry(str(r.get("created", ""))[:16], str(args.get("actor", "")),
+                                  str(args.get("target", "")), str(args.get("what", "")),
+                                  str(args.get("before", "")), str(args.get("after", ""))))
+        return out
+
+    # -- writes (settings page, CLI) ---------------------------------------------------------------
+
+    def _audit(self, tenant: Tenant, actor_id: str, actor: str, kind: str, target: str, what: str, before: str,
+               after: str) -> BatchRequest:
+        return BatchRequest.create("audit_log", {
+            "tenant": tenant.id, "user": actor_id or None, "tool": AUDIT_PREFIX + kind,
+            "arguments": {"actor": actor, "target": target, "what": what, "before": before, "after": after,
+                          "at": datetime.now(timezone.utc).isoformat(timespec="seconds")},
+            "outcome": "ok"})
+
+    def _batch(self, requests: list[BatchRequest]) -> None:
+        try:
+            self.pb.batch(requests)
+        except PBError as exc:
+            raise AccessError(f"Opslaan mislukt: {exc}") from exc
+
+    def set_enabled(self, tenant: Tenant, enabled: bool, actor_id: str, actor: str) -> bool:
+        """The master switch; False when it already was as asked (nothing written)."""
+        before = self.tenant_chatbot(tenant.id)
+        if before.enabled == enabled:
+            return False
+        self._batch([BatchRequest.update("tenants", tenant.id, {"chatbot_enabled": enabled}),
+                     self._audit(tenant, actor_id, actor, "enabled", "", "R42 aan/uit",
+                                 "aan" if before.enabled else "uit", "aan" if enabled else "uit")])
+        return True
+
+    def set_default(self, tenant: Tenant, capabilities: Iterable[str], actor_id: str, actor: str) -> bool:
+        wanted = list(capabilities)
+        bad = [c for c in wanted if c not in CAPABILITIES]
+        if bad:
+            raise AccessError(f"Onbekende capability {', '.join(bad)}; kies uit {', '.join(CAPABILITIES)}.")
+        before = self.tenant_chatbot(tenant.id)
+        after = known(wanted)
+        if after == before.default:
+            return False
+        self._batch([BatchRequest.update("tenants", tenant.id,
+                                         {"chatbot_default_capabilities": [c for c in CAPABILITIES if c in after]}),
+                     self._audit(tenant, actor_id, actor, "default", "", "standaard voor de organisatie",
+                                 _set(before.default), _set(after))])
+        return True
+
+    def save_rows(self, tenant: Tenant, changes: Mapping[str, tuple[str, AccessRow]], actor_id: str, actor: str,
+                  kind: str = "access") -> int:
+        """Write new rows for users ({user_id: (the `updated` the caller saw, "" for no row; new row)}) in
+        one batch, each projected onto `capability_scopes`, with an audit row each. Refused (nothing
+        written) when a row changed since the caller read it."""
+        if not changes:
+            return 0
+        chatbot = self.tenant_chatbot(tenant.id)
+        current = {r["user"]: r for r in self.pb.all("chatbot_access", filter=f"tenant = {quote(tenant.id)}")}
+        members = {u["id"]: u for u in self.pb.all("users", filter=f"tenant = {quote(tenant.id)}",
+                                                      fields="id,email")}
+        requests: list[BatchRequest] = []
+        for user_id, (seen, row) in changes.items():
+            if user_id not in members:
+                raise AccessError("Deze gebruiker hoort niet bij je organisatie.")
+            stored = current.get(user_id)
+            if (stored.get("updated", "") if stored else "") != seen:
+                raise AccessError(f"De rechten van {members[user_id]['email']} zijn intussen door iemand anders "
+                                  "gewijzigd. Laad de pagina opnieuw en probeer het nog eens.")
+            old = AccessRow.from_record(stored)
+            new = project(row, chatbot.default) if row.overrides else row
+            before, after = resolve(chatbot.default, old).effective, resolve(chatbot.default, new).effective
+            body = new.to_record()
+            requests.append(BatchRequest.update("chatbot_access", stored["id"], body) if stored else
+                            BatchRequest.create("chatbot_access", {"tenant": tenant.id, "user": user_id, **body}))
+            requests.append(self._audit(tenant, actor_id, actor, kind, members[user_id]["email"],
+                                        _describe(old, new), _set(before), _set(after)))
+        self._batch(requests)
+        return len(changes)
+
+    def set_override(self, tenant: Tenant, user_id: str, capability: str, value: str, actor_id: str,
+                     actor: str) -> AccessRow:
+        """One override for one user (CLI): read, change, save with the same conflict check."""
+        if capability not in CAPABILITIES:
+            raise AccessError(f"Unknown capability {capability!r}; valid ids: {', '.join(CAPABILITIES)}.")
+        chatbot = self.tenant_chatbot(tenant.id)
+        stored = self.pb.first("chatbot_access", f"tenant = {quote(tenant.id)} && user = {quote(user_id)}")
+        new = with_override(AccessRow.from_record(stored), chatbot.default, capability, value)
+        self.save_rows(tenant, {user_id: (stored.get("updated", "") if stored else "", new)}, actor_id, actor)
+        return new
+
+    def migrate_legacy(self, tenant: Tenant, user_ids: Iterable[str] | None, actor_id: str, actor: str,
+                       dry_run: bool = False) -> list[tuple[UserAccess, frozenset[str]]]:
+        """Turn legacy exact lists into overrides with the same effective set (all users, or these).
+        Returns each migrated user with the effective set after."""
+        chatbot = self.tenant_chatbot(tenant.id)
+        wanted = set(user_ids) if user_ids is not None else None
+        todo = [u for u in self.users(tenant) if u.row is not None and u.row.is_legacy
+                and (wanted is None or u.id in wanted)]
+        changes, out = {}, []
+        for u in todo:
+            new = migrate_legacy_scopes_to_overrides(u.row, chatbot.default)
+            changes[u.id] = (u.row.updated, new)
+            out.append((u, resolve(chatbot.default, new, self.overrides_enabled).effective))
+        if not dry_run:
+            self.save_rows(tenant, changes, actor_id, actor, kind="migrate")
+        return out
+
+
+def _describe(old: AccessRow | None, new: AccessRow) -> str:
+    """What changed between two rows, in words for the audit list."""
+    if old is not None and old.is_legacy and not new.is_legacy:
+        return "vaste lijst omgezet naar Standaard/Toestaan/Weigeren"
+    before = dict(old.overrides) if old else {}
+    parts = [f"{c}: {before.get(c, 'inherit')} → {v}" for c, v in new.overrides.items() if before.get(c, "inherit") != v]
+    return "; ".join(parts) or "geen wijziging"

@@ -1,0 +1,210 @@
+"""Capabilities enforced on every path (issue 11), through the real ASGI app, PocketBase and the
+anthropic SDK talking to the fake Messages API: what the model is offered, what dispatch runs, the
+master switch, `qa_help`, `data_write` for confirming edits, and the rollback switch."""
+
+import json
+import uuid
+
+import httpx
+import pytest
+
+from r42_app.api import api
+from r42_app.core.capabilities import DATA_WRITE, DENY, GRANT, KB_SEARCH, QA_HELP, AccessRow
+from r42_app.services import deps
+from r42_app.services.access import AccessStore
+from r42_app.services.kb_store import KBStore
+from r42_app.services.pb import PBError
+from tests.conftest import DEMO_PASSWORD
+
+pytestmark = pytest.mark.anyio
+
+PROPOSAL = {"reason": "Het wezenpensioen ontbreekt.",
+            "topics": [{"id": "cap-wezenpensioen", "label": "Cap wezenpensioen", "type": "concept",
+                        "description": "Uitkering aan kinderen."}],
+            "relations": [{"source": "cap-wezenpensioen", "target": "nabestaandenpensioen", "type": "part_of"}]}
+
+
+@pytest.fixture
+def demo(admin_pb, seeded):
+    return KBStore(admin_pb).require_tenant("demo")
+
+
+@pytest.fixture
+def person(pb_server, admin_pb, demo):
+    """A throw-away user of tenant demo (learner unless asked): (record, token). Their access row and
+    suggestions go with them."""
+    made = []
+
+    def make(role="learner"):
+        email = f"cap-{uuid.uuid4().hex[:8]}@example.com"
+        row = admin_pb.create("users", {"email": email, "password": DEMO_PASSWORD, "passwordConfirm": DEMO_PASSWORD,
+                                        "name": "Cap Test", "role": role, "tenant": demo.id, "verified": True})
+        made.append(row["id"])
+        return row, pb_server.user(email).token
+
+    yield make
+    for user_id in made:
+        for collection in ("chatbot_access", "suggestions"):
+            for r in admin_pb.all(collection, filter=f'user = "{user_id}"'):
+                admin_pb.delete(collection, r["id"])
+        admin_pb.delete("users", user_id)
+
+
+@pytest.fixture
+def tenant_settings(admin_pb, demo):
+    """Restore demo's master switch and default after the test."""
+    before = admin_pb.get("tenants", demo.id)
+    yield
+    admin_pb.update("tenants", demo.id, {"chatbot_enabled": before["chatbot_enabled"],
+                                         "chatbot_default_capabilities": before["chatbot_default_capabilities"]})
+
+
+def access(admin_pb):
+    return AccessStore(admin_pb)
+
+
+async def post(path, token, body):
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as client:
+        return await client.post(path, json=body, headers={"Authorization": f"Bearer {token}"})
+
+
+async def ask(token, question="Wat is de AOW?"):
+    return await post("/api/chat", token, {"messages": [{"role": "user", "content": question}], "mode": "fts"})
+
+
+def events_of(response):
+    return [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")]
+
+
+def offered(request):
+    return sorted(t["name"] for t in request["body"].get("tools", []))
+
+
+async def test_a_deny_takes_effect_on_the_next_request_without_signing_in_again(api_env, admin_pb, demo, person):
+    user, token = person()
+    api_env.reply_text("Eerste.")
+    assert (await ask(token)).status_code == 200
+    assert offered(api_env.requests[-1]) == ["kb_search", "lookup_topic", "propose_graph_delta"]
+    access(admin_pb).set_override(demo, user["id"], KB_SEARCH, DENY, "", "cli")
+    api_env.reply_text("Tweede.")
+    assert (await ask(token)).status_code == 200
+    assert offered(api_env.requests[-1]) == ["propose_graph_delta"]
+    assert "Tools offered in this turn: propose_graph_delta." in api_env.requests[-1]["body"]["system"][-1]["text"]
+
+
+async def test_without_qa_help_the_api_refuses_and_the_model_is_never_called(api_env, admin_pb, demo, person):
+    user, token = person()
+    access(admin_pb).set_override(demo, user["id"], QA_HELP, DENY, "", "cli")
+    resp = await ask(token)
+    assert resp.status_code == 403 and resp.json()["type"] == "capability_denied"
+    assert "uitgezet" in resp.json()["message"] and api_env.requests == []
+
+
+async def test_the_master_switch_turns_r42_off_for_the_whole_tenant(api_env, admin_pb, demo, person, tenant_settings):
+    _user, token = person()
+    admin_token = person("admin")[1]
+    access(admin_pb).set_enabled(demo, False, "", "cli")
+    for t in (token, admin_token):
+        resp = await ask(t)
+        assert resp.status_code == 403 and resp.json()["type"] == "chatbot_disabled"
+    resp = await post("/api/chat/delta", admin_token, {"delta": PROPOSAL})
+    assert resp.status_code == 403 and resp.json()["type"] == "chatbot_disabled"
+    assert api_env.requests == []
+    access(admin_pb).set_enabled(demo, True, "", "cli")
+    api_env.reply_text("Weer aan.")
+    assert (await ask(token)).status_code == 200
+
+
+async def test_a_tool_that_was_not_offered_is_never_run(api_env, admin_pb, demo, person):
+    user, token = person()
+    access(admin_pb).set_override(demo, user["id"], DATA_WRITE, DENY, "", "cli")
+    api_env.reply_tool("propose_graph_delta", PROPOSAL)  # the model asks anyway
+    api_env.reply_text("Dat kan ik niet.")
+    events = events_of(await ask(token, "Bestaat er een wezenpensioen?"))
+    assert not [e for e in events if e["type"] in ("delta", "delta_rejected", "tool")]
+    assert "propose_graph_delta" not in offered(api_env.requests[0])
+    result = api_env.requests[1]["body"]["messages"][-1]["content"][0]
+    assert result["is_error"] is True and "not available" in result["content"]
+    assert events[-1]["type"] == "done"
+
+
+async def test_confirming_an_edit_needs_data_write(api_env, admin_pb, demo, person):
+    learner, learner_token = person()
+    resp = await post("/api/chat/delta", learner_token, {"delta": PROPOSAL})
+    assert resp.status_code == 200 and resp.json()["status"] == "suggested"
+    suggestions = admin_pb.all("suggestions", filter=f'user = "{learner["id"]}"')
+    assert len(suggestions) == 1 and suggestions[0]["status"] == "pending"
+
+    access(admin_pb).set_override(demo, learner["id"], DATA_WRITE, DENY, "", "cli")
+    resp = await post("/api/chat/delta", learner_token, {"delta": PROPOSAL})
+    assert resp.status_code == 403 and resp.json()["type"] == "capability_denied"
+    assert len(admin_pb.all("suggestions", filter=f'user = "{learner["id"]}"')) == 1
+
+
+async def test_an_admin_confirming_applies_the_edit_at_once(api_env, admin_pb, demo, person):
+    _admin, admin_token = person("admin")
+    kb = KBStore(admin_pb)
+    try:
+        resp = await post("/api/chat/delta", admin_token, {"delta": PROPOSAL})
+        assert resp.status_code == 200 and resp.json() == {"status": "applied", "message": resp.json()["message"],
+                                                           "topics": 1, "relations": 1}
+        assert kb.topic(demo, "cap-wezenpensioen").label == "Cap wezenpensioen"
+        again = await post("/api/chat/delta", admin_token, {"delta": PROPOSAL})  # already there now
+        assert again.status_code == 422 and again.json()["type"] == "delta_not_applied"
+        bad = await post("/api/chat/delta", admin_token, {"delta": "nope"})
+        assert bad.status_code == 400
+    finally:
+        if kb.topic(demo, "cap-wezenpensioen"):
+            kb.delete_topic(demo, "cap-wezenpensioen")
+
+
+def test_learners_cannot_write_access_rows_or_tenants(pb_server, admin_pb, demo, person):
+    user, token = person()
+    from r42_app.services.pb import PocketBase
+
+    learner = PocketBase(pb_server.url, token=token)
+    with pytest.raises(PBError):
+        learner.create("chatbot_access", {"tenant": demo.id, "user": user["id"],
+                                          "capability_scopes": ["qa_help", "external_tools"], "overrides": {}})
+    with pytest.raises(PBError):
+        learner.update("tenants", demo.id, {"chatbot_enabled": True, "chatbot_default_capabilities": ["external_tools"]})
+    assert admin_pb.all("chatbot_access", filter=f'user = "{user["id"]}"') == []
+
+
+async def test_the_rollback_switch_reads_the_exact_list(api_env, admin_pb, demo, person, monkeypatch):
+    user, token = person()
+    store = access(admin_pb)
+    # a V2 row whose projection (capability_scopes) was tampered with: the switch must read the list
+    store.set_override(demo, user["id"], KB_SEARCH, GRANT, "", "cli")
+    row = admin_pb.first("chatbot_access", f'user = "{user["id"]}"')
+    admin_pb.update("chatbot_access", row["id"], {"capability_scopes": ["qa_help"]})
+    api_env.reply_text("Met overrides.")
+    await ask(token)
+    assert offered(api_env.requests[-1]) == ["kb_search", "lookup_topic", "propose_graph_delta"]
+
+    monkeypatch.setenv("R42_CAPABILITY_OVERRIDES_ENABLED", "false")
+    deps.reset()
+    from r42_app.chat import deps as chat_deps
+
+    chat_deps.reset()
+    api_env.reply_text("Exacte lijst.")
+    await ask(token)
+    assert offered(api_env.requests[-1]) == []
+    assert AccessRow.from_record(row).overrides  # the overrides are kept, only ignored
+
+
+async def test_the_window_path_is_rate_limited_like_the_api(api_env, admin_pb, demo, person):
+    """The window runs `run_turn` without a permit (the guard runs inside it): same limiter, same user."""
+    from r42_app.chat import deps as chat_deps
+    from r42_app.chat.turn import ChatRefused, run_turn
+    from r42_app.services.auth import AuthService
+
+    user, token = person()
+    signed_in = AuthService(deps.settings().pb_url, deps.admin_pb()).verify(token).user
+    for _ in range(4):
+        api_env.reply_text("Ja.")
+        assert (await ask(token)).status_code == 200
+    with pytest.raises(ChatRefused) as refused:
+        async for _ in run_turn(signed_in, [{"role": "user", "content": "Nog een?"}], chat_deps.chat_deps(), "fts"):
+            pass
+    assert refused.value.kind == "rate_limited" and refused.value.retry_after > 0
