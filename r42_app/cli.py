@@ -4,6 +4,10 @@
     r42 seed demo
     r42 kb import --tenant SLUG FILE
     r42 kb export --tenant SLUG [FILE]
+    r42 chatbot access --tenant SLUG [--email E] [--json]
+    r42 chatbot user-grant|user-deny|user-inherit --tenant SLUG --email E --capability ID
+    r42 chatbot enable|disable --tenant SLUG
+    r42 chatbot migrate-legacy --tenant SLUG|* [--dry-run]
 
 Commands that need PocketBase use the running one (R42_PB_URL or 127.0.0.1:R42_PB_PORT) and
 otherwise start the embedded one on the data dir for the duration of the command.
@@ -24,8 +28,10 @@ from typing import Iterator
 
 import httpx
 
+from r42_app.core.capabilities import CAPABILITIES, DENY, GRANT, INHERIT
 from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from r42_app.core.retrieval import render_snippets
+from r42_app.services.access import AccessError, AccessStore
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.indexer import Indexer
 from r42_app.services.kb_store import KBError, KBStore, Tenant
@@ -476,6 +482,115 @@ def cmd_rag_backfill(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- capabilities (issue 11) -------------------------------------------------------------
+
+
+def _capability_tenants(pb: PocketBase, slug: str) -> list[Tenant]:
+    """The tenant named by slug (or every tenant for *); an unknown slug exits with status 2."""
+    kb = KBStore(pb)
+    if slug == "*":
+        return [kb.require_tenant(row["slug"]) for row in pb.all("tenants", fields="slug", sort="slug")]
+    tenant = kb.tenant(slug)
+    if tenant is None:
+        known = ", ".join(row["slug"] for row in pb.all("tenants", fields="slug", sort="slug"))
+        raise SystemExit(_fail(f"unknown tenant {slug!r}; tenants: {known or '(none)'}"))
+    return [tenant]
+
+
+def _user_of(store: AccessStore, tenant: Tenant, email: str) -> dict:
+    user = store.user_by_email(tenant, email)
+    if user is None:
+        raise SystemExit(_fail(f"no user {email!r} in tenant {tenant.slug!r}; "
+                               f"`r42 chatbot access --tenant {tenant.slug}` lists them"))
+    return user
+
+
+def _caps(caps: frozenset[str]) -> str:
+    return ",".join(c for c in CAPABILITIES if c in caps) or "-"
+
+
+def cmd_chatbot_override(args: argparse.Namespace) -> int:
+    """user-grant / user-deny / user-inherit: one override for one user, audited as the CLI."""
+    value = {"user-grant": GRANT, "user-deny": DENY, "user-inherit": INHERIT}[args.chatbot_command]
+    cfg = load_settings()
+    with admin_connection(cfg) as pb:
+        store = AccessStore(pb, overrides_enabled=cfg.capability_overrides_enabled)
+        tenant = _capability_tenants(pb, args.tenant)[0]
+        user = _user_of(store, tenant, args.email)
+        _chatbot, before = store.effective(tenant.id, user["id"])
+        try:
+            store.set_override(tenant, user["id"], args.capability, value, "", "cli")
+        except AccessError as exc:
+            return _fail(str(exc))
+        _chatbot, after = store.effective(tenant.id, user["id"])
+    print(f"{user['email']}: {args.capability} = {value}; effective {_caps(before.effective)} -> {_caps(after.effective)}")
+    return 0
+
+
+def cmd_chatbot_switch(args: argparse.Namespace) -> int:
+    """enable / disable: the tenant's master switch."""
+    enabled = args.chatbot_command == "enable"
+    cfg = load_settings()
+    with admin_connection(cfg) as pb:
+        tenant = _capability_tenants(pb, args.tenant)[0]
+        changed = AccessStore(pb).set_enabled(tenant, enabled, "", "cli")
+    state = "on" if enabled else "off"
+    print(f"R42 is {state} for {tenant.slug}" + ("" if changed else " (it already was)"))
+    return 0
+
+
+def cmd_chatbot_access(args: argparse.Namespace) -> int:
+    """Users x capabilities of a tenant, and each user's effective set."""
+    cfg = load_settings()
+    with admin_connection(cfg) as pb:
+        store = AccessStore(pb, overrides_enabled=cfg.capability_overrides_enabled)
+        tenant = _capability_tenants(pb, args.tenant)[0]
+        chatbot = store.tenant_chatbot(tenant.id)
+        users = store.users(tenant)
+        if args.email:
+            users = [u for u in users if u.email == args.email.strip()]
+            if not users:
+                _user_of(store, tenant, args.email)
+    rows = []
+    for u in users:
+        overrides = dict(u.row.overrides) if u.row else {}
+        rows.append({"email": u.email, "name": u.name, "role": u.role, "source": u.resolution.source,
+                     "overrides": {c: overrides.get(c, INHERIT) for c in CAPABILITIES},
+                     "legacy_list": list(u.row.capability_scopes) if u.row and u.row.is_legacy else None,
+                     "effective": [c for c in CAPABILITIES if c in u.resolution.effective]})
+    if args.json:
+        print(json.dumps({"tenant": tenant.slug, "enabled": chatbot.enabled,
+                          "default": [c for c in CAPABILITIES if c in chatbot.default], "users": rows},
+                         ensure_ascii=False, indent=2))
+        return 0
+    print(f"{tenant.slug}: R42 {'on' if chatbot.enabled else 'OFF'}; default {_caps(chatbot.default)}")
+    header = ["email", "role", *CAPABILITIES, "effective"]
+    table = [[r["email"], r["role"], *(("list" if r["legacy_list"] is not None else r["overrides"][c])
+                                       for c in CAPABILITIES), ",".join(r["effective"]) or "-"] for r in rows]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *table)]
+    for line in [header, *table]:
+        print("  ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip())
+    return 0
+
+
+def cmd_chatbot_migrate(args: argparse.Namespace) -> int:
+    """migrate-legacy: exact lists -> overrides with the same effective set, printed before and after."""
+    cfg = load_settings()
+    with admin_connection(cfg) as pb:
+        store = AccessStore(pb, overrides_enabled=cfg.capability_overrides_enabled)
+        total = 0
+        for tenant in _capability_tenants(pb, args.tenant):
+            try:
+                done = store.migrate_legacy(tenant, None, "", "cli", dry_run=args.dry_run)
+            except AccessError as exc:
+                return _fail(str(exc))
+            for user, after in done:
+                print(f"{tenant.slug}  {user.email}: {_caps(user.resolution.effective)} -> {_caps(after)}")
+            total += len(done)
+    print(f"{total} legacy row(s) " + ("would be migrated (dry run: nothing written)" if args.dry_run else "migrated"))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="r42", description="R42: the knowledge-base-grounded learning assistant")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -541,6 +656,25 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument("--tenant", required=True, help="tenant slug, or * for all tenants")
     backfill.add_argument("--now", action="store_true", help="index right away instead of leaving it to the worker")
     backfill.set_defaults(func=cmd_rag_backfill)
+    for name, what in (("user-grant", "grant"), ("user-deny", "deny"), ("user-inherit", "inherit (follow the default)")):
+        override = chatbot_sub.add_parser(name, help=f"{what} one capability for one user")
+        override.add_argument("--tenant", required=True)
+        override.add_argument("--email", required=True)
+        override.add_argument("--capability", required=True, choices=CAPABILITIES)
+        override.set_defaults(func=cmd_chatbot_override)
+    show = chatbot_sub.add_parser("access", help="users x capabilities and each user's effective set")
+    show.add_argument("--tenant", required=True)
+    show.add_argument("--email", help="only this user")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(func=cmd_chatbot_access)
+    for name, what in (("enable", "turn R42 on"), ("disable", "turn R42 off")):
+        switch = chatbot_sub.add_parser(name, help=f"{what} for a whole tenant (the master switch)")
+        switch.add_argument("--tenant", required=True)
+        switch.set_defaults(func=cmd_chatbot_switch)
+    migrate = chatbot_sub.add_parser("migrate-legacy", help="turn legacy exact lists into overrides (same effective set)")
+    migrate.add_argument("--tenant", required=True, help="tenant slug, or * for all tenants")
+    migrate.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
+    migrate.set_defaults(func=cmd_chatbot_migrate)
     return parser
 
 
