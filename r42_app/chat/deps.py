@@ -24,7 +24,8 @@ def chat_deps() -> ChatDeps:
 
 @functools.lru_cache(maxsize=1)
 def rate_limiter() -> RateLimiter:
-    return RateLimiter()
+    cfg = deps.settings()
+    return RateLimiter(per_minute=cfg.chat_per_minute, burst=cfg.chat_burst)
 
 
 @functools.lru_cache(maxsize=1)

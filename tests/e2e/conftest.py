@@ -60,7 +60,7 @@ def served_app(tmp_path_factory, fake_claude) -> ServedApp:
     env = {**os.environ, "R42_DATA_DIR": str(data_dir), "R42_PORT": str(port), "R42_PB_PORT": str(pb_port),
            "R42_DEMO_PASSWORD": DEMO_PASSWORD, "ANTHROPIC_API_KEY": "test-key",
            "ANTHROPIC_BASE_URL": fake_claude.url, "R42_MODEL": "claude-test",
-           "R42_MODEL_TIMEOUT": "3"}
+           "R42_MODEL_TIMEOUT": "3", "R42_CHAT_PER_MINUTE": "600", "R42_CHAT_BURST": "50"}  # many tests, one learner
     env.pop("R42_PB_URL", None)
     log = data_dir / "serve.log"
     with open(log, "wb") as out:
