@@ -4,9 +4,11 @@ import reflex as rx
 
 from r42_app.api import api
 from r42_app.components.theme import STYLE
-from r42_app.pages import admin_suggestions, admin_topics, graph, learn, quiz
+from r42_app.pages import admin_chatbot, admin_suggestions, admin_topics, graph, learn, quiz
 from r42_app.state.admin_topics import AdminTopicsState
 from r42_app.state.auth import AuthState, page_loader
+from r42_app.state.chat import ChatState
+from r42_app.state.chatbot_settings import ChatbotSettingsState
 from r42_app.state.graph import GraphState
 from r42_app.state.learn import LearnState
 from r42_app.state.quiz import QuizState
@@ -76,8 +78,10 @@ ROUTES = [
     ("/admin/topics/new", admin_topics.editor_page, "Nieuw onderwerp", AdminTopicsState.load_new),
     ("/admin/topics/[slug]", admin_topics.editor_page, "Onderwerp bewerken", AdminTopicsState.load_edit),
     ("/admin/suggestions", admin_suggestions.page, "Voorstellen", SuggestionsState.load),
+    ("/admin/chatbot", admin_chatbot.page, "R42-instellingen", ChatbotSettingsState.load),
 ]
 
 for route, component, title, loader in ROUTES:
     page_loader(route, loader)
-    app.add_page(component, route=route, title=f"{title} · R42", on_load=[AuthState.check_session, loader])
+    app.add_page(component, route=route, title=f"{title} · R42",
+                 on_load=[AuthState.check_session, ChatState.check_access, loader])

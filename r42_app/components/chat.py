@@ -2,6 +2,7 @@
 
 import reflex as rx
 
+from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_HELP, CAPABILITY_LABELS
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState, UIMessage
 
@@ -23,8 +24,9 @@ def launcher() -> rx.Component:
     return rx.el.button(
         mark("3", id="r42-launcher-mark"),
         on_click=ChatState.toggle,
-        class_name="r42-launcher",
-        aria_label=rx.cond(ChatState.is_open, "Sluit R42", "Open R42, je leerassistent"),
+        class_name=rx.cond(ChatState.availability != "", "r42-launcher r42-launcher-off", "r42-launcher"),
+        aria_label=rx.cond(ChatState.is_open, "Sluit R42",
+                           rx.cond(ChatState.availability != "", "R42 staat uit", "Open R42, je leerassistent")),
         aria_expanded=ChatState.is_open,
         id="r42-launcher",
         title="Vraag het R42",
@@ -163,11 +165,30 @@ def composer() -> rx.Component:
     )
 
 
+def unavailable() -> rx.Component:
+    """What the window says instead of a chat when R42 is off for the tenant or for this user."""
+    return rx.center(
+        rx.vstack(
+            rx.icon("power_off", size=28, color="var(--gray-9)"),
+            rx.text(rx.cond(ChatState.availability == "disabled", "R42 staat uit voor je organisatie",
+                            "R42 is niet beschikbaar voor jou"), weight="medium", size="3", text_align="center"),
+            rx.text(rx.cond(ChatState.availability == "disabled",
+                            "Je beheerder heeft R42 uitgezet. Zodra R42 weer aan staat, kun je hier weer vragen stellen.",
+                            "Je beheerder heeft het beantwoorden van vragen voor jou uitgezet. Vraag je beheerder "
+                            "als je denkt dat dit niet klopt."),
+                    size="2", color_scheme="gray", text_align="center"),
+            align="center", spacing="2", max_width="300px",
+        ),
+        flex="1", padding="24px", id="r42-unavailable",
+    )
+
+
 def window() -> rx.Component:
-    """The chat window: header, messages with autoscroll, error + retry, composer."""
+    """The chat window: header, messages with autoscroll, error + retry, composer (or why R42 is off)."""
     return rx.cond(
         ChatState.is_open,
-        rx.el.div(
+        rx.cond(ChatState.availability != "", rx.el.div(header(), unavailable(), class_name="r42-window", role="dialog",
+                                                        aria_label="R42", id="r42-window"), rx.el.div(
             header(),
             rx.cond(ChatState.notice != "",
                     rx.callout(ChatState.notice, icon="info", size="1", color_scheme="amber", margin="8px 12px 0",
@@ -194,11 +215,43 @@ def window() -> rx.Component:
             role="dialog",
             aria_label="R42 chat",
             id="r42-window",
+        )),
+    )
+
+
+def capabilities_dialog() -> rx.Component:
+    """"Wat R42 voor je mag doen": this user's effective capabilities (account menu)."""
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title("Wat R42 voor je mag doen"),
+            rx.cond(
+                ChatState.availability == "disabled",
+                rx.text("R42 staat uit voor je organisatie.", size="2", color_scheme="gray"),
+                rx.vstack(
+                    *[rx.hstack(
+                        rx.cond(ChatState.my_capabilities.contains(CAPABILITY_LABELS[c]),
+                                rx.icon("circle_check", size=18, color="var(--grass-9)"),
+                                rx.icon("circle_minus", size=18, color="var(--gray-8)")),
+                        rx.vstack(rx.text(CAPABILITY_LABELS[c], size="2", weight="medium"),
+                                  rx.text(CAPABILITY_HELP[c], size="1", color_scheme="gray"), spacing="0"),
+                        align="start", spacing="2", class_name="my-capability",
+                        data_on=ChatState.my_capabilities.contains(CAPABILITY_LABELS[c]).to_string())
+                      for c in CAPABILITIES],
+                    spacing="3", id="my-capabilities",
+                ),
+            ),
+            rx.text("Je beheerder bepaalt dit. Een wijziging geldt vanaf je volgende vraag.", size="1",
+                    color_scheme="gray", margin_top="12px"),
+            rx.hstack(rx.dialog.close(rx.button("Sluiten", variant="soft")), justify="end", margin_top="12px"),
+            max_width="420px",
         ),
+        open=ChatState.show_capabilities,
+        on_open_change=ChatState.set_show_capabilities,
     )
 
 
 def chat() -> rx.Component:
     """Launcher and window together (placed once per signed-in page). `data-r42-user` lets the quiz-lock
     script (r42_app.QUIZ_LOCK_SCRIPT) find this user's `quiz:active:{userId}` flag."""
-    return rx.box(window(), launcher(), id="r42-chat", custom_attrs={"data-r42-user": AuthState.user_id})
+    return rx.box(window(), launcher(), capabilities_dialog(), id="r42-chat",
+                  custom_attrs={"data-r42-user": AuthState.user_id})

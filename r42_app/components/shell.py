@@ -5,6 +5,7 @@ import reflex as rx
 from r42_app.components.chat import chat
 from r42_app.components.theme import NAV_HEIGHT
 from r42_app.state.auth import AuthState
+from r42_app.state.chat import ChatState
 
 
 def brand() -> rx.Component:
@@ -67,6 +68,8 @@ def user_menu() -> rx.Component:
                 padding="8px 12px",
             ),
             rx.menu.separator(),
+            rx.menu.item(rx.icon("sparkles", size=14), "Wat R42 voor je mag doen",
+                         on_click=ChatState.set_show_capabilities(True), id="my-capabilities-open"),
             rx.menu.item(rx.icon("log_out", size=14), "Afmelden", on_click=AuthState.sign_out, id="sign-out"),
         ),
     )
@@ -83,6 +86,8 @@ def navbar() -> rx.Component:
                 nav_link("Testen", "/testen", "graduation_cap"),
                 rx.cond(AuthState.is_admin, nav_link("Beheer", "/admin/topics", "settings"), rx.fragment()),
                 rx.cond(AuthState.is_admin, nav_link("Voorstellen", "/admin/suggestions", "inbox"), rx.fragment()),
+                rx.cond(AuthState.is_admin, nav_link("R42-instellingen", "/admin/chatbot", "sliders_horizontal"),
+                        rx.fragment()),
                 spacing="1",
                 margin_left="12px",
             ),

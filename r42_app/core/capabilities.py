@@ -48,6 +48,14 @@ TOOL_CAPABILITIES = {"kb_search": KB_SEARCH, "lookup_topic": KB_SEARCH, "propose
 MCP_SEPARATOR = "__"
 
 
+def chat_availability(enabled: bool, capabilities: Iterable[str]) -> str:
+    """What the launcher should say: "" (R42 answers), "disabled" (off for the tenant) or "denied" (no
+    `qa_help` for this user)."""
+    if not enabled:
+        return "disabled"
+    return "" if QA_HELP in set(capabilities) else "denied"
+
+
 def capability_from_tool_name(name: str) -> str | None:
     """The capability a tool belongs to: built-ins by name, `<server>__<tool>` is external; None for a
     name that is neither (a tool the model made up)."""

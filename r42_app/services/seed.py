@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from r42_app.core.capabilities import DATA_WRITE, DEFAULT_CAPABILITIES, DENY, KB_SEARCH, QA_HELP, AccessRow, with_override
 from r42_app.services.kb_store import ImportResult, KBStore, Tenant
 from r42_app.services.pb import PBError, PocketBase, quote
 
@@ -18,12 +19,19 @@ class DemoUser:
     name: str
     role: str
     tenant: str
+    access: AccessRow | None = None  # a chatbot_access row, created when the user has none yet
+
+
+# Sanne has a legacy exact list (V1), Daan one deny: /admin/chatbot shows every state out of the box.
+_DAAN = with_override(None, DEFAULT_CAPABILITIES, DATA_WRITE, DENY)
 
 
 DEMO_TENANTS = {"demo": "Demo Pensioenacademie", "acme": "Acme Logistiek"}
 DEMO_USERS = (
     DemoUser("learner@example.com", "Lotte de Leerling", "learner", "demo"),
     DemoUser("admin@example.com", "Anton Admin", "admin", "demo"),
+    DemoUser("sanne@example.com", "Sanne van Oud", "learner", "demo", AccessRow((QA_HELP, KB_SEARCH))),
+    DemoUser("daan@example.com", "Daan de Vries", "learner", "demo", _DAAN),
     DemoUser("learner@acme.example", "Bram Bakker", "learner", "acme"),
     DemoUser("admin@acme.example", "Aisha Acme", "admin", "acme"),
 )
@@ -54,8 +62,19 @@ def ensure_user(pb: PocketBase, tenant: Tenant, user: DemoUser, password: str) -
     return False
 
 
+def ensure_access(pb: PocketBase, tenant: Tenant, user: DemoUser) -> bool:
+    """Give a demo user its access row once; a row an admin changed since is left alone."""
+    row = pb.first("users", f"email = {quote(user.email)}")
+    if row is None or user.access is None:
+        return False
+    if pb.first("chatbot_access", f"tenant = {quote(tenant.id)} && user = {quote(row['id'])}"):
+        return False
+    pb.create("chatbot_access", {"tenant": tenant.id, "user": row["id"], **user.access.to_record()})
+    return True
+
+
 def seed_demo(pb: PocketBase, password: str, log=print) -> list[ImportResult]:
-    """Tenants `demo` and `acme`, two users each, and their knowledge bases."""
+    """Tenants `demo` (four users) and `acme` (two), their knowledge bases and demo access rows."""
     if len(password) < 8:
         raise ValueError("R42_DEMO_PASSWORD must be at least 8 characters (PocketBase's minimum)")
     store = KBStore(pb)
@@ -68,4 +87,6 @@ def seed_demo(pb: PocketBase, password: str, log=print) -> list[ImportResult]:
         for user in DEMO_USERS:
             if user.tenant == slug:
                 ensure_user(pb, result.tenant, user, password)
+                if user.access is not None:
+                    ensure_access(pb, result.tenant, user)
     return results

@@ -125,11 +125,13 @@ class AuthState(rx.State):
             return
         self._apply(session)
         self.checked = True
+        from r42_app.state.chat import ChatState  # is R42 on for this user (the launcher says so if not)
+
         route = "/" + self.router.page.path.strip("/")
         loader = PAGE_LOADERS.get("/" if route == "/index" else route)
         if loader is None:
             log.warning("no page loader registered for route %r", route)
-        return loader
+        return [ChatState.check_access, *([loader] if loader else [])]
 
     @rx.event
     async def sign_out(self):

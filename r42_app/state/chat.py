@@ -3,6 +3,7 @@ browser's localStorage under `chat:thread:{userId}` and only passes through here
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
@@ -13,10 +14,12 @@ import reflex as rx
 from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
 from r42_app.chat.deps import chat_deps
 from r42_app.chat.turn import ChatRefused, run_turn
+from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, chat_availability
 from r42_app.core.chat import MAX_MESSAGE_CHARS, REF_RE, ChatInputError
 from r42_app.core.thread import ThreadCitation, ThreadMessage, greeting, parse, serialise, storage_key
 from r42_app.core.delta import describe_delta
 from r42_app.services import deps
+from r42_app.services.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
@@ -86,6 +89,9 @@ class ChatState(rx.State):
     error: str = ""
     notice: str = ""
     offline: bool = False
+    availability: str = ""  # "" (R42 answers) | "disabled" (off for the tenant) | "denied" (no qa_help)
+    my_capabilities: list[str] = []  # what R42 may do for this user, in words (account menu)
+    show_capabilities: bool = False
     _user_id: str = ""
     _stop: bool = False
 
@@ -108,6 +114,25 @@ class ChatState(rx.State):
     @rx.event
     def close(self):
         self.is_open = False
+
+    @rx.event
+    async def check_access(self):
+        """on_load of every page: is R42 on for this user now (master switch, qa_help), and what may it do."""
+        user = await self._user()
+        if user is None:
+            return
+        try:
+            chatbot, resolution = await asyncio.to_thread(deps.access_store().effective, user.tenant_id, user.id)
+        except PBError as exc:  # keep what we knew; the turn's own guard still decides
+            log.warning("checking R42 access failed: %s", exc)
+            return
+        self.availability = chat_availability(chatbot.enabled, resolution.effective)
+        self.my_capabilities = [CAPABILITY_LABELS[c] for c in CAPABILITIES if c in resolution.effective] \
+            if chatbot.enabled else []
+
+    @rx.event
+    def set_show_capabilities(self, show: bool):
+        self.show_capabilities = bool(show)
 
     @rx.event
     async def open_with(self, question: str):

@@ -74,7 +74,17 @@ def test_disable_and_enable_the_tenant(pb_server, admin_pb, seeded):
     assert out.returncode == 0 and admin_pb.first("tenants", 'slug = "acme"')["chatbot_enabled"] is True
 
 
-def test_migrate_legacy_keeps_each_effective_set(pb_server, admin_pb, someone):
+@pytest.fixture
+def access_rows_restored(admin_pb):
+    """`migrate-legacy --tenant *` converts the seeded legacy row too: put every row back afterwards."""
+    before = {r["id"]: r for r in admin_pb.all("chatbot_access")}
+    yield
+    for row_id, row in before.items():
+        admin_pb.update("chatbot_access", row_id, {"capability_scopes": row["capability_scopes"],
+                                                   "overrides": row["overrides"]})
+
+
+def test_migrate_legacy_keeps_each_effective_set(pb_server, admin_pb, someone, access_rows_restored):
     email, user_id = someone
     demo = admin_pb.first("tenants", 'slug = "demo"')
     admin_pb.create("chatbot_access", {"tenant": demo["id"], "user": user_id,

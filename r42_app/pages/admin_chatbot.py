@@ -1,0 +1,200 @@
+"""`/admin/chatbot`: the master switch, the tenant default and per-user capabilities of R42."""
+
+import reflex as rx
+
+from r42_app.components.common import error_callout, skeleton_lines
+from r42_app.components.shell import page_frame
+from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_HELP, CAPABILITY_LABELS, OVERRIDE_LABELS, OVERRIDE_VALUES
+from r42_app.state.chatbot_settings import AccessUserRow, ChangeRow
+from r42_app.state.chatbot_settings import ChatbotSettingsState as S
+
+
+def section(title: str, subtitle: str, *children: rx.Component, **props) -> rx.Component:
+    """A titled card."""
+    return rx.card(
+        rx.vstack(
+            rx.vstack(rx.heading(title, size="4"), rx.text(subtitle, size="2", color_scheme="gray"), spacing="1"),
+            *children,
+            spacing="4", width="100%",
+        ),
+        width="100%", **props,
+    )
+
+
+def master_switch() -> rx.Component:
+    """R42 on or off for the whole tenant; switching off asks first."""
+    return section(
+        "R42 voor je organisatie",
+        "Staat R42 uit, dan kan niemand in je organisatie met R42 chatten; de knop rechtsonder zegt dat dan.",
+        rx.hstack(
+            rx.switch(checked=S.enabled, on_change=S.switch, id="chatbot-enabled", size="3"),
+            rx.text(rx.cond(S.enabled, "R42 staat aan", "R42 staat uit"), weight="medium"),
+            align="center", spacing="3",
+        ),
+        rx.alert_dialog.root(
+            rx.alert_dialog.content(
+                rx.alert_dialog.title("R42 uitzetten?"),
+                rx.alert_dialog.description("Niemand in je organisatie kan dan nog met R42 chatten, ook niet in een "
+                                            "gesprek dat al openstaat. Je kunt R42 hier weer aanzetten."),
+                rx.hstack(
+                    rx.alert_dialog.cancel(rx.button("Annuleren", variant="soft", color_scheme="gray",
+                                                     on_click=S.cancel_switch_off)),
+                    rx.alert_dialog.action(rx.button("Uitzetten", color_scheme="red", on_click=S.confirm_switch_off,
+                                                     id="chatbot-disable-confirm")),
+                    justify="end", spacing="3", margin_top="16px",
+                ),
+                max_width="420px",
+            ),
+            open=S.confirm_off,
+            on_open_change=S.dialog_open,
+        ),
+        id="chatbot-switch",
+    )
+
+
+def default_box(capability: str) -> rx.Component:
+    """One capability of the tenant default, with what it means."""
+    return rx.el.label(
+        rx.hstack(
+            rx.checkbox(checked=S.default.contains(capability), on_change=lambda on: S.toggle_default(capability, on),
+                        id=f"default-{capability}", size="2"),
+            rx.vstack(rx.text(CAPABILITY_LABELS[capability], size="2", weight="medium"),
+                      rx.text(CAPABILITY_HELP[capability], size="1", color_scheme="gray"), spacing="0"),
+            align="start", spacing="3",
+        ),
+        class_name="capability-choice",
+    )
+
+
+def defaults() -> rx.Component:
+    return section(
+        "Standaard voor iedereen",
+        "Wat R42 mag doen voor gebruikers die op Standaard staan. Een wijziging geldt vanaf hun volgende vraag.",
+        rx.grid(*[default_box(c) for c in CAPABILITIES], columns=rx.breakpoints(initial="1", sm="2"), spacing="4",
+                width="100%"),
+        id="chatbot-defaults",
+    )
+
+
+def override_select(row: AccessUserRow, capability: str) -> rx.Component:
+    """Standaard / Toestaan / Weigeren for one user and one capability."""
+    return rx.select.root(
+        rx.select.trigger(variant="ghost", aria_label=f"{CAPABILITY_LABELS[capability]} voor " + row.email,
+                          class_name="override-trigger"),
+        rx.select.content(*[rx.select.item(OVERRIDE_LABELS[v], value=v) for v in OVERRIDE_VALUES]),
+        value=getattr(row, capability),
+        on_change=lambda value: S.change(row.id, capability, value),
+        size="1",
+    )
+
+
+def user_row(row: AccessUserRow) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(rx.vstack(rx.text(row.name, size="2", weight="medium"),
+                                rx.text(row.email, size="1", color_scheme="gray"), spacing="0")),
+        rx.table.cell(rx.text(row.role, size="2")),
+        *[rx.table.cell(rx.cond(row.legacy, rx.text("—", color_scheme="gray"), override_select(row, c)))
+          for c in CAPABILITIES],
+        rx.table.cell(
+            rx.vstack(
+                rx.cond(row.legacy,
+                        rx.hstack(rx.badge("Vaste lijst (oud)", color_scheme="amber", variant="soft"),
+                                  rx.button("Omzetten", size="1", variant="soft", on_click=S.convert(row.id),
+                                            class_name="convert-legacy"),
+                                  spacing="2", align="center")),
+                rx.cond(row.effective.length() > 0,
+                        rx.flex(rx.foreach(row.effective, lambda label: rx.badge(label, variant="surface", size="1")),
+                                wrap="wrap", gap="1"),
+                        rx.text("R42 uit", size="1", color_scheme="red")),
+                spacing="1",
+            ),
+        ),
+        class_name=rx.cond(row.changed, "access-row access-row-changed", "access-row"),
+        data_email=row.email,
+    )
+
+
+def users_table() -> rx.Component:
+    return section(
+        "Per gebruiker",
+        "Standaard volgt de instelling hierboven; Toestaan en Weigeren gelden alleen voor deze gebruiker. "
+        "Een oude vaste lijst geldt precies zoals hij is; Omzetten maakt er Standaard/Toestaan/Weigeren van, "
+        "met dezelfde rechten.",
+        rx.hstack(
+            rx.input(rx.input.slot(rx.icon("search", size=14)), placeholder="Zoek op naam of e-mailadres",
+                     value=S.query, on_change=S.set_query, id="access-search", width="320px", max_width="100%"),
+            rx.text(S.matching, " van ", S.total, " gebruikers", size="1", color_scheme="gray"),
+            align="center", spacing="3", wrap="wrap",
+        ),
+        rx.box(
+            rx.table.root(
+                rx.table.header(rx.table.row(
+                    rx.table.column_header_cell("Gebruiker"), rx.table.column_header_cell("Rol"),
+                    *[rx.table.column_header_cell(CAPABILITY_LABELS[c]) for c in CAPABILITIES],
+                    rx.table.column_header_cell("Geldt nu"),
+                )),
+                rx.table.body(rx.foreach(S.rows, user_row)),
+                size="1", width="100%", id="access-table",
+            ),
+            overflow_x="auto", width="100%",
+        ),
+        rx.cond(S.rows.length() < S.matching,
+                rx.button("Meer tonen", variant="soft", size="1", on_click=S.show_more, id="access-more")),
+        rx.cond(
+            S.pending > 0,
+            rx.hstack(
+                rx.text(S.pending, " gebruiker(s) gewijzigd, nog niet opgeslagen", size="2", weight="medium"),
+                rx.hstack(
+                    rx.button("Ongedaan maken", variant="soft", color_scheme="gray", on_click=S.discard),
+                    rx.button(rx.icon("save", size=14), "Opslaan", on_click=S.save, loading=S.saving, id="access-save"),
+                    spacing="2",
+                ),
+                justify="between", align="center", width="100%", class_name="save-bar",
+            ),
+        ),
+        id="chatbot-users",
+    )
+
+
+def change_row(c: ChangeRow) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(rx.text(c.when, size="1")), rx.table.cell(rx.text(c.actor, size="1")),
+        rx.table.cell(rx.text(c.target, size="1")), rx.table.cell(rx.text(c.what, size="1")),
+        rx.table.cell(rx.text(c.before, " → ", c.after, size="1")),
+    )
+
+
+def recent_changes() -> rx.Component:
+    return section(
+        "Laatste wijzigingen",
+        "Wie wat veranderde, op deze pagina of met `r42 chatbot`. Elke wijziging staat in het auditlog.",
+        rx.cond(
+            S.changes.length() > 0,
+            rx.box(rx.table.root(
+                rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in
+                                               ("Wanneer (UTC)", "Door", "Gebruiker", "Wat", "Voor → na")])),
+                rx.table.body(rx.foreach(S.changes, change_row)),
+                size="1", width="100%", id="access-changes",
+            ), overflow_x="auto", width="100%"),
+            rx.text("Nog geen wijzigingen.", size="2", color_scheme="gray"),
+        ),
+    )
+
+
+def body() -> rx.Component:
+    return rx.vstack(
+        rx.vstack(
+            rx.heading("R42-instellingen", size="7"),
+            rx.text("Bepaal wat R42 mag doen, voor je hele organisatie en per gebruiker.", color_scheme="gray", size="2"),
+            spacing="1",
+        ),
+        rx.cond(S.load_error != "", error_callout(S.load_error)),
+        rx.cond(S.loading, skeleton_lines(8, "40px"),
+                rx.vstack(master_switch(), defaults(), users_table(), recent_changes(), spacing="4", width="100%")),
+        spacing="4", width="100%",
+    )
+
+
+def page() -> rx.Component:
+    """`/admin/chatbot` (admins only)."""
+    return page_frame(rx.box(rx.box(body(), max_width="1100px", margin_x="auto"), padding="28px 24px"), admin=True)

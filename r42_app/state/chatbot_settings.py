@@ -1,0 +1,250 @@
+"""ChatbotSettingsState: `/admin/chatbot`, where admins decide what R42 may do for whom (their tenant
+only). Thin: the rules are in core.capabilities, reads and audited writes in services.access."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+
+import reflex as rx
+
+from r42_app.core.capabilities import (
+    CAPABILITIES,
+    CAPABILITY_LABELS,
+    INHERIT,
+    OVERRIDE_VALUES,
+    AccessRow,
+    resolve_capabilities,
+    with_override,
+)
+from r42_app.core.text import fold
+from r42_app.services import deps
+from r42_app.services.access import AccessError, UserAccess
+from r42_app.services.pb import PBError
+from r42_app.state.auth import AuthState
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 50
+REFUSED = "Alleen beheerders van deze organisatie mogen de instellingen van R42 wijzigen."
+LOAD_ERROR = "De instellingen konden niet worden geladen. Probeer het opnieuw."
+
+
+@dataclasses.dataclass
+class AccessUserRow:
+    id: str = ""
+    name: str = ""
+    email: str = ""
+    role: str = ""
+    legacy: bool = False
+    legacy_list: str = ""
+    qa_help: str = INHERIT
+    kb_search: str = INHERIT
+    data_write: str = INHERIT
+    external_tools: str = INHERIT
+    effective: list[str] = dataclasses.field(default_factory=list)
+    changed: bool = False
+
+
+@dataclasses.dataclass
+class ChangeRow:
+    when: str = ""
+    actor: str = ""
+    target: str = ""
+    what: str = ""
+    before: str = ""
+    after: str = ""
+
+
+def _labels(caps) -> list[str]:
+    return [CAPABILITY_LABELS[c] for c in CAPABILITIES if c in caps]
+
+
+class ChatbotSettingsState(rx.State):
+    forbidden: bool = False
+    loading: bool = True
+    load_error: str = ""
+    saving: bool = False
+    enabled: bool = True
+    confirm_off: bool = False
+    default: list[str] = []
+    query: str = ""
+    shown: int = PAGE_SIZE
+    rows: list[AccessUserRow] = []
+    matching: int = 0
+    total: int = 0
+    pending: int = 0
+    changes: list[ChangeRow] = []
+    _users: list[UserAccess] = []
+    _edits: dict[str, AccessRow] = {}  # user id -> the row as edited on this page, not yet saved
+
+    async def _admin(self, fresh: bool = False):
+        auth = await self.get_state(AuthState)
+        user = await auth.admin(fresh)
+        self.forbidden = user is None and auth.user_id != ""
+        if self.forbidden:
+            self.loading = False
+        return user
+
+    # -- reading -------------------------------------------------------------------------------
+
+    async def _refresh(self, user) -> None:
+        store = deps.access_store()
+        chatbot, users, changes = await asyncio.gather(
+            asyncio.to_thread(store.tenant_chatbot, user.tenant_id), asyncio.to_thread(store.users, user.tenant),
+            asyncio.to_thread(store.recent_changes, user.tenant))
+        self.enabled = chatbot.enabled
+        self.default = [c for c in CAPABILITIES if c in chatbot.default]
+        self._users, self._edits = users, {}
+        self.changes = [ChangeRow(c.when.replace("T", " "), c.actor, c.target, c.what, c.before, c.after)
+                        for c in changes]
+        self._rebuild()
+
+    def _row(self, u: UserAccess) -> AccessUserRow:
+        row = self._edits.get(u.id, u.row)
+        overrides = dict(row.overrides) if row and not row.is_legacy else {}
+        effective = resolve_capabilities(self.default, row)
+        return AccessUserRow(u.id, u.name, u.email, "Beheerder" if u.role == "admin" else "Leerling",
+                             bool(row and row.is_legacy),
+                             ", ".join(_labels(row.capability_scopes)) if row and row.is_legacy else "",
+                             *(overrides.get(c, INHERIT) for c in CAPABILITIES), _labels(effective), u.id in self._edits)
+
+    def _rebuild(self) -> None:
+        q = fold(self.query).strip()
+        hits = [u for u in self._users if not q or q in fold(u.name) or q in fold(u.email)]
+        self.matching, self.total, self.pending = len(hits), len(self._users), len(self._edits)
+        self.rows = [self._row(u) for u in hits[: self.shown]]
+
+    @rx.event
+    async def load(self):
+        """on_load of `/admin/chatbot`."""
+        user = await self._admin()
+        if user is None:
+            return
+        self.loading, self.load_error, self.query, self.shown, self.confirm_off = True, "", "", PAGE_SIZE, False
+        yield
+        try:
+            await self._refresh(user)
+        except PBError as exc:
+            log.error("loading the chatbot settings failed: %s", exc)
+            self.load_error = LOAD_ERROR
+        self.loading = False
+
+    @rx.event
+    def set_query(self, value: str):
+        self.query, self.shown = str(value)[:200], PAGE_SIZE
+        self._rebuild()
+
+    @rx.event
+    def show_more(self):
+        self.shown += PAGE_SIZE
+        self._rebuild()
+
+    # -- editing (saved with one button) -------------------------------------------------------------
+
+    @rx.event
+    def change(self, user_id: str, capability: str, value: str):
+        """A dropdown changed: keep the edit on this page (and show its effect) until Save."""
+        target = next((u for u in self._users if u.id == user_id), None)
+        if target is None or capability not in CAPABILITIES or value not in OVERRIDE_VALUES:
+            return
+        base = self._edits.get(user_id, target.row)
+        self._edits = {**self._edits, user_id: with_override(base, self.default, capability, value)}
+        self._rebuild()
+
+    @rx.event
+    def discard(self):
+        self._edits = {}
+        self._rebuild()
+
+    @rx.event
+    async def save(self):
+        """Write every edited row (overrides + their projection) in one batch, refused when a row
+        changed since this page read it."""
+        user = await self._admin(fresh=True)
+        if user is None:
+            yield rx.toast.error(REFUSED)
+            return
+        if not self._edits:
+            return
+        seen = {u.id: (u.row.updated if u.row else "") for u in self._users}
+        changes = {uid: (seen.get(uid, ""), row) for uid, row in self._edits.items()}
+        self.saving = True
+        yield
+        try:
+            count = await asyncio.to_thread(deps.access_store().save_rows, user.tenant, changes, user.id, user.email)
+        except (AccessError, PBError) as exc:
+            self.saving = False
+            yield rx.toast.error(str(exc))
+            return
+        await self._refresh(user)
+        self.saving = False
+        yield rx.toast.success(f"Opgeslagen: de rechten van {count} gebruiker(s). Ze gelden vanaf hun volgende vraag.")
+
+    @rx.event
+    async def convert(self, user_id: str):
+        """"Omzetten": a legacy exact list becomes overrides with the same effective set (saved now)."""
+        user = await self._admin(fresh=True)
+        if user is None:
+            return rx.toast.error(REFUSED)
+        try:
+            done = await asyncio.to_thread(deps.access_store().migrate_legacy, user.tenant, [user_id], user.id,
+                                           user.email)
+        except (AccessError, PBError) as exc:
+            return rx.toast.error(str(exc))
+        await self._refresh(user)
+        if done:
+            return rx.toast.success(f"Omgezet: {done[0][0].email} houdt dezelfde rechten.")
+
+    # -- tenant-wide ---------------------------------------------------------------------------------
+
+    @rx.event
+    async def toggle_default(self, capability: str, on: bool):
+        """A checkbox of the tenant default: saved at once (every user on Standaard follows)."""
+        user = await self._admin(fresh=True)
+        if user is None:
+            return rx.toast.error(REFUSED)
+        if capability not in CAPABILITIES:
+            return
+        wanted = (set(self.default) | {capability}) if on else (set(self.default) - {capability})
+        try:
+            await asyncio.to_thread(deps.access_store().set_default, user.tenant, wanted, user.id, user.email)
+        except (AccessError, PBError) as exc:
+            return rx.toast.error(str(exc))
+        await self._refresh(user)
+        return rx.toast.success("Standaard bijgewerkt. Het geldt vanaf de volgende vraag van iedereen op Standaard.")
+
+    @rx.event
+    async def switch(self, on: bool):
+        """The master switch: switching off asks first (see `confirm_switch_off`)."""
+        if not on:
+            self.confirm_off = True
+            return
+        return await self._set_enabled(True)
+
+    @rx.event
+    async def confirm_switch_off(self):
+        self.confirm_off = False
+        return await self._set_enabled(False)
+
+    @rx.event
+    def cancel_switch_off(self):
+        self.confirm_off = False
+
+    @rx.event
+    def dialog_open(self, is_open: bool):
+        """Esc or a click outside closes the confirmation without switching off."""
+        self.confirm_off = bool(is_open) and self.confirm_off
+
+    async def _set_enabled(self, on: bool):
+        user = await self._admin(fresh=True)
+        if user is None:
+            return rx.toast.error(REFUSED)
+        try:
+            await asyncio.to_thread(deps.access_store().set_enabled, user.tenant, on, user.id, user.email)
+        except (AccessError, PBError) as exc:
+            return rx.toast.error(str(exc))
+        await self._refresh(user)
+        return rx.toast.success("R42 staat aan voor je organisatie." if on else
+                                "R42 staat uit voor je organisatie. Niemand kan nu met R42 chatten.")

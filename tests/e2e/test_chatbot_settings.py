@@ -1,0 +1,105 @@
+"""`/admin/chatbot` in a real browser (issue 11): a Weigeren saved by the admin reaches the learner's next
+answer, Omzetten keeps a legacy row's rights, and the master switch turns R42 off on the learner's next
+page load."""
+
+import re
+import uuid
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.conftest import DEMO_PASSWORD
+from tests.e2e.conftest import sign_in
+from tests.e2e.test_chat import ask, open_chat
+from tests.e2e.test_graph_chips import proposal
+
+
+@pytest.fixture
+def temp_learner(served_app):
+    pb = served_app.superuser()
+    demo = pb.first("tenants", 'slug = "demo"')
+    email = f"e2e-cap-{uuid.uuid4().hex[:8]}@example.com"
+    row = pb.create("users", {"email": email, "password": DEMO_PASSWORD, "passwordConfirm": DEMO_PASSWORD,
+                              "name": "Eva Instelling", "role": "learner", "tenant": demo["id"], "verified": True})
+    yield email, row["id"], demo, pb
+    for r in pb.all("chatbot_access", filter=f'user = "{row["id"]}"'):
+        pb.delete("chatbot_access", r["id"])
+    pb.delete("users", row["id"])
+
+
+def user_row(page, email):
+    page.fill("#access-search", email)
+    expect(page.locator("#chatbot-users")).to_contain_text("1 van ")  # the search has been applied
+    row = page.locator(f'tr[data-email="{email}"]')
+    expect(row).to_have_count(1)
+    return row
+
+
+def test_a_deny_saved_on_the_page_removes_the_proposal_chip(served_app, browser, claude, temp_learner):
+    email, user_id, _demo, pb = temp_learner
+    admin = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    sign_in(admin, served_app, "admin@example.com", path="/admin/chatbot")
+    row = user_row(admin, email)
+    row.get_by_label(f"Aanvullingen voorstellen voor {email}").click()
+    admin.get_by_role("option", name="Weigeren").click()
+    expect(row).to_have_class(re.compile(r"\baccess-row-changed\b"))
+    expect(row).not_to_contain_text("Aanvullingen voorstellen")
+    admin.click("#access-save")
+    expect(admin.get_by_text("Opgeslagen: de rechten van 1 gebruiker(s)")).to_be_visible()
+    assert pb.first("chatbot_access", f'user = "{user_id}"')["overrides"]["data_write"] == "deny"
+    expect(admin.locator("#access-changes")).to_contain_text(email)
+
+    learner = browser.new_context().new_page()
+    claude.reply_tool("propose_graph_delta", proposal("chip-denied"))  # the model proposes anyway
+    claude.reply_text("Dat kan ik niet voor je doen.")
+    sign_in(learner, served_app, email)
+    open_chat(learner)
+    ask(learner, "Mist er iets over wezen?")
+    expect(learner.locator(".r42-assistant").last).to_contain_text("Dat kan ik niet voor je doen.")
+    expect(learner.locator(".r42-delta")).to_have_count(0)
+    assert "propose_graph_delta" not in [t["name"] for t in claude.requests[0]["body"].get("tools", [])]
+    learner.click("#user-menu")
+    learner.click("#my-capabilities-open")
+    off = learner.locator('#my-capabilities [data-on="false"]')
+    expect(off.filter(has_text="Aanvullingen voorstellen")).to_have_count(1)
+    expect(off.filter(has_text="Vragen beantwoorden")).to_have_count(0)
+
+
+def test_omzetten_keeps_a_legacy_rows_rights(served_app, page, temp_learner):
+    email, user_id, demo, pb = temp_learner
+    pb.create("chatbot_access", {"tenant": demo["id"], "user": user_id, "capability_scopes": ["qa_help"],
+                                 "overrides": None})
+    page.set_viewport_size({"width": 1400, "height": 900})
+    sign_in(page, served_app, "admin@example.com", path="/admin/chatbot")
+    row = user_row(page, email)
+    expect(row).to_contain_text("Vaste lijst (oud)")
+    expect(row.locator(".rt-Badge").last).to_have_text("Vragen beantwoorden")
+    row.locator(".convert-legacy").click()
+    expect(row).not_to_contain_text("Vaste lijst (oud)")
+    expect(row).to_contain_text("Vragen beantwoorden")
+    expect(row).not_to_contain_text("Zoeken in de kennisbank")
+    stored = pb.first("chatbot_access", f'user = "{user_id}"')
+    assert stored["overrides"]["kb_search"] == "deny" and stored["capability_scopes"] == ["qa_help"]
+
+
+def test_the_master_switch_turns_r42_off_on_the_next_page_load(served_app, browser, temp_learner):
+    email, _user_id, demo, pb = temp_learner
+    learner = browser.new_context().new_page()
+    sign_in(learner, served_app, email)
+    open_chat(learner)
+    admin = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    try:
+        sign_in(admin, served_app, "admin@example.com", path="/admin/chatbot")
+        admin.click("#chatbot-enabled")
+        admin.click("#chatbot-disable-confirm")
+        expect(admin.get_by_text("R42 staat uit", exact=True)).to_be_visible()
+        learner.goto(served_app.url + "/graph")  # the next page load
+        expect(learner.locator("#r42-launcher")).to_have_class(re.compile(r"\br42-launcher-off\b"))
+        if not learner.locator("#r42-window").is_visible():
+            learner.click("#r42-launcher")
+        expect(learner.locator("#r42-unavailable")).to_contain_text("R42 staat uit voor je organisatie")
+        expect(learner.locator("#r42-input")).to_have_count(0)
+    finally:
+        pb.update("tenants", demo["id"], {"chatbot_enabled": True})
+    learner.reload()
+    expect(learner.locator("#r42-launcher")).not_to_have_class(re.compile(r"\br42-launcher-off\b"))
