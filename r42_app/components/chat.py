@@ -116,10 +116,13 @@ def header() -> rx.Component:
             mark("2"),
             rx.vstack(
                 rx.text("R42", weight="bold", size="3"),
-                rx.cond(ChatState.offline,
-                        rx.text("Offline: antwoorden komen rechtstreeks uit de kennisbank", size="1", color_scheme="amber",
-                                id="r42-offline"),
-                        rx.text("Antwoordt vanuit de kennisbank van je organisatie", size="1", color_scheme="gray")),
+                rx.cond(ChatState.availability != "",
+                        rx.text("Niet beschikbaar", size="1", color_scheme="gray"),
+                        rx.cond(ChatState.offline,
+                                rx.text("Offline: antwoorden komen rechtstreeks uit de kennisbank", size="1",
+                                        color_scheme="amber", id="r42-offline"),
+                                rx.text("Antwoordt vanuit de kennisbank van je organisatie", size="1",
+                                        color_scheme="gray"))),
                 spacing="0",
             ),
             align="center", spacing="2",
@@ -230,8 +233,8 @@ def capabilities_dialog() -> rx.Component:
                 rx.vstack(
                     *[rx.hstack(
                         rx.cond(ChatState.my_capabilities.contains(CAPABILITY_LABELS[c]),
-                                rx.icon("circle_check", size=18, color="var(--grass-9)"),
-                                rx.icon("circle_minus", size=18, color="var(--gray-8)")),
+                                rx.icon("circle_check", size=18, color="var(--grass-9)", flex_shrink="0"),
+                                rx.icon("circle_minus", size=18, color="var(--gray-8)", flex_shrink="0")),
                         rx.vstack(rx.text(CAPABILITY_LABELS[c], size="2", weight="medium"),
                                   rx.text(CAPABILITY_HELP[c], size="1", color_scheme="gray"), spacing="0"),
                         align="start", spacing="2", class_name="my-capability",

@@ -167,7 +167,7 @@ def change_row(c: ChangeRow) -> rx.Component:
 def recent_changes() -> rx.Component:
     return section(
         "Laatste wijzigingen",
-        "Wie wat veranderde, op deze pagina of met `r42 chatbot`. Elke wijziging staat in het auditlog.",
+        "Wie wat veranderde, op deze pagina of met de opdracht r42 chatbot. Elke wijziging staat in het auditlog.",
         rx.cond(
             S.changes.length() > 0,
             rx.box(rx.table.root(
