@@ -131,6 +131,24 @@ async def _session(token: str) -> Session | JSONResponse:
     return session
 
 
+async def _signed_in_json(request: Request, limit: int) -> tuple[Session, Any] | JSONResponse:
+    """The caller's session and JSON body, or the refusal: 413 over `limit`, 401 without a valid Bearer
+    token, 400 for a body that is not (shallow enough) JSON. The body is read first, never past `limit`."""
+    raw_body = await _read_body(request, limit)
+    if isinstance(raw_body, JSONResponse):
+        return raw_body
+    token = _bearer(request)
+    if not token:
+        return _error(401, "unauthenticated", "Send your PocketBase token as `Authorization: Bearer <token>`.")
+    session = await _session(token)
+    if isinstance(session, JSONResponse):
+        return session
+    try:
+        return session, _parse_json(raw_body)
+    except ValueError as exc:
+        return _error(400, "invalid_request", str(exc))
+
+
 async def quiz_end(request: Request) -> JSONResponse:
     """`POST /api/quiz/end`: the tab closes mid-quiz; end this user's quiz session so chat unlocks."""
     raw = await _read_body(request, QUIZ_END_MAX_BODY_BYTES)
@@ -154,19 +172,10 @@ async def quiz_end(request: Request) -> JSONResponse:
 
 async def chat(request: Request):
     """`POST /api/chat`: one streamed, grounded answer."""
-    raw_body = await _read_body(request, MAX_BODY_BYTES)
-    if isinstance(raw_body, JSONResponse):
-        return raw_body
-    token = _bearer(request)
-    if not token:
-        return _error(401, "unauthenticated", "Send your PocketBase token as `Authorization: Bearer <token>`.")
-    session = await _session(token)
-    if isinstance(session, JSONResponse):
-        return session
-    try:
-        body = _parse_json(raw_body)
-    except ValueError as exc:
-        return _error(400, "invalid_request", str(exc))
+    received = await _signed_in_json(request, MAX_BODY_BYTES)
+    if isinstance(received, JSONResponse):
+        return received
+    session, body = received
     if not isinstance(body, dict):
         return _error(400, "invalid_request", 'The body must be an object {"messages": [...]}.')
     mode = body.get("mode", "hybrid")
@@ -200,19 +209,10 @@ async def chat(request: Request):
 async def chat_delta(request: Request) -> JSONResponse:
     """`POST /api/chat/delta` {"delta": <the delta of a `delta` event>}: confirm a proposed edit. Applied
     at once for an admin, filed as a suggestion for a learner; both need `data_write`."""
-    raw_body = await _read_body(request, DELTA_MAX_BODY_BYTES)
-    if isinstance(raw_body, JSONResponse):
-        return raw_body
-    token = _bearer(request)
-    if not token:
-        return _error(401, "unauthenticated", "Send your PocketBase token as `Authorization: Bearer <token>`.")
-    session = await _session(token)
-    if isinstance(session, JSONResponse):
-        return session
-    try:
-        body = _parse_json(raw_body)
-    except ValueError as exc:
-        return _error(400, "invalid_request", str(exc))
+    received = await _signed_in_json(request, DELTA_MAX_BODY_BYTES)
+    if isinstance(received, JSONResponse):
+        return received
+    session, body = received
     if not isinstance(body, dict) or not isinstance(body.get("delta"), dict):
         return _error(400, "invalid_request", 'The body must be {"delta": {"reason", "topics", "relations"}}.')
     try:

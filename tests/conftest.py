@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import socket
+import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -41,6 +44,24 @@ class PBHandle:
         if self._admin is None:
             self._admin = self.admin()
         return self._admin
+
+
+@contextmanager
+def throwaway_user(pb: PocketBase, role: str = "learner", name: str = "Test Gebruiker", prefix: str = "test",
+                   tenant_slug: str = "demo") -> Iterator[tuple[str, dict]]:
+    """A user of a demo tenant for one test, so the seeded users stay as they are: (email, record). The user's
+    access row and suggestions go with it."""
+    tenant = pb.first("tenants", f'slug = "{tenant_slug}"')
+    email = f"{prefix}-{uuid.uuid4().hex[:8]}@example.com"
+    row = pb.create("users", {"email": email, "password": DEMO_PASSWORD, "passwordConfirm": DEMO_PASSWORD,
+                              "name": name, "role": role, "tenant": tenant["id"], "verified": True})
+    try:
+        yield email, row
+    finally:
+        for collection in ("chatbot_access", "suggestions"):
+            for r in pb.all(collection, filter=f'user = "{row["id"]}"'):
+                pb.delete(collection, r["id"])
+        pb.delete("users", row["id"])
 
 
 def user_token(superuser: PocketBase, email: str, password: str = DEMO_PASSWORD) -> str:

@@ -3,12 +3,11 @@ answer, Omzetten keeps a legacy row's rights, and the master switch turns R42 of
 page load."""
 
 import re
-import uuid
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import DEMO_PASSWORD
+from tests.conftest import throwaway_user
 from tests.e2e.conftest import sign_in
 from tests.e2e.test_chat import ask, open_chat
 from tests.e2e.test_graph_chips import proposal
@@ -17,14 +16,8 @@ from tests.e2e.test_graph_chips import proposal
 @pytest.fixture
 def temp_learner(served_app):
     pb = served_app.superuser()
-    demo = pb.first("tenants", 'slug = "demo"')
-    email = f"e2e-cap-{uuid.uuid4().hex[:8]}@example.com"
-    row = pb.create("users", {"email": email, "password": DEMO_PASSWORD, "passwordConfirm": DEMO_PASSWORD,
-                              "name": "Eva Instelling", "role": "learner", "tenant": demo["id"], "verified": True})
-    yield email, row["id"], demo, pb
-    for r in pb.all("chatbot_access", filter=f'user = "{row["id"]}"'):
-        pb.delete("chatbot_access", r["id"])
-    pb.delete("users", row["id"])
+    with throwaway_user(pb, name="Eva Instelling", prefix="e2e-cap") as (email, row):
+        yield email, row["id"], pb.first("tenants", 'slug = "demo"'), pb
 
 
 def user_row(page, email):

@@ -1,12 +1,11 @@
 """Issue 10 in a real browser: a demoted admin's open tab loses admin powers, a revoked token signs
 the tab out with a message, and the sign-in card says so when PocketBase throttles sign-ins."""
 
-import uuid
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import DEMO_PASSWORD
+from tests.conftest import DEMO_PASSWORD, throwaway_user
 from tests.e2e.conftest import sign_in
 
 
@@ -14,12 +13,8 @@ from tests.e2e.conftest import sign_in
 def temp_admin(served_app):
     """A throw-away admin of tenant demo."""
     pb = served_app.superuser()
-    demo = pb.first("tenants", 'slug = "demo"')
-    email = f"e2e-admin-{uuid.uuid4().hex[:8]}@example.com"
-    row = pb.create("users", {"email": email, "password": DEMO_PASSWORD, "passwordConfirm": DEMO_PASSWORD,
-                              "name": "Tijdelijke Beheerder", "role": "admin", "tenant": demo["id"], "verified": True})
-    yield email, row["id"], pb
-    pb.delete("users", row["id"])
+    with throwaway_user(pb, "admin", "Tijdelijke Beheerder", "e2e-admin") as (email, row):
+        yield email, row["id"], pb
 
 
 def test_a_demoted_admin_loses_the_admin_pages_in_an_open_tab(served_app, page, temp_admin):

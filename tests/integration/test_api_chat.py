@@ -57,8 +57,8 @@ async def test_no_or_bad_token_is_401(api_env):
 ])
 async def test_bad_input_is_400(api_env, token, body, raw):
     resp = await post(token, body, raw)
-    assert resp.status_code == 400 and resp.json()["type"] == "invalid_request" and resp.json()["message"]
-    assert api_env.requests == []
+    assert resp.status_code == 400 and resp.json()["type"] == "invalid_request" and resp.json()["message"], resp.text
+    assert api_env.requests == [], [r["body"].get("messages") for r in api_env.requests]
 
 
 async def test_too_fast_is_429_with_retry_after(api_env, token):

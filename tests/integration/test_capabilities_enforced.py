@@ -3,7 +3,7 @@ anthropic SDK talking to the fake Messages API: what the model is offered, what 
 master switch, `qa_help`, `data_write` for confirming edits, and the rollback switch."""
 
 import json
-import uuid
+from contextlib import ExitStack
 
 import httpx
 import pytest
@@ -14,7 +14,7 @@ from r42_app.services import deps
 from r42_app.services.access import AccessStore
 from r42_app.services.kb_store import KBStore
 from r42_app.services.pb import PBError
-from tests.conftest import DEMO_PASSWORD
+from tests.conftest import throwaway_user
 
 pytestmark = pytest.mark.anyio
 
@@ -33,21 +33,12 @@ def demo(admin_pb, seeded):
 def person(pb_server, admin_pb, demo):
     """A throw-away user of tenant demo (learner unless asked): (record, token). Their access row and
     suggestions go with them."""
-    made = []
+    with ExitStack() as stack:
+        def make(role="learner"):
+            email, row = stack.enter_context(throwaway_user(admin_pb, role, "Cap Test", "cap"))
+            return row, pb_server.user(email).token
 
-    def make(role="learner"):
-        email = f"cap-{uuid.uuid4().hex[:8]}@example.com"
-        row = admin_pb.create("users", {"email": email, "password": DEMO_PASSWORD, "passwordConfirm": DEMO_PASSWORD,
-                                        "name": "Cap Test", "role": role, "tenant": demo.id, "verified": True})
-        made.append(row["id"])
-        return row, pb_server.user(email).token
-
-    yield make
-    for user_id in made:
-        for collection in ("chatbot_access", "suggestions"):
-            for r in admin_pb.all(collection, filter=f'user = "{user_id}"'):
-                admin_pb.delete(collection, r["id"])
-        admin_pb.delete("users", user_id)
+        yield make
 
 
 @pytest.fixture

@@ -3,26 +3,19 @@ inherit, access, enable/disable and migrate-legacy; bad input exits 2 and writes
 change is audited as the CLI."""
 
 import json
-import uuid
 
 import pytest
 
 from r42_app.core.capabilities import CAPABILITIES
-from tests.conftest import DEMO_PASSWORD
+from tests.conftest import throwaway_user
 from tests.integration.test_cli_kb import run_cli
 
 
 @pytest.fixture
 def someone(admin_pb, seeded):
     """A throw-away learner of tenant demo, with its access row and audit rows removed afterwards."""
-    demo = admin_pb.first("tenants", 'slug = "demo"')
-    email = f"cli-{uuid.uuid4().hex[:8]}@example.com"
-    row = admin_pb.create("users", {"email": email, "password": DEMO_PASSWORD, "passwordConfirm": DEMO_PASSWORD,
-                                    "name": "Cli Test", "role": "learner", "tenant": demo["id"], "verified": True})
-    yield email, row["id"]
-    for r in admin_pb.all("chatbot_access", filter=f'user = "{row["id"]}"'):
-        admin_pb.delete("chatbot_access", r["id"])
-    admin_pb.delete("users", row["id"])
+    with throwaway_user(admin_pb, name="Cli Test", prefix="cli") as (email, row):
+        yield email, row["id"]
 
 
 def access_of(pb_server, email):

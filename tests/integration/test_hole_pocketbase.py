@@ -2,7 +2,6 @@
 with a user token, sign-in brute force throttled (per account for everyone, per IP for direct
 clients) without the app throttling itself, and the KB rules and outbox rows hold for every writer."""
 
-import uuid
 
 import httpx
 import pytest
@@ -10,7 +9,7 @@ import pytest
 from r42_app.services.auth import TOO_MANY_ATTEMPTS, AuthError, AuthService
 from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT
 from r42_app.services.pb import PBError, quote
-from tests.conftest import DEMO_PASSWORD
+from tests.conftest import DEMO_PASSWORD, throwaway_user
 
 
 @pytest.fixture
@@ -25,12 +24,8 @@ def reset_rate_limits(admin_pb):
 @pytest.fixture
 def temp_user(admin_pb, seeded):
     """A throw-away learner (the sign-in throttle locks an account for a minute)."""
-    demo = admin_pb.first("tenants", 'slug = "demo"')
-    email = f"brute-{uuid.uuid4().hex[:8]}@example.com"
-    row = admin_pb.create("users", {"email": email, "password": DEMO_PASSWORD, "passwordConfirm": DEMO_PASSWORD,
-                                    "name": "Brute Force", "role": "learner", "tenant": demo["id"], "verified": True})
-    yield email
-    admin_pb.delete("users", row["id"])
+    with throwaway_user(admin_pb, name="Brute Force", prefix="brute") as (email, _row):
+        yield email
 
 
 def sign_in_direct(pb_url, email, password):

@@ -2,7 +2,6 @@
 revoked token (password reset) signs that tab out with a message. Driven through the real Reflex
 State classes against the real PocketBase."""
 
-import uuid
 
 import pytest
 
@@ -10,7 +9,7 @@ from r42_app.services.kb_store import KBStore
 from r42_app.state.admin_topics import AdminTopicsState
 from r42_app.state.auth import SESSION_ENDED, AuthState
 from r42_app.state.suggestions import SuggestionsState
-from tests.conftest import DEMO_PASSWORD
+from tests.conftest import throwaway_user
 from tests.integration.test_state_guards import call, signed_in_root, substate
 
 pytestmark = pytest.mark.anyio
@@ -19,13 +18,8 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def temp_admin(admin_pb, seeded, app_env):
     """A throw-away admin of tenant demo (so the demo admin stays as it is for other tests)."""
-    demo = admin_pb.first("tenants", 'slug = "demo"')
-    email = f"temp-admin-{uuid.uuid4().hex[:8]}@example.com"
-    row = admin_pb.create("users", {"email": email, "password": DEMO_PASSWORD, "passwordConfirm": DEMO_PASSWORD,
-                                    "name": "Tijdelijke Beheerder", "role": "admin", "tenant": demo["id"],
-                                    "verified": True})
-    yield email, row["id"]
-    admin_pb.delete("users", row["id"])
+    with throwaway_user(admin_pb, "admin", "Tijdelijke Beheerder", "temp-admin") as (email, row):
+        yield email, row["id"]
 
 
 async def _editor(root):

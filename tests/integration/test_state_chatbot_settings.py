@@ -2,7 +2,6 @@
 real PocketBase: who may open the page, edits saved in one go with their audit rows, a conflict
 refused, the legacy conversion, the tenant default and the master switch."""
 
-import uuid
 
 import pytest
 
@@ -11,7 +10,7 @@ from r42_app.services.access import AccessStore
 from r42_app.services.kb_store import KBStore
 from r42_app.state.chat import ChatState
 from r42_app.state.chatbot_settings import ChatbotSettingsState
-from tests.conftest import DEMO_PASSWORD
+from tests.conftest import throwaway_user
 from tests.integration.test_state_guards import call, signed_in_root, substate
 
 pytestmark = pytest.mark.anyio
@@ -29,13 +28,8 @@ def demo(admin_pb, seeded, app_env):
 @pytest.fixture
 def learner(admin_pb, demo):
     """A throw-away learner of demo: (email, id)."""
-    email = f"set-{uuid.uuid4().hex[:8]}@example.com"
-    row = admin_pb.create("users", {"email": email, "password": DEMO_PASSWORD, "passwordConfirm": DEMO_PASSWORD,
-                                    "name": "Zz Instelling", "role": "learner", "tenant": demo.id, "verified": True})
-    yield email, row["id"]
-    for r in admin_pb.all("chatbot_access", filter=f'user = "{row["id"]}"'):
-        admin_pb.delete("chatbot_access", r["id"])
-    admin_pb.delete("users", row["id"])
+    with throwaway_user(admin_pb, name="Zz Instelling", prefix="set") as (email, row):
+        yield email, row["id"]
 
 
 async def settings_page(email="admin@example.com"):
