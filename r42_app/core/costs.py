@@ -1,0 +1,164 @@
+"""What a chat turn cost, per capability (pure).
+
+Every model round reports its usage (input, output, cache write, cache read tokens). A round whose
+response called tools is apportioned across the capabilities of those tools, split by the number
+of calls per capability; a round without tool calls goes to the pseudo-capability `chat_general`.
+A turn emits one cost event per capability it used, summed over its rounds. Tokens are split as
+whole numbers with the largest-remainder rule, so a turn's events add up to exactly what the model
+reported.
+
+Prices are USD per million tokens, keyed by model id; cache writes cost 1.25× and cache reads 0.1×
+the input rate unless the table says otherwise. One credit is USD 0.001 of model cost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, fields
+from typing import Any, Iterable, Mapping
+
+from r42_app.core.capabilities import CHAT_GENERAL, capability_from_tool_name
+
+USD_PER_CREDIT = 0.001
+CACHE_WRITE_FACTOR = 1.25
+CACHE_READ_FACTOR = 0.1
+CHAT_STREAM, TOOL_CALL = "chat-stream", "tool-call"  # the event's `capability` field: a round that answered, or tools
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens + self.cache_write_tokens + self.cache_read_tokens
+
+    @classmethod
+    def from_sdk(cls, usage: Mapping[str, Any]) -> "Usage":
+        """From the SDK's names (`cache_creation_input_tokens`, `cache_read_input_tokens` may be None)."""
+        def n(key: str) -> int:
+            value = usage.get(key)
+            return int(value) if isinstance(value, (int, float)) and value > 0 else 0
+
+        return cls(n("input_tokens"), n("output_tokens"), n("cache_creation_input_tokens"), n("cache_read_input_tokens"))
+
+
+@dataclass(frozen=True)
+class Round:
+    """One model call of a turn: what it used and the tools its response called (by name)."""
+
+    usage: Usage
+    tool_names: tuple[str, ...] = ()
+
+    @property
+    def capabilities(self) -> tuple[str, ...]:
+        """One entry per tool call; a round without calls (or a call of an unknown tool) is chat_general."""
+        if not self.tool_names:
+            return (CHAT_GENERAL,)
+        return tuple(capability_from_tool_name(n) or CHAT_GENERAL for n in self.tool_names)
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cache_write: float | None = None
+    cache_read: float | None = None
+
+    def cost(self, usage: Usage) -> float:
+        write = self.cache_write if self.cache_write is not None else self.input * CACHE_WRITE_FACTOR
+        read = self.cache_read if self.cache_read is not None else self.input * CACHE_READ_FACTOR
+        return (usage.input_tokens * self.input + usage.output_tokens * self.output
+                + usage.cache_write_tokens * write + usage.cache_read_tokens * read) / 1_000_000
+
+
+def _split(total: int, weights: dict[str, int]) -> dict[str, int]:
+    """`total` split in whole numbers by weight (largest remainder; ties by name): exact, deterministic."""
+    whole = sum(weights.values())
+    shares = {k: total * w // whole for k, w in weights.items()}
+    left = total - sum(shares.values())
+    by_remainder = sorted(weights, key=lambda k: (-(total * weights[k] % whole), k))
+    for k in by_remainder[:left]:
+        shares[k] += 1
+    return shares
+
+
+def apportion(rounds: Iterable[Round]) -> dict[str, Usage]:
+    """Usage per capability over a turn's rounds (see the module docstring)."""
+    out: dict[str, Usage] = {}
+    for r in rounds:
+        counts: dict[str, int] = {}
+        for capability in r.capabilities:
+            counts[capability] = counts.get(capability, 0) + 1
+        parts = {f.name: _split(getattr(r.usage, f.name), counts) for f in fields(Usage)}
+        for capability in counts:
+            share = Usage(*(parts[f.name][capability] for f in fields(Usage)))
+            out[capability] = out.get(capability, Usage()) + share
+    return out
+
+
+def credits_for(usd: float) -> float:
+    return round(usd / USD_PER_CREDIT, 6)
+
+
+def event_id(turn_id: str, capability: str) -> str:
+    """A PocketBase record id (15 characters of [a-z0-9]) that is the same every time for this turn and
+    capability: persisting an event twice is refused as a duplicate, never counted twice."""
+    return hashlib.sha256(f"{turn_id}:{capability}".encode()).hexdigest()[:15]
+
+
+@dataclass(frozen=True)
+class AICostEvent:
+    id: str
+    tenant: str
+    user: str
+    turn_id: str
+    capability: str  # chat-stream | tool-call
+    source: str  # chatbot:<capability>
+    model: str
+    usage: Usage
+    cost_usd: float
+    credits: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "tenant": self.tenant, "user": self.user, "turn_id": self.turn_id,
+                "capability": self.capability, "source": self.source, "model": self.model,
+                "input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens,
+                "cache_write_tokens": self.usage.cache_write_tokens, "cache_read_tokens": self.usage.cache_read_tokens,
+                "cost_usd": self.cost_usd, "credits": self.credits}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "AICostEvent":
+        usage = Usage(int(d.get("input_tokens", 0)), int(d.get("output_tokens", 0)),
+                      int(d.get("cache_write_tokens", 0)), int(d.get("cache_read_tokens", 0)))
+        return cls(str(d["id"]), str(d["tenant"]), str(d.get("user", "")), str(d.get("turn_id", "")),
+                   str(d.get("capability", "")), str(d.get("source", "")), str(d.get("model", "")), usage,
+                   float(d.get("cost_usd", 0.0)), float(d.get("credits", 0.0)))
+
+
+def cost_events(turn_id: str, tenant_id: str, user_id: str, model: str, rounds: Iterable[Round],
+                price: Price) -> list[AICostEvent]:
+    """One event per capability the turn used (none for a turn that used no tokens)."""
+    out = []
+    for capability, usage in sorted(apportion(rounds).items()):
+        if usage.total == 0:
+            continue
+        usd = round(price.cost(usage), 9)
+        out.append(AICostEvent(event_id(turn_id, capability), tenant_id, user_id, turn_id,
+                               CHAT_STREAM if capability == CHAT_GENERAL else TOOL_CALL, f"chatbot:{capability}",
+                               model, usage, usd, credits_for(usd)))
+    return out
+
+
+def price_for(table: Mapping[str, Price], model: str, default: Price) -> tuple[Price, bool]:
+    """The model's price, or the default and False (the caller warns once)."""
+    price = table.get(model)
+    return (price, True) if price is not None else (default, False)
