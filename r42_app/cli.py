@@ -32,6 +32,7 @@ from r42_app.core.capabilities import CAPABILITIES, DENY, GRANT, INHERIT
 from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from r42_app.core.retrieval import render_snippets
 from r42_app.services.access import AccessError, AccessStore
+from r42_app.services.costs import CostPersister
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.indexer import Indexer
 from r42_app.services.kb_store import KBError, KBStore, Tenant
@@ -449,14 +450,21 @@ def cmd_worker(args: argparse.Namespace) -> int:
         services.indexer.rows_per_run = args.batch_size
         if args.once:
             stats = services.indexer.drain()
+            spent = CostPersister(pb).drain()
             print(f"indexed {stats.topics_indexed} topics ({stats.chunks} chunks), deleted {stats.topics_deleted}, "
-                  f"{stats.failed_rows} row(s) failed")
-            return 1 if stats.failed_rows else 0
-        print("r42 worker: draining the outbox (Ctrl-C to stop)", flush=True)
+                  f"{stats.failed_rows} row(s) failed; persisted {spent.events} cost event(s) "
+                  f"({spent.duplicates} already there), {spent.failed_rows} row(s) failed")
+            return 1 if stats.failed_rows or spent.failed_rows else 0
+        costs = CostPersister(pb)
+        print("r42 worker: draining the outbox: indexing and AI cost events (Ctrl-C to stop)", flush=True)
         import asyncio
 
+        async def both() -> None:
+            await asyncio.gather(services.indexer.run_forever(interval=args.interval),
+                                 costs.run_forever(interval=args.interval))
+
         try:
-            asyncio.run(services.indexer.run_forever(interval=args.interval))
+            asyncio.run(both())
         except KeyboardInterrupt:
             pass
     return 0
@@ -644,7 +652,7 @@ def build_parser() -> argparse.ArgumentParser:
     evr.add_argument("--json", action="store_true")
     evr.set_defaults(func=cmd_eval_retrieval)
 
-    worker = sub.add_parser("worker", help="index the knowledge base from the outbox")
+    worker = sub.add_parser("worker", help="drain the outbox: index the knowledge base, persist AI cost events")
     worker.add_argument("--once", action="store_true", help="drain what is due and exit")
     worker.add_argument("--interval", type=float, default=1.0, help="seconds between polls (default 1)")
     worker.add_argument("--batch-size", type=int, default=256, help="outbox rows per batch (default 256)")

@@ -67,7 +67,15 @@ async def index_outbox() -> None:
         await deps.indexer().run_forever()
 
 
+async def persist_costs() -> None:
+    """Persist the AI cost events that chat turns queue in the outbox (and debit credits once each)."""
+    from r42_app.services import deps
+
+    await deps.cost_persister().run_forever()
+
+
 app.register_lifespan_task(index_outbox)
+app.register_lifespan_task(persist_costs)
 
 ROUTES = [
     ("/", learn.index_page, "Onderwerpen", LearnState.load_index),

@@ -81,6 +81,8 @@ class Settings:
     model_timeout: float = 60.0
     cors_origins: tuple[str, ...] = ()
     capability_overrides_enabled: bool = True  # false: the rollback switch (exact `capability_scopes` lists)
+    cost_tracking: bool = True  # AI_COST_TRACKING_ENABLED
+    price_table: str = ""  # R42_PRICE_TABLE: another model price file (JSON)
     chat_per_minute: int = 12  # questions per user per minute (window and API alike) ...
     chat_burst: int = 4  # ... with this many at once
 
@@ -136,6 +138,8 @@ def load_settings() -> Settings:
         pb_url_override=env.get("R42_PB_URL", ""),
         app_indexer=_flag("R42_APP_INDEXER", True),
         capability_overrides_enabled=_flag("R42_CAPABILITY_OVERRIDES_ENABLED", True),
+        cost_tracking=_flag("AI_COST_TRACKING_ENABLED", True),
+        price_table=env.get("R42_PRICE_TABLE", ""),
         chat_per_minute=_count("R42_CHAT_PER_MINUTE", 12, 10_000),
         chat_burst=_count("R42_CHAT_BURST", 4, 1_000),
         embed_chunks=_count("R42_EMBED_CHUNKS", 1, 16),

@@ -8,13 +8,14 @@
     {"type": "delta", "delta", "notes"}                a valid propose_graph_delta, for the user to confirm
     {"type": "delta_rejected", "message"}              a proposed edit that could not be used
     {"type": "error", "kind", "message", "retryable"}  the turn failed (text sent before it stays)
-    {"type": "done", "offline", "mode_used", "dropped", "stale_refs", "usage"}
+    {"type": "done", "offline", "mode_used", "dropped", "stale_refs", "usage", "turn_id"}
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Protocol
 
@@ -28,6 +29,7 @@ from r42_app.core.chat import (
     trim_history,
     validate_messages,
 )
+from r42_app.core.costs import Round, Usage
 from r42_app.core.ratelimit import RateLimiter
 from r42_app.core.retrieval import render_snippets
 from r42_app.chat.tools import ToolRegistry, TurnContext, builtin_registry
@@ -88,6 +90,7 @@ class ChatDeps:
     limiter: RateLimiter | None = None
     tools: ToolRegistry = field(default_factory=builtin_registry)
     suggestions: Any = None  # SuggestionStore: where a learner's confirmed edit goes
+    costs: Any = None  # CostRecorder: the turn's cost events go to the outbox (None: not tracked)
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,8 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     usage: dict[str, int] = {}
     answer = ""
 
+    turn_id = uuid.uuid4().hex
+    rounds: list[Round] = []
     if deps.llm is None:
         answer = offline_answer(question, snippets)
         yield {"type": "text", "text": answer}
@@ -183,20 +188,26 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         system = system_blocks(context.text, render_snippets(snippets), user.name, user.is_admin, list(offered))
         definitions = [t.spec.definition() for t in offered.values()]
         convo: list[dict] = [{"role": m.role, "content": m.content} for m in kept]
+        spent: Usage | None = None  # the round in progress, as far as the model has reported it
         try:
             for round_no in range(MAX_TOOL_ROUNDS + 1):
-                round_text, calls = "", []
+                round_text, calls, spent = "", [], Usage()
                 this_round = definitions if round_no < MAX_TOOL_ROUNDS else []  # the last round must answer
                 async for event in deps.llm.stream(system, convo, this_round):
                     if event.kind == "text":
                         round_text += event.text
                         answer += event.text
                         yield {"type": "text", "text": event.text}
+                    elif event.kind == "usage":
+                        spent = Usage.from_sdk(event.usage)
                     elif event.kind == "tool_use":
                         calls.append(event)
                     elif event.kind == "stop":
+                        spent = Usage.from_sdk(event.usage)
                         for key, value in event.usage.items():
                             usage[key] = usage.get(key, 0) + value
+                rounds.append(Round(spent, tuple(c.tool_name for c in calls)))
+                spent = None
                 if not calls or not this_round:  # a round offered no tools: nothing it asks for is run
                     break
                 content: list[dict] = [{"type": "text", "text": round_text}] if round_text else []
@@ -218,6 +229,10 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
             log.warning("model call failed (%s): %s", exc.kind, exc)
             yield {"type": "error", "kind": exc.kind, "message": exc.message, "retryable": exc.retryable}
             return
+        finally:  # also when the model failed or the user stopped the answer: what was spent is recorded
+            if spent is not None and spent.total:
+                rounds.append(Round(spent))
+            _record_cost(deps, turn_id, user, rounds)
 
     citations, stale = resolve_citations(answer, snippets)
     for c in citations:
@@ -225,4 +240,17 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     if stale:
         log.warning("answer cited %d reference(s) that match no snippet: %s", len(stale), stale)
     yield {"type": "done", "offline": deps.llm is None, "mode_used": result.mode_used, "dropped": dropped,
-           "stale_refs": stale, "usage": usage}
+           "stale_refs": stale, "usage": usage, "turn_id": turn_id}
+
+
+def _record_cost(deps: ChatDeps, turn_id: str, user: SignedInUser, rounds: list[Round]) -> None:
+    """Queue the turn's cost events without making the user wait (nor failing when the turn is being
+    cancelled): the recorder writes one outbox row in a worker thread."""
+    if deps.costs is None or not rounds:
+        return
+    model = getattr(deps.llm, "model", "")
+    args = (turn_id, user.tenant_id, user.id, model, list(rounds))
+    try:
+        deps.costs.track(asyncio.get_running_loop().run_in_executor(None, deps.costs.record, *args))
+    except RuntimeError:  # no running loop (a generator finalised outside one): record right here
+        deps.costs.record(*args)

@@ -6,6 +6,7 @@ import functools
 
 from r42_app.services.access import AccessStore
 from r42_app.services.auth import AuthService
+from r42_app.services.costs import CostPersister, CostRecorder, PriceTable
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.indexer import Indexer
 from r42_app.services.kb_store import KBStore
@@ -79,8 +80,19 @@ def access_store() -> AccessStore:
     return AccessStore(admin_pb(), overrides_enabled=settings().capability_overrides_enabled)
 
 
+@functools.lru_cache(maxsize=1)
+def cost_recorder() -> CostRecorder:
+    cfg = settings()
+    return CostRecorder(admin_pb(), PriceTable.load(cfg.price_table or None), enabled=cfg.cost_tracking)
+
+
+@functools.lru_cache(maxsize=1)
+def cost_persister() -> CostPersister:
+    return CostPersister(admin_pb())
+
+
 def reset() -> None:
     """Forget every built service (tests that change the environment call this)."""
     for fn in (settings, admin_pb, kb_store, auth_service, embedder, vector_store, retriever, indexer,
-               suggestion_store, quiz_store, access_store):
+               suggestion_store, quiz_store, access_store, cost_recorder, cost_persister):
         fn.cache_clear()

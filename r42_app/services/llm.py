@@ -14,7 +14,9 @@ import anthropic
 
 @dataclass
 class LLMEvent:
-    """`text` (a streamed piece), `tool_use` (a complete tool call) or `stop` (with usage)."""
+    """`text` (a streamed piece), `usage` (the tokens of the round so far, as the response starts: what a
+    round that fails or is stopped later still cost), `tool_use` (a complete tool call) or `stop` (with the
+    round's final usage)."""
 
     kind: str
     text: str = ""
@@ -79,6 +81,8 @@ class AnthropicLLM:
                 async for event in stream:
                     if event.type == "text" and event.text:
                         yield LLMEvent("text", text=event.text)
+                    elif event.type == "message_start":  # what is spent already, if the round ends early
+                        yield LLMEvent("usage", usage=_usage(event.message.usage))
                 final = await stream.get_final_message()
         except anthropic.AnthropicError as exc:
             raise map_error(exc) from exc

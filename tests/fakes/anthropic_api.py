@@ -54,10 +54,17 @@ class FakeAnthropic:
         self.scripts.append(Script(blocks=[{"type": "text", "text": p} for p in pieces], **kw))
         return self
 
-    def reply_tool(self, name: str, tool_input: dict, text: str = "", tool_id: str = "toolu_1") -> "FakeAnthropic":
+    def reply_tool(self, name: str, tool_input: dict, text: str = "", tool_id: str = "toolu_1",
+                   **kw: Any) -> "FakeAnthropic":
         blocks = ([{"type": "text", "text": text}] if text else []) + [
             {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}]
-        self.scripts.append(Script(blocks=blocks))
+        self.scripts.append(Script(blocks=blocks, **kw))
+        return self
+
+    def reply_tools(self, calls: list[tuple[str, dict]], **kw: Any) -> "FakeAnthropic":
+        """One response that calls several tools."""
+        blocks = [{"type": "tool_use", "id": f"toolu_{i}", "name": n, "input": inp} for i, (n, inp) in enumerate(calls)]
+        self.scripts.append(Script(blocks=blocks, **kw))
         return self
 
     def fail(self, status: int, **kw: Any) -> "FakeAnthropic":

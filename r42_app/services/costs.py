@@ -1,0 +1,200 @@
+"""AI cost: the price table, publishing a turn's cost events to the outbox, and persisting them.
+
+A turn's events go to the outbox as one `ai.cost.event.persist` row when the turn ends (also when it
+failed or was stopped after tokens were spent). The persister (the app backend and `r42 worker`)
+writes each event into `ai_cost_events` under its deterministic id and debits the tenant's credits in
+the same PocketBase transaction: replaying the outbox finds the id taken and writes nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Callable, Iterable
+
+from r42_app.core.costs import AICostEvent, Price, Round, cost_events, price_for
+from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time, quote
+
+publish_log = logging.getLogger("r42.ai_cost.publisher")
+log = logging.getLogger(__name__)
+
+OUTBOX_COST = "ai.cost.event.persist"
+PRICE_TABLE = Path(__file__).resolve().parents[1] / "config" / "model_prices.json"
+MAX_ATTEMPTS = 8
+
+
+def _price(raw: dict) -> Price:
+    return Price(float(raw["input"]), float(raw["output"]),
+                 float(raw["cache_write"]) if raw.get("cache_write") is not None else None,
+                 float(raw["cache_read"]) if raw.get("cache_read") is not None else None)
+
+
+class PriceTable:
+    """Prices per model id from a JSON file (`r42_app/config/model_prices.json`, or R42_PRICE_TABLE)."""
+
+    def __init__(self, models: dict[str, Price], default: Price):
+        self.models = models
+        self.default = default
+        self._warned: set[str] = set()
+
+    @classmethod
+    def load(cls, path: Path | str | None = None) -> "PriceTable":
+        data = json.loads(Path(path or PRICE_TABLE).read_text(encoding="utf-8"))
+        return cls({m: _price(p) for m, p in (data.get("models") or {}).items()}, _price(data["default"]))
+
+    def price(self, model: str) -> Price:
+        price, known = price_for(self.models, model, self.default)
+        if not known and model not in self._warned:
+            self._warned.add(model)
+            log.warning("no price for model %r in the price table: using the default (%s in / %s out per "
+                        "million tokens); add it to %s", model, self.default.input, self.default.output, PRICE_TABLE)
+        return price
+
+
+class CostRecorder:
+    """Publishes a turn's cost events to the outbox; never fails the turn (failures are logged as
+    `publish.failed` under the logger `r42.ai_cost.publisher`)."""
+
+    def __init__(self, pb: PocketBase, prices: PriceTable, enabled: bool = True):
+        self.pb = pb
+        self.prices = prices
+        self.enabled = enabled
+        self._pending: set[asyncio.Future] = set()
+
+    def track(self, future: asyncio.Future) -> None:
+        """Keep a publishing future until it is done (so `flush` can wait for it)."""
+        self._pending.add(future)
+        future.add_done_callback(self._pending.discard)
+
+    async def flush(self) -> None:
+        """Wait until every event published from this loop is in the outbox (tests, shutdown)."""
+        if self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
+
+    def events(self, turn_id: str, tenant_id: str, user_id: str, model: str, rounds: Iterable[Round]) -> list[AICostEvent]:
+        return cost_events(turn_id, tenant_id, user_id, model, rounds, self.prices.price(model))
+
+    def record(self, turn_id: str, tenant_id: str, user_id: str, model: str, rounds: list[Round]) -> list[AICostEvent]:
+        """Compute the turn's events and queue them in one outbox row."""
+        if not self.enabled:
+            return []
+        try:
+            events = self.events(turn_id, tenant_id, user_id, model, rounds)
+            if events:
+                self.pb.create("outbox", {"type": OUTBOX_COST, "status": "pending", "attempts": 0,
+                                          "payload": {"turn_id": turn_id, "tenant": tenant_id,
+                                                      "events": [e.as_dict() for e in events]}})
+            return events
+        except Exception as exc:  # the answer was given; losing the cost must be visible, not fatal
+            publish_log.error("publish.failed turn=%s tenant=%s reason=%s", turn_id, tenant_id, exc)
+            return []
+
+
+@dataclass
+class PersistStats:
+    rows: int = 0
+    events: int = 0
+    duplicates: int = 0
+    failed_rows: int = 0
+
+
+class CostPersister:
+    """Drains `ai.cost.event.persist` rows into `ai_cost_events`, debiting credits once per event."""
+
+    def __init__(self, pb: PocketBase, clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)):
+        self.pb = pb
+        self.clock = clock
+        self.rows_per_run = 200
+
+    def pending(self, limit: int) -> list[dict]:
+        now = pb_time(self.clock())
+        flt = (f'status = "pending" && type = {quote(OUTBOX_COST)}'
+               f' && (available_at = "" || available_at <= {quote(now)})')
+        return self.pb.list("outbox", filter=flt, sort="created,id", per_page=limit).get("items", [])
+
+    def persist(self, event: AICostEvent, unlimited: bool) -> bool:
+        """Write one event and debit its credits in one transaction; False when it was already written."""
+        body = {**event.as_dict(), "user": event.user or None}
+        requests = [BatchRequest.create("ai_cost_events", body)]
+        if not unlimited and event.credits > 0:
+            requests.append(BatchRequest.update("tenants", event.tenant, {"credits-": event.credits}))
+        try:
+            self.pb.batch(requests)
+        except PBError as exc:
+            if self._exists(event.id):  # written before (a replay, or another worker won the race)
+                return False
+            raise exc
+        return True
+
+    def _exists(self, event_id: str) -> bool:
+        try:
+            self.pb.get("ai_cost_events", event_id)
+            return True
+        except PBError as exc:
+            if exc.status == 404:
+                return False
+            raise
+
+    def run_once(self, limit: int | None = None) -> PersistStats:
+        stats = PersistStats()
+        unlimited: dict[str, bool] = {}
+        for row in self.pending(limit or self.rows_per_run):
+            stats.rows += 1
+            try:
+                for raw in (row.get("payload") or {}).get("events") or []:
+                    event = AICostEvent.from_dict(raw)
+                    if event.tenant not in unlimited:
+                        unlimited[event.tenant] = bool(self.pb.get("tenants", event.tenant).get("credits_unlimited"))
+                    if self.persist(event, unlimited[event.tenant]):
+                        stats.events += 1
+                    else:
+                        stats.duplicates += 1
+                self.pb.update("outbox", row["id"], {"status": "done", "attempts": int(row.get("attempts", 0)) + 1,
+                                                     "last_error": ""})
+            except Exception as exc:  # retried with backoff; one bad row must not stop the others
+                stats.failed_rows += 1
+                self._fail(row, exc)
+        return stats
+
+    def drain(self) -> PersistStats:
+        total = PersistStats()
+        while True:
+            stats = self.run_once()
+            for name in ("rows", "events", "duplicates", "failed_rows"):
+                setattr(total, name, getattr(total, name) + getattr(stats, name))
+            if stats.rows == 0 or stats.rows == stats.failed_rows:
+                return total
+
+    def _fail(self, row: dict, exc: Exception) -> None:
+        from r42_app.services.indexer import backoff
+
+        attempts = int(row.get("attempts", 0)) + 1
+        body: dict = {"attempts": attempts, "last_error": f"{type(exc).__name__}: {exc}"[:2000]}
+        if attempts >= MAX_ATTEMPTS:
+            body["status"] = "failed"
+        else:
+            body["available_at"] = pb_time(self.clock() + timedelta(seconds=backoff(attempts)))
+        log.warning("persisting cost events of outbox row %s failed: %s", row["id"], exc)
+        try:
+            self.pb.update("outbox", row["id"], body)
+        except PBError as pb_exc:
+            log.error("could not record the cost persist failure: %s", pb_exc)
+
+    async def run_forever(self, interval: float = 1.0, stop: asyncio.Event | None = None) -> None:
+        """Poll the outbox (the app backend and `r42 worker` run this)."""
+        while stop is None or not stop.is_set():
+            try:
+                started = time.perf_counter()
+                stats = await asyncio.to_thread(self.run_once)
+                if stats.rows:
+                    log.info("persisted %d cost event(s) (%d already there) in %.2fs", stats.events, stats.duplicates,
+                             time.perf_counter() - started)
+                    continue
+            except Exception as exc:  # PocketBase restarting, etc.: keep the loop alive
+                log.warning("cost persister loop: %s", exc)
+            await asyncio.sleep(interval)

@@ -1,0 +1,186 @@
+"""AI cost events end to end (issue 12): the fake model reports exact usage per round through the real
+SDK, the turn apportions it per capability, the outbox carries it, the persister writes each event
+once and debits the tenant's credits once."""
+
+import json
+import logging
+
+import httpx
+import pytest
+
+from r42_app.api import api
+from r42_app.chat import deps as chat_deps
+from r42_app.chat.turn import run_turn
+from r42_app.services import deps
+from r42_app.services.auth import AuthService
+from r42_app.services.costs import OUTBOX_COST, CostPersister
+
+pytestmark = pytest.mark.anyio
+
+ROUND_1 = {"input_tokens": 1200, "output_tokens": 40, "cache_creation_input_tokens": 1000, "cache_read_input_tokens": 0}
+ROUND_2 = {"input_tokens": 1500, "output_tokens": 200, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 1000}
+
+
+@pytest.fixture
+async def priced(api_env, monkeypatch, admin_pb):
+    """api_env with a model the price table knows (Haiku: $1 in, $5 out per million), demo's credits
+    restored and cost rows of the test removed afterwards."""
+    monkeypatch.setenv("R42_MODEL", "claude-haiku-4-5")
+    deps.reset()
+    chat_deps.reset()
+    demo = admin_pb.first("tenants", 'slug = "demo"')
+    before = {"credits": demo["credits"], "credits_unlimited": demo.get("credits_unlimited", False)}
+    outbox_before = {r["id"] for r in admin_pb.all("outbox", filter=f'type = "{OUTBOX_COST}"')}
+    yield api_env, demo
+    admin_pb.update("tenants", demo["id"], before)
+    for r in admin_pb.all("outbox", filter=f'type = "{OUTBOX_COST}"'):
+        if r["id"] not in outbox_before:
+            admin_pb.delete("outbox", r["id"])
+    if chat_deps.chat_deps.cache_info().currsize:
+        await chat_deps.chat_deps().llm.aclose()
+
+
+@pytest.fixture
+def token(pb_server, seeded):
+    return pb_server.user("learner@example.com").token
+
+
+async def ask(token, question="Wat is de dekkingsgraad?"):
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as client:
+        resp = await client.post("/api/chat", json={"messages": [{"role": "user", "content": question}], "mode": "fts"},
+                                 headers={"Authorization": f"Bearer {token}"})
+    return [json.loads(line[6:]) for line in resp.text.splitlines() if line.startswith("data: ")]
+
+
+async def settle(admin_pb):
+    """Wait for the turn's outbox row, then run the persister as the app backend would."""
+    await chat_deps.chat_deps().costs.flush()
+    return CostPersister(admin_pb).drain()
+
+
+def events_of(admin_pb, turn_id):
+    return {e["source"]: e for e in admin_pb.all("ai_cost_events", filter=f'turn_id = "{turn_id}"')}
+
+
+async def test_a_turn_with_a_tool_round_gives_exactly_the_apportioned_events(priced, token, admin_pb):
+    fake, demo = priced
+    fake.reply_tool("kb_search", {"query": "dekkingsgraad"}, usage=ROUND_1)
+    fake.reply_text("De dekkingsgraad [ref:1].", usage=ROUND_2)
+    done = (await ask(token))[-1]
+    stats = await settle(admin_pb)
+    assert stats.events == 2 and stats.duplicates == 0
+    events = events_of(admin_pb, done["turn_id"])
+    assert set(events) == {"chatbot:kb_search", "chatbot:chat_general"}
+    search, chat = events["chatbot:kb_search"], events["chatbot:chat_general"]
+    assert (search["capability"], chat["capability"]) == ("tool-call", "chat-stream")
+    assert [search[k] for k in ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")] == \
+        [1200, 40, 1000, 0]
+    assert [chat[k] for k in ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")] == \
+        [1500, 200, 0, 1000]
+    assert search["cost_usd"] == pytest.approx(0.00265) and search["credits"] == pytest.approx(2.65)
+    assert chat["cost_usd"] == pytest.approx(0.0026) and chat["credits"] == pytest.approx(2.6)
+    assert search["model"] == "claude-haiku-4-5" and search["user"] and search["tenant"] == demo["id"]
+    after = admin_pb.get("tenants", demo["id"])["credits"]
+    assert after == pytest.approx(demo["credits"] - 5.25)
+    # the token totals of the events equal what the model reported, to the token
+    assert done["usage"]["input_tokens"] == search["input_tokens"] + chat["input_tokens"]
+
+
+async def test_two_tools_of_different_capabilities_in_one_round_split_by_calls(priced, token, admin_pb):
+    fake, _demo = priced
+    fake.reply_tools([("kb_search", {"query": "aow"}), ("propose_graph_delta", {"reason": "x", "topics": [],
+                                                                                  "relations": []})],
+                     usage={"input_tokens": 1001, "output_tokens": 41, "cache_creation_input_tokens": 0,
+                            "cache_read_input_tokens": 0})
+    fake.reply_text("Klaar.", usage={"input_tokens": 10, "output_tokens": 2, "cache_creation_input_tokens": 0,
+                                     "cache_read_input_tokens": 0})
+    done = (await ask(token, "Wat is de AOW?"))[-1]
+    await settle(admin_pb)
+    events = events_of(admin_pb, done["turn_id"])
+    assert {k: (e["input_tokens"], e["output_tokens"]) for k, e in events.items()} == {
+        "chatbot:kb_search": (500, 20), "chatbot:data_write": (501, 21), "chatbot:chat_general": (10, 2)}
+
+
+async def test_a_stopped_answer_still_records_what_was_spent(priced, pb_server, admin_pb):
+    fake, _demo = priced
+    fake.reply_text("Een lang antwoord dat niet afkomt", chunk_delay=0.3, usage=ROUND_2)
+    user = AuthService(pb_server.url, pb_server.admin_client()).sign_in("learner@example.com", "test-demo-pass-1").user
+    turn = run_turn(user, [{"role": "user", "content": "Vertel alles."}], chat_deps.chat_deps(), "fts")
+    async for event in turn:
+        if event["type"] == "text":
+            break  # the user presses stop after the first words
+    await turn.aclose()
+    await settle(admin_pb)
+    rows = admin_pb.all("ai_cost_events", filter='source = "chatbot:chat_general"', sort="-created")
+    newest = rows[0]  # input and cache as the response started; 1 output token reported so far
+    assert (newest["input_tokens"], newest["cache_read_tokens"], newest["output_tokens"]) == (1500, 1000, 1)
+
+
+async def test_a_model_error_mid_stream_still_records_what_was_spent(priced, token, admin_pb):
+    fake, _demo = priced
+    fake.reply_text("Begin van", error_event="overloaded_error", usage=ROUND_1)
+    events = await ask(token)
+    assert events[-1]["type"] == "error"
+    stats = await settle(admin_pb)
+    assert stats.events == 1
+    newest = admin_pb.all("ai_cost_events", sort="-created")[0]
+    assert (newest["input_tokens"], newest["cache_write_tokens"]) == (1200, 1000)
+
+
+async def test_replaying_the_outbox_writes_nothing_twice(priced, token, admin_pb):
+    fake, demo = priced
+    fake.reply_text("Kort.", usage=ROUND_2)
+    done = (await ask(token))[-1]
+    await settle(admin_pb)
+    credits = admin_pb.get("tenants", demo["id"])["credits"]
+    rows = [r for r in admin_pb.all("outbox", filter=f'type = "{OUTBOX_COST}"')
+            if r["payload"]["turn_id"] == done["turn_id"]]
+    assert len(rows) == 1 and rows[0]["status"] == "done"
+    for _ in range(2):  # replay the row (a crash after writing, before marking it done)
+        admin_pb.update("outbox", rows[0]["id"], {"status": "pending"})
+        stats = CostPersister(admin_pb).drain()
+        assert stats.events == 0 and stats.duplicates == 1
+    assert len(events_of(admin_pb, done["turn_id"])) == 1
+    assert admin_pb.get("tenants", demo["id"])["credits"] == credits
+
+
+async def test_an_unlimited_plan_records_cost_but_debits_nothing(priced, token, admin_pb):
+    fake, demo = priced
+    admin_pb.update("tenants", demo["id"], {"credits_unlimited": True})
+    fake.reply_text("Kort.", usage=ROUND_2)
+    done = (await ask(token))[-1]
+    await settle(admin_pb)
+    assert len(events_of(admin_pb, done["turn_id"])) == 1
+    assert admin_pb.get("tenants", demo["id"])["credits"] == demo["credits"]
+
+
+async def test_the_switch_off_writes_no_events(priced, token, admin_pb, monkeypatch):
+    fake, _demo = priced
+    monkeypatch.setenv("AI_COST_TRACKING_ENABLED", "false")
+    deps.reset()
+    await chat_deps.chat_deps().llm.aclose()
+    chat_deps.reset()
+    rows_before = len(admin_pb.all("outbox", filter=f'type = "{OUTBOX_COST}"'))
+    fake.reply_text("Kort.", usage=ROUND_2)
+    events = await ask(token)
+    assert events[-1]["type"] == "done"
+    await chat_deps.chat_deps().costs.flush()
+    assert len(admin_pb.all("outbox", filter=f'type = "{OUTBOX_COST}"')) == rows_before
+
+
+async def test_an_unknown_model_warns_once_and_uses_the_default_price(priced, token, admin_pb, monkeypatch, caplog):
+    fake, _demo = priced
+    monkeypatch.setenv("R42_MODEL", "claude-future-9")
+    deps.reset()
+    await chat_deps.chat_deps().llm.aclose()
+    chat_deps.reset()
+    caplog.set_level(logging.WARNING, logger="r42_app.services.costs")
+    turn_ids = []
+    for _ in range(2):
+        fake.reply_text("Kort.", usage={"input_tokens": 1_000_000, "output_tokens": 0,
+                                        "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0})
+        turn_ids.append((await ask(token))[-1]["turn_id"])
+    await settle(admin_pb)
+    warnings = [r for r in caplog.records if "claude-future-9" in r.getMessage()]
+    assert len(warnings) == 1
+    assert events_of(admin_pb, turn_ids[0])["chatbot:chat_general"]["cost_usd"] == pytest.approx(3.0)  # default $3
