@@ -109,9 +109,12 @@ def _parse_json(raw: bytes) -> Any:
 
 
 def _refused(exc: ChatRefused) -> JSONResponse:
-    """A guard refusal as its status (429 with Retry-After)."""
+    """A guard refusal as its status (429 with Retry-After; 402 with the reason and credit metadata)."""
     headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} if exc.kind == "rate_limited" else None
-    return _error(REFUSAL_STATUS.get(exc.kind, 403), exc.kind, exc.message, headers)
+    status = REFUSAL_STATUS.get(exc.kind, 403)
+    if exc.details:
+        return JSONResponse({"type": exc.kind, "message": exc.message, **exc.details}, status_code=status)
+    return _error(status, exc.kind, exc.message, headers)
 
 
 def _bearer(request: Request) -> str:

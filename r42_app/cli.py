@@ -8,6 +8,7 @@
     r42 chatbot user-grant|user-deny|user-inherit --tenant SLUG --email E --capability ID
     r42 chatbot enable|disable --tenant SLUG
     r42 chatbot migrate-legacy --tenant SLUG|* [--dry-run]
+    r42 credits show|set|add --tenant SLUG [N] [--unlimited|--limited]
 
 Commands that need PocketBase use the running one (R42_PB_URL or 127.0.0.1:R42_PB_PORT) and
 otherwise start the embedded one on the data dir for the duration of the command.
@@ -32,7 +33,8 @@ from r42_app.core.capabilities import CAPABILITIES, DENY, GRANT, INHERIT
 from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from r42_app.core.retrieval import render_snippets
 from r42_app.services.access import AccessError, AccessStore
-from r42_app.services.costs import CostPersister
+from r42_app.core.costs import USD_PER_CREDIT, TenantCredits
+from r42_app.services.costs import CostPersister, CreditError, CreditStore
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.indexer import Indexer
 from r42_app.services.kb_store import KBError, KBStore, Tenant
@@ -599,6 +601,35 @@ def cmd_chatbot_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- credits (issue 12) ---------------------------------------------------------------------
+
+
+def _credits_line(tenant: Tenant, c: TenantCredits) -> str:
+    amount = "unlimited" if c.unlimited else f"{c.credits:.2f} credits (USD {c.credits * USD_PER_CREDIT:.2f})"
+    return f"{tenant.slug}: {amount}" + (f", plan {c.plan}" if c.plan else "")
+
+
+def cmd_credits(args: argparse.Namespace) -> int:
+    """show / set / add a tenant's AI credits (1 credit = USD 0.001); --unlimited switches the plan flag."""
+    if args.credits_command in ("set", "add") and args.amount is None and args.unlimited is None:
+        return _fail(f"`r42 credits {args.credits_command}` needs an amount of credits, or --unlimited/--limited")
+    cfg = load_settings()
+    with admin_connection(cfg) as pb:
+        tenant = _capability_tenants(pb, args.tenant)[0]
+        store = CreditStore(pb)
+        if args.credits_command == "show":
+            print(_credits_line(tenant, store.show(tenant)))
+            return 0
+        kind = {"set": "set_to", "add": "add"}[args.credits_command]
+        try:
+            after = store.change(tenant, "", "cli", unlimited=args.unlimited,
+                                 **({kind: args.amount} if args.amount is not None else {}))
+        except CreditError as exc:
+            return _fail(str(exc))
+    print(_credits_line(tenant, after))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="r42", description="R42: the knowledge-base-grounded learning assistant")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -683,6 +714,21 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.add_argument("--tenant", required=True, help="tenant slug, or * for all tenants")
     migrate.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     migrate.set_defaults(func=cmd_chatbot_migrate)
+
+    credits = sub.add_parser("credits", help="a tenant's AI credits (1 credit = USD 0.001 of model cost)")
+    credits_sub = credits.add_subparsers(dest="credits_command", required=True)
+    for name, what in (("show", "show the credits left"), ("set", "set the credits to N"),
+                       ("add", "add N credits (negative to take some off)")):
+        cmd = credits_sub.add_parser(name, help=what)
+        cmd.add_argument("--tenant", required=True)
+        if name != "show":
+            cmd.add_argument("amount", nargs="?", type=float, help="credits")
+            plan = cmd.add_mutually_exclusive_group()
+            plan.add_argument("--unlimited", dest="unlimited", action="store_const", const=True,
+                              help="an unlimited plan: no checks, no debits (costs are still recorded)")
+            plan.add_argument("--limited", dest="unlimited", action="store_const", const=False,
+                              help="back to counting credits")
+        cmd.set_defaults(func=cmd_credits, unlimited=None, amount=None)
     return parser
 
 

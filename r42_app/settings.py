@@ -83,6 +83,7 @@ class Settings:
     capability_overrides_enabled: bool = True  # false: the rollback switch (exact `capability_scopes` lists)
     cost_tracking: bool = True  # AI_COST_TRACKING_ENABLED
     price_table: str = ""  # R42_PRICE_TABLE: another model price file (JSON)
+    upgrade_url: str = "/admin/costs"  # R42_UPGRADE_URL: where a tenant without credits can get more
     chat_per_minute: int = 12  # questions per user per minute (window and API alike) ...
     chat_burst: int = 4  # ... with this many at once
 
@@ -140,6 +141,7 @@ def load_settings() -> Settings:
         capability_overrides_enabled=_flag("R42_CAPABILITY_OVERRIDES_ENABLED", True),
         cost_tracking=_flag("AI_COST_TRACKING_ENABLED", True),
         price_table=env.get("R42_PRICE_TABLE", ""),
+        upgrade_url=env.get("R42_UPGRADE_URL") or "/admin/costs",
         chat_per_minute=_count("R42_CHAT_PER_MINUTE", 12, 10_000),
         chat_burst=_count("R42_CHAT_BURST", 4, 1_000),
         embed_chunks=_count("R42_EMBED_CHUNKS", 1, 16),

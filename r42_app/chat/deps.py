@@ -19,7 +19,8 @@ def chat_deps() -> ChatDeps:
                                                 timeout=cfg.model_timeout)
     return ChatDeps(retriever=deps.retriever(), kb=deps.kb_store(), llm=llm, quiz=deps.quiz_store(),
                     access=deps.access_store(), limiter=rate_limiter(), tools=tool_registry(),
-                    suggestions=deps.suggestion_store(), costs=None if llm is None else deps.cost_recorder())
+                    suggestions=deps.suggestion_store(), costs=None if llm is None else deps.cost_recorder(),
+                    upgrade_url=cfg.upgrade_url)
 
 
 @functools.lru_cache(maxsize=1)

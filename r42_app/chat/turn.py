@@ -29,7 +29,7 @@ from r42_app.core.chat import (
     trim_history,
     validate_messages,
 )
-from r42_app.core.costs import Round, Usage
+from r42_app.core.costs import QuotaExceeded, Round, Usage, assert_tenant_ai_credit_access
 from r42_app.core.ratelimit import RateLimiter
 from r42_app.core.retrieval import render_snippets
 from r42_app.chat.tools import ToolRegistry, TurnContext, builtin_registry
@@ -45,11 +45,12 @@ log = logging.getLogger(__name__)
 class ChatRefused(Exception):
     """The guard refused the turn; `kind` and `message` go to the user (the API maps kind to a status)."""
 
-    def __init__(self, kind: str, message: str, retry_after: float = 0.0):
+    def __init__(self, kind: str, message: str, retry_after: float = 0.0, details: dict | None = None):
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.retry_after = retry_after
+        self.details = details or {}  # quota_exceeded: {"reason", "metadata"}
 
 
 class QuizLock(Protocol):
@@ -91,6 +92,7 @@ class ChatDeps:
     tools: ToolRegistry = field(default_factory=builtin_registry)
     suggestions: Any = None  # SuggestionStore: where a learner's confirmed edit goes
     costs: Any = None  # CostRecorder: the turn's cost events go to the outbox (None: not tracked)
+    upgrade_url: str = "/admin/costs"  # where a tenant out of credits can buy more (in the 402)
 
 
 @dataclass(frozen=True)
@@ -104,8 +106,9 @@ class TurnPermit:
 async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_HELP,
                      rate_limit: bool = True) -> TurnPermit:
     """The guard, once per turn, for the window and the API alike: signed in, in a tenant, R42 on for
-    the tenant, the `need`ed capability resolved for this user now, no active quiz (the server's
-    row, whatever the browser says), and within the rate limit (consumed only when all else passed).
+    the tenant, the `need`ed capability resolved for this user now, AI credit left for a model call
+    (`assert_tenant_ai_credit_access`; not offline), no active quiz (the server's row, whatever the
+    browser says), and within the rate limit (consumed only when all else passed).
     Raises ChatRefused with a typed kind. Its PocketBase queries run at the same time, off the loop."""
     if user is None:
         raise ChatRefused("unauthenticated", REFUSALS["unauthenticated"])
@@ -127,6 +130,12 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
     if need not in capabilities:
         kind = "capability_denied"
         raise ChatRefused(kind, REFUSALS[kind] if need == QA_HELP else REFUSALS["data_write_denied"])
+    if access is not None and need == QA_HELP and deps.llm is not None:  # offline answers cost nothing
+        try:
+            assert_tenant_ai_credit_access(access[0].credits, minimum_credits=1, upgrade_url=deps.upgrade_url)
+        except QuotaExceeded as exc:
+            raise ChatRefused("quota_exceeded", exc.message,
+                              details={"reason": exc.reason, "metadata": exc.metadata}) from exc
     if quiz_active:
         raise ChatRefused("quiz_active", QUIZ_MESSAGE)
     if rate_limit and deps.limiter is not None:

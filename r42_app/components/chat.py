@@ -38,6 +38,17 @@ def citation_chip(text, **props) -> rx.Component:
     return rx.link(rx.icon("book_open", size=12), text, class_name="r42-cite", **props)
 
 
+def quota_hint() -> rx.Component:
+    """No AI credit left: say so kindly (not an error), and who can top it up."""
+    return rx.callout(
+        rx.text(rx.cond(AuthState.is_admin,
+                        "Vul het tegoed aan (r42 credits add), dan kan R42 meteen weer antwoorden.",
+                        "Je beheerder kan het tegoed aanvullen; daarna kun je je vraag opnieuw stellen."),
+                size="1"),
+        icon="sparkles", color_scheme="amber", size="1", class_name="r42-quota", margin_top="6px",
+    )
+
+
 def bubble(msg: UIMessage) -> rx.Component:
     """One message: the learner's on the right, R42's on the left, notices centred."""
     return rx.match(
@@ -55,6 +66,7 @@ def bubble(msg: UIMessage) -> rx.Component:
             rx.cond((msg.status == "incomplete") & (msg.content != ""),
                     rx.text("Onvolledig antwoord", size="1", color_scheme="orange", class_name="r42-incomplete")),
             rx.cond(msg.status == "error", rx.text("Geen antwoord ontvangen.", size="1", color_scheme="red")),
+            rx.cond(msg.status == "quota", quota_hint()),
             rx.cond(msg.delta_state != "", delta_chip(msg)),
             class_name="r42-bubble r42-assistant",
             data_status=msg.status,

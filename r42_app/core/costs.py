@@ -162,3 +162,38 @@ def price_for(table: Mapping[str, Price], model: str, default: Price) -> tuple[P
     """The model's price, or the default and False (the caller warns once)."""
     price = table.get(model)
     return (price, True) if price is not None else (default, False)
+
+
+# -- credits -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TenantCredits:
+    """A tenant's remaining AI credit (1 credit = USD 0.001); `unlimited` is a plan, not a huge number."""
+
+    credits: float
+    unlimited: bool = False
+    plan: str = ""
+
+
+class QuotaExceeded(Exception):
+    """The tenant has too little AI credit for a model call; `metadata` says how much and where to upgrade."""
+
+    def __init__(self, message: str, reason: str, metadata: dict[str, Any]):
+        super().__init__(message)
+        self.message = message
+        self.reason = reason
+        self.metadata = metadata
+
+
+NO_CREDITS = "Je organisatie heeft geen AI-tegoed meer."
+
+
+def assert_tenant_ai_credit_access(tenant: TenantCredits, minimum_credits: float = 1, upgrade_url: str = "") -> None:
+    """Raise QuotaExceeded unless the tenant may start a model call: an unlimited plan, or at least
+    `minimum_credits` left. Concurrent turns on the last credits can overdraw by what those turns use."""
+    if tenant.unlimited or tenant.credits >= minimum_credits:
+        return
+    raise QuotaExceeded(NO_CREDITS, "no_credits", {"credits_remaining": round(max(tenant.credits, 0.0), 6),
+                                                   "minimum_credits": minimum_credits, "plan": tenant.plan or "standaard",
+                                                   "upgrade_url": upgrade_url})

@@ -15,7 +15,7 @@ THREAD_VERSION = 1
 MAX_THREAD_MESSAGES = 50
 MAX_STORED_CHARS = 400_000
 ROLES = ("user", "assistant", "notice")
-STATUSES = ("ok", "incomplete", "error", "offline")
+STATUSES = ("ok", "incomplete", "error", "offline", "quota")  # quota: refused, the tenant has no AI credit
 DELTA_STATES = ("", "pending", "applied", "suggested", "declined", "failed")
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 

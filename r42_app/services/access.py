@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
 from r42_app.core.capabilities import (
@@ -23,6 +22,8 @@ from r42_app.core.capabilities import (
     resolve,
     with_override,
 )
+from r42_app.core.costs import TenantCredits
+from r42_app.services.audit import audit_request
 from r42_app.services.kb_store import Tenant
 from r42_app.services.pb import BatchRequest, PBError, PocketBase, quote
 
@@ -39,6 +40,7 @@ class AccessError(Exception):
 class TenantChatbot:
     enabled: bool
     default: frozenset[str]
+    credits: TenantCredits = TenantCredits(0.0)
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,11 @@ class AuditEntry:
 
 def _tenant_chatbot(row: Mapping[str, Any]) -> TenantChatbot:
     default = row.get("chatbot_default_capabilities")
+    credits = row.get("credits")
     return TenantChatbot(bool(row.get("chatbot_enabled")),
-                         DEFAULT_CAPABILITIES if default is None or not isinstance(default, list) else known(default))
+                         DEFAULT_CAPABILITIES if default is None or not isinstance(default, list) else known(default),
+                         TenantCredits(float(credits) if isinstance(credits, (int, float)) else 0.0,
+                                       bool(row.get("credits_unlimited")), str(row.get("plan") or "")))
 
 
 def _set(caps: Iterable[str]) -> str:
@@ -132,11 +137,7 @@ class AccessStore:
 
     def _audit(self, tenant: Tenant, actor_id: str, actor: str, kind: str, target: str, what: str, before: str,
                after: str) -> BatchRequest:
-        return BatchRequest.create("audit_log", {
-            "tenant": tenant.id, "user": actor_id or None, "tool": AUDIT_PREFIX + kind,
-            "arguments": {"actor": actor, "target": target, "what": what, "before": before, "after": after,
-                          "at": datetime.now(timezone.utc).isoformat(timespec="seconds")},
-            "outcome": "ok"})
+        return audit_request(tenant, actor_id, actor, AUDIT_PREFIX + kind, target, what, before, after)
 
     def _batch(self, requests: list[BatchRequest]) -> None:
         try:

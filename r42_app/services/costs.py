@@ -11,13 +11,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable, Iterable
 
-from r42_app.core.costs import AICostEvent, Price, Round, cost_events, price_for
+from r42_app.core.costs import AICostEvent, Price, Round, TenantCredits, cost_events, price_for
+from r42_app.services.audit import audit_request
+from r42_app.services.kb_store import Tenant
 from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time, quote
 
 publish_log = logging.getLogger("r42.ai_cost.publisher")
@@ -198,3 +201,58 @@ class CostPersister:
             except Exception as exc:  # PocketBase restarting, etc.: keep the loop alive
                 log.warning("cost persister loop: %s", exc)
             await asyncio.sleep(interval)
+
+
+class CreditError(Exception):
+    """A credit change was refused; the message says why."""
+
+
+class CreditStore:
+    """A tenant's AI credit: read, set, add, the unlimited flag; every change audited (`credits.*`)."""
+
+    def __init__(self, pb: PocketBase):
+        self.pb = pb
+
+    def show(self, tenant: Tenant) -> TenantCredits:
+        row = self.pb.get("tenants", tenant.id)
+        credits = row.get("credits")
+        return TenantCredits(float(credits) if isinstance(credits, (int, float)) else 0.0,
+                             bool(row.get("credits_unlimited")), str(row.get("plan") or ""))
+
+    def change(self, tenant: Tenant, actor_id: str, actor: str, *, set_to: float | None = None,
+               add: float | None = None, unlimited: bool | None = None) -> TenantCredits:
+        """Set or add credits and/or switch the unlimited plan, with one audit row, in one transaction."""
+        for value in (set_to, add):
+            if value is not None and (not math.isfinite(value) or abs(value) > MAX_CREDITS):
+                raise CreditError(f"credits must be a number between -{MAX_CREDITS:,} and {MAX_CREDITS:,}")
+        if set_to is not None and set_to < 0:
+            raise CreditError("credits cannot be set below 0")
+        before = self.show(tenant)
+        body: dict = {}
+        if set_to is not None:
+            body["credits"] = round(set_to, 6)
+        if add is not None:
+            body["credits+"] = round(add, 6)  # atomic in PocketBase: a turn debiting meanwhile is not lost
+        if unlimited is not None:
+            body["credits_unlimited"] = unlimited
+        if not body:
+            return before
+        what = ", ".join(filter(None, [f"set {set_to:g}" if set_to is not None else "",
+                                      f"add {add:g}" if add is not None else "",
+                                      ("unlimited on" if unlimited else "unlimited off") if unlimited is not None else ""]))
+        after_guess = TenantCredits(round((set_to if set_to is not None else before.credits) + (add or 0), 6),
+                                    before.unlimited if unlimited is None else unlimited, before.plan)
+        try:
+            self.pb.batch([BatchRequest.update("tenants", tenant.id, body),
+                           audit_request(tenant, actor_id, actor, "credits.change", "", what, _describe(before),
+                                         _describe(after_guess))])
+        except PBError as exc:
+            raise CreditError(f"PocketBase refused the change: {exc}") from exc
+        return self.show(tenant)
+
+
+MAX_CREDITS = 1_000_000_000
+
+
+def _describe(c: TenantCredits) -> str:
+    return "onbeperkt" if c.unlimited else f"{c.credits:.2f} credits"

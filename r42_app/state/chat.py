@@ -4,6 +4,7 @@ browser's localStorage under `chat:thread:{userId}` and only passes through here
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -265,34 +266,41 @@ class ChatState(rx.State):
             user = await self._user()
             history = [{"role": m.role, "content": m.content} for m in self.messages[:-1]
                        if m.role in ("user", "assistant") and m.content.strip() and m.id != "greeting"
-                       and m.status not in ("error", "incomplete")]
+                       and m.status not in ("error", "incomplete", "quota")]
         text, citations, status, dropped = "", [], "ok", 0
         delta: dict = {}
         rejected: list[str] = []
         try:
-            async for event in run_turn(user, history, chat_deps()):
-                async with self:
-                    if self._stop:
-                        status = "incomplete"
-                        break
-                    kind = event["type"]
-                    if kind == "text":
-                        text += event["text"]
-                        self._set_last(content=text, display=text)
-                    elif kind == "citation":
-                        citations.append(UICitation(event["ref"], event["slug"], event["label"]))
-                    elif kind == "delta":
-                        delta = event["delta"]
-                    elif kind == "delta_rejected":
-                        rejected.append(event["message"])
-                    elif kind == "error":
-                        status = "incomplete" if text else "error"
-                        self.error = event["message"]
-                        self.mark = "error"
-                    elif kind == "done":
-                        dropped = event["dropped"]
-                        status = "offline" if event["offline"] else "ok"
-        except (ChatInputError, ChatRefused) as exc:
+            async with contextlib.aclosing(run_turn(user, history, chat_deps())) as turn:  # stop closes it now
+                async for event in turn:
+                    async with self:
+                        if self._stop:
+                            status = "incomplete"
+                            break
+                        kind = event["type"]
+                        if kind == "text":
+                            text += event["text"]
+                            self._set_last(content=text, display=text)
+                        elif kind == "citation":
+                            citations.append(UICitation(event["ref"], event["slug"], event["label"]))
+                        elif kind == "delta":
+                            delta = event["delta"]
+                        elif kind == "delta_rejected":
+                            rejected.append(event["message"])
+                        elif kind == "error":
+                            status = "incomplete" if text else "error"
+                            self.error = event["message"]
+                            self.mark = "error"
+                        elif kind == "done":
+                            dropped = event["dropped"]
+                            status = "offline" if event["offline"] else "ok"
+        except ChatRefused as exc:
+            async with self:
+                if exc.kind == "quota_exceeded":  # an upsell hint in the thread, not an error state
+                    status, text = "quota", exc.message
+                else:
+                    status, self.error, self.mark = "error", str(exc), "error"
+        except ChatInputError as exc:
             async with self:
                 status, self.error, self.mark = "error", str(exc), "error"
         except Exception as exc:  # never leave the window spinning

@@ -76,3 +76,20 @@ def test_events_always_add_up_to_what_the_model_reported(raw):
     assert sum((e.usage for e in events), Usage()) == reported
     assert len({e.id for e in events}) == len(events)
     assert abs(sum(e.cost_usd for e in events) - HAIKU.cost(reported)) < 1e-6
+
+
+def test_credit_access_needs_the_minimum_or_an_unlimited_plan():
+    import pytest
+
+    from r42_app.core.costs import QuotaExceeded, TenantCredits, assert_tenant_ai_credit_access
+
+    assert_tenant_ai_credit_access(TenantCredits(1.0))
+    assert_tenant_ai_credit_access(TenantCredits(-50.0, unlimited=True))
+    with pytest.raises(QuotaExceeded) as refused:
+        assert_tenant_ai_credit_access(TenantCredits(0.4, plan="starter"), minimum_credits=1, upgrade_url="/admin/costs")
+    assert refused.value.reason == "no_credits"
+    assert refused.value.metadata == {"credits_remaining": 0.4, "minimum_credits": 1, "plan": "starter",
+                                      "upgrade_url": "/admin/costs"}
+    with pytest.raises(QuotaExceeded) as overdrawn:
+        assert_tenant_ai_credit_access(TenantCredits(-3.0))
+    assert overdrawn.value.metadata["credits_remaining"] == 0.0
