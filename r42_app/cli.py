@@ -9,6 +9,7 @@
     r42 chatbot enable|disable --tenant SLUG
     r42 chatbot migrate-legacy --tenant SLUG|* [--dry-run]
     r42 credits show|set|add --tenant SLUG [N] [--unlimited|--limited]
+    r42 costs report --tenant SLUG [--since D] [--until D] [--by capability|user|day] [--json|--csv]
 
 Commands that need PocketBase use the running one (R42_PB_URL or 127.0.0.1:R42_PB_PORT) and
 otherwise start the embedded one on the data dir for the duration of the command.
@@ -18,12 +19,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
@@ -34,7 +37,7 @@ from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from r42_app.core.retrieval import render_snippets
 from r42_app.services.access import AccessError, AccessStore
 from r42_app.core.costs import USD_PER_CREDIT, TenantCredits
-from r42_app.services.costs import CostPersister, CreditError, CreditStore
+from r42_app.services.costs import CostPersister, CostReports, CreditError, CreditStore
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.indexer import Indexer
 from r42_app.services.kb_store import KBError, KBStore, Tenant
@@ -630,6 +633,62 @@ def cmd_credits(args: argparse.Namespace) -> int:
     return 0
 
 
+def _date(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a date like 2026-12-01") from exc
+
+
+def cmd_costs_report(args: argparse.Namespace) -> int:
+    """A tenant's AI cost for a range of UTC days, grouped by capability, user or day."""
+    today = datetime.now(timezone.utc).date()
+    since, until = args.since or today.replace(day=1), args.until or today
+    cfg = load_settings()
+    with admin_connection(cfg) as pb:
+        tenant = _capability_tenants(pb, args.tenant)[0]
+        try:
+            report = CostReports(pb).report(tenant, since, until)
+        except ValueError as exc:
+            return _fail(str(exc))
+        left = CreditStore(pb).show(tenant)
+    if args.by == "day":
+        lines = [(d, sum(report.by_day[d].values())) for d in report.days]
+        rows = [{"day": d, "cost_usd": round(usd, 6)} for d, usd in lines]
+    else:
+        group = report.by_capability if args.by == "capability" else report.by_user
+        rows = [{args.by: line.key, "events": line.events, "input_tokens": line.usage.input_tokens,
+                 "output_tokens": line.usage.output_tokens, "cache_write_tokens": line.usage.cache_write_tokens,
+                 "cache_read_tokens": line.usage.cache_read_tokens, "cost_usd": round(line.cost_usd, 6),
+                 "credits": round(line.credits, 6)} for line in group]
+    total = report.total
+    if args.json:
+        print(json.dumps({"tenant": tenant.slug, "since": report.since, "until": report.until,
+                          "total": {"events": total.events, "cost_usd": round(total.cost_usd, 6),
+                                    "credits": round(total.credits, 6), "input_tokens": total.usage.input_tokens,
+                                    "output_tokens": total.usage.output_tokens,
+                                    "cache_write_tokens": total.usage.cache_write_tokens,
+                                    "cache_read_tokens": total.usage.cache_read_tokens,
+                                    "cache_read_share": round(total.cache_read_share, 4)},
+                          "credits_left": None if left.unlimited else left.credits, "by": args.by, "rows": rows},
+                         indent=2))
+        return 0
+    if args.csv:
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else [args.by])
+        writer.writeheader()
+        writer.writerows(rows)
+        return 0
+    print(f"{tenant.slug}, {report.since} to {report.until} (UTC): {total.events} events, USD {total.cost_usd:.4f}, "
+          f"{total.credits:.2f} credits; cache reads {total.cache_read_share:.0%} of input; "
+          + ("credits left: unlimited" if left.unlimited else f"credits left: {left.credits:.2f}"))
+    if rows:
+        header = list(rows[0])
+        widths = [max(len(str(h)), *(len(str(r[h])) for r in rows)) for h in header]
+        for line in [dict(zip(header, header)), *rows]:
+            print("  ".join(str(line[h]).ljust(w) for h, w in zip(header, widths)).rstrip())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="r42", description="R42: the knowledge-base-grounded learning assistant")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -729,6 +788,18 @@ def build_parser() -> argparse.ArgumentParser:
             plan.add_argument("--limited", dest="unlimited", action="store_const", const=False,
                               help="back to counting credits")
         cmd.set_defaults(func=cmd_credits, unlimited=None, amount=None)
+
+    costs = sub.add_parser("costs", help="AI cost reports")
+    costs_sub = costs.add_subparsers(dest="costs_command", required=True)
+    report = costs_sub.add_parser("report", help="a tenant's AI cost per capability, user or day (UTC days)")
+    report.add_argument("--tenant", required=True)
+    report.add_argument("--since", type=_date, help="first day, YYYY-MM-DD (default: the 1st of this month)")
+    report.add_argument("--until", type=_date, help="last day, YYYY-MM-DD (default: today)")
+    report.add_argument("--by", choices=["capability", "user", "day"], default="capability")
+    fmt = report.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true")
+    fmt.add_argument("--csv", action="store_true", help="the grouped rows as CSV")
+    report.set_defaults(func=cmd_costs_report)
     return parser
 
 

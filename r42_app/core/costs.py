@@ -197,3 +197,78 @@ def assert_tenant_ai_credit_access(tenant: TenantCredits, minimum_credits: float
     raise QuotaExceeded(NO_CREDITS, "no_credits", {"credits_remaining": round(max(tenant.credits, 0.0), 6),
                                                    "minimum_credits": minimum_credits, "plan": tenant.plan or "standaard",
                                                    "upgrade_url": upgrade_url})
+
+
+# -- the cost report ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DailyRow:
+    """One `ai_cost_daily` row: a tenant's cost for one UTC day, user, source and model."""
+
+    day: str
+    user: str  # display name ("" for events without a user)
+    source: str  # chatbot:<capability>
+    model: str
+    events: int
+    usage: Usage
+    cost_usd: float
+    credits: float
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """Totals for one group (a capability, a user, a day, or everything)."""
+
+    key: str
+    events: int = 0
+    usage: Usage = Usage()
+    cost_usd: float = 0.0
+    credits: float = 0.0
+
+    def __add__(self, row: "DailyRow | CostLine") -> "CostLine":
+        return CostLine(self.key, self.events + row.events, self.usage + row.usage,
+                        round(self.cost_usd + row.cost_usd, 9), round(self.credits + row.credits, 6))
+
+    @property
+    def cache_read_share(self) -> float:
+        """Cache reads as a share of all input tokens (fresh input + cache writes + cache reads)."""
+        all_input = self.usage.input_tokens + self.usage.cache_write_tokens + self.usage.cache_read_tokens
+        return self.usage.cache_read_tokens / all_input if all_input else 0.0
+
+
+@dataclass(frozen=True)
+class CostReport:
+    since: str
+    until: str
+    total: CostLine
+    by_capability: tuple[CostLine, ...]  # most expensive first
+    by_user: tuple[CostLine, ...]  # most expensive first
+    days: tuple[str, ...]  # every day of the range, for the chart
+    by_day: dict[str, dict[str, float]]  # day -> capability -> USD
+
+
+def capability_of(source: str) -> str:
+    return source.split(":", 1)[1] if source.startswith("chatbot:") else source
+
+
+def build_report(rows: Iterable[DailyRow], days: Iterable[str], since: str, until: str) -> CostReport:
+    """Totals, per capability, per user and per day from rollup rows (never from single events)."""
+    total = CostLine("total")
+    per_cap: dict[str, CostLine] = {}
+    per_user: dict[str, CostLine] = {}
+    days = tuple(days)
+    by_day: dict[str, dict[str, float]] = {d: {} for d in days}
+    for row in rows:
+        cap = capability_of(row.source)
+        total = total + row
+        per_cap[cap] = per_cap.get(cap, CostLine(cap)) + row
+        who = row.user or "(onbekend)"
+        per_user[who] = per_user.get(who, CostLine(who)) + row
+        if row.day in by_day:
+            by_day[row.day][cap] = round(by_day[row.day].get(cap, 0.0) + row.cost_usd, 9)
+
+    def ranked(lines: dict[str, CostLine]) -> tuple[CostLine, ...]:
+        return tuple(sorted(lines.values(), key=lambda line: (-line.cost_usd, line.key)))
+
+    return CostReport(since, until, total, ranked(per_cap), ranked(per_user), days, by_day)

@@ -9,16 +9,30 @@ the same PocketBase transaction: replaying the outbox finds the id taken and wri
 from __future__ import annotations
 
 import asyncio
+import csv
+import hashlib
+import io
 import json
 import logging
 import math
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable, Iterable
 
-from r42_app.core.costs import AICostEvent, Price, Round, TenantCredits, cost_events, price_for
+from r42_app.core.costs import (
+    AICostEvent,
+    CostReport,
+    DailyRow,
+    Price,
+    Round,
+    TenantCredits,
+    Usage,
+    build_report,
+    cost_events,
+    price_for,
+)
 from r42_app.services.audit import audit_request
 from r42_app.services.kb_store import Tenant
 from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time, quote
@@ -57,6 +71,11 @@ class PriceTable:
             log.warning("no price for model %r in the price table: using the default (%s in / %s out per "
                         "million tokens); add it to %s", model, self.default.input, self.default.output, PRICE_TABLE)
         return price
+
+
+def rollup_id(tenant: str, day: str, user: str, source: str, model: str) -> str:
+    """The id of one `ai_cost_daily` row (tenant, UTC day, user, source, model)."""
+    return hashlib.sha256(f"{tenant}|{day}|{user}|{source}|{model}".encode()).hexdigest()[:15]
 
 
 class CostRecorder:
@@ -121,9 +140,18 @@ class CostPersister:
         return self.pb.list("outbox", filter=flt, sort="created,id", per_page=limit).get("items", [])
 
     def persist(self, event: AICostEvent, unlimited: bool) -> bool:
-        """Write one event and debit its credits in one transaction; False when it was already written."""
+        """Write one event, add it to its day's rollup and debit its credits, in one transaction; False when
+        it was already written (then nothing else is either)."""
         body = {**event.as_dict(), "user": event.user or None}
-        requests = [BatchRequest.create("ai_cost_events", body)]
+        day = self.clock().strftime("%Y-%m-%d")  # the UTC day the event is stored (its `created`)
+        rollup = {"id": rollup_id(event.tenant, day, event.user, event.source, event.model), "tenant": event.tenant,
+                  "day": day, "user": event.user or None, "source": event.source, "model": event.model,
+                  "events+": 1, "input_tokens+": event.usage.input_tokens,
+                  "output_tokens+": event.usage.output_tokens, "cache_write_tokens+": event.usage.cache_write_tokens,
+                  "cache_read_tokens+": event.usage.cache_read_tokens, "cost_usd+": event.cost_usd,
+                  "credits+": event.credits}
+        requests = [BatchRequest.create("ai_cost_events", body),
+                    BatchRequest("PUT", "/api/collections/ai_cost_daily/records", rollup)]  # upsert
         if not unlimited and event.credits > 0:
             requests.append(BatchRequest.update("tenants", event.tenant, {"credits-": event.credits}))
         try:
@@ -256,3 +284,56 @@ MAX_CREDITS = 1_000_000_000
 
 def _describe(c: TenantCredits) -> str:
     return "onbeperkt" if c.unlimited else f"{c.credits:.2f} credits"
+
+
+# -- the cost report ----------------------------------------------------------------------------------
+
+CSV_FIELDS = ("created", "turn_id", "user", "capability", "source", "model", "input_tokens", "output_tokens",
+              "cache_write_tokens", "cache_read_tokens", "cost_usd", "credits")
+
+
+def day_range(since: date, until: date) -> list[str]:
+    """Every UTC day from `since` to `until`, inclusive (at most 366)."""
+    if until < since:
+        raise ValueError("the end date is before the start date")
+    if (until - since).days > 366:
+        raise ValueError("a report covers at most a year")
+    return [(since + timedelta(days=i)).isoformat() for i in range((until - since).days + 1)]
+
+
+class CostReports:
+    """Reads a tenant's cost report from the daily rollup (a few rows per day, whatever the number of events)."""
+
+    def __init__(self, pb: PocketBase):
+        self.pb = pb
+
+    def daily_rows(self, tenant: Tenant, since: date, until: date) -> list[DailyRow]:
+        flt = (f"tenant = {quote(tenant.id)} && day >= {quote(since.isoformat())} && "
+               f"day <= {quote(until.isoformat())}")
+        out = []
+        for r in self.pb.iter_all("ai_cost_daily", filter=flt, sort="day", expand="user"):
+            user = (r.get("expand") or {}).get("user") or {}
+            usage = Usage(int(r.get("input_tokens") or 0), int(r.get("output_tokens") or 0),
+                          int(r.get("cache_write_tokens") or 0), int(r.get("cache_read_tokens") or 0))
+            out.append(DailyRow(r["day"], user.get("name") or user.get("email") or "", r.get("source", ""),
+                                r.get("model", ""), int(r.get("events") or 0), usage, float(r.get("cost_usd") or 0),
+                                float(r.get("credits") or 0)))
+        return out
+
+    def report(self, tenant: Tenant, since: date, until: date) -> CostReport:
+        days = day_range(since, until)
+        return build_report(self.daily_rows(tenant, since, until), days, days[0], days[-1])
+
+    def events_csv(self, tenant: Tenant, since: date, until: date) -> str:
+        """Every cost event of the range as CSV (UTC; the export button and `r42 costs report --csv`)."""
+        day_range(since, until)
+        start, end = since.isoformat() + " 00:00:00.000Z", (until + timedelta(days=1)).isoformat() + " 00:00:00.000Z"
+        flt = f"tenant = {quote(tenant.id)} && created >= {quote(start)} && created < {quote(end)}"
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(CSV_FIELDS)
+        for r in self.pb.iter_all("ai_cost_events", filter=flt, sort="created,id", expand="user"):
+            user = (r.get("expand") or {}).get("user") or {}
+            writer.writerow([r.get("created", ""), r.get("turn_id", ""), user.get("email", ""),
+                             *(r.get(f, "") for f in CSV_FIELDS[3:])])
+        return buffer.getvalue()
