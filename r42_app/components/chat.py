@@ -39,11 +39,12 @@ def citation_chip(text, **props) -> rx.Component:
 
 
 def quota_hint() -> rx.Component:
-    """No AI credit left: say so kindly (not an error), and who can top it up."""
+    """No AI credit left: say so kindly (not an error), and show admins where to top up."""
     return rx.callout(
         rx.text(rx.cond(AuthState.is_admin,
-                        "Vul het tegoed aan (r42 credits add), dan kan R42 meteen weer antwoorden.",
+                        "Vul het tegoed aan, dan kan R42 meteen weer antwoorden. ",
                         "Je beheerder kan het tegoed aanvullen; daarna kun je je vraag opnieuw stellen."),
+                rx.cond(AuthState.is_admin, rx.link("Naar Kosten en tegoed", href="/admin/costs", id="r42-quota-link")),
                 size="1"),
         icon="sparkles", color_scheme="amber", size="1", class_name="r42-quota", margin_top="6px",
     )

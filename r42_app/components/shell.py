@@ -88,6 +88,7 @@ def navbar() -> rx.Component:
                 rx.cond(AuthState.is_admin, nav_link("Voorstellen", "/admin/suggestions", "inbox"), rx.fragment()),
                 rx.cond(AuthState.is_admin, nav_link("R42-instellingen", "/admin/chatbot", "sliders_horizontal"),
                         rx.fragment()),
+                rx.cond(AuthState.is_admin, nav_link("Kosten", "/admin/costs", "chart_column"), rx.fragment()),
                 spacing="1",
                 margin_left="12px",
             ),

@@ -1,0 +1,181 @@
+"""CostsState: `/admin/costs`, the tenant's AI cost report and credits (admins of the tenant only).
+Thin: the report is built in core from the daily rollup (services.costs.CostReports)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from datetime import date, datetime, timezone
+
+import reflex as rx
+
+from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, CHAT_GENERAL
+from r42_app.core.costs import USD_PER_CREDIT, CostLine
+from r42_app.services import deps
+from r42_app.services.costs import CostReports, CreditError, CreditStore, day_range
+from r42_app.services.pb import PBError
+from r42_app.state.auth import AuthState
+
+log = logging.getLogger(__name__)
+
+REFUSED = "Alleen beheerders van deze organisatie mogen de kosten en het tegoed zien en wijzigen."
+LOAD_ERROR = "De kosten konden niet worden geladen. Probeer het opnieuw."
+CHART_KEYS = (CHAT_GENERAL, *CAPABILITIES)  # the stacks of the per-day chart, in this order
+CHART_LABELS = {CHAT_GENERAL: "Antwoorden", **CAPABILITY_LABELS}
+
+
+def nl(value: float, decimals: int = 2) -> str:
+    """1234.5 -> "1.234,50" (Dutch separators)."""
+    return f"{value:,.{decimals}f}".replace(",", "_").replace(".", ",").replace("_", ".")
+
+
+def usd(value: float) -> str:
+    return "$ " + nl(value, 4 if abs(value) < 1 else 2)
+
+
+@dataclasses.dataclass
+class CostRow:
+    key: str = ""
+    label: str = ""
+    events: str = ""
+    tokens: str = ""
+    usd: str = ""
+    credits: str = ""
+
+
+def _row(line: CostLine, label: str) -> CostRow:
+    u = line.usage
+    return CostRow(line.key, label, nl(line.events, 0), nl(u.input_tokens + u.output_tokens + u.cache_write_tokens
+                                                           + u.cache_read_tokens, 0), usd(line.cost_usd),
+                   nl(line.credits))
+
+
+class CostsState(rx.State):
+    forbidden: bool = False
+    loading: bool = True
+    load_error: str = ""
+    since: str = ""
+    until: str = ""
+    range_error: str = ""
+    events: int = 0
+    total_usd: str = ""
+    credits_used: str = ""
+    credits_left: str = ""
+    unlimited: bool = False
+    out_of_credit: bool = False
+    tokens: str = ""
+    cache_share: str = ""
+    per_day: list[dict] = []
+    per_capability: list[dict] = []
+    top_users: list[dict] = []
+    capability_rows: list[CostRow] = []
+    user_rows: list[CostRow] = []
+    add_amount: str = ""
+    saving: bool = False
+
+    async def _admin(self, fresh: bool = False):
+        auth = await self.get_state(AuthState)
+        user = await auth.admin(fresh)
+        self.forbidden = user is None and auth.user_id != ""
+        if self.forbidden:
+            self.loading = False
+        return user
+
+    def _range(self) -> tuple[date, date]:
+        return date.fromisoformat(self.since), date.fromisoformat(self.until)
+
+    async def _refresh(self, user) -> None:
+        since, until = self._range()
+        pb = deps.admin_pb()
+        report, credits = await asyncio.gather(asyncio.to_thread(CostReports(pb).report, user.tenant, since, until),
+                                               asyncio.to_thread(CreditStore(pb).show, user.tenant))
+        total = report.total
+        u = total.usage
+        self.events = total.events
+        self.total_usd = usd(total.cost_usd)
+        self.credits_used = nl(total.credits)
+        self.unlimited = credits.unlimited
+        self.credits_left = "Onbeperkt" if credits.unlimited else nl(credits.credits)
+        self.out_of_credit = not credits.unlimited and credits.credits < 1
+        self.tokens = nl(u.input_tokens + u.output_tokens + u.cache_write_tokens + u.cache_read_tokens, 0)
+        self.cache_share = f"{round(100 * total.cache_read_share)}%"
+        self.per_day = [{"day": d[5:], **{k: round(report.by_day[d].get(k, 0.0), 6) for k in CHART_KEYS}}
+                        for d in report.days]
+        self.per_capability = [{"name": CHART_LABELS.get(line.key, line.key), "usd": round(line.cost_usd, 6)}
+                               for line in report.by_capability]
+        self.top_users = [{"name": line.key, "usd": round(line.cost_usd, 6)} for line in report.by_user[:10]]
+        self.capability_rows = [_row(line, CHART_LABELS.get(line.key, line.key)) for line in report.by_capability]
+        self.user_rows = [_row(line, line.key) for line in report.by_user]
+
+    @rx.event
+    async def load(self):
+        """on_load of `/admin/costs`: this month so far (UTC)."""
+        user = await self._admin()
+        if user is None:
+            return
+        today = datetime.now(timezone.utc).date()
+        self.since, self.until, self.range_error = today.replace(day=1).isoformat(), today.isoformat(), ""
+        self.loading, self.load_error = True, ""
+        yield
+        try:
+            await self._refresh(user)
+        except PBError as exc:
+            log.error("loading the cost report failed: %s", exc)
+            self.load_error = LOAD_ERROR
+        self.loading = False
+
+    @rx.event
+    async def set_range(self, form: dict):
+        """"Toon": another range of days."""
+        user = await self._admin()
+        if user is None:
+            return
+        since, until = str(form.get("since", "")), str(form.get("until", ""))
+        try:
+            day_range(date.fromisoformat(since), date.fromisoformat(until))
+        except ValueError:
+            self.range_error = "Kies een begindatum die niet na de einddatum ligt, en hoogstens een jaar ertussen."
+            return
+        self.since, self.until, self.range_error = since, until, ""
+        try:
+            await self._refresh(user)
+        except PBError as exc:
+            log.error("loading the cost report failed: %s", exc)
+            self.load_error = LOAD_ERROR
+
+    @rx.event
+    async def export_csv(self):
+        """Every cost event of the range as a CSV download."""
+        user = await self._admin()
+        if user is None:
+            return rx.toast.error(REFUSED)
+        since, until = self._range()
+        try:
+            data = await asyncio.to_thread(CostReports(deps.admin_pb()).events_csv, user.tenant, since, until)
+        except PBError as exc:
+            return rx.toast.error(f"Exporteren mislukt: {exc}")
+        return rx.download(data=data, filename=f"r42-kosten-{user.tenant.slug}-{self.since}-{self.until}.csv")
+
+    @rx.event
+    def set_add_amount(self, value: str):
+        self.add_amount = str(value)[:20]
+
+    @rx.event
+    async def add_credits(self):
+        """Top up (or, with a negative amount, take off) the tenant's credits; audited."""
+        user = await self._admin(fresh=True)
+        if user is None:
+            return rx.toast.error(REFUSED)
+        try:
+            amount = float(self.add_amount.replace(",", "."))
+        except ValueError:
+            return rx.toast.error("Vul een aantal credits in, bijvoorbeeld 5000.")
+        try:
+            await asyncio.to_thread(CreditStore(deps.admin_pb()).change, user.tenant, user.id, user.email, add=amount)
+        except CreditError as exc:
+            return rx.toast.error(str(exc))
+        self.add_amount = ""
+        await self._refresh(user)
+        return rx.toast.success(f"{nl(amount)} credits toegevoegd (USD {nl(amount * USD_PER_CREDIT)}). "
+                                "R42 kan meteen weer antwoorden.")

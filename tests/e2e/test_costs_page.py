@@ -1,0 +1,52 @@
+"""`/admin/costs` in a real browser (issue 12): after a few chats the totals shown equal the stored cost
+events, the charts are drawn, and the CSV export holds those events."""
+
+from datetime import datetime, timezone
+
+from playwright.sync_api import expect
+
+from r42_app.state.costs import nl, usd
+from tests.e2e.conftest import sign_in
+from tests.e2e.test_chat import ask, open_chat
+
+USAGE = {"input_tokens": 2000, "output_tokens": 150, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 500}
+
+
+def demo_events_this_month(pb):
+    demo = pb.first("tenants", 'slug = "demo"')
+    first = datetime.now(timezone.utc).date().replace(day=1).isoformat() + " 00:00:00.000Z"
+    return pb.all("ai_cost_events", filter=f'tenant = "{demo["id"]}" && created >= "{first}"')
+
+
+def test_the_cost_page_shows_what_the_chats_cost(served_app, page, claude):
+    pb = served_app.superuser()
+    before = len(demo_events_this_month(pb))
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    for i in range(3):
+        claude.reply_text(f"Antwoord {i} [ref:1].", usage=USAGE)
+        ask(page, f"Vraag {i} over de AOW?")
+        expect(page.locator(".r42-assistant").last).to_contain_text(f"Antwoord {i}")
+        expect(page.locator("#r42-send")).to_be_visible()
+    for _ in range(80):  # the app backend persists the outbox within a second or two
+        if len(demo_events_this_month(pb)) >= before + 3:
+            break
+        page.wait_for_timeout(250)
+    events = demo_events_this_month(pb)
+    assert len(events) >= before + 3
+
+    admin = page.context.browser.new_context(viewport={"width": 1400, "height": 900}, accept_downloads=True).new_page()
+    sign_in(admin, served_app, "admin@example.com", path="/admin/costs")
+    expect(admin.locator("#cost-usd")).to_have_text(usd(sum(e["cost_usd"] for e in events)))
+    expect(admin.locator("#cost-credits-used")).to_have_text(nl(sum(e["credits"] for e in events)))
+    tokens = sum(e[k] for e in events for k in ("input_tokens", "output_tokens", "cache_write_tokens",
+                                                  "cache_read_tokens"))
+    expect(admin.locator("#cost-tokens")).to_have_text(nl(tokens, 0))
+    expect(admin.locator("#cost-totals")).to_contain_text(f"{len(events)} kostenregels")
+    expect(admin.locator("#cost-per-day .recharts-bar-rectangle").first).to_be_visible()
+    expect(admin.locator("#cost-capability-table")).to_contain_text("Antwoorden")
+    expect(admin.locator("#cost-user-table")).to_contain_text("Lotte de Leerling")
+    with admin.expect_download() as download:
+        admin.click("#cost-export")
+    lines = open(download.value.path(), encoding="utf-8").read().strip().splitlines()
+    assert lines[0].startswith("created,turn_id,user") and len(lines) == len(events) + 1
