@@ -7,8 +7,7 @@ from r42_app.components.shell import page_frame
 from r42_app.state.costs import CHART_KEYS, CHART_LABELS, CostRow
 from r42_app.state.costs import CostsState as S
 
-CHART_COLORS = {"chat_general": "#3e63dd", "qa_help": "#8e4ec6", "kb_search": "#0090ff", "data_write": "#46a758",
-                "external_tools": "#f76b15"}
+CHART_COLORS = {"chat_general": "#3e63dd", "kb_search": "#0090ff", "data_write": "#46a758", "external_tools": "#f76b15"}
 
 
 def stat(label: str, value, note: rx.Component, id: str) -> rx.Component:
@@ -66,7 +65,7 @@ def horizontal_bars(data, id: str) -> rx.Component:
     return rx.recharts.bar_chart(
         rx.recharts.bar(data_key="usd", name="USD", fill="#3e63dd", radius=4),
         rx.recharts.x_axis(type_="number", font_size=11),
-        rx.recharts.y_axis(data_key="name", type_="category", width=160, font_size=11),
+        rx.recharts.y_axis(data_key="name", type_="category", width=120, font_size=11),
         rx.recharts.graphing_tooltip(),
         data=data, layout="vertical", width="100%", height=220, id=id,
     )
@@ -102,7 +101,7 @@ def credits_card() -> rx.Component:
             rx.input(placeholder="Aantal credits, bijv. 5000", value=S.add_amount, on_change=S.set_add_amount,
                      id="credits-amount", width="220px"),
             rx.button(rx.icon("plus", size=14), "Toevoegen", on_click=S.add_credits, id="credits-add"),
-            spacing="2", align="center",
+            spacing="2", align="center", wrap="wrap",
         )),
         rx.text("Elke wijziging komt in het auditlog.", size="1", color_scheme="gray"),
     )

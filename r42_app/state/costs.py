@@ -10,7 +10,7 @@ from datetime import date, datetime, timezone
 
 import reflex as rx
 
-from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, CHAT_GENERAL
+from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, CHAT_GENERAL, QA_HELP
 from r42_app.core.costs import USD_PER_CREDIT, CostLine
 from r42_app.services import deps
 from r42_app.services.costs import CostReports, CreditError, CreditStore, day_range
@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 
 REFUSED = "Alleen beheerders van deze organisatie mogen de kosten en het tegoed zien en wijzigen."
 LOAD_ERROR = "De kosten konden niet worden geladen. Probeer het opnieuw."
-CHART_KEYS = (CHAT_GENERAL, *CAPABILITIES)  # the stacks of the per-day chart, in this order
+# the stacks of the per-day chart: what costs are apportioned to (qa_help has no tools of its own)
+CHART_KEYS = (CHAT_GENERAL, *(c for c in CAPABILITIES if c != QA_HELP))
 CHART_LABELS = {CHAT_GENERAL: "Antwoorden", **CAPABILITY_LABELS}
 
 
@@ -31,7 +32,7 @@ def nl(value: float, decimals: int = 2) -> str:
 
 
 def usd(value: float) -> str:
-    return "$ " + nl(value, 4 if abs(value) < 1 else 2)
+    return "$\u00a0" + nl(value, 4 if abs(value) < 1 else 2)  # a non-breaking space: never "$" alone on a line
 
 
 @dataclasses.dataclass
@@ -100,11 +101,11 @@ class CostsState(rx.State):
         self.out_of_credit = not credits.unlimited and credits.credits < 1
         self.tokens = nl(u.input_tokens + u.output_tokens + u.cache_write_tokens + u.cache_read_tokens, 0)
         self.cache_share = f"{round(100 * total.cache_read_share)}%"
-        self.per_day = [{"day": d[5:], **{k: round(report.by_day[d].get(k, 0.0), 6) for k in CHART_KEYS}}
+        self.per_day = [{"day": d[5:], **{k: round(report.by_day[d].get(k, 0.0), 4) for k in CHART_KEYS}}
                         for d in report.days]
-        self.per_capability = [{"name": CHART_LABELS.get(line.key, line.key), "usd": round(line.cost_usd, 6)}
+        self.per_capability = [{"name": CHART_LABELS.get(line.key, line.key), "usd": round(line.cost_usd, 4)}
                                for line in report.by_capability]
-        self.top_users = [{"name": line.key, "usd": round(line.cost_usd, 6)} for line in report.by_user[:10]]
+        self.top_users = [{"name": line.key, "usd": round(line.cost_usd, 4)} for line in report.by_user[:10]]
         self.capability_rows = [_row(line, CHART_LABELS.get(line.key, line.key)) for line in report.by_capability]
         self.user_rows = [_row(line, line.key) for line in report.by_user]
 
