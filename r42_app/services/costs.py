@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 OUTBOX_COST = "ai.cost.event.persist"
 PRICE_TABLE = Path(__file__).resolve().parents[1] / "config" / "model_prices.json"
 MAX_ATTEMPTS = 8
+BATCH_REQUESTS = 400  # sub-requests per transaction (PocketBase allows 500)
 
 
 def _price(raw: dict) -> Price:
@@ -139,9 +140,8 @@ class CostPersister:
                f' && (available_at = "" || available_at <= {quote(now)})')
         return self.pb.list("outbox", filter=flt, sort="created,id", per_page=limit).get("items", [])
 
-    def persist(self, event: AICostEvent, unlimited: bool) -> bool:
-        """Write one event, add it to its day's rollup and debit its credits, in one transaction; False when
-        it was already written (then nothing else is either)."""
+    def _requests(self, event: AICostEvent, unlimited: bool) -> list[BatchRequest]:
+        """Write one event, add it to its day's rollup and debit its credits (sent in one transaction)."""
         body = {**event.as_dict(), "user": event.user or None}
         day = self.clock().strftime("%Y-%m-%d")  # the UTC day the event is stored (its `created`)
         rollup = {"id": rollup_id(event.tenant, day, event.user, event.source, event.model), "tenant": event.tenant,
@@ -154,8 +154,13 @@ class CostPersister:
                     BatchRequest("PUT", "/api/collections/ai_cost_daily/records", rollup)]  # upsert
         if not unlimited and event.credits > 0:
             requests.append(BatchRequest.update("tenants", event.tenant, {"credits-": event.credits}))
+        return requests
+
+    def persist(self, event: AICostEvent, unlimited: bool) -> bool:
+        """Write one event with its rollup and debit in one transaction; False when it was already written
+        (then nothing else is either)."""
         try:
-            self.pb.batch(requests)
+            self.pb.batch(self._requests(event, unlimited))
         except PBError as exc:
             if self._exists(event.id):  # written before (a replay, or another worker won the race)
                 return False
@@ -172,15 +177,52 @@ class CostPersister:
             raise
 
     def run_once(self, limit: int | None = None) -> PersistStats:
+        """Persist up to `limit` due rows. Rows go in transactions of many events at once, each together
+        with marking its outbox rows done; when such a transaction is refused (an event written before,
+        a bad row), its rows are redone one event at a time."""
         stats = PersistStats()
+        rows = self.pending(limit or self.rows_per_run)
         unlimited: dict[str, bool] = {}
-        for row in self.pending(limit or self.rows_per_run):
+        parsed: list[tuple[dict, list[AICostEvent]]] = []
+        for row in rows:
+            try:
+                events = [AICostEvent.from_dict(raw) for raw in (row.get("payload") or {}).get("events") or []]
+                for e in events:
+                    if e.tenant not in unlimited:
+                        unlimited[e.tenant] = bool(self.pb.get("tenants", e.tenant).get("credits_unlimited"))
+                parsed.append((row, events))
+            except Exception as exc:  # unreadable payload or unknown tenant: retried with backoff
+                stats.rows += 1
+                stats.failed_rows += 1
+                self._fail(row, exc)
+        chunk: list[tuple[dict, list[AICostEvent]]] = []
+        size = 0
+        for row, events in [*parsed, (None, [])]:
+            cost = 4 * len(events) + 1
+            if chunk and (row is None or size + cost > BATCH_REQUESTS):
+                self._persist_chunk(chunk, unlimited, stats)
+                chunk, size = [], 0
+            if row is not None:
+                chunk.append((row, events))
+                size += cost
+        return stats
+
+    def _persist_chunk(self, chunk: list[tuple[dict, list[AICostEvent]]], unlimited: dict[str, bool],
+                       stats: PersistStats) -> None:
+        requests = [r for _row, events in chunk for e in events for r in self._requests(e, unlimited[e.tenant])]
+        requests += [BatchRequest.update("outbox", row["id"], {"status": "done", "attempts": int(row.get("attempts", 0)) + 1,
+                                                               "last_error": ""}) for row, _events in chunk]
+        try:
+            self.pb.batch(requests)
+            stats.rows += len(chunk)
+            stats.events += sum(len(events) for _row, events in chunk)
+            return
+        except PBError:
+            pass  # some event was written before, or a row is bad: one at a time below
+        for row, events in chunk:
             stats.rows += 1
             try:
-                for raw in (row.get("payload") or {}).get("events") or []:
-                    event = AICostEvent.from_dict(raw)
-                    if event.tenant not in unlimited:
-                        unlimited[event.tenant] = bool(self.pb.get("tenants", event.tenant).get("credits_unlimited"))
+                for event in events:
                     if self.persist(event, unlimited[event.tenant]):
                         stats.events += 1
                     else:
@@ -190,7 +232,6 @@ class CostPersister:
             except Exception as exc:  # retried with backoff; one bad row must not stop the others
                 stats.failed_rows += 1
                 self._fail(row, exc)
-        return stats
 
     def drain(self) -> PersistStats:
         total = PersistStats()

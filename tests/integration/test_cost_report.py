@@ -100,3 +100,23 @@ def test_the_cli_report(pb_server, tenant, persisted):
     assert "2026-11-04" in table.stdout and "6 events" in table.stdout
     bad = run_cli(pb_server, "costs", "report", "--tenant", "kosten-test", "--since", "gisteren")
     assert bad.returncode == 2 and "not a date" in bad.stderr
+
+
+def test_a_drain_of_many_rows_writes_each_event_once_even_with_one_replayed_among_them(admin_pb, tenant):
+    from r42_app.services.costs import OUTBOX_COST
+
+    with throwaway_user(admin_pb, name="Cas Kost", prefix="kost", tenant_slug="kosten-test") as (_e, cas):
+        events = [event(tenant, cas["id"], f"{tenant.id}-many{i}", "chatbot:chat_general", Usage(1000, 100), 0.0015)
+                  for i in range(5)]
+        assert CostPersister(admin_pb).persist(events[2], unlimited=False)  # already written before the drain
+        rows = [admin_pb.create("outbox", {"type": OUTBOX_COST, "status": "pending", "attempts": 0,
+                                           "payload": {"turn_id": e.turn_id, "tenant": e.tenant,
+                                                       "events": [e.as_dict()]}})["id"] for e in events]
+        stats = CostPersister(admin_pb).drain()
+        assert (stats.events, stats.duplicates, stats.failed_rows) == (4, 1, 0)
+        assert all(admin_pb.get("outbox", r)["status"] == "done" for r in rows)
+        stored = admin_pb.all("ai_cost_events", filter=f'tenant = "{tenant.id}"')
+        assert len(stored) == 5
+        assert admin_pb.get("tenants", tenant.id)["credits"] == pytest.approx(1000 - 5 * 1.5)
+        report = CostReports(admin_pb).report(tenant, date(2020, 1, 1), date(2020, 12, 31))
+        assert report.total.events == 0  # other days: nothing
