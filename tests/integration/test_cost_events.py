@@ -184,3 +184,16 @@ async def test_an_unknown_model_warns_once_and_uses_the_default_price(priced, to
     warnings = [r for r in caplog.records if "claude-future-9" in r.getMessage()]
     assert len(warnings) == 1
     assert events_of(admin_pb, turn_ids[0])["chatbot:chat_general"]["cost_usd"] == pytest.approx(3.0)  # default $3
+
+
+def test_a_failure_to_queue_events_is_logged_as_publish_failed_and_never_fails_the_turn(caplog):
+    from r42_app.core.costs import Price, Round, Usage
+    from r42_app.services.costs import CostRecorder, PriceTable
+    from r42_app.services.pb import PocketBase
+
+    unreachable = PocketBase("http://127.0.0.1:9", timeout=0.5)  # nothing listens there
+    recorder = CostRecorder(unreachable, PriceTable({}, Price(1.0, 5.0)))
+    caplog.set_level(logging.ERROR, logger="r42.ai_cost.publisher")
+    assert recorder.record("turn-x", "tenant-x", "user-x", "m", [Round(Usage(10, 1))]) == []
+    [failed] = [r for r in caplog.records if r.name == "r42.ai_cost.publisher"]
+    assert failed.getMessage().startswith("publish.failed turn=turn-x tenant=tenant-x reason=")
