@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import dataclasses
 import hashlib
 import io
 import json
@@ -158,14 +159,25 @@ class CostPersister:
 
     def persist(self, event: AICostEvent, unlimited: bool) -> bool:
         """Write one event with its rollup and debit in one transaction; False when it was already written
-        (then nothing else is either)."""
+        (then nothing else is either). An event of a user deleted since is kept, without the user."""
         try:
             self.pb.batch(self._requests(event, unlimited))
         except PBError as exc:
             if self._exists(event.id):  # written before (a replay, or another worker won the race)
                 return False
+            if event.user and not self._user_exists(event.user):
+                return self.persist(dataclasses.replace(event, user=""), unlimited)
             raise exc
         return True
+
+    def _user_exists(self, user_id: str) -> bool:
+        try:
+            self.pb.get("users", user_id)
+            return True
+        except PBError as exc:
+            if exc.status == 404:
+                return False
+            raise
 
     def _exists(self, event_id: str) -> bool:
         try:
@@ -191,7 +203,12 @@ class CostPersister:
                     if e.tenant not in unlimited:
                         unlimited[e.tenant] = bool(self.pb.get("tenants", e.tenant).get("credits_unlimited"))
                 parsed.append((row, events))
-            except Exception as exc:  # unreadable payload or unknown tenant: retried with backoff
+            except PBError as exc:
+                stats.rows += 1
+                stats.failed_rows += 1
+                # a tenant deleted since: its costs went with it (cascade), retrying cannot help
+                self._fail(row, exc, final=exc.status == 404)
+            except Exception as exc:  # an unreadable payload: retried with backoff, then failed
                 stats.rows += 1
                 stats.failed_rows += 1
                 self._fail(row, exc)
@@ -242,12 +259,12 @@ class CostPersister:
             if stats.rows == 0 or stats.rows == stats.failed_rows:
                 return total
 
-    def _fail(self, row: dict, exc: Exception) -> None:
+    def _fail(self, row: dict, exc: Exception, final: bool = False) -> None:
         from r42_app.services.indexer import backoff
 
         attempts = int(row.get("attempts", 0)) + 1
         body: dict = {"attempts": attempts, "last_error": f"{type(exc).__name__}: {exc}"[:2000]}
-        if attempts >= MAX_ATTEMPTS:
+        if final or attempts >= MAX_ATTEMPTS:
             body["status"] = "failed"
         else:
             body["available_at"] = pb_time(self.clock() + timedelta(seconds=backoff(attempts)))

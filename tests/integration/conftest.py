@@ -49,6 +49,16 @@ async def api_env(pb_server, seeded, claude, monkeypatch):
     deps.reset()
     chat_deps.reset()
     yield claude
+    await rebuild_chat_deps()
+
+
+async def rebuild_chat_deps() -> None:
+    """Forget the app's services after an environment change, closing the turn's Anthropic client in
+    this test's event loop first (one left to the garbage collector tries to close itself on a later
+    test's loop: "Event loop is closed")."""
+    from r42_app.chat import deps as chat_deps
+    from r42_app.services import deps
+
     if chat_deps.chat_deps.cache_info().currsize and chat_deps.chat_deps().llm is not None:
         await chat_deps.chat_deps().llm.aclose()
     deps.reset()

@@ -7,8 +7,7 @@ import httpx
 import pytest
 
 from r42_app.api import api
-from r42_app.chat import deps as chat_deps
-from r42_app.services import deps
+from tests.integration.conftest import rebuild_chat_deps
 
 pytestmark = pytest.mark.anyio
 
@@ -78,9 +77,8 @@ async def test_model_error_is_an_error_event(api_env, token):
 
 
 async def test_offline_without_api_key(api_env, token, monkeypatch):
+    await rebuild_chat_deps()
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    deps.reset()
-    chat_deps.reset()
     resp = await post(token, {"messages": [{"role": "user", "content": "Wat is de dekkingsgraad?"}], "mode": "fts"})
     events = events_of(resp)
     assert events[-1]["offline"] is True and "[ref:" in events[0]["text"] and api_env.requests == []

@@ -15,6 +15,7 @@ from r42_app.services.access import AccessStore
 from r42_app.services.kb_store import KBStore
 from r42_app.services.pb import PBError
 from tests.conftest import throwaway_user
+from tests.integration.conftest import rebuild_chat_deps
 
 pytestmark = pytest.mark.anyio
 
@@ -173,11 +174,8 @@ async def test_the_rollback_switch_reads_the_exact_list(api_env, admin_pb, demo,
     await ask(token)
     assert offered(api_env.requests[-1]) == ["kb_search", "lookup_topic", "propose_graph_delta"]
 
+    await rebuild_chat_deps()
     monkeypatch.setenv("R42_CAPABILITY_OVERRIDES_ENABLED", "false")
-    deps.reset()
-    from r42_app.chat import deps as chat_deps
-
-    chat_deps.reset()
     api_env.reply_text("Exacte lijst.")
     await ask(token)
     assert offered(api_env.requests[-1]) == []

@@ -11,9 +11,9 @@ import pytest
 from r42_app.api import api
 from r42_app.chat import deps as chat_deps
 from r42_app.chat.turn import run_turn
-from r42_app.services import deps
 from r42_app.services.auth import AuthService
 from r42_app.services.costs import OUTBOX_COST, CostPersister
+from tests.integration.conftest import rebuild_chat_deps
 
 pytestmark = pytest.mark.anyio
 
@@ -25,9 +25,8 @@ ROUND_2 = {"input_tokens": 1500, "output_tokens": 200, "cache_creation_input_tok
 async def priced(api_env, monkeypatch, admin_pb):
     """api_env with a model the price table knows (Haiku: $1 in, $5 out per million), demo's credits
     restored and cost rows of the test removed afterwards."""
+    await rebuild_chat_deps()
     monkeypatch.setenv("R42_MODEL", "claude-haiku-4-5")
-    deps.reset()
-    chat_deps.reset()
     demo = admin_pb.first("tenants", 'slug = "demo"')
     before = {"credits": demo["credits"], "credits_unlimited": demo.get("credits_unlimited", False)}
     outbox_before = {r["id"] for r in admin_pb.all("outbox", filter=f'type = "{OUTBOX_COST}"')}
@@ -36,8 +35,7 @@ async def priced(api_env, monkeypatch, admin_pb):
     for r in admin_pb.all("outbox", filter=f'type = "{OUTBOX_COST}"'):
         if r["id"] not in outbox_before:
             admin_pb.delete("outbox", r["id"])
-    if chat_deps.chat_deps.cache_info().currsize:
-        await chat_deps.chat_deps().llm.aclose()
+    await rebuild_chat_deps()
 
 
 @pytest.fixture
@@ -156,10 +154,8 @@ async def test_an_unlimited_plan_records_cost_but_debits_nothing(priced, token, 
 
 async def test_the_switch_off_writes_no_events(priced, token, admin_pb, monkeypatch):
     fake, _demo = priced
+    await rebuild_chat_deps()
     monkeypatch.setenv("AI_COST_TRACKING_ENABLED", "false")
-    deps.reset()
-    await chat_deps.chat_deps().llm.aclose()
-    chat_deps.reset()
     rows_before = len(admin_pb.all("outbox", filter=f'type = "{OUTBOX_COST}"'))
     fake.reply_text("Kort.", usage=ROUND_2)
     events = await ask(token)
@@ -170,10 +166,8 @@ async def test_the_switch_off_writes_no_events(priced, token, admin_pb, monkeypa
 
 async def test_an_unknown_model_warns_once_and_uses_the_default_price(priced, token, admin_pb, monkeypatch, caplog):
     fake, _demo = priced
+    await rebuild_chat_deps()
     monkeypatch.setenv("R42_MODEL", "claude-future-9")
-    deps.reset()
-    await chat_deps.chat_deps().llm.aclose()
-    chat_deps.reset()
     caplog.set_level(logging.WARNING, logger="r42_app.services.costs")
     turn_ids = []
     for _ in range(2):

@@ -8,9 +8,8 @@ import httpx
 import pytest
 
 from r42_app.api import api
-from r42_app.chat import deps as chat_deps
-from r42_app.services import deps
 from tests.integration.test_cli_kb import run_cli
+from tests.integration.conftest import rebuild_chat_deps
 
 pytestmark = pytest.mark.anyio
 
@@ -64,10 +63,8 @@ async def test_an_unlimited_plan_and_the_offline_mode_need_no_credits(api_env, t
     run_cli(pb_server, "credits", "set", "--tenant", "demo", "--limited")
     assert (await ask(token)).status_code == 402
 
+    await rebuild_chat_deps()
     monkeypatch.setenv("ANTHROPIC_API_KEY", "")  # offline: no model, no cost, no check
-    deps.reset()
-    await chat_deps.chat_deps().llm.aclose()
-    chat_deps.reset()
     resp = await ask(token)
     events = [json.loads(line[6:]) for line in resp.text.splitlines() if line.startswith("data: ")]
     assert resp.status_code == 200 and events[-1]["offline"] is True
