@@ -7,6 +7,8 @@
                           -> text/event-stream of `data: {"type": ...}` events (see r42_app.chat.turn)
     POST /api/chat/delta  Authorization: Bearer <token>; {"delta": <the `delta` of a delta event>}
                           -> {"status": "applied"|"suggested", "message", "topics", "relations"}
+    POST /api/chat/confirm  {"id": <of a confirm_required event>, "decision": "allow"|"deny"} while the turn
+                          streams -> {"id", "decision"}; 404/403/410/409 for unknown/other user/expired/used
 
 Errors are JSON {"type", "message"}: 401 without a valid token, 400 for bad input (JSON nested
 deeper than MAX_JSON_DEPTH included), 413 {"type": "payload_too_large", ...} for a body over
@@ -34,6 +36,7 @@ from r42_app.chat import deps as chat_deps
 from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
 from r42_app.chat.turn import ChatRefused, check_turn, run_turn
 from r42_app.core.chat import ChatInputError, validate_messages
+from r42_app.core.mcp import ConfirmationError
 from r42_app.services import deps
 from r42_app.services.auth import AuthError, Session
 from r42_app.services.pb import PocketBase
@@ -227,6 +230,26 @@ async def chat_delta(request: Request) -> JSONResponse:
     return JSONResponse(outcome.as_dict())
 
 
+CONFIRM_STATUS = {"unknown": 404, "other_user": 403, "expired": 410, "used": 409}
+
+
+async def chat_confirm(request: Request) -> JSONResponse:
+    """`POST /api/chat/confirm` {"id", "decision": "allow"|"deny"}: answer a `confirm_required` event of a
+    running turn (a high-risk external tool waits for it). Bound to the user; usable once; 5 minutes."""
+    received = await _signed_in_json(request, QUIZ_END_MAX_BODY_BYTES)
+    if isinstance(received, JSONResponse):
+        return received
+    session, body = received
+    if not isinstance(body, dict) or not isinstance(body.get("id"), str) or body.get("decision") not in ("allow", "deny"):
+        return _error(400, "invalid_request", 'The body must be {"id": "<confirmation id>", "decision": "allow"|"deny"}.')
+    try:
+        chat_deps.external_runtime().broker.answer(body["id"], session.user.id, body["decision"])
+    except ConfirmationError as exc:
+        return _error(CONFIRM_STATUS.get(exc.kind, 404), f"confirmation_{exc.kind}", exc.message)
+    return JSONResponse({"id": body["id"], "decision": body["decision"]})
+
+
 api = Starlette(routes=[Route("/api/health", health, methods=["GET"]), Route("/api/chat", chat, methods=["POST"]),
                         Route("/api/chat/delta", chat_delta, methods=["POST"]),
+                        Route("/api/chat/confirm", chat_confirm, methods=["POST"]),
                         Route("/api/quiz/end", quiz_end, methods=["POST"])])

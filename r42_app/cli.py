@@ -10,6 +10,7 @@
     r42 chatbot migrate-legacy --tenant SLUG|* [--dry-run]
     r42 credits show|set|add --tenant SLUG [N] [--unlimited|--limited]
     r42 costs report --tenant SLUG [--since D] [--until D] [--by capability|user|day] [--json|--csv]
+    r42 mcp status | demo-server
 
 Commands that need PocketBase use the running one (R42_PB_URL or 127.0.0.1:R42_PB_PORT) and
 otherwise start the embedded one on the data dir for the duration of the command.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import dataclasses
 import json
 import os
 import signal
@@ -45,7 +47,7 @@ from r42_app.services.retrieval import MODES, Retriever, UnknownTenant
 from r42_app.services.vector_store import VectorStore
 from r42_app.services.pb import PBError, PocketBase
 from r42_app.services.pb_server import ROOT, PocketBaseServer, ensure_superuser, load_superuser
-from r42_app.services.seed import DEMO_USERS, seed_demo
+from r42_app.services.seed import DEMO_USERS, ensure_mcp_config, seed_demo
 from r42_app.settings import Settings, load_settings
 
 EXIT_INVALID = 2
@@ -173,6 +175,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         pb = PocketBase(pb_server.url).as_superuser(creds.email, creds.password)
         if not args.no_seed:
             seed_demo(pb, cfg.demo_password, log=lambda m: print(f"r42: {m}", flush=True))
+            if not cfg.mcp_config and ensure_mcp_config(cfg.mcp_config_file, cfg.mcp_demo_messages):
+                print(f"r42: wrote the demo MCP servers to {cfg.mcp_config_file}", flush=True)
         pb.close()
         print(f"r42: building and starting the web app on 127.0.0.1:{cfg.port} (first build takes a minute)", flush=True)
         reflex = subprocess.Popen(
@@ -689,6 +693,51 @@ def cmd_costs_report(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- MCP (issue 13) -------------------------------------------------------------------------
+
+
+def cmd_mcp_demo_server(_args: argparse.Namespace) -> int:
+    """R42's demo MCP server on stdio (configured for the demo in mcp.json)."""
+    from r42_app.mcp_demo_server import main as demo_main
+
+    return demo_main()
+
+
+def cmd_mcp_status(args: argparse.Namespace) -> int:
+    """Connect to every configured MCP server once and list it with its tools and their risk."""
+    import asyncio
+
+    from r42_app.services.mcp import McpHub, McpRegistry
+
+    cfg = load_settings()
+    registry = McpRegistry()
+    hub = McpHub.from_file(cfg.mcp_config_file, registry, enabled=cfg.mcp_enabled)
+    if hub.config_error:
+        return _fail(hub.config_error)
+
+    async def check() -> tuple[float, list]:
+        try:
+            took = await hub.start(wait=args.wait)
+            return took, [dataclasses.replace(s, tools=list(s.tools)) for s in hub.statuses()]
+        finally:
+            await hub.stop()
+
+    if not hub.connections:
+        print(f"no MCP servers configured ({cfg.mcp_config_file}{'' if cfg.mcp_enabled else '; R42_MCP_ENABLED=false'})")
+        return 0
+    took, statuses = asyncio.run(check())
+    print(f"{cfg.mcp_config_file}: {len(statuses)} server(s), checked in {took:.1f} s")
+    failed = 0
+    for status in statuses:
+        ok = status.state == "connected"
+        failed += 0 if ok else 1
+        print(f"  {status.name} ({status.transport}): {'connected' if ok else 'FAILED: ' + status.last_error}")
+        for name in status.tools:
+            entry = registry.get(name)
+            print(f"    {name}  risk {entry.risk if entry else '?'}")
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="r42", description="R42: the knowledge-base-grounded learning assistant")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -800,6 +849,14 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true")
     fmt.add_argument("--csv", action="store_true", help="the grouped rows as CSV")
     report.set_defaults(func=cmd_costs_report)
+
+    mcp = sub.add_parser("mcp", help="external tools over the Model Context Protocol")
+    mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True)
+    demo = mcp_sub.add_parser("demo-server", help="run R42's demo MCP server on stdio")
+    demo.set_defaults(func=cmd_mcp_demo_server)
+    status = mcp_sub.add_parser("status", help="connect to the configured MCP servers once and list their tools")
+    status.add_argument("--wait", type=float, default=20.0, help="seconds to wait for the servers (default 20)")
+    status.set_defaults(func=cmd_mcp_status)
     return parser
 
 

@@ -75,7 +75,22 @@ async def persist_costs() -> None:
     await deps.cost_persister().run_forever()
 
 
+async def run_mcp_servers() -> None:
+    """Connect to the configured MCP servers at boot and keep them connected (reconnecting with backoff)."""
+    import asyncio
+
+    from r42_app.services import deps
+
+    hub = deps.mcp_hub()
+    await hub.start()
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await hub.stop()
+
+
 app.register_lifespan_task(index_outbox)
+app.register_lifespan_task(run_mcp_servers)
 app.register_lifespan_task(persist_costs)
 
 ROUTES = [

@@ -84,6 +84,8 @@ class Settings:
     cost_tracking: bool = True  # AI_COST_TRACKING_ENABLED
     price_table: str = ""  # R42_PRICE_TABLE: another model price file (JSON)
     upgrade_url: str = "/admin/costs"  # R42_UPGRADE_URL: where a tenant without credits can get more
+    mcp_enabled: bool = True  # R42_MCP_ENABLED
+    mcp_config: str = ""  # R42_MCP_CONFIG (default: mcp.json in the data dir)
     chat_per_minute: int = 12  # questions per user per minute (window and API alike) ...
     chat_burst: int = 4  # ... with this many at once
 
@@ -100,6 +102,16 @@ class Settings:
     def superuser_file(self) -> Path:
         """Generated superuser credentials (mode 0600, never committed or logged)."""
         return self.data_dir / "superuser.json"
+
+    @property
+    def mcp_config_file(self) -> Path:
+        """The MCP servers to connect to at boot (R42_MCP_CONFIG, else mcp.json in the data dir)."""
+        return Path(self.mcp_config).expanduser() if self.mcp_config else self.data_dir / "mcp.json"
+
+    @property
+    def mcp_demo_messages(self) -> Path:
+        """Where the demo MCP server leaves its messages for admins (shown on /admin/tools)."""
+        return self.data_dir / "mcp-demo-messages.jsonl"
 
     @property
     def chroma_dir(self) -> Path:
@@ -142,6 +154,8 @@ def load_settings() -> Settings:
         cost_tracking=_flag("AI_COST_TRACKING_ENABLED", True),
         price_table=env.get("R42_PRICE_TABLE", ""),
         upgrade_url=env.get("R42_UPGRADE_URL") or "/admin/costs",
+        mcp_enabled=_flag("R42_MCP_ENABLED", True),
+        mcp_config=env.get("R42_MCP_CONFIG", ""),
         chat_per_minute=_count("R42_CHAT_PER_MINUTE", 12, 10_000),
         chat_burst=_count("R42_CHAT_BURST", 4, 1_000),
         embed_chunks=_count("R42_EMBED_CHUNKS", 1, 16),

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import functools
 
+from r42_app.chat.external import ExternalRuntime, create_mcp_external_tools_provider
 from r42_app.chat.tools import ToolRegistry, builtin_registry
 from r42_app.chat.turn import ChatDeps
 from r42_app.core.ratelimit import RateLimiter
 from r42_app.services import deps
+from r42_app.services.audit import ToolAudit
 from r42_app.services.llm import AnthropicLLM
+from r42_app.services.mcp import DEFAULT_REGISTRY
 
 
 @functools.lru_cache(maxsize=1)
@@ -20,7 +23,7 @@ def chat_deps() -> ChatDeps:
     return ChatDeps(retriever=deps.retriever(), kb=deps.kb_store(), llm=llm, quiz=deps.quiz_store(),
                     access=deps.access_store(), limiter=rate_limiter(), tools=tool_registry(),
                     suggestions=deps.suggestion_store(), costs=None if llm is None else deps.cost_recorder(),
-                    upgrade_url=cfg.upgrade_url)
+                    upgrade_url=cfg.upgrade_url, external=external_runtime())
 
 
 @functools.lru_cache(maxsize=1)
@@ -31,11 +34,22 @@ def rate_limiter() -> RateLimiter:
 
 @functools.lru_cache(maxsize=1)
 def tool_registry() -> ToolRegistry:
-    """R42's own tools (MCP providers plug in here)."""
-    return builtin_registry()
+    """R42's own tools, plus the MCP servers' tools (capability external_tools) unless R42_MCP_ENABLED=false."""
+    registry = builtin_registry()
+    if deps.settings().mcp_enabled:
+        registry.add_provider(create_mcp_external_tools_provider(DEFAULT_REGISTRY))
+    return registry
+
+
+@functools.lru_cache(maxsize=1)
+def external_runtime() -> ExternalRuntime:
+    """Audit, per-user-per-tool rate limit and confirmations of external tool calls (one per process)."""
+    per_minute = deps.mcp_hub().config.calls_per_minute
+    return ExternalRuntime(ToolAudit(deps.admin_pb()), RateLimiter(per_minute=per_minute, burst=per_minute))
 
 
 def reset() -> None:
     chat_deps.cache_clear()
     rate_limiter.cache_clear()
     tool_registry.cache_clear()
+    external_runtime.cache_clear()

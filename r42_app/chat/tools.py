@@ -37,6 +37,15 @@ class TurnContext:
     capabilities: frozenset[str]
     deps: "ChatDeps"
     snippets: list[Snippet] = field(default_factory=list)
+    emit: Callable[[dict[str, Any]], Awaitable[None]] = field(default=None)  # stream an event while a tool runs
+
+    def __post_init__(self) -> None:
+        if self.emit is None:
+            self.emit = _discard
+
+
+async def _discard(_event: dict[str, Any]) -> None:
+    return None
 
 
 @dataclass

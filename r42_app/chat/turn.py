@@ -7,6 +7,7 @@
     {"type": "citation", "ref", "slug", "label", "url"} a [ref:N] that matches a snippet of this turn
     {"type": "delta", "delta", "notes"}                a valid propose_graph_delta, for the user to confirm
     {"type": "delta_rejected", "message"}              a proposed edit that could not be used
+    {"type": "confirm_required", "id", "tool", "input"} a high-risk external tool waits for the user's yes/no
     {"type": "error", "kind", "message", "retryable"}  the turn failed (text sent before it stays)
     {"type": "done", "offline", "mode_used", "dropped", "stale_refs", "usage", "turn_id"}
 """
@@ -93,6 +94,7 @@ class ChatDeps:
     suggestions: Any = None  # SuggestionStore: where a learner's confirmed edit goes
     costs: Any = None  # CostRecorder: the turn's cost events go to the outbox (None: not tracked)
     upgrade_url: str = "/admin/costs"  # where a tenant out of credits can buy more (in the 402)
+    external: Any = None  # ExternalRuntime: audit, rate limit and confirmations of external (MCP) tool calls
 
 
 @dataclass(frozen=True)
@@ -192,7 +194,8 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         answer = offline_answer(question, snippets)
         yield {"type": "text", "text": answer}
     else:
-        ctx = TurnContext(user, tenant, permit.capabilities, deps, snippets)
+        pending_events: asyncio.Queue = asyncio.Queue()  # what a running tool streams (a confirmation card)
+        ctx = TurnContext(user, tenant, permit.capabilities, deps, snippets, emit=pending_events.put)
         offered = {t.name: t for t in deps.tools.offered(permit.capabilities)}
         system = system_blocks(context.text, render_snippets(snippets), user.name, user.is_admin, list(offered))
         definitions = [t.spec.definition() for t in offered.values()]
@@ -226,7 +229,10 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
                 for call in calls:
                     if call.tool_name in offered:
                         yield {"type": "tool", "name": call.tool_name, "input": call.tool_input}
-                    outcome = await deps.tools.dispatch(ctx, call.tool_name, call.tool_input, offered)
+                    running = asyncio.ensure_future(deps.tools.dispatch(ctx, call.tool_name, call.tool_input, offered))
+                    async for event in _while_running(running, pending_events):
+                        yield event
+                    outcome = running.result()
                     for event in outcome.events:
                         yield event
                     block = {"type": "tool_result", "tool_use_id": call.tool_id, "content": outcome.content}
@@ -250,6 +256,25 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         log.warning("answer cited %d reference(s) that match no snippet: %s", len(stale), stale)
     yield {"type": "done", "offline": deps.llm is None, "mode_used": result.mode_used, "dropped": dropped,
            "stale_refs": stale, "usage": usage, "turn_id": turn_id}
+
+
+async def _while_running(task: asyncio.Future, queue: asyncio.Queue) -> AsyncIterator[dict]:
+    """The events a tool streams while it runs (a high-risk tool's confirm_required), until it is done.
+    Closing the turn meanwhile (the user stops it) cancels the tool."""
+    try:
+        while True:
+            getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                yield getter.result()
+                continue
+            getter.cancel()
+            while not queue.empty():
+                yield queue.get_nowait()
+            return
+    finally:
+        if not task.done():
+            task.cancel()
 
 
 def _record_cost(deps: ChatDeps, turn_id: str, user: SignedInUser, rounds: list[Round]) -> None:

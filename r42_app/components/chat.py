@@ -69,6 +69,7 @@ def bubble(msg: UIMessage) -> rx.Component:
             rx.cond(msg.status == "error", rx.text("Geen antwoord ontvangen.", size="1", color_scheme="red")),
             rx.cond(msg.status == "quota", quota_hint()),
             rx.cond(msg.delta_state != "", delta_chip(msg)),
+            rx.cond(msg.confirm_state != "", confirm_card(msg)),
             class_name="r42-bubble r42-assistant",
             data_status=msg.status,
         ),
@@ -98,6 +99,31 @@ def delta_chip(msg: UIMessage) -> rx.Component:
         ),
         class_name="r42-delta",
         data_state=msg.delta_state,
+    )
+
+
+def confirm_card(msg: UIMessage) -> rx.Component:
+    """A high-risk external tool waits: what it would do, with Toestaan / Weigeren (answered once)."""
+    return rx.box(
+        rx.hstack(rx.icon("shield_alert", size=14, color="var(--amber-10)"),
+                  rx.text("R42 wil ", rx.code(msg.confirm_tool, size="1"), " uitvoeren met:", size="1", weight="medium"),
+                  align="center", spacing="1", wrap="wrap"),
+        rx.vstack(rx.foreach(msg.confirm_lines, lambda line: rx.text(line, size="1", class_name="r42-delta-line")),
+                  spacing="0"),
+        rx.match(
+            msg.confirm_state,
+            ("pending", rx.hstack(
+                rx.button("Toestaan", size="1", color_scheme="amber", on_click=ChatState.answer_confirmation(msg.id, True),
+                          class_name="r42-confirm-allow"),
+                rx.button("Weigeren", size="1", variant="soft", color_scheme="gray",
+                          on_click=ChatState.answer_confirmation(msg.id, False), class_name="r42-confirm-deny"),
+                spacing="2")),
+            ("allowed", rx.badge("Toegestaan", color_scheme="amber", size="1")),
+            ("denied", rx.badge("Geweigerd", color_scheme="gray", size="1")),
+            rx.badge("Niet meer geldig", color_scheme="red", size="1"),
+        ),
+        class_name="r42-delta r42-confirm",
+        data_state=msg.confirm_state,
     )
 
 

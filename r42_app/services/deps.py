@@ -8,6 +8,7 @@ from r42_app.services.access import AccessStore
 from r42_app.services.auth import AuthService
 from r42_app.services.costs import CostPersister, CostRecorder, PriceTable
 from r42_app.services.embeddings import SentenceEmbedder
+from r42_app.services.mcp import DEFAULT_REGISTRY, McpHub
 from r42_app.services.indexer import Indexer
 from r42_app.services.kb_store import KBStore
 from r42_app.services.pb import PocketBase
@@ -91,8 +92,15 @@ def cost_persister() -> CostPersister:
     return CostPersister(admin_pb())
 
 
+@functools.lru_cache(maxsize=1)
+def mcp_hub() -> McpHub:
+    """The MCP servers of this process (started by the app backend at boot)."""
+    cfg = settings()
+    return McpHub.from_file(cfg.mcp_config_file, DEFAULT_REGISTRY, enabled=cfg.mcp_enabled)
+
+
 def reset() -> None:
     """Forget every built service (tests that change the environment call this)."""
     for fn in (settings, admin_pb, kb_store, auth_service, embedder, vector_store, retriever, indexer,
-               suggestion_store, quiz_store, access_store, cost_recorder, cost_persister):
+               suggestion_store, quiz_store, access_store, cost_recorder, cost_persister, mcp_hub):
         fn.cache_clear()

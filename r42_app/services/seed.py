@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ class DemoUser:
 _DAAN = with_override(None, DEFAULT_CAPABILITIES, DATA_WRITE, DENY)
 
 
+DEMO_CAPABILITIES = ("qa_help", "kb_search", "data_write", "external_tools")
 DEMO_TENANTS = {"demo": "Demo Pensioenacademie", "acme": "Acme Logistiek"}
 DEMO_USERS = (
     DemoUser("learner@example.com", "Lotte de Leerling", "learner", "demo"),
@@ -82,6 +84,8 @@ def seed_demo(pb: PocketBase, password: str, log=print) -> list[ImportResult]:
     for slug, name in DEMO_TENANTS.items():
         data = json.loads((SEED_DIR / f"{slug}.json").read_text(encoding="utf-8"))
         result = store.import_document(slug, data, tenant_name=name)
+        if result.created_tenant and slug == "demo":  # the demo shows external tools; new tenants get them off
+            pb.update("tenants", result.tenant.id, {"chatbot_default_capabilities": list(DEMO_CAPABILITIES)})
         results.append(result)
         log(f"seed: {result.summary()}")
         for user in DEMO_USERS:
@@ -90,3 +94,28 @@ def seed_demo(pb: PocketBase, password: str, log=print) -> list[ImportResult]:
                 if user.access is not None:
                     ensure_access(pb, result.tenant, user)
     return results
+
+
+def demo_mcp_config(messages_file: Path) -> dict:
+    """The MCP servers of the demo: the `mcp-server-time` package and R42's own demo server."""
+    bin_dir = Path(sys.executable).parent
+    return {
+        "mcpServers": {
+            "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "Europe/Amsterdam"]},
+            "r42demo": {"command": str(bin_dir / "r42"), "args": ["mcp", "demo-server"],
+                        "env": {"R42_MCP_DEMO_MESSAGES": str(messages_file)}},
+        },
+        "high_risk": ["r42demo__send_message"],
+        "low_risk": ["time__get_current_time", "time__convert_time", "r42demo__pension_accrual"],
+        "timeout_seconds": 20,
+        "calls_per_minute": 10,
+    }
+
+
+def ensure_mcp_config(path: Path, messages_file: Path) -> bool:
+    """Write the demo MCP config when there is none yet (an operator's file is never touched)."""
+    if path.exists():
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(demo_mcp_config(messages_file), indent=2) + "\n", encoding="utf-8")
+    return True

@@ -13,9 +13,10 @@ import uuid
 import reflex as rx
 
 from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
-from r42_app.chat.deps import chat_deps
+from r42_app.chat.deps import chat_deps, external_runtime
 from r42_app.chat.turn import ChatRefused, run_turn
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, chat_availability
+from r42_app.core.mcp import ConfirmationError
 from r42_app.core.chat import MAX_MESSAGE_CHARS, REF_RE, ChatInputError
 from r42_app.core.thread import ThreadCitation, ThreadMessage, greeting, parse, serialise, storage_key
 from r42_app.core.delta import describe_delta
@@ -47,6 +48,10 @@ class UIMessage:
     delta: dict = dataclasses.field(default_factory=dict)
     delta_state: str = ""
     delta_lines: list[str] = dataclasses.field(default_factory=list)
+    confirm_id: str = ""  # a high-risk external tool waiting for the user's yes (not kept in the thread)
+    confirm_tool: str = ""
+    confirm_lines: list[str] = dataclasses.field(default_factory=list)
+    confirm_state: str = ""  # pending | allowed | denied | failed
 
 
 def _display(content: str, citations: list[UICitation]) -> str:
@@ -64,6 +69,13 @@ def _ui(m: ThreadMessage) -> UIMessage:
     cites = [UICitation(c.ref, c.slug, c.label) for c in m.citations]
     return UIMessage(m.id, m.role, m.content, m.status, cites, _display(m.content, cites), m.delta, m.delta_state,
                      describe_delta(m.delta))
+
+
+def confirm_lines(arguments) -> list[str]:
+    """A tool's arguments as readable lines for the confirmation card."""
+    if not isinstance(arguments, dict) or not arguments:
+        return ["(geen gegevens)"]
+    return [f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"[:300] for k, v in arguments.items()]
 
 
 def _plain(value):
@@ -252,6 +264,21 @@ class ChatState(rx.State):
         return ChatState.save_thread
 
     @rx.event
+    async def answer_confirmation(self, message_id: str, allow: bool):
+        """Toestaan / Weigeren on a high-risk tool card: the waiting turn goes on (once, this user only)."""
+        user = await self._user()
+        target = next((m for m in self.messages if m.id == message_id), None)
+        if user is None or target is None or target.confirm_state != "pending":
+            return
+        try:
+            external_runtime().broker.answer(target.confirm_id, user.id, "allow" if allow else "deny")
+            state = "allowed" if allow else "denied"
+        except ConfirmationError as exc:
+            state = "failed"
+            yield rx.toast.error(exc.message)
+        self.messages = [dataclasses.replace(m, confirm_state=state) if m.id == message_id else m for m in self.messages]
+
+    @rx.event
     def stop(self):
         self._stop = True
 
@@ -287,6 +314,9 @@ class ChatState(rx.State):
                             delta = event["delta"]
                         elif kind == "delta_rejected":
                             rejected.append(event["message"])
+                        elif kind == "confirm_required":
+                            self._set_last(confirm_id=event["id"], confirm_tool=event["tool"],
+                                           confirm_lines=confirm_lines(event["input"]), confirm_state="pending")
                         elif kind == "error":
                             status = "incomplete" if text else "error"
                             self.error = event["message"]

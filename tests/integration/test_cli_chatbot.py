@@ -11,6 +11,15 @@ from tests.conftest import throwaway_user
 from tests.integration.test_cli_kb import run_cli
 
 
+@pytest.fixture(autouse=True)
+def new_tenant_default(admin_pb, seeded):
+    """Demo with the default of a new tenant (the seeded demo also has external_tools), restored afterwards."""
+    demo = admin_pb.first("tenants", 'slug = "demo"')
+    admin_pb.update("tenants", demo["id"], {"chatbot_default_capabilities": ["qa_help", "kb_search", "data_write"]})
+    yield
+    admin_pb.update("tenants", demo["id"], {"chatbot_default_capabilities": demo["chatbot_default_capabilities"]})
+
+
 @pytest.fixture
 def someone(admin_pb, seeded):
     """A throw-away learner of tenant demo, with its access row and audit rows removed afterwards."""

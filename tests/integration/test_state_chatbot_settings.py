@@ -20,6 +20,8 @@ pytestmark = pytest.mark.anyio
 def demo(admin_pb, seeded, app_env):
     tenant = KBStore(admin_pb).require_tenant("demo")
     before = admin_pb.get("tenants", tenant.id)
+    # the default of a new tenant (the seeded demo also has external_tools)
+    admin_pb.update("tenants", tenant.id, {"chatbot_default_capabilities": ["qa_help", "kb_search", "data_write"]})
     yield tenant
     admin_pb.update("tenants", tenant.id, {"chatbot_enabled": before["chatbot_enabled"],
                                            "chatbot_default_capabilities": before["chatbot_default_capabilities"]})

@@ -1,0 +1,89 @@
+"""`r42 mcp demo-server`: a small MCP server (stdio) to try external tools with, built on the SDK's
+server API. Two tools:
+
+- `pension_accrual` (read-only, low risk): the yearly and total pension accrual for a salary.
+- `send_message` (it writes, so high risk: R42 asks the user first): leaves a message for the admins of
+  the caller's organisation. R42 passes the tenant and user in the call's `_meta` (`r42/tenant`,
+  `r42/user`); messages are appended to the JSONL file in R42_MCP_DEMO_MESSAGES, which the admin page
+  `/admin/tools` shows per tenant.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+MESSAGES_ENV = "R42_MCP_DEMO_MESSAGES"
+MAX_TEXT = 2000
+
+
+def _meta(ctx: Context) -> dict[str, Any]:
+    meta = getattr(ctx.request_context, "meta", None)
+    if meta is None:
+        return {}
+    return meta if isinstance(meta, dict) else meta.model_dump(by_alias=True, exclude_none=True)
+
+
+def build_server() -> MCPServer:
+    server = MCPServer("r42demo", instructions="Demo tools for R42: pension accrual and a message to the admins.")
+
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
+                                             openWorldHint=False))
+    def pension_accrual(salary: float, franchise: float = 17545.0, accrual_percent: float = 1.75,
+                        years: int = 1) -> dict[str, float]:
+        """Yearly pension accrual in an average-salary scheme: (salary - franchise) x accrual percent,
+        and the total over a number of years. Amounts in euros per year."""
+        if salary < 0 or franchise < 0 or not 0 < accrual_percent <= 5 or not 1 <= years <= 60:
+            raise ToolError("salary and franchise must be >= 0, accrual_percent 0-5 and years 1-60")
+        pensionable = max(0.0, salary - franchise)
+        yearly = round(pensionable * accrual_percent / 100, 2)
+        return {"pensionable_salary": round(pensionable, 2), "accrual_per_year": yearly,
+                "accrual_total": round(yearly * years, 2)}
+
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False,
+                                             openWorldHint=False))
+    def send_message(subject: str, text: str, ctx: Context) -> dict[str, str]:
+        """Leave a message for the admins of the user's organisation (they read it in R42's admin pages)."""
+        meta = _meta(ctx)
+        tenant, user = str(meta.get("r42/tenant", "")), str(meta.get("r42/user", ""))
+        if not tenant:
+            raise ToolError("this tool only works through R42 (no organisation in the request)")
+        subject, text = subject.strip()[:200], text.strip()[:MAX_TEXT]
+        if not subject or not text:
+            raise ToolError("subject and text are required")
+        path = Path(os.environ.get(MESSAGES_ENV) or "mcp-demo-messages.jsonl")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        message = {"at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "tenant": tenant, "user": user,
+                   "subject": subject, "text": text}
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(message, ensure_ascii=False) + "\n")
+        return {"status": "sent", "to": "de beheerders van de organisatie", "subject": subject}
+
+    return server
+
+
+def read_messages(path: Path, tenant: str, limit: int = 50) -> list[dict[str, str]]:
+    """The newest messages left for one tenant (unreadable lines are skipped)."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            m = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(m, dict) and m.get("tenant") == tenant:
+            out.append({k: str(m.get(k, "")) for k in ("at", "user", "subject", "text")})
+    return out[::-1][:limit]
+
+
+def main() -> int:
+    build_server().run()  # stdio
+    return 0
