@@ -58,13 +58,16 @@ def _error(status: int, kind: str, message: str, headers: dict | None = None) ->
 
 
 async def health(request: Request) -> JSONResponse:  # noqa: ARG001
-    """`GET /api/health`: the app answers and can reach PocketBase."""
+    """`GET /api/health`: the app answers and can reach PocketBase; also each MCP server's state (a server
+    that is down makes only its tools unavailable, not the app: it does not change the status)."""
     pb = PocketBase(deps.settings().pb_url, timeout=2)
     try:
         ok = await asyncio.to_thread(pb.health)
     finally:
         pb.close()
-    return JSONResponse({"status": "ok" if ok else "degraded", "pocketbase": ok}, status_code=200 if ok else 503)
+    mcp = {s.name: s.state for s in deps.mcp_hub().statuses()}
+    return JSONResponse({"status": "ok" if ok else "degraded", "pocketbase": ok, "mcp": mcp},
+                        status_code=200 if ok else 503)
 
 
 async def _read_body(request: Request, limit: int) -> bytes | JSONResponse:

@@ -69,21 +69,6 @@ def build_server() -> MCPServer:
     return server
 
 
-def read_messages(path: Path, tenant: str, limit: int = 50) -> list[dict[str, str]]:
-    """The newest messages left for one tenant (unreadable lines are skipped)."""
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            m = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(m, dict) and m.get("tenant") == tenant:
-            out.append({k: str(m.get(k, "")) for k in ("at", "user", "subject", "text")})
-    return out[::-1][:limit]
-
-
 def main() -> int:
     build_server().run()  # stdio
     return 0

@@ -4,12 +4,13 @@ import reflex as rx
 
 from r42_app.api import api
 from r42_app.components.theme import STYLE
-from r42_app.pages import admin_chatbot, admin_costs, admin_suggestions, admin_topics, graph, learn, quiz
+from r42_app.pages import admin_chatbot, admin_costs, admin_suggestions, admin_tools, admin_topics, graph, learn, quiz
 from r42_app.state.admin_topics import AdminTopicsState
 from r42_app.state.auth import AuthState, page_loader
 from r42_app.state.chat import ChatState
 from r42_app.state.chatbot_settings import ChatbotSettingsState
 from r42_app.state.costs import CostsState
+from r42_app.state.tools import ToolsState
 from r42_app.state.graph import GraphState
 from r42_app.state.learn import LearnState
 from r42_app.state.quiz import QuizState
@@ -104,6 +105,7 @@ ROUTES = [
     ("/admin/suggestions", admin_suggestions.page, "Voorstellen", SuggestionsState.load),
     ("/admin/chatbot", admin_chatbot.page, "R42-instellingen", ChatbotSettingsState.load),
     ("/admin/costs", admin_costs.page, "Kosten en tegoed", CostsState.load),
+    ("/admin/tools", admin_tools.page, "Externe hulpmiddelen", ToolsState.load),
 ]
 
 for route, component, title, loader in ROUTES:

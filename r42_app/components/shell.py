@@ -43,6 +43,28 @@ def nav_link(text: str, href: str, icon: str) -> rx.Component:
     )
 
 
+ADMIN_PAGES = [
+    ("Kennisbank", "/admin/topics", "book_marked", "admin-nav-topics"),
+    ("Voorstellen", "/admin/suggestions", "inbox", "admin-nav-suggestions"),
+    ("R42-instellingen", "/admin/chatbot", "sliders_horizontal", "admin-nav-chatbot"),
+    ("Kosten en tegoed", "/admin/costs", "chart_column", "admin-nav-costs"),
+    ("Externe hulpmiddelen", "/admin/tools", "wrench", "admin-nav-tools"),
+]
+
+
+def admin_menu() -> rx.Component:
+    """"Beheer": the admin pages in one menu, so the bar fits on a laptop."""
+    return rx.menu.root(
+        rx.menu.trigger(
+            rx.button(rx.icon("settings", size=16), rx.text("Beheer", size="2", class_name="hide-narrow"),
+                      rx.icon("chevron_down", size=14), variant="ghost", color_scheme="gray", high_contrast=True,
+                      aria_label="Beheer", id="admin-menu"),
+        ),
+        rx.menu.content(*[rx.menu.item(rx.icon(icon, size=14), label, on_click=rx.redirect(href), id=item_id)
+                          for label, href, icon, item_id in ADMIN_PAGES]),
+    )
+
+
 def user_menu() -> rx.Component:
     """Avatar with name, role, tenant and the sign-out action."""
     return rx.menu.root(
@@ -84,11 +106,7 @@ def navbar() -> rx.Component:
                 nav_link("Onderwerpen", "/", "book_open"),
                 nav_link("Kennisgraaf", "/graph", "network"),
                 nav_link("Testen", "/testen", "graduation_cap"),
-                rx.cond(AuthState.is_admin, nav_link("Beheer", "/admin/topics", "settings"), rx.fragment()),
-                rx.cond(AuthState.is_admin, nav_link("Voorstellen", "/admin/suggestions", "inbox"), rx.fragment()),
-                rx.cond(AuthState.is_admin, nav_link("R42-instellingen", "/admin/chatbot", "sliders_horizontal"),
-                        rx.fragment()),
-                rx.cond(AuthState.is_admin, nav_link("Kosten", "/admin/costs", "chart_column"), rx.fragment()),
+                rx.cond(AuthState.is_admin, admin_menu(), rx.fragment()),
                 spacing="1",
                 margin_left="12px",
             ),

@@ -30,7 +30,7 @@ from r42_app.core.tools import RISKS
 
 log = logging.getLogger(__name__)
 
-PING_EVERY_S = 5.0
+PING_EVERY_S = 5.0  # how often an idle connection is checked
 CONNECTION_CLOSED = -32000  # the JSON-RPC code the SDK raises when the server's connection is gone
 BACKOFF_MAX_S = 30.0
 
@@ -184,8 +184,8 @@ class McpServerConnection:
         while not self._stop.is_set() and not self._lost.is_set():
             try:
                 await asyncio.wait_for(self._lost.wait(), PING_EVERY_S)
-            except asyncio.TimeoutError:
-                await asyncio.wait_for(client.send_ping(), self.config.timeout_s)
+            except asyncio.TimeoutError:  # still there? (ping is gone from the protocol: ask for the tools)
+                await asyncio.wait_for(client.list_tools(cache_mode="bypass"), self.config.timeout_s)
         if self._lost.is_set() and not self._stop.is_set():
             raise ConnectionError("the server stopped answering")
 
@@ -284,3 +284,18 @@ class McpHub:
 
     def statuses(self) -> list[ServerStatus]:
         return [c.status for c in self.connections]
+
+
+def read_demo_messages(path: Path, tenant: str, limit: int = 50) -> list[dict[str, str]]:
+    """The newest messages the demo server's `send_message` left for one tenant (bad lines skipped)."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            m = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(m, dict) and m.get("tenant") == tenant:
+            out.append({k: str(m.get(k, "")) for k in ("at", "user", "subject", "text")})
+    return out[::-1][:limit]

@@ -200,3 +200,20 @@ def test_the_demo_shows_external_tools_but_new_tenants_start_without(admin_pb, s
         assert "external_tools" not in admin_pb.get("tenants", tenant.id)["chatbot_default_capabilities"]
     finally:
         admin_pb.delete("tenants", tenant.id)
+
+
+async def test_an_idle_connection_stays_up_through_its_checks(monkeypatch):
+    """The idle check must not itself drop the connection (the protocol's ping is gone in the SDK)."""
+    import r42_app.services.mcp as mcp_service
+
+    monkeypatch.setattr(mcp_service, "PING_EVERY_S", 0.2)
+    registry = McpRegistry()
+    hub = McpHub(McpConfig(servers=(McpServerSpec("time", sys.executable,
+                                                  ("-m", "mcp_server_time", "--local-timezone", "UTC")),)), registry)
+    await hub.start(wait=30)
+    try:
+        await asyncio.sleep(1.5)  # several checks
+        assert hub.statuses()[0].state == "connected" and hub.statuses()[0].connects == 1
+        assert (await registry.get("time__get_current_time").invoke({"timezone": "UTC"}, {})).status == "ok"
+    finally:
+        await hub.stop()

@@ -1,0 +1,121 @@
+"""`/admin/tools`: external tools over MCP: servers and their status, tools and risk, every call (audited),
+and the demo server's messages for the admins."""
+
+import reflex as rx
+
+from r42_app.components.common import empty_state, error_callout, skeleton_lines
+from r42_app.components.shell import page_frame
+from r42_app.state.tools import STATUS_LABELS, CallRow, MessageRow, ServerRow, ToolRow
+from r42_app.state.tools import ToolsState as S
+
+
+def card(title: str, subtitle, *children: rx.Component, **props) -> rx.Component:
+    return rx.card(rx.vstack(rx.vstack(rx.heading(title, size="4"), rx.text(subtitle, size="2", color_scheme="gray"),
+                                       spacing="1"), *children, spacing="3", width="100%"), width="100%", **props)
+
+
+def server_row(s: ServerRow) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(rx.text(s.name, weight="medium")), rx.table.cell(s.transport),
+        rx.table.cell(rx.badge(s.state_label, color_scheme=rx.match(s.state, ("connected", "green"), ("failed", "red"),
+                                                                   "gray"))),
+        rx.table.cell(s.tools), rx.table.cell(rx.text(s.since, size="1", color_scheme="gray")),
+        rx.table.cell(rx.text(s.error, size="1", color_scheme="red")),
+        data_server=s.name,
+    )
+
+
+def tool_row(t: ToolRow) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(rx.code(t.name, size="1")), rx.table.cell(t.server),
+        rx.table.cell(rx.cond(t.risk == "high", rx.badge("Hoog: vraagt eerst", color_scheme="amber"),
+                              rx.badge("Laag", color_scheme="gray"))),
+        rx.table.cell(rx.cond(t.available, rx.text("ja", size="2"), rx.text("nee", size="2", color_scheme="red"))),
+        rx.table.cell(rx.text(t.description, size="1", color_scheme="gray")),
+    )
+
+
+def call_row(c: CallRow) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(rx.text(c.when, size="1")), rx.table.cell(rx.text(c.user, size="1")),
+        rx.table.cell(rx.code(c.tool, size="1")),
+        rx.table.cell(rx.badge(c.status_label, color_scheme=rx.match(c.status, ("ok", "green"), ("declined", "gray"),
+                                                                    ("expired", "gray"), "red"))),
+        rx.table.cell(rx.text(c.duration, size="1")), rx.table.cell(rx.text(c.confirmed_by, size="1")),
+        rx.table.cell(rx.text(c.arguments, size="1", color_scheme="gray")),
+        class_name="tool-call", data_status=c.status,
+    )
+
+
+def message_row(m: MessageRow) -> rx.Component:
+    return rx.box(
+        rx.text(rx.text.strong(m.subject), " · ", m.user, " · ", m.when, size="2"),
+        rx.text(m.text, size="2", white_space="pre-wrap"),
+        class_name="demo-message", padding="8px 0", border_bottom="1px solid var(--gray-4)", width="100%",
+    )
+
+
+def table(header: list[str], body: rx.Component, id: str) -> rx.Component:
+    return rx.box(rx.table.root(rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in header])),
+                                body, size="1", width="100%", id=id), overflow_x="auto", width="100%")
+
+
+def body() -> rx.Component:
+    return rx.vstack(
+        rx.vstack(
+            rx.heading("Externe hulpmiddelen", size="7"),
+            rx.text("Hulpmiddelen van MCP-servers die R42 mag gebruiken voor wie het onderdeel "
+                    "'Externe hulpmiddelen' heeft (zie R42-instellingen). Elke aanroep staat hieronder.",
+                    color_scheme="gray", size="2"),
+            spacing="1",
+        ),
+        rx.cond(S.load_error != "", error_callout(S.load_error)),
+        rx.cond(S.config_error != "", error_callout(rx.text("Het MCP-configuratiebestand is niet bruikbaar: ",
+                                                            S.config_error))),
+        rx.cond(
+            S.loading,
+            skeleton_lines(8, "40px"),
+            rx.vstack(
+                card("Servers", rx.text("Uit ", rx.code(S.config_file, size="1"),
+                                        ". Een server die wegvalt, wordt vanzelf opnieuw verbonden."),
+                     rx.cond(S.servers.length() > 0,
+                             table(["Server", "Verbinding", "Status", "Hulpmiddelen", "Sinds", "Laatste fout"],
+                                   rx.table.body(rx.foreach(S.servers, server_row)), "mcp-servers"),
+                             rx.text("Er zijn geen MCP-servers ingesteld.", size="2", color_scheme="gray"))),
+                card("Hulpmiddelen", "Bij een hoog risico vraagt R42 de gebruiker eerst om toestemming in de chat.",
+                     table(["Naam", "Server", "Risico", "Beschikbaar", "Wat het doet"],
+                           rx.table.body(rx.foreach(S.tools, tool_row)), "mcp-tools")),
+                card("Aanroepen", "De laatste 100 aanroepen van je organisatie, met geheime waarden verborgen.",
+                     rx.hstack(
+                         rx.select(S.tool_names, value=S.tool_filter, on_change=S.set_tool_filter, size="1",
+                                   id="call-tool-filter"),
+                         rx.select.root(
+                             rx.select.trigger(placeholder="Uitkomst", id="call-status-filter"),
+                             rx.select.content(rx.select.item("Alle uitkomsten", value="all"),
+                                               *[rx.select.item(label, value=key) for key, label in STATUS_LABELS.items()]),
+                             value=S.status_filter, on_change=S.set_status_filter, size="1",
+                         ),
+                         spacing="2", wrap="wrap",
+                     ),
+                     rx.cond(S.calls.length() > 0,
+                             table(["Wanneer (UTC)", "Gebruiker", "Hulpmiddel", "Uitkomst", "Duur", "Bevestigd door",
+                                    "Gegevens"], rx.table.body(rx.foreach(S.calls, call_row)), "mcp-calls"),
+                             empty_state("wrench", "Nog geen aanroepen", "Als R42 een extern hulpmiddel gebruikt, "
+                                         "staat het hier, met wie het vroeg en hoe het afliep."))),
+                card("Berichten voor de beheerders", "Wat gebruikers via R42 met het demo-hulpmiddel send_message "
+                     "voor jullie achterlieten.",
+                     rx.cond(S.messages.length() > 0,
+                             rx.vstack(rx.foreach(S.messages, message_row), spacing="0", width="100%",
+                                       id="demo-messages"),
+                             rx.text("Nog geen berichten.", size="2", color_scheme="gray"))),
+                spacing="4", width="100%",
+            ),
+        ),
+        rx.moment(interval=5000, on_change=S.poll, display="none"),
+        spacing="4", width="100%",
+    )
+
+
+def page() -> rx.Component:
+    """`/admin/tools` (admins only)."""
+    return page_frame(rx.box(rx.box(body(), max_width="1100px", margin_x="auto"), padding="28px 24px"), admin=True)
