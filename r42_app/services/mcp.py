@@ -270,7 +270,19 @@ class McpHub:
                 await asyncio.wait_for(asyncio.gather(*(c.ready.wait() for c in self.connections)), wait)
             except asyncio.TimeoutError:
                 log.warning("MCP: not every server answered within %.0f s; they keep trying", wait)
+        self._declare_missing()
         return time.perf_counter() - started
+
+    def _declare_missing(self) -> None:
+        """Tools the config names (high_risk / low_risk) that no server provides yet are registered without a
+        way to call them: the model gets the not-invocable payload and can say so."""
+        for name in sorted(self.config.high_risk | self.config.low_risk):
+            if self.registry.get(name) is None:
+                server = name.split("__", 1)[0]
+                risk = "high" if name in self.config.high_risk else "low"
+                self.registry.register_mcp_tool_for_chatbot(
+                    name, f"{name} (declared in the MCP config)", None, None, risk, server,
+                    f"declared in the MCP config, but the server {server} does not provide it (or is not connected)")
 
     async def stop(self) -> None:
         for c in self.connections:

@@ -217,3 +217,67 @@ async def test_an_idle_connection_stays_up_through_its_checks(monkeypatch):
         assert (await registry.get("time__get_current_time").invoke({"timezone": "UTC"}, {})).status == "ok"
     finally:
         await hub.stop()
+
+
+async def test_a_slow_tool_times_out_and_the_turn_goes_on(someone, claude, indexed, admin_pb):
+    """Every call has a timeout: a tool that takes longer answers a structured timeout, never hangs the turn."""
+    registry = McpRegistry()
+    slow = str(Path(__file__).resolve().parents[1] / "fakes" / "slow_mcp_server.py")
+    hub = McpHub(McpConfig(servers=(McpServerSpec("slow", sys.executable, (slow,)),), timeout_s=0.5), registry)
+    await hub.start(wait=30)
+    try:
+        outcome = await registry.get("slow__slow").invoke({"seconds": 3}, {})
+        assert outcome.status == "timeout" and json.loads(outcome.content)["status"] == "timeout"
+        assert (await registry.get("slow__slow").invoke({"seconds": 0}, {})).status == "ok"  # still connected
+    finally:
+        await hub.stop()
+
+
+async def test_a_tool_declared_in_the_config_but_not_provided_is_not_invocable(tmp_path):
+    registry = McpRegistry()
+    config = McpConfig(servers=(McpServerSpec("time", sys.executable, ("-m", "mcp_server_time", "--local-timezone",
+                                                                      "UTC")),),
+                       high_risk=frozenset({"time__set_system_clock", "gone__anything"}))
+    hub = McpHub(config, registry)
+    await hub.start(wait=30)
+    try:
+        entry = registry.get("time__set_system_clock")
+        assert entry is not None and entry.invoke is None and entry.risk == "high"
+        assert "does not provide it" in entry.reason and registry.get("gone__anything").invoke is None
+    finally:
+        await hub.stop()
+
+
+def test_the_rollback_switch_connects_to_nothing(tmp_path):
+    from r42_app.services.seed import ensure_mcp_config
+
+    path = tmp_path / "mcp.json"
+    ensure_mcp_config(path, tmp_path / "m.jsonl")
+    assert len(McpHub.from_file(path, McpRegistry()).connections) == 2
+    assert McpHub.from_file(path, McpRegistry(), enabled=False).connections == []
+    path.write_text('{"mcpServers": {"bad_name": {"command": "x"}}}')
+    broken = McpHub.from_file(path, McpRegistry())
+    assert broken.connections == [] and "server name" in broken.config_error
+
+
+def test_the_registry_feeds_the_tool_registry_under_external_tools_unless_switched_off(monkeypatch, app_env):
+    from r42_app.chat import deps as chat_deps
+    from r42_app.services import deps
+    from r42_app.services.mcp import DEFAULT_REGISTRY, register_mcp_tool_for_chatbot
+
+    with pytest.raises(ValueError):
+        register_mcp_tool_for_chatbot("bad name", "x", None)
+    with pytest.raises(ValueError):
+        register_mcp_tool_for_chatbot("crm__x", "x", None, risk="medium")
+    register_mcp_tool_for_chatbot("crm__lookup", "Look a customer up.", None, invoke=None, risk="low")
+    try:
+        offered = {t.name: t for t in chat_deps.tool_registry().offered({EXTERNAL_TOOLS})}
+        assert list(offered) == ["crm__lookup"] and offered["crm__lookup"].spec.risk == "low"
+        assert chat_deps.tool_registry().offered({"qa_help", "kb_search"})[0].name == "lookup_topic"
+        monkeypatch.setenv("R42_MCP_ENABLED", "false")
+        deps.reset()
+        chat_deps.reset()
+        assert chat_deps.tool_registry().offered({EXTERNAL_TOOLS}) == []
+    finally:
+        DEFAULT_REGISTRY.clear()
+        chat_deps.reset()
