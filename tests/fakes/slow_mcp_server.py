@@ -1,6 +1,5 @@
-"""A stdio MCP server for tests: `slow` answers after the given seconds, `crash` ends the process."""
+"""A stdio MCP server for tests: `slow` answers after the given seconds (for the per-call timeout)."""
 
-import os
 import time
 
 from mcp.server.mcpserver import MCPServer
@@ -14,12 +13,6 @@ def slow(seconds: float = 5.0) -> dict:
     """Sleep, then answer."""
     time.sleep(seconds)
     return {"slept": seconds}
-
-
-@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
-def crash() -> dict:
-    """End the server process mid-call."""
-    os._exit(3)
 
 
 if __name__ == "__main__":
