@@ -128,11 +128,11 @@ def _bearer(request: Request) -> str:
     return header[7:].strip() if header.lower().startswith("bearer ") else ""
 
 
-async def _session(token: str) -> Session | JSONResponse:
+async def _session(token: str, fresh: bool = False) -> Session | JSONResponse:
     """The signed-in session of a PocketBase token, or the error response (401, or 503 when
     PocketBase cannot be asked)."""
     try:
-        session = await asyncio.to_thread(deps.auth_service().verify, token)
+        session = await asyncio.to_thread(deps.auth_service().check, token, fresh)
     except AuthError as exc:
         return _error(503, "unavailable", str(exc))
     if session is None:
@@ -140,7 +140,7 @@ async def _session(token: str) -> Session | JSONResponse:
     return session
 
 
-async def _signed_in_json(request: Request, limit: int) -> tuple[Session, Any] | JSONResponse:
+async def _signed_in_json(request: Request, limit: int, fresh: bool = False) -> tuple[Session, Any] | JSONResponse:
     """The caller's session and JSON body, or the refusal: 413 over `limit`, 401 without a valid Bearer
     token, 400 for a body that is not (shallow enough) JSON. The body is read first, never past `limit`."""
     raw_body = await _read_body(request, limit)
@@ -149,7 +149,7 @@ async def _signed_in_json(request: Request, limit: int) -> tuple[Session, Any] |
     token = _bearer(request)
     if not token:
         return _error(401, "unauthenticated", "Send your PocketBase token as `Authorization: Bearer <token>`.")
-    session = await _session(token)
+    session = await _session(token, fresh)
     if isinstance(session, JSONResponse):
         return session
     try:
@@ -218,7 +218,7 @@ async def chat(request: Request):
 async def chat_delta(request: Request) -> JSONResponse:
     """`POST /api/chat/delta` {"delta": <the delta of a `delta` event>}: confirm a proposed edit. Applied
     at once for an admin, filed as a suggestion for a learner; both need `data_write`."""
-    received = await _signed_in_json(request, DELTA_MAX_BODY_BYTES)
+    received = await _signed_in_json(request, DELTA_MAX_BODY_BYTES, fresh=True)  # a write: the role as it is now
     if isinstance(received, JSONResponse):
         return received
     session, body = received

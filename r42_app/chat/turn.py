@@ -116,6 +116,10 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
         raise ChatRefused("unauthenticated", REFUSALS["unauthenticated"])
     if not user.tenant_id:
         raise ChatRefused("forbidden", REFUSALS["forbidden"])
+    if rate_limit and deps.limiter is not None:  # a flood is refused before any PocketBase query
+        wait = deps.limiter.peek(user.id)
+        if wait > 0:
+            raise ChatRefused("rate_limited", REFUSALS["rate_limited"], retry_after=wait)
     lookups = [asyncio.to_thread(deps.access.effective, user.tenant_id, user.id) if deps.access else _none(),
                asyncio.to_thread(deps.quiz.active, user.id) if deps.quiz else _none()]
     try:

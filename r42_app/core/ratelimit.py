@@ -16,6 +16,13 @@ class RateLimiter:
         self.clock = clock
         self._buckets: dict[str, tuple[float, float]] = {}
 
+    def peek(self, key: str) -> float:
+        """What `check` would answer now, without taking a token (a cheap early refusal)."""
+        now = self.clock()
+        tokens, last = self._buckets.get(key, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - last) * self.rate)
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.rate
+
     def check(self, key: str) -> float:
         now = self.clock()
         tokens, last = self._buckets.get(key, (float(self.burst), now))

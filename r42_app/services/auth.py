@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import time
 from dataclasses import dataclass
+
+import httpx
 
 from r42_app.core.ratelimit import FailureLimiter
 from r42_app.services.kb_store import Tenant
@@ -57,6 +62,8 @@ def _user_from(record: dict) -> SignedInUser:
     )
 
 
+CHECK_CACHE_S = 15.0  # an API token verified this recently is not asked about again
+CHECK_CACHE_SIZE = 10_000
 SIGNIN_FAILURES_PER_MINUTE = 10  # per client address, through the app
 TOO_MANY_ATTEMPTS = "Te veel pogingen, probeer het over een minuut opnieuw."
 UNREACHABLE = "De server is niet bereikbaar. Probeer het zo opnieuw."
@@ -73,6 +80,8 @@ class AuthService:
     def __init__(self, pb_url: str, admin: PocketBase | None = None):
         self.pb_url = pb_url
         self.admin = admin
+        self._http: httpx.Client | None = None  # shared by `check` (httpx clients are thread-safe)
+        self._checked: dict[str, tuple[Session, float]] = {}
         self.failures = FailureLimiter(limit=SIGNIN_FAILURES_PER_MINUTE, window=60.0)
 
     def sign_in(self, email: str, password: str, client: str = "") -> Session:
@@ -105,7 +114,8 @@ class AuthService:
         return Session(token=data["token"], user=user)
 
     def verify(self, token: str) -> Session | None:
-        """The session behind a stored token, or None when it is invalid or expired."""
+        """The session behind a stored token, or None when it is invalid or expired. Refreshes the token
+        (the chat window keeps the new one, so a session in use does not expire)."""
         if not token or len(token) > 4096:
             return None
         pb = PocketBase(self.pb_url, token=token, timeout=10)
@@ -118,3 +128,48 @@ class AuthService:
         finally:
             pb.close()
         return Session(token=data["token"], user=_user_from(data["record"]))
+
+    def check(self, token: str, fresh: bool = False) -> Session | None:
+        """The session behind an API client's token, cheaply: a verified token is remembered for
+        CHECK_CACHE_S (so a role change or a revoked token counts within that time), an expired one is
+        refused without asking PocketBase, and the check reads the user's own record with the token
+        itself (PocketBase checks the signature) on one shared connection, without minting a new token.
+        `fresh` (before a write) asks PocketBase whatever the cache says."""
+        if not token or len(token) > 4096:
+            return None
+        now = time.monotonic()
+        cached = self._checked.get(token)
+        if cached is not None and not fresh and now - cached[1] < CHECK_CACHE_S:
+            return cached[0]
+        claims = _claims(token)
+        if claims is None or claims.get("type") != "auth" or float(claims.get("exp", 0)) <= time.time():
+            return None
+        try:
+            resp = self._shared().get(f"/api/collections/users/records/{claims.get('id', '')}",
+                                      params={"expand": "tenant"}, headers={"Authorization": token})
+        except httpx.HTTPError as exc:
+            raise AuthError(UNREACHABLE) from exc
+        if resp.status_code != 200:
+            self._checked.pop(token, None)
+            return None
+        session = Session(token=token, user=_user_from(resp.json()))
+        if len(self._checked) >= CHECK_CACHE_SIZE:
+            self._checked.clear()  # bounded memory; the next checks ask again
+        self._checked[token] = (session, now)
+        return session
+
+    def _shared(self) -> httpx.Client:
+        if self._http is None:
+            self._http = httpx.Client(base_url=self.pb_url, timeout=10)
+        return self._http
+
+
+def _claims(token: str) -> dict | None:
+    """The (unverified) payload of a JWT: only to refuse expired tokens early and find the user id;
+    PocketBase verifies the signature when the token is used."""
+    try:
+        payload = token.split(".")[1]
+        data = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,91 @@
+"""API token checks (issue 14): cheap (cached briefly, one shared connection, expired tokens refused
+without asking PocketBase), still honouring a revoked token within the cache window, and a flood of
+one user refused before any PocketBase query."""
+
+import base64
+import json
+import time
+
+import pytest
+
+import r42_app.services.auth as auth_module
+from r42_app.core.ratelimit import RateLimiter
+from r42_app.services.auth import AuthService
+from tests.conftest import throwaway_user
+
+
+def forged(token: str, **changes) -> str:
+    """The same token with its payload changed (its signature no longer matches)."""
+    head, payload, sig = token.split(".")
+    data = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    data.update(changes)
+    raw = base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+    return f"{head}.{raw}.{sig}"
+
+
+@pytest.fixture
+def someone(admin_pb, seeded, pb_server):
+    with throwaway_user(admin_pb, name="Token Test", prefix="token") as (email, row):
+        yield email, row, pb_server.user(email).token
+
+
+def test_a_checked_token_is_remembered_briefly_and_a_revoked_one_refused_after(pb_server, admin_pb, someone,
+                                                                              monkeypatch):
+    email, row, token = someone
+    monkeypatch.setattr(auth_module, "CHECK_CACHE_S", 0.5)
+    auth = AuthService(pb_server.url)
+    calls = []
+    real = auth._shared().get
+    monkeypatch.setattr(auth._shared(), "get", lambda *a, **k: calls.append(a) or real(*a, **k))
+    assert auth.check(token).user.email == email
+    assert auth.check(token).user.email == email and len(calls) == 1  # the second answer came from the cache
+    admin_pb.update("users", row["id"], {"password": "een-nieuw-wachtwoord", "passwordConfirm": "een-nieuw-wachtwoord"})
+    time.sleep(0.6)
+    assert auth.check(token) is None  # revoked: refused once the short cache window has passed
+    assert auth.check(token, fresh=True) is None
+
+
+def test_expired_and_forged_tokens_are_refused(pb_server, someone, monkeypatch):
+    _email, _row, token = someone
+    auth = AuthService(pb_server.url)
+    calls = []
+    real = auth._shared().get
+    monkeypatch.setattr(auth._shared(), "get", lambda *a, **k: calls.append(a) or real(*a, **k))
+    assert auth.check(forged(token, exp=int(time.time()) - 10)) is None and calls == []  # no PocketBase call
+    assert auth.check("not.a.jwt") is None and auth.check("") is None and calls == []
+    admin = auth.check(forged(token, id=_row_of(pb_server, "admin@example.com")["id"]))
+    assert admin is None  # someone else's id with this signature: PocketBase does not accept it
+
+
+def _row_of(pb_server, email):
+    return pb_server.admin_client().first("users", f'email = "{email}"')
+
+
+def test_a_flood_is_refused_before_any_pocketbase_query():
+    import asyncio
+
+    from r42_app.chat.turn import ChatDeps, ChatRefused, check_turn
+    from r42_app.services.auth import SignedInUser
+
+    class Counting:
+        def __init__(self):
+            self.calls = 0
+
+        def effective(self, *_):
+            self.calls += 1
+            raise AssertionError("no query for a refused flood")
+
+        def active(self, *_):
+            self.calls += 1
+            return False
+
+    access = Counting()
+    limiter = RateLimiter(per_minute=12, burst=4)
+    for _ in range(4):
+        limiter.check("u1")
+    deps = ChatDeps(retriever=None, kb=None, llm=None, access=access, quiz=access, limiter=limiter)
+    user = SignedInUser("u1", "a@b", "A", "learner", "t1", "demo", "Demo")
+    with pytest.raises(ChatRefused) as refused:
+        asyncio.run(check_turn(user, deps))
+    assert refused.value.kind == "rate_limited" and access.calls == 0
+    assert limiter.peek("u1") > 0 and limiter.peek("someone-else") == 0.0
