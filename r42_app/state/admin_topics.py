@@ -5,6 +5,7 @@ Every handler starts with `_admin_tenant()` (writes with `fresh=True`): a learne
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 from collections import Counter
@@ -93,11 +94,12 @@ class AdminTopicsState(rx.State):
 
     # -- list -----------------------------------------------------------------------
 
-    def _refresh_rows(self, tenant: Tenant) -> None:
+    async def _refresh_rows(self, tenant: Tenant) -> None:
         store = deps.kb_store()
-        topics = store.topic_summaries(tenant)
+        topics, relations = await asyncio.gather(asyncio.to_thread(store.topic_summaries, tenant),
+                                                 asyncio.to_thread(store.relations, tenant))
         counts: Counter[str] = Counter()
-        for rel in store.relations(tenant):
+        for rel in relations:
             counts[rel.source] += 1
             counts[rel.target] += 1
         self._topics_cache = topics
@@ -119,7 +121,7 @@ class AdminTopicsState(rx.State):
         self.loading = True
         self.error = ""
         try:
-            self._refresh_rows(tenant)
+            await self._refresh_rows(tenant)
         except PBError as exc:
             self.error = f"Laden mislukt: {exc}"
         self.loading = False
@@ -144,10 +146,10 @@ class AdminTopicsState(rx.State):
             return rx.toast.error(REFUSED)
         self.confirm_delete = ""
         try:
-            removed = deps.kb_store().delete_topic(tenant, slug)
+            removed = await asyncio.to_thread(deps.kb_store().delete_topic, tenant, slug)
         except KBError as exc:
             return rx.toast.error(str(exc))
-        self._refresh_rows(tenant)
+        await self._refresh_rows(tenant)
         extra = f" en {removed} relatie(s)" if removed else ""
         return rx.toast.success(f"Onderwerp {slug} verwijderd{extra}.")
 
@@ -162,13 +164,14 @@ class AdminTopicsState(rx.State):
         self.slug_touched = False
         self.saving = False
 
-    def _load_relations(self, tenant: Tenant, slug: str) -> None:
+    async def _load_relations(self, tenant: Tenant, slug: str) -> None:
         store = deps.kb_store()
-        topics = store.topic_summaries(tenant)
+        topics, relations = await asyncio.gather(asyncio.to_thread(store.topic_summaries, tenant),
+                                                 asyncio.to_thread(store.relations_of, tenant, slug))
         labels = {t.slug: t.label for t in topics}
         self.topic_options = [Option(t.slug, f"{t.label} ({t.slug})") for t in topics if t.slug != slug]
         rows = []
-        for rel in store.relations_of(tenant, slug):
+        for rel in relations:
             outgoing = rel.source == slug
             other = rel.target if outgoing else rel.source
             rows.append(
@@ -195,12 +198,12 @@ class AdminTopicsState(rx.State):
             return
         slug = str(self.router.page.params.get("slug", ""))
         self.loading = True
-        topic = deps.kb_store().topic(tenant, slug)
+        topic = await asyncio.to_thread(deps.kb_store().topic, tenant, slug)
         self.found = topic is not None
         if topic is not None:
             self.f_slug, self.f_label, self.f_type = topic.slug, topic.label, topic.type
             self.f_description, self.f_content = topic.description, topic.content
-            self._load_relations(tenant, slug)
+            await self._load_relations(tenant, slug)
         self.loading = False
 
     @rx.event
@@ -247,9 +250,9 @@ class AdminTopicsState(rx.State):
         store = deps.kb_store()
         try:
             if self.is_new:
-                topic = store.create_topic(tenant, raw)
+                topic = await asyncio.to_thread(store.create_topic, tenant, raw)
             else:
-                topic = store.update_topic(tenant, self.f_slug, raw)
+                topic = await asyncio.to_thread(store.update_topic, tenant, self.f_slug, raw)
         except KBError as exc:
             self.saving = False
             self.field_errors = {issue.where.split(".")[-1]: to_dutch(issue.message) for issue in exc.issues}
@@ -281,12 +284,13 @@ class AdminTopicsState(rx.State):
             self.relation_error = "Kies het onderwerp waarnaar de relatie wijst."
             return
         try:
-            deps.kb_store().add_relation(tenant, {"source": self.f_slug, "target": self.r_target, "type": self.r_type})
+            await asyncio.to_thread(deps.kb_store().add_relation, tenant,
+                                    {"source": self.f_slug, "target": self.r_target, "type": self.r_type})
         except KBError as exc:
             self.relation_error = "; ".join(to_dutch(i.message) for i in exc.issues) or str(exc)
             return
         self.r_target = ""
-        self._load_relations(tenant, self.f_slug)
+        await self._load_relations(tenant, self.f_slug)
         return rx.toast.success("Relatie toegevoegd.")
 
     @rx.event
@@ -295,8 +299,8 @@ class AdminTopicsState(rx.State):
         if tenant is None:
             return rx.toast.error(REFUSED)
         try:
-            deps.kb_store().delete_relation(tenant, Relation(source, target, rtype))
+            await asyncio.to_thread(deps.kb_store().delete_relation, tenant, Relation(source, target, rtype))
         except KBError as exc:
             return rx.toast.error(str(exc))
-        self._load_relations(tenant, self.f_slug)
+        await self._load_relations(tenant, self.f_slug)
         return rx.toast.success("Relatie verwijderd.")

@@ -4,6 +4,7 @@ anywhere (chat chips, approvals, the editor, imports) show up without a reload."
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 
@@ -50,6 +51,21 @@ class Panel:
     neighbours: list[NeighbourRow] = dataclasses.field(default_factory=list)
 
 
+def _fingerprint(user) -> tuple:
+    """The tenant's graph change marker (plus its suggestions' for admins): blocking, run in a thread."""
+    marker = deps.kb_store().fingerprint(user.tenant)
+    return marker + deps.suggestion_store().fingerprint(user.tenant) if user.is_admin else marker
+
+
+def _fetch(user) -> tuple:
+    """(fingerprint, topics, relations, pending suggestion deltas): blocking, run in a thread."""
+    store = deps.kb_store()
+    seen = _fingerprint(user)
+    pending = ([s.delta for s in deps.suggestion_store().list(user.tenant, "pending") if s.valid]
+               if user.is_admin else [])
+    return seen, store.topic_summaries(user.tenant), store.relations(user.tenant), pending
+
+
 def dutch_count(n: int) -> str:
     """2000 -> "2.000" (Dutch thousands separator)."""
     return f"{n:,}".replace(",", ".")
@@ -86,18 +102,12 @@ class GraphState(rx.State):
     async def _user(self):
         return await (await self.get_state(AuthState)).user()
 
-    def _fingerprint(self, user) -> tuple:
-        marker = deps.kb_store().fingerprint(user.tenant)
-        return marker + deps.suggestion_store().fingerprint(user.tenant) if user.is_admin else marker
+    async def _fingerprint(self, user) -> tuple:
+        return await asyncio.to_thread(_fingerprint, user)
 
-    def _refresh(self, user) -> None:
-        store = deps.kb_store()
-        tenant = user.tenant
-        self._seen = self._fingerprint(user)
-        topics = store.topic_summaries(tenant)
-        relations = store.relations(tenant)
-        pending = ([s.delta for s in deps.suggestion_store().list(tenant, "pending") if s.valid]
-                   if user.is_admin else [])
+    async def _refresh(self, user) -> None:
+        seen, topics, relations, pending = await asyncio.to_thread(_fetch, user)
+        self._seen = seen
         view = build_view(topics, relations, pending)
         self._view = view
         self._pending_descriptions = {str(t.get("id", "")): str(t.get("description", ""))
@@ -121,7 +131,7 @@ class GraphState(rx.State):
         self.selected, self.panel, self.query, self.hits = "", Panel(), "", []
         yield
         try:
-            self._refresh(user)
+            await self._refresh(user)
         except PBError as exc:
             log.error("loading the graph failed: %s", exc)
             self.load_error = LOAD_ERROR
@@ -135,14 +145,14 @@ class GraphState(rx.State):
         if user is None or self.loading:
             return
         try:
-            if self._fingerprint(user) == self._seen:
+            if await self._fingerprint(user) == self._seen:
                 return
-            self._refresh(user)
+            await self._refresh(user)
         except PBError as exc:
             log.warning("graph refresh failed: %s", exc)
             return
         if self.selected:
-            self._fill_panel(user, self.selected)
+            await self._fill_panel(user, self.selected)
 
     # -- search ---------------------------------------------------------------------------
 
@@ -176,7 +186,7 @@ class GraphState(rx.State):
 
     # -- the side panel -------------------------------------------------------------------
 
-    def _fill_panel(self, user, slug: str) -> None:
+    async def _fill_panel(self, user, slug: str) -> None:
         view = self._view
         node = next((n for n in view.nodes if n.id == slug), None) if view else None
         if node is None:
@@ -195,7 +205,8 @@ class GraphState(rx.State):
             text = ""
             description = self._pending_descriptions.get(slug, "")
         else:
-            topic = deps.kb_store().topic(user.tenant, slug)  # deleted meanwhile: the next poll drops the node
+            # deleted meanwhile: the next poll drops the node
+            topic = await asyncio.to_thread(deps.kb_store().topic, user.tenant, slug)
             text = excerpt(topic.content) if topic else ""
             description = topic.description if topic else ""
         self.panel = Panel(slug, node.label, node.type, TYPE_LABELS.get(node.type, node.type), description, text,
@@ -212,7 +223,7 @@ class GraphState(rx.State):
         if user is None:
             return
         try:
-            self._fill_panel(user, str(node_id))
+            await self._fill_panel(user, str(node_id))
         except PBError as exc:
             log.error("loading topic %s for the graph failed: %s", node_id, exc)
             return rx.toast.error("Dit onderwerp kon niet worden geladen.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 
@@ -94,7 +95,7 @@ class LearnState(rx.State):
     async def _ensure_topics(self, tenant: Tenant, force: bool = False) -> None:
         if self._tenant_id == tenant.id and self._topics and not force:
             return
-        self._topics = deps.kb_store().topic_summaries(tenant)
+        self._topics = await asyncio.to_thread(deps.kb_store().topic_summaries, tenant)
         self._tenant_id = tenant.id
         self.total = len(self._topics)
         self.type_counts = [
@@ -132,8 +133,8 @@ class LearnState(rx.State):
         try:
             await self._ensure_topics(tenant)
             self.loading = False
-            topic = store.topic(tenant, slug)
-            relations = store.relations_of(tenant, slug) if topic else []
+            topic = await asyncio.to_thread(store.topic, tenant, slug)
+            relations = await asyncio.to_thread(store.relations_of, tenant, slug) if topic else []
         except PBError as exc:
             log.error("loading topic %s failed: %s", slug, exc)
             self.load_error = "Dit onderwerp kon niet worden geladen. Probeer het opnieuw."

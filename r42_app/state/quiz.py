@@ -129,9 +129,9 @@ class QuizState(rx.State):
         self.error, self.starting = "", True
         yield
         try:
-            kb = deps.kb_store().load(user.tenant)
+            kb = await asyncio.to_thread(deps.kb_store().load, user.tenant)
             key = generate_quiz(kb.topics, kb.relations, self.scope, DEFAULT_QUESTIONS)
-            session = deps.quiz_store().start(user.tenant, user.id)
+            session = await asyncio.to_thread(deps.quiz_store().start, user.tenant, user.id)
         except QuizError as exc:
             self.error = str(exc)
             return

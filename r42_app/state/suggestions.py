@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 
@@ -35,6 +36,12 @@ class SuggestionRow:
     problem: str = ""
 
 
+def _fetch(tenant) -> tuple:
+    """(change marker, every suggestion of the tenant): blocking, run in a thread."""
+    store = deps.suggestion_store()
+    return store.fingerprint(tenant), store.list(tenant)
+
+
 def _when(stamp: str) -> str:
     return stamp[:16].replace("T", " ") if stamp else ""
 
@@ -56,11 +63,8 @@ class SuggestionsState(rx.State):
             self.loading = False
         return user
 
-    def _refresh(self, user) -> None:
-        tenant = user.tenant
-        store = deps.suggestion_store()
-        self._seen = store.fingerprint(tenant)
-        every = store.list(tenant)
+    async def _refresh(self, user) -> None:
+        self._seen, every = await asyncio.to_thread(_fetch, user.tenant)
         self.pending_count = sum(1 for s in every if s.status == "pending")
         chosen = every if self.status_filter == "all" else [s for s in every if s.status == self.status_filter]
         self.rows = [SuggestionRow(s.id, s.user_name, s.reason, _when(s.created), s.status, s.reviewed_by,
@@ -74,7 +78,7 @@ class SuggestionsState(rx.State):
             return
         self.loading, self.load_error = True, ""
         try:
-            self._refresh(user)
+            await self._refresh(user)
         except PBError as exc:
             log.error("loading the suggestions failed: %s", exc)
             self.load_error = LOAD_ERROR
@@ -89,8 +93,8 @@ class SuggestionsState(rx.State):
             return
         tenant = user.tenant
         try:
-            if deps.suggestion_store().fingerprint(tenant) != self._seen:
-                self._refresh(user)
+            if await asyncio.to_thread(deps.suggestion_store().fingerprint, tenant) != self._seen:
+                await self._refresh(user)
                 self.load_error = ""
         except PBError as exc:
             log.warning("suggestions refresh failed: %s", exc)
@@ -100,7 +104,7 @@ class SuggestionsState(rx.State):
         self.status_filter = value if isinstance(value, str) and value in FILTERS else "pending"
         user = await self._admin()
         if user is not None:
-            self._refresh(user)
+            await self._refresh(user)
 
     async def _decide(self, suggestion_id: str, approve: bool):
         user = await self._admin(fresh=True)
@@ -110,15 +114,15 @@ class SuggestionsState(rx.State):
         store = deps.suggestion_store()
         try:
             if approve:
-                applied = store.approve(tenant, suggestion_id, user.id)
+                applied = await asyncio.to_thread(store.approve, tenant, suggestion_id, user.id)
                 message = f"Goedgekeurd: {len(applied.topics)} onderwerp(en) en {len(applied.relations)} relatie(s) toegevoegd."
             else:
-                store.reject(tenant, suggestion_id, user.id)
+                await asyncio.to_thread(store.reject, tenant, suggestion_id, user.id)
                 message = "Voorstel afgewezen."
         except (KBError, PBError) as exc:
-            self._refresh(user)
+            await self._refresh(user)
             return rx.toast.error(str(exc))
-        self._refresh(user)
+        await self._refresh(user)
         return rx.toast.success(message)
 
     @rx.event
