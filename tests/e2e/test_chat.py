@@ -78,6 +78,7 @@ def test_thread_survives_reload_is_per_user_and_clears_with_confirmation(served_
 
     page.click("#user-menu")
     page.click("#sign-out")
+    expect(page.locator("#sign-in")).to_be_visible()  # signed out for real before the next sign-in
     sign_in(page, served_app, "admin@example.com")
     open_chat(page)
     expect(page.locator("#r42-messages")).not_to_contain_text("Vraag van Lotte")
