@@ -27,6 +27,7 @@ import logging
 import math
 from typing import Any
 
+import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
@@ -39,7 +40,6 @@ from r42_app.core.chat import ChatInputError, validate_messages
 from r42_app.core.mcp import ConfirmationError
 from r42_app.services import deps
 from r42_app.services.auth import AuthError, Session
-from r42_app.services.pb import PocketBase
 from r42_app.services.retrieval import MODES
 
 REFUSAL_STATUS = {"unauthenticated": 401, "forbidden": 403, "chatbot_disabled": 403, "capability_denied": 403,
@@ -48,6 +48,7 @@ MAX_BODY_BYTES = 256 * 1024  # the 12 turns that reach the model (24 messages of
 QUIZ_END_MAX_BODY_BYTES = 8 * 1024  # {"token": ...}
 DELTA_MAX_BODY_BYTES = 64 * 1024  # a delta of 3 topics and 5 relations is < 5 KB
 MAX_JSON_DEPTH = 32  # a chat request nests 3 deep
+HEALTH_TIMEOUT_S = 2.0
 INTERNAL_ERROR = "Er ging iets mis bij het beantwoorden van je vraag. Probeer het opnieuw."
 
 log = logging.getLogger(__name__)
@@ -60,11 +61,7 @@ def _error(status: int, kind: str, message: str, headers: dict | None = None) ->
 async def health(request: Request) -> JSONResponse:  # noqa: ARG001
     """`GET /api/health`: the app answers and can reach PocketBase; also each MCP server's state (a server
     that is down makes only its tools unavailable, not the app: it does not change the status)."""
-    pb = PocketBase(deps.settings().pb_url, timeout=2)
-    try:
-        ok = await asyncio.to_thread(pb.health)
-    finally:
-        pb.close()
+    ok = await _pocketbase_answers(deps.settings().pb_url, HEALTH_TIMEOUT_S)
     mcp = {s.name: s.state for s in deps.mcp_hub().statuses()}
     return JSONResponse({"status": "ok" if ok else "degraded", "pocketbase": ok, "mcp": mcp},
                         status_code=200 if ok else 503)
@@ -112,6 +109,17 @@ def _parse_json(raw: bytes) -> Any:
     if _nests_deeper_than(value, MAX_JSON_DEPTH):
         raise ValueError(too_deep)
     return value
+
+
+async def _pocketbase_answers(url: str, timeout: float) -> bool:
+    """PocketBase's health, within `timeout` whatever it does (stopped, hung, gone): an async request
+    under a hard deadline, no thread that a hung server could hold."""
+    try:
+        async with httpx.AsyncClient(base_url=url, timeout=timeout) as client:
+            resp = await asyncio.wait_for(client.get("/api/health"), timeout)
+        return resp.status_code == 200
+    except (httpx.HTTPError, asyncio.TimeoutError):
+        return False
 
 
 def _refused(exc: ChatRefused) -> JSONResponse:

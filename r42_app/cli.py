@@ -18,19 +18,30 @@ otherwise start the embedded one on the data dir for the duration of the command
 
 from __future__ import annotations
 
+import signal
+import sys
+
+
+def _quiet_exit(signum, frame):  # noqa: ARG001 - signal handler signature
+    """Ctrl-C or SIGTERM while the command is still starting (or outside `serve`): stop, without a traceback."""
+    raise SystemExit(128 + signum)
+
+
+# first thing, before the slow imports below, so a stop that early is quiet too
+signal.signal(signal.SIGINT, _quiet_exit)
+signal.signal(signal.SIGTERM, _quiet_exit)
+
 import argparse
 import contextlib
 import csv
 import dataclasses
 import json
 import os
-import signal
 import subprocess
-import sys
 import time
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import httpx
 
@@ -109,9 +120,9 @@ def _reflex_env(cfg: Settings) -> dict[str, str]:
     return env
 
 
-def _wait_http(url: str, proc: subprocess.Popen, timeout: float) -> bool:
+def _wait_http(url: str, proc: subprocess.Popen, timeout: float, stopping: Callable[[], bool]) -> bool:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not stopping():
         if proc.poll() is not None:
             return False
         try:
@@ -153,69 +164,128 @@ def _banner(cfg: Settings) -> str:
     return "\n".join(lines)
 
 
-class _Stop(Exception):
-    pass
+class _Shutdown:
+    """One Ctrl-C or SIGTERM asks for a clean stop (the main loop notices); a second one during the
+    stop ends everything at once, quietly."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.children: list[subprocess.Popen] = []
+
+    def __call__(self, signum, frame) -> None:  # noqa: ARG002 - signal handler signature
+        if not self.requested:
+            self.requested = True
+            return
+        for child in self.children:  # the second signal: no more waiting
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, signal.SIGKILL)
+        os._exit(130)
 
 
-def _raise_stop(signum, frame):  # noqa: ARG001 - signal handler signature
-    raise _Stop()
+class PocketBaseSupervisor:
+    """Keeps the embedded PocketBase running: restarted when it exits (backoff 1 s to 30 s, a line each
+    time), given up after RESTARTS_PER_MINUTE failures within a minute, with a message saying where to look."""
+
+    RESTARTS_PER_MINUTE = 5
+
+    def __init__(self, server: PocketBaseServer, log: Callable[[str], None]):
+        self.server = server
+        self.log = log
+        self.failures: list[float] = []
+        self.next_try = 0.0
+        self.delay = 1.0
+
+    def _failed(self, now: float) -> bool:
+        """Count a failure; True when there were too many within a minute."""
+        self.failures = [t for t in self.failures if now - t < 60] + [now]
+        self.next_try = now + self.delay
+        self.delay = min(30.0, self.delay * 2)
+        return len(self.failures) >= self.RESTARTS_PER_MINUTE
+
+    def check(self) -> bool:
+        """Call now and then: False once it gave up."""
+        proc = self.server.proc
+        now = time.monotonic()
+        if proc is not None and proc.poll() is None:
+            if self.failures and now - self.failures[-1] > 60:
+                self.failures, self.delay = [], 1.0  # it has run a minute: forget the earlier trouble
+            return True
+        if proc is not None:  # it just exited
+            self.server.proc = None
+            self.log(f"PocketBase stopped (exit status {proc.returncode}); restarting in {self.delay:.0f} s "
+                     f"(see {self.server.log_file})")
+            if self._failed(now):
+                self.log(f"PocketBase stopped {len(self.failures)} times within a minute; giving up. "
+                         f"See {self.server.log_file}, then start R42 again.")
+                return False
+        if now < self.next_try:
+            return True
+        try:
+            self.server.start()
+            self.log("PocketBase is running again")
+        except RuntimeError as exc:
+            self.log(f"PocketBase did not start: {exc}; trying again in {self.delay:.0f} s")
+            if self._failed(now):
+                self.log("giving up on PocketBase; start R42 again once the problem above is fixed")
+                return False
+        return True
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     cfg = load_settings()
     cfg.data_dir.mkdir(parents=True, exist_ok=True)
-    signal.signal(signal.SIGTERM, _raise_stop)
-    signal.signal(signal.SIGINT, _raise_stop)
+    shutdown = _Shutdown()
+    signal.signal(signal.SIGTERM, shutdown)
+    signal.signal(signal.SIGINT, shutdown)
     pb_server: PocketBaseServer | None = None
     reflex: subprocess.Popen | None = None
+
+    def say(message: str) -> None:
+        print(f"r42: {message}", flush=True)
+
     try:
-        print(f"r42: starting PocketBase on 127.0.0.1:{cfg.pb_port} (data in {cfg.data_dir})", flush=True)
+        say(f"starting PocketBase on 127.0.0.1:{cfg.pb_port} (data in {cfg.data_dir})")
         creds = ensure_superuser(cfg.pb_data_dir, cfg.superuser_file)
         pb_server = PocketBaseServer(cfg.pb_data_dir, cfg.pb_port).start()
+        shutdown.children.append(pb_server.proc)
         pb = PocketBase(pb_server.url).as_superuser(creds.email, creds.password)
         if not args.no_seed:
-            seed_demo(pb, cfg.demo_password, log=lambda m: print(f"r42: {m}", flush=True))
+            seed_demo(pb, cfg.demo_password, log=say)
             if not cfg.mcp_config and ensure_mcp_config(cfg.mcp_config_file, cfg.mcp_demo_messages):
-                print(f"r42: wrote the demo MCP servers to {cfg.mcp_config_file}", flush=True)
+                say(f"wrote the demo MCP servers to {cfg.mcp_config_file}")
         pb.close()
-        print(f"r42: building and starting the web app on 127.0.0.1:{cfg.port} (first build takes a minute)", flush=True)
+        if shutdown.requested:
+            return 0
+        say(f"building and starting the web app on 127.0.0.1:{cfg.port} (first build takes a minute)")
         reflex = subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "reflex"),
-                "run",
-                "--env",
-                "prod",
-                "--frontend-port",
-                str(cfg.port),
-                "--backend-port",
-                str(cfg.port),
-                "--backend-host",
-                "127.0.0.1",
-                "--loglevel",
-                args.loglevel,
-            ],
-            cwd=ROOT,
-            env=_reflex_env(cfg),
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
+            [str(Path(sys.executable).parent / "reflex"), "run", "--env", "prod", "--frontend-port", str(cfg.port),
+             "--backend-port", str(cfg.port), "--backend-host", "127.0.0.1", "--loglevel", args.loglevel],
+            cwd=ROOT, env=_reflex_env(cfg), stdin=subprocess.DEVNULL, start_new_session=True,
         )
-        if not _wait_http(f"{cfg.app_url}/", reflex, timeout=args.start_timeout):
+        shutdown.children.append(reflex)
+        if not _wait_http(f"{cfg.app_url}/", reflex, args.start_timeout, lambda: shutdown.requested):
+            if shutdown.requested:
+                return 0
             _err(f"the web app did not come up on {cfg.app_url} (exit status {reflex.poll()})")
             return 1
         print(_banner(cfg), flush=True)
-        while reflex.poll() is None:
+        supervisor = PocketBaseSupervisor(pb_server, say)
+        while not shutdown.requested:
+            if reflex.poll() is not None:
+                _err(f"the web app stopped (exit status {reflex.returncode})")
+                return 1
+            if not supervisor.check():
+                return 1
+            if pb_server.proc is not None and pb_server.proc not in shutdown.children:
+                shutdown.children.append(pb_server.proc)
             time.sleep(0.5)
-        _err(f"the web app stopped (exit status {reflex.returncode})")
-        return 1
-    except _Stop:
-        print("\nr42: stopping", flush=True)
         return 0
     except (PBError, RuntimeError, KBError, ValueError) as exc:
         _err(str(exc))
         return 1
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if shutdown.requested:
+            print("\nr42: stopping (Ctrl-C again to stop at once)", flush=True)
         if reflex is not None:
             _stop_group(reflex)
         if pb_server is not None:

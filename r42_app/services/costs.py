@@ -275,18 +275,22 @@ class CostPersister:
             log.error("could not record the cost persist failure: %s", pb_exc)
 
     async def run_forever(self, interval: float = 1.0, stop: asyncio.Event | None = None) -> None:
-        """Poll the outbox (the app backend and `r42 worker` run this)."""
+        """Poll the outbox (the app backend and `r42 worker` run this); backs off while PocketBase is away."""
+        failing = 0
         while stop is None or not stop.is_set():
             try:
                 started = time.perf_counter()
                 stats = await asyncio.to_thread(self.run_once)
+                failing = 0
                 if stats.rows:
                     log.info("persisted %d cost event(s) (%d already there) in %.2fs", stats.events, stats.duplicates,
                              time.perf_counter() - started)
                     continue
-            except Exception as exc:  # PocketBase restarting, etc.: keep the loop alive
-                log.warning("cost persister loop: %s", exc)
-            await asyncio.sleep(interval)
+            except Exception as exc:  # PocketBase restarting, etc.: keep the loop alive, quietly
+                if not failing:
+                    log.warning("cost persister: %s (retrying with backoff)", exc)
+                failing += 1
+            await asyncio.sleep(min(30.0, interval * 2 ** failing) if failing else interval)
 
 
 class CreditError(Exception):

@@ -162,15 +162,22 @@ class Indexer:
             log.error("could not record the indexing failure: %s", pb_exc)
 
     async def run_forever(self, interval: float = 1.0, stop: asyncio.Event | None = None) -> None:
-        """Poll the outbox (the app backend runs this as a background task)."""
+        """Poll the outbox (the app backend runs this as a background task). While PocketBase cannot be
+        reached it backs off (up to 30 s) and says so once, and once more when it is back."""
+        failing = 0
         while stop is None or not stop.is_set():
             try:
                 stats = await asyncio.to_thread(self.run_once)
+                if failing:
+                    log.warning("indexer: PocketBase answers again")
+                    failing = 0
                 if stats.rows:
                     log.info("indexed %d topic(s), %d chunk(s) in %.2fs", stats.topics_indexed, stats.chunks,
                              stats.seconds)
                     continue
-            except Exception as exc:  # PocketBase restarting, etc.: keep the loop alive
-                log.warning("indexer loop: %s", exc)
-            await asyncio.sleep(interval)
+            except Exception as exc:  # PocketBase restarting, etc.: keep the loop alive, quietly
+                if not failing:
+                    log.warning("indexer: %s (retrying with backoff)", exc)
+                failing += 1
+            await asyncio.sleep(min(30.0, interval * 2 ** failing) if failing else interval)
 

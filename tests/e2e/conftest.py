@@ -33,6 +33,7 @@ class ServedApp:
     data_dir: Path
     proc: subprocess.Popen
     log: Path
+    git_status: str = ""  # `git status --porcelain` before the app started (a run must not change it)
     _superuser: PocketBase | None = None
 
     def superuser(self):
@@ -52,6 +53,15 @@ class ServedApp:
         return self.proc.wait(timeout)
 
 
+def git_status() -> str:
+    """The working tree's state as git sees it ("" outside a git checkout)."""
+    try:
+        return subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
 @pytest.fixture(scope="session")
 def served_app(tmp_path_factory, fake_claude) -> ServedApp:
     """The real app as `make run` starts it, on its own ports and data dir, with Claude faked."""
@@ -63,10 +73,11 @@ def served_app(tmp_path_factory, fake_claude) -> ServedApp:
            "R42_MODEL_TIMEOUT": "3", "R42_CHAT_PER_MINUTE": "600", "R42_CHAT_BURST": "50"}  # many tests, one learner
     env.pop("R42_PB_URL", None)
     log = data_dir / "serve.log"
+    before = git_status()
     with open(log, "wb") as out:
         proc = subprocess.Popen([str(Path(sys.executable).parent / "r42"), "serve"], cwd=ROOT, env=env, stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-    app = ServedApp(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{pb_port}", data_dir, proc, log)
+    app = ServedApp(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{pb_port}", data_dir, proc, log, before)
     deadline = time.monotonic() + 900
     while "R42 is running" not in log.read_text(errors="replace"):
         if proc.poll() is not None or time.monotonic() > deadline:

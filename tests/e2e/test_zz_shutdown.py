@@ -29,3 +29,36 @@ def test_sigterm_stops_pocketbase_and_the_web_app(served_app):
     assert processes_of(served_app.data_dir) == []
     assert "R42 is running" in served_app.log.read_text()
     assert "superuser@r42.local" not in served_app.log.read_text()
+    assert "Traceback" not in served_app.log.read_text()
+    from tests.e2e.conftest import git_status
+
+    assert git_status() == served_app.git_status  # a served run changes no tracked file (reflex.lock, .gitignore)
+
+
+def test_stopping_at_any_moment_of_a_start_leaves_nothing_behind(tmp_path):
+    """Twenty starts, each stopped at another moment (PocketBase starting, the seed, the web app building,
+    running): no process of it is left, and nothing prints a traceback."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import DEMO_PASSWORD, free_port
+
+    data = tmp_path / "data"
+    r42 = Path(sys.executable).parent / "r42"
+    for i in range(20):
+        env = {**os.environ, "R42_DATA_DIR": str(data), "R42_PORT": str(free_port()), "R42_PB_PORT": str(free_port()),
+               "R42_DEMO_PASSWORD": DEMO_PASSWORD, "R42_MCP_ENABLED": "false"}
+        env.pop("R42_PB_URL", None)
+        proc = subprocess.Popen([str(r42), "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        time.sleep(0.3 + i * 0.4)  # 0.3 s .. 7.9 s into the start
+        os.killpg(proc.pid, signal.SIGTERM) if i % 2 else proc.send_signal(signal.SIGINT)
+        output = proc.communicate(timeout=60)[0].decode(errors="replace")
+        deadline = time.monotonic() + 10
+        while processes_of(data) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert processes_of(data) == [], f"start {i}: left {processes_of(data)}\n{output}"
+        assert "Traceback" not in output, f"start {i}:\n{output}"
