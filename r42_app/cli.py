@@ -11,6 +11,7 @@
     r42 credits show|set|add --tenant SLUG [N] [--unlimited|--limited]
     r42 costs report --tenant SLUG [--since D] [--until D] [--by capability|user|day] [--json|--csv]
     r42 mcp status | demo-server
+    r42 outbox retry [--kind index|cost|all]
 
 Commands that need PocketBase use the running one (R42_PB_URL or 127.0.0.1:R42_PB_PORT) and
 otherwise start the embedded one on the data dir for the duration of the command.
@@ -50,10 +51,10 @@ from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from r42_app.core.retrieval import render_snippets
 from r42_app.services.access import AccessError, AccessStore
 from r42_app.core.costs import USD_PER_CREDIT, TenantCredits
-from r42_app.services.costs import CostPersister, CostReports, CreditError, CreditStore
+from r42_app.services.costs import OUTBOX_COST, CostPersister, CostReports, CreditError, CreditStore
 from r42_app.services.embeddings import SentenceEmbedder
-from r42_app.services.indexer import Indexer
-from r42_app.services.kb_store import KBError, KBStore, Tenant
+from r42_app.services.indexer import Indexer, requeue_failed
+from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBError, KBStore, Tenant
 from r42_app.services.retrieval import MODES, Retriever, UnknownTenant
 from r42_app.services.vector_store import VectorStore
 from r42_app.services.pb import PBError, PocketBase
@@ -808,6 +809,17 @@ def cmd_mcp_status(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_outbox_retry(args: argparse.Namespace) -> int:
+    """Re-queue `failed` outbox rows now (they are retried hourly anyway)."""
+    kinds = {"index": (OUTBOX_UPSERT, OUTBOX_DELETE), "cost": (OUTBOX_COST,)}
+    types = kinds.get(args.kind, kinds["index"] + kinds["cost"])
+    cfg = load_settings()
+    with admin_connection(cfg) as pb:
+        count = requeue_failed(pb, types)
+    print(f"{count} failed outbox row(s) queued again; the app or `r42 worker` picks them up")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="r42", description="R42: the knowledge-base-grounded learning assistant")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -919,6 +931,12 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true")
     fmt.add_argument("--csv", action="store_true", help="the grouped rows as CSV")
     report.set_defaults(func=cmd_costs_report)
+
+    outbox = sub.add_parser("outbox", help="the work queue of indexing and AI cost events")
+    outbox_sub = outbox.add_subparsers(dest="outbox_command", required=True)
+    retry = outbox_sub.add_parser("retry", help="queue failed rows again now")
+    retry.add_argument("--kind", choices=["index", "cost", "all"], default="all")
+    retry.set_defaults(func=cmd_outbox_retry)
 
     mcp = sub.add_parser("mcp", help="external tools over the Model Context Protocol")
     mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True)

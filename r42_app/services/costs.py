@@ -137,7 +137,7 @@ class CostPersister:
 
     def pending(self, limit: int) -> list[dict]:
         now = pb_time(self.clock())
-        flt = (f'status = "pending" && type = {quote(OUTBOX_COST)}'
+        flt = (f'(status = "pending" || status = "failed") && type = {quote(OUTBOX_COST)}'
                f' && (available_at = "" || available_at <= {quote(now)})')
         return self.pb.list("outbox", filter=flt, sort="created,id", per_page=limit).get("items", [])
 
@@ -262,12 +262,15 @@ class CostPersister:
     def _fail(self, row: dict, exc: Exception, final: bool = False) -> None:
         from r42_app.services.indexer import backoff
 
+        from r42_app.services.indexer import FAILED_RETRY_S
+
         attempts = int(row.get("attempts", 0)) + 1
-        body: dict = {"attempts": attempts, "last_error": f"{type(exc).__name__}: {exc}"[:2000]}
-        if final or attempts >= MAX_ATTEMPTS:
-            body["status"] = "failed"
-        else:
-            body["available_at"] = pb_time(self.clock() + timedelta(seconds=backoff(attempts)))
+        body: dict = {"attempts": attempts, "last_error": f"{type(exc).__name__}: {exc}"[:2000],
+                      "available_at": pb_time(self.clock() + timedelta(seconds=backoff(attempts)))}
+        if final:  # the tenant is gone: nothing left to write, ever
+            body.update(status="done", available_at="")
+        elif attempts >= MAX_ATTEMPTS:  # shown as failed (r42 doctor); still retried, once an hour
+            body.update(status="failed", available_at=pb_time(self.clock() + timedelta(seconds=FAILED_RETRY_S)))
         log.warning("persisting cost events of outbox row %s failed: %s", row["id"], exc)
         try:
             self.pb.update("outbox", row["id"], body)

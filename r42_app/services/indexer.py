@@ -4,7 +4,8 @@ For each topic named by pending rows it looks at the topic *as it is now*: prese
 embed (in batches) and replace its chunks; gone -> delete its chunks. Chunk ids are
 deterministic, so replaying the outbox, or re-running a batch after a crash, gives the same
 index: every topic indexed exactly once. Failures are retried with exponential backoff;
-`attempts` and `last_error` are recorded on the row.
+`attempts` and `last_error` are recorded on the row; after MAX_ATTEMPTS the row shows as `failed` and is
+still retried every hour (`r42 outbox retry` re-queues failed rows at once).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from r42_app.services.vector_store import VectorStore
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 8
+FAILED_RETRY_S = 3600.0  # a row that failed MAX_ATTEMPTS times is tried again this often
 BACKOFF_BASE_S = 2.0
 BACKOFF_MAX_S = 600.0
 ROWS_PER_RUN = 256
@@ -50,6 +52,17 @@ class DrainStats:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
+def requeue_failed(pb: PocketBase, types: tuple[str, ...]) -> int:
+    """`failed` outbox rows of these types back to pending, due now, attempts reset (`r42 outbox retry`)."""
+    flt = 'status = "failed" && (' + " || ".join(f"type = {quote(t)}" for t in types) + ")"
+    rows = pb.all("outbox", filter=flt, fields="id")
+    requests = [BatchRequest.update("outbox", r["id"], {"status": "pending", "attempts": 0, "available_at": "",
+                                                        "last_error": ""}) for r in rows]
+    for start in range(0, len(requests), 400):
+        pb.batch(requests[start:start + 400])
+    return len(rows)
+
+
 class Indexer:
     """Turns outbox rows into Chroma writes. Safe to run in several processes (work is idempotent)."""
 
@@ -65,8 +78,9 @@ class Indexer:
 
     def pending(self, limit: int = ROWS_PER_RUN, tenant_id: str | None = None) -> list[dict]:
         now = pb_time(self.clock())
-        flt = (f'status = "pending" && (type = {quote(OUTBOX_UPSERT)} || type = {quote(OUTBOX_DELETE)})'
-               f' && (available_at = "" || available_at <= {quote(now)})')
+        # `failed` rows come back too, once their (long) wait is over: a broken index is retried, not abandoned
+        flt = (f'(status = "pending" || status = "failed") && (type = {quote(OUTBOX_UPSERT)} || type = '
+               f'{quote(OUTBOX_DELETE)}) && (available_at = "" || available_at <= {quote(now)})')
         if tenant_id:
             flt += f" && payload.tenant = {quote(tenant_id)}"
         return self.pb.list("outbox", filter=flt, sort="created,id", per_page=limit).get("items", [])
@@ -149,11 +163,11 @@ class Indexer:
         requests = []
         for r in rows:
             attempts = int(r.get("attempts", 0)) + 1
-            body = {"attempts": attempts, "last_error": f"{type(exc).__name__}: {exc}"[:2000]}
-            if attempts >= MAX_ATTEMPTS:
+            body = {"attempts": attempts, "last_error": f"{type(exc).__name__}: {exc}"[:2000],
+                    "available_at": pb_time(now + timedelta(seconds=backoff(attempts)))}
+            if attempts >= MAX_ATTEMPTS:  # shown as failed (r42 doctor); still retried, once an hour
                 body["status"] = "failed"
-            else:
-                body["available_at"] = pb_time(now + timedelta(seconds=backoff(attempts)))
+                body["available_at"] = pb_time(now + timedelta(seconds=FAILED_RETRY_S))
             requests.append(BatchRequest.update("outbox", r["id"], body))
         try:
             for start in range(0, len(requests), 400):

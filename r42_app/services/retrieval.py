@@ -195,6 +195,10 @@ class Retriever:
 
         if vector is not None and mode == "semantic":
             near = self._semantic_neighbours(tenant, vector, top_k * 4)
+            if near == {}:  # nothing indexed for this tenant: say so and answer lexically
+                self._warn_once(f"empty:{tenant.id}", f"the semantic index holds nothing for tenant {tenant.slug}; "
+                                f"using fts (run `r42 chatbot rag-backfill --tenant {tenant.slug} --now`)")
+                near = None
             if near is not None:
                 result.mode_used = "semantic"
                 ranked = sorted(near.items(), key=lambda kv: -kv[1][0])[:top_k]
@@ -209,6 +213,10 @@ class Retriever:
             # (w above its minimum): otherwise the lexical candidates are re-ranked as they are.
             near = self._semantic_neighbours(tenant, vector, SEMANTIC_CANDIDATES) if w > SEMANTIC_WEIGHT_MIN else {}
             sims = self._candidate_similarity(tenant, vector, slugs) if near is not None else None
+            if sims == {} and not near:  # nothing indexed for these topics: lexical it is, and it says so
+                self._warn_once(f"empty:{tenant.id}", f"the semantic index holds nothing for tenant {tenant.slug}; "
+                                f"using fts (run `r42 chatbot rag-backfill --tenant {tenant.slug} --now`)")
+                sims = None
             if sims is not None:
                 result.mode_used = "hybrid"
                 sims.update({s: v for s, v in near.items() if s not in sims})

@@ -6,7 +6,9 @@ returned metadata, so a bug in a filter can never hand one tenant another tenant
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -39,38 +41,94 @@ def chunk_id(tenant: str, slug: str, chunk: int) -> str:
     return f"{tenant}:{slug}:{chunk}"
 
 
+_OPEN_LOCKS: dict[str, threading.Lock] = {}
+_OPEN_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_for(key: str) -> threading.Lock:
+    """One lock per store location: Chroma's client must not be opened by two threads at once."""
+    with _OPEN_LOCKS_GUARD:
+        return _OPEN_LOCKS.setdefault(key, threading.Lock())
+
+
 class VectorStore:
-    """Adapter over one Chroma collection; `tenant` is a required argument of every read."""
+    """Adapter over one Chroma collection; `tenant` is a required argument of every read.
+
+    It recovers by itself: a failed call (a deleted or corrupt directory, a server gone) drops the
+    client, and the next call opens it again, so a directory that was put back or rebuilt by a
+    re-index is used without a restart."""
+
+    SQLITE = "chroma.sqlite3"
 
     def __init__(self, path: Path | None = None, url: str = ""):
         self.path = path
         self.url = url
         self._collection = None
+        self._key = url or str(path)
 
     def _open(self):
-        if self._collection is not None:
-            return self._collection
-        try:
-            import chromadb
+        collection = self._collection
+        if collection is not None and not self.url and not (self.path / self.SQLITE).exists():
+            log.warning("the Chroma directory %s is gone; opening it anew (run `r42 chatbot rag-backfill` to "
+                        "rebuild the index)", self.path)
+            self.reset()
+            collection = None
+        if collection is not None:
+            return collection
+        with _lock_for(self._key):
+            if self._collection is not None:
+                return self._collection
+            try:
+                import chromadb
 
-            settings = chromadb.Settings(anonymized_telemetry=False)
-            if self.url:
-                from urllib.parse import urlparse
+                settings = chromadb.Settings(anonymized_telemetry=False)
+                if self.url:
+                    from urllib.parse import urlparse
 
-                parsed = urlparse(self.url)
-                client = chromadb.HttpClient(host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
-                                             ssl=parsed.scheme == "https", settings=settings)
-            else:
-                assert self.path is not None
-                self.path.mkdir(parents=True, exist_ok=True)
-                client = chromadb.PersistentClient(path=str(self.path), settings=settings)
-            # embedding_function=None: we always pass vectors; Chroma's default would download a model.
-            self._collection = client.get_or_create_collection(
-                COLLECTION, embedding_function=None, metadata={"hnsw:space": "cosine"}
-            )
-        except Exception as exc:
-            raise VectorStoreUnavailable(f"Chroma is unavailable ({self.url or self.path}): {exc}") from exc
+                    parsed = urlparse(self.url)
+                    client = chromadb.HttpClient(host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
+                                                 ssl=parsed.scheme == "https", settings=settings)
+                else:
+                    assert self.path is not None
+                    self.path.mkdir(parents=True, exist_ok=True)
+                    client = chromadb.PersistentClient(path=str(self.path), settings=settings)
+                # embedding_function=None: we always pass vectors; Chroma's default would download a model.
+                self._collection = client.get_or_create_collection(
+                    COLLECTION, embedding_function=None, metadata={"hnsw:space": "cosine"}
+                )
+            except Exception as exc:
+                self._forget_system()
+                raise VectorStoreUnavailable(f"Chroma is unavailable ({self.url or self.path}): {exc}") from exc
         return self._collection
+
+    def reset(self) -> None:
+        """Forget the open client (after a failure): the next call opens Chroma again."""
+        with _lock_for(self._key):
+            self._collection = None
+            self._forget_system()
+
+    def _forget_system(self) -> None:
+        """Chroma keeps one system per directory for the whole process: drop ours so reopening reads the
+        directory as it is now (deleted, rebuilt or restored)."""
+        if self.url:
+            return
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        system = SharedSystemClient._identifier_to_system.pop(str(self.path), None)
+        SharedSystemClient._identifier_to_refcount.pop(str(self.path), None)
+        if system is not None:
+            with contextlib.suppress(Exception):
+                system.stop()
+
+    def _call(self, what: str, fn):
+        """Run one Chroma call; any failure resets the client and is reported as VectorStoreUnavailable."""
+        try:
+            return fn(self._open())
+        except VectorStoreUnavailable:
+            raise
+        except Exception as exc:
+            self.reset()
+            raise VectorStoreUnavailable(f"Chroma {what} failed: {exc}") from exc
 
     # -- writes (the indexer) --------------------------------------------------------
 
@@ -88,16 +146,18 @@ class VectorStore:
                 metadatas.append({"tenant": tenant, "topic": slug, "chunk": i})
             embeddings.extend(np.asarray(vectors, dtype=np.float32)[: len(texts)].tolist())
             stale += [chunk_id(tenant, slug, i) for i in range(len(texts), MAX_CHUNKS_PER_TOPIC)]
-        col = self._open()
-        if ids:
-            col.upsert(ids=ids, embeddings=embeddings, documents=documents, metadatas=metadatas)
-        if stale:
-            col.delete(ids=stale)
+        def write(col):
+            if ids:
+                col.upsert(ids=ids, embeddings=embeddings, documents=documents, metadatas=metadatas)
+            if stale:
+                col.delete(ids=stale)
+
+        self._call("write", write)
 
     def delete_topics(self, tenant: str, slugs: Sequence[str]) -> None:
         ids = [chunk_id(tenant, slug, i) for slug in slugs for i in range(MAX_CHUNKS_PER_TOPIC)]
         if ids:
-            self._open().delete(ids=ids)
+            self._call("delete", lambda col: col.delete(ids=ids))
 
     # -- reads (always per tenant) ------------------------------------------------------
 
@@ -117,15 +177,8 @@ class VectorStore:
             raise ValueError("tenant is required")
         if not slugs:
             return ChunkVectors([], [], [], np.zeros((0, 0), dtype=np.float32))
-        try:
-            got = self._open().get(
-                ids=[chunk_id(tenant, slug, i) for slug in slugs for i in range(max_chunks)],
-                include=["embeddings", "metadatas", "documents"],
-            )
-        except VectorStoreUnavailable:
-            raise
-        except Exception as exc:
-            raise VectorStoreUnavailable(f"Chroma query failed: {exc}") from exc
+        ids = [chunk_id(tenant, slug, i) for slug in slugs for i in range(max_chunks)]
+        got = self._call("query", lambda col: col.get(ids=ids, include=["embeddings", "metadatas", "documents"]))
         metas = got["metadatas"] or []
         self._checked(tenant, metas)
         emb = got["embeddings"]
@@ -140,16 +193,9 @@ class VectorStore:
         """Nearest chunks of `tenant` as (slug, chunk, text, cosine similarity)."""
         if not tenant:
             raise ValueError("tenant is required")
-        col = self._open()
-        try:
-            res = col.query(
-                query_embeddings=[np.asarray(embedding, dtype=np.float32).tolist()],
-                n_results=k,
-                where={"tenant": tenant},
-                include=["metadatas", "documents", "distances"],
-            )
-        except Exception as exc:
-            raise VectorStoreUnavailable(f"Chroma query failed: {exc}") from exc
+        res = self._call("query", lambda col: col.query(
+            query_embeddings=[np.asarray(embedding, dtype=np.float32).tolist()], n_results=k,
+            where={"tenant": tenant}, include=["metadatas", "documents", "distances"]))
         metas = (res["metadatas"] or [[]])[0]
         self._checked(tenant, metas)
         docs = (res["documents"] or [[]])[0]
@@ -158,7 +204,7 @@ class VectorStore:
 
     def count(self, tenant: str) -> int:
         """Number of chunks stored for a tenant."""
-        return len(self._open().get(where={"tenant": tenant}, include=[])["ids"])
+        return len(self._call("count", lambda col: col.get(where={"tenant": tenant}, include=[]))["ids"])
 
     def chunk_ids(self, tenant: str) -> list[str]:
-        return sorted(self._open().get(where={"tenant": tenant}, include=[])["ids"])
+        return sorted(self._call("count", lambda col: col.get(where={"tenant": tenant}, include=[]))["ids"])

@@ -85,7 +85,7 @@ def test_a_foreign_row_from_the_store_is_refused(indexed):
             return {"metadatas": [[{"tenant": "someone-else", "topic": "x", "chunk": 0}]], "documents": [["geheim"]],
                     "distances": [[0.1]]}
 
-    leaky = VectorStore(path=Path("/nonexistent"))
+    leaky = VectorStore(url="http://127.0.0.1:9")  # never opened: the collection is set by hand
     leaky._collection = LeakyCollection()
     with pytest.raises(TenantLeak):
         leaky.nearest("demo-tenant-id", np.zeros(384), 5)
