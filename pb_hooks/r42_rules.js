@@ -121,7 +121,12 @@ function checkTopicUpdate(record) {
 function writeOutbox(app, record, kind) {
   const tenantId = record.getString("tenant");
   if (!tenantId) return;
-  const tenant = app.findRecordById("tenants", tenantId);
+  let tenant;
+  try {
+    tenant = app.findRecordById("tenants", tenantId);
+  } catch (_) {
+    return; // the tenant itself is being deleted (cascade): nothing of it is indexed any more
+  }
   const row = new Record(app.findCollectionByNameOrId("outbox"));
   row.load({
     type: kind,

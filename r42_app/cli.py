@@ -12,6 +12,7 @@
     r42 costs report --tenant SLUG [--since D] [--until D] [--by capability|user|day] [--json|--csv]
     r42 mcp status | demo-server
     r42 outbox retry [--kind index|cost|all]
+    r42 doctor [--tenant SLUG] [--json]
 
 Commands that need PocketBase use the running one (R42_PB_URL or 127.0.0.1:R42_PB_PORT) and
 otherwise start the embedded one on the data dir for the duration of the command.
@@ -820,6 +821,28 @@ def cmd_outbox_retry(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Check everything R42 needs; exit status 1 when anything FAILs."""
+    from r42_app.services.doctor import FAIL, Doctor
+
+    cfg = load_settings()
+    with admin_connection(cfg) as pb:
+        services = Services(cfg, pb)
+        try:
+            checks = Doctor(cfg, pb, services.embedder, services.vectors).run(args.tenant)
+        except KBError as exc:
+            return _fail(str(exc))
+    if args.json:
+        print(json.dumps([c.as_dict() for c in checks], ensure_ascii=False, indent=2))
+    else:
+        width = max(len(c.name) for c in checks)
+        for c in checks:
+            print(f"{c.status:<4}  {c.name:<{width}}  {c.detail}")
+            if c.fix and c.status != "OK":
+                print(f"{'':<4}  {'':<{width}}  fix: {c.fix}")
+    return 1 if any(c.status == FAIL for c in checks) else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="r42", description="R42: the knowledge-base-grounded learning assistant")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -931,6 +954,11 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true")
     fmt.add_argument("--csv", action="store_true", help="the grouped rows as CSV")
     report.set_defaults(func=cmd_costs_report)
+
+    doctor = sub.add_parser("doctor", help="check PocketBase, the model, the index, the outbox, costs, MCP")
+    doctor.add_argument("--tenant", help="only this tenant's index, capabilities and credits")
+    doctor.add_argument("--json", action="store_true")
+    doctor.set_defaults(func=cmd_doctor)
 
     outbox = sub.add_parser("outbox", help="the work queue of indexing and AI cost events")
     outbox_sub = outbox.add_subparsers(dest="outbox_command", required=True)

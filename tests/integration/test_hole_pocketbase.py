@@ -180,3 +180,17 @@ def test_the_app_limits_wrong_passwords_per_address_across_accounts(pb_server, s
         auth.sign_in("learner@example.com", DEMO_PASSWORD, client="203.0.113.7")
     assert str(err.value) == TOO_MANY_ATTEMPTS
     assert auth.sign_in("learner@example.com", DEMO_PASSWORD, client="203.0.113.8").user.role == "learner"
+
+
+def test_a_tenant_with_topics_and_relations_can_be_deleted(admin_pb, seeded):
+    """The topic hooks must not stand in the way of the cascade when an operator deletes a tenant."""
+    from r42_app.services.kb_store import KBStore
+
+    kb = KBStore(admin_pb)
+    tenant, _ = kb.ensure_tenant("weg-ermee")
+    kb.create_topic(tenant, {"id": "a", "label": "A", "type": "concept", "description": "x"})
+    kb.create_topic(tenant, {"id": "b", "label": "B", "type": "concept", "description": "y"})
+    kb.add_relation(tenant, {"source": "a", "target": "b", "type": "related_to"})
+    admin_pb.delete("tenants", tenant.id)
+    assert admin_pb.all("topics", filter=f'tenant = "{tenant.id}"') == []
+    assert admin_pb.all("relations", filter=f'tenant = "{tenant.id}"') == []

@@ -1,0 +1,172 @@
+"""`r42 doctor`: the troubleshooting list as checks, each OK / WARN / FAIL with the command that fixes it."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+from r42_app.core.capabilities import AccessRow
+from r42_app.services.costs import OUTBOX_COST, CreditStore
+from r42_app.services.embeddings import SentenceEmbedder
+from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBStore, Tenant
+from r42_app.services.mcp import McpHub, McpRegistry
+from r42_app.services.pb import PocketBase, quote
+from r42_app.services.pb_server import pocketbase_binary
+from r42_app.services.vector_store import VectorStore
+from r42_app.settings import Settings
+
+OK, WARN, FAIL = "OK", "WARN", "FAIL"
+BACKLOG_WARN = 1000
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str
+    detail: str
+    fix: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def _run(name: str, fn: Callable[[], list[Check]]) -> list[Check]:
+    """One check; an unexpected failure is itself a FAIL with the reason (the doctor never crashes)."""
+    try:
+        return fn()
+    except Exception as exc:
+        return [Check(name, FAIL, f"{type(exc).__name__}: {exc}")]
+
+
+class Doctor:
+    def __init__(self, cfg: Settings, pb: PocketBase, embedder: SentenceEmbedder, vectors: VectorStore):
+        self.cfg = cfg
+        self.pb = pb
+        self.embedder = embedder
+        self.vectors = vectors
+        self.kb = KBStore(pb)
+
+    def run(self, tenant_slug: str | None = None) -> list[Check]:
+        tenants = self._tenants(tenant_slug)
+        checks: list[Check] = []
+        checks += _run("pocketbase", self.pocketbase)
+        checks += _run("embedding model", self.embedding_model)
+        checks += _run("vector index", lambda: self.index_coverage(tenants))
+        checks += _run("outbox", self.outbox)
+        checks += _run("cost tracking", self.cost_tracking)
+        checks += _run("capabilities", lambda: self.legacy_rows(tenants))
+        checks += _run("credits", lambda: self.credits(tenants))
+        checks += _run("mcp", self.mcp)
+        return checks
+
+    def _tenants(self, slug: str | None) -> list[Tenant]:
+        if slug:
+            return [self.kb.require_tenant(slug)]
+        return [self.kb.require_tenant(r["slug"]) for r in self.pb.all("tenants", fields="slug", sort="slug")]
+
+    def pocketbase(self) -> list[Check]:
+        version = subprocess.run([str(pocketbase_binary()), "--version"], capture_output=True, text=True,
+                                 timeout=10).stdout.strip() or "unknown version"
+        if not self.pb.health():
+            return [Check("pocketbase", FAIL, f"{self.cfg.pb_url} does not answer ({version})",
+                          "start R42 (`make run`), or see data/pocketbase.log")]
+        return [Check("pocketbase", OK, f"{self.cfg.pb_url} answers; {version}")]
+
+    def embedding_model(self) -> list[Check]:
+        started = time.perf_counter()
+        vector = self.embedder.encode(["Wat is de dekkingsgraad?"])[0]
+        took = time.perf_counter() - started
+        return [Check("embedding model", OK, f"{self.cfg.embed_model or 'packaged all-MiniLM-L6-v2'} loads; "
+                                              f"{len(vector)} dimensions in {took:.1f} s")]
+
+    def index_coverage(self, tenants: list[Tenant]) -> list[Check]:
+        out = []
+        for tenant in tenants:
+            topics = {t.slug for t in self.kb.topic_summaries(tenant)}
+            indexed = {cid.split(":")[1] for cid in self.vectors.chunk_ids(tenant.id)}
+            covered = len(topics & indexed)
+            fix = f"r42 chatbot rag-backfill --tenant {tenant.slug} --now"
+            if not topics:
+                out.append(Check(f"index {tenant.slug}", OK, "no topics yet"))
+            elif covered == len(topics):
+                out.append(Check(f"index {tenant.slug}", OK, f"all {len(topics)} topics are in the vector index"))
+            elif covered == 0:
+                out.append(Check(f"index {tenant.slug}", FAIL, f"none of {len(topics)} topics is in the vector "
+                                 f"index ({self.cfg.chroma_url or self.cfg.chroma_dir}): semantic search falls back "
+                                 "to fts", fix))
+            else:
+                out.append(Check(f"index {tenant.slug}", WARN, f"{covered} of {len(topics)} topics are in the "
+                                 "vector index (the rest wait in the outbox, or were lost)", fix))
+        return out
+
+    def outbox(self) -> list[Check]:
+        kinds = f"(type = {quote(OUTBOX_UPSERT)} || type = {quote(OUTBOX_DELETE)} || type = {quote(OUTBOX_COST)})"
+        pending = self.pb.list("outbox", filter=f'status = "pending" && {kinds}', fields="id", per_page=1,
+                               total=True).get("totalItems", 0)
+        failed = self.pb.list("outbox", filter=f'status = "failed" && {kinds}', sort="-updated",
+                              fields="id,type,last_error", per_page=3, total=True)
+        out = [Check("outbox backlog", WARN if pending > BACKLOG_WARN else OK, f"{pending} row(s) waiting",
+                     "is the app (or `r42 worker`) running?" if pending > BACKLOG_WARN else "")]
+        count = failed.get("totalItems", 0)
+        if count:
+            errors = "; ".join(f"{r['type']}: {r.get('last_error', '')[:120]}" for r in failed.get("items", []))
+            out.append(Check("outbox failures", FAIL, f"{count} failed row(s), e.g. {errors}",
+                             "fix the cause above, then `r42 outbox retry`"))
+        else:
+            out.append(Check("outbox failures", OK, "no failed rows"))
+        return out
+
+    def cost_tracking(self) -> list[Check]:
+        last = self.pb.list("ai_cost_events", sort="-created", fields="created", per_page=1).get("items", [])
+        when = f"last cost event {last[0]['created'][:19]}" if last else "no cost events yet"
+        if not self.cfg.cost_tracking:
+            return [Check("cost tracking", WARN, f"off (AI_COST_TRACKING_ENABLED=false); {when}",
+                          "unset AI_COST_TRACKING_ENABLED to record AI cost")]
+        return [Check("cost tracking", OK, f"on; {when}")]
+
+    def legacy_rows(self, tenants: list[Tenant]) -> list[Check]:
+        out = []
+        for tenant in tenants:
+            rows = [AccessRow.from_record(r) for r in self.pb.all("chatbot_access", filter=f"tenant = {quote(tenant.id)}")]
+            legacy = sum(1 for r in rows if r is not None and r.is_legacy)
+            if legacy:
+                out.append(Check(f"capabilities {tenant.slug}", WARN, f"{legacy} user(s) still have an old fixed list",
+                                 f"r42 chatbot migrate-legacy --tenant {tenant.slug}"))
+        return out or [Check("capabilities", OK, "no old fixed lists")]
+
+    def credits(self, tenants: list[Tenant]) -> list[Check]:
+        store = CreditStore(self.pb)
+        out = []
+        for tenant in tenants:
+            c = store.show(tenant)
+            if not c.unlimited and c.credits <= 0:
+                out.append(Check(f"credits {tenant.slug}", WARN, f"{c.credits:.2f} credits: R42 refuses questions (402)",
+                                 f"r42 credits add --tenant {tenant.slug} 5000"))
+        return out or [Check("credits", OK, "every tenant has credit (or an unlimited plan)")]
+
+    def mcp(self) -> list[Check]:
+        hub = McpHub.from_file(self.cfg.mcp_config_file, McpRegistry(), enabled=self.cfg.mcp_enabled)
+        if hub.config_error:
+            return [Check("mcp", FAIL, hub.config_error, f"fix {self.cfg.mcp_config_file}")]
+        if not hub.connections:
+            return [Check("mcp", OK, "no MCP servers configured" + ("" if self.cfg.mcp_enabled else " (switched off)"))]
+
+        async def probe():
+            try:
+                await hub.start(wait=20)
+                return [(s.name, s.state, s.last_error, len(s.tools)) for s in hub.statuses()]
+            finally:
+                await hub.stop()
+
+        out = []
+        for name, state, error, tools in asyncio.run(probe()):
+            if state == "connected":
+                out.append(Check(f"mcp {name}", OK, f"connected, {tools} tool(s)"))
+            else:
+                out.append(Check(f"mcp {name}", FAIL, f"not connected: {error}",
+                                 f"check the server in {self.cfg.mcp_config_file} (`r42 mcp status`)"))
+        return out
+
