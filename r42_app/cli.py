@@ -13,6 +13,7 @@
     r42 mcp status | demo-server
     r42 outbox retry [--kind index|cost|all]
     r42 doctor [--tenant SLUG] [--json]
+    r42 backup create [FILE] | restore FILE [--force]
 
 Commands that need PocketBase use the running one (R42_PB_URL or 127.0.0.1:R42_PB_PORT) and
 otherwise start the embedded one on the data dir for the duration of the command.
@@ -843,6 +844,36 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 1 if any(c.status == FAIL for c in checks) else 0
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    """create: PocketBase's own backup, downloaded to FILE; restore: put one back (PocketBase restarts)."""
+    from r42_app.services.backup import BackupError, create_backup, restore_backup
+
+    cfg = load_settings()
+    if args.backup_command == "restore":
+        source = Path(args.file)
+        if not source.is_file():
+            return _fail(f"{source} is not a file")
+        probe = PocketBase(cfg.pb_url, timeout=2)
+        running = probe.health()
+        probe.close()
+        if running and not args.force:
+            return _fail(f"PocketBase at {cfg.pb_url} is running: restoring replaces all of its data. Stop R42 "
+                         "first, or add --force to restore into the running instance.")
+    with admin_connection(cfg) as pb:
+        try:
+            if args.backup_command == "create":
+                target = create_backup(pb, Path(args.file) if args.file else cfg.data_dir / "backups")
+                print(f"backup written to {target} ({target.stat().st_size / 1_000_000:.1f} MB); the search index "
+                      "is not in it: `r42 chatbot rag-backfill --tenant '*' --now` rebuilds it after a restore")
+            else:
+                restore_backup(pb, Path(args.file))
+                print(f"restored {args.file}; now rebuild the search index: "
+                      "r42 chatbot rag-backfill --tenant '*' --now")
+        except BackupError as exc:
+            return _fail(str(exc))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="r42", description="R42: the knowledge-base-grounded learning assistant")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -954,6 +985,16 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true")
     fmt.add_argument("--csv", action="store_true", help="the grouped rows as CSV")
     report.set_defaults(func=cmd_costs_report)
+
+    backup = sub.add_parser("backup", help="back up or restore PocketBase's data (its own backup API)")
+    backup_sub = backup.add_subparsers(dest="backup_command", required=True)
+    create = backup_sub.add_parser("create", help="make a backup and save it to FILE (default data/backups/)")
+    create.add_argument("file", nargs="?")
+    create.set_defaults(func=cmd_backup)
+    restore = backup_sub.add_parser("restore", help="restore FILE (all current data is replaced)")
+    restore.add_argument("file")
+    restore.add_argument("--force", action="store_true", help="also into a running instance")
+    restore.set_defaults(func=cmd_backup)
 
     doctor = sub.add_parser("doctor", help="check PocketBase, the model, the index, the outbox, costs, MCP")
     doctor.add_argument("--tenant", help="only this tenant's index, capabilities and credits")

@@ -1,0 +1,72 @@
+"""Backups through PocketBase's own backup API: a zip of its data (every topic, relation, suggestion,
+user, cost event...) made by PocketBase itself, downloaded to a file; and a restore from such a file.
+
+The Chroma directory is not in the backup: it is derived data, and `r42 chatbot rag-backfill --tenant '*'
+--now` rebuilds it from the restored topics.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import httpx
+
+from r42_app.services.pb import PBError, PocketBase
+
+NAME = re.compile(r"^[a-z0-9_-]+\.zip$")
+
+
+class BackupError(Exception):
+    """A backup or restore could not be done; the message says why."""
+
+
+def backup_name() -> str:
+    return datetime.now(timezone.utc).strftime("r42-%Y%m%d-%H%M%S.zip")
+
+
+def create_backup(pb: PocketBase, target: Path) -> Path:
+    """Ask PocketBase for a backup and download it to `target` (a file, or a directory for the default name)."""
+    name = backup_name()
+    if target.is_dir():
+        target = target / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        pb.send("POST", "/api/backups", body={"name": name})
+        token = pb.send("POST", "/api/files/token")["token"]
+    except PBError as exc:
+        raise BackupError(f"PocketBase could not make a backup: {exc}") from exc
+    with httpx.stream("GET", f"{pb.base_url}/api/backups/{name}", params={"token": token}, timeout=300) as resp:
+        if resp.status_code != 200:
+            raise BackupError(f"downloading the backup failed (HTTP {resp.status_code})")
+        with target.open("wb") as fh:
+            for chunk in resp.iter_bytes():
+                fh.write(chunk)
+    pb.send("DELETE", f"/api/backups/{name}")  # the copy is in `target` now; keep PocketBase's dir small
+    return target
+
+
+def restore_backup(pb: PocketBase, source: Path, wait: float = 60.0) -> None:
+    """Upload a backup zip to PocketBase and restore it. PocketBase replaces its data and restarts itself;
+    this returns once it answers again."""
+    if not source.is_file():
+        raise BackupError(f"{source} is not a file")
+    name = source.name.lower() if NAME.match(source.name.lower()) else backup_name()
+    with source.open("rb") as fh:
+        resp = httpx.post(f"{pb.base_url}/api/backups/upload", files={"file": (name, fh, "application/zip")},
+                          headers={"Authorization": pb.token}, timeout=300)
+    if resp.status_code >= 400:
+        raise BackupError(f"PocketBase refused the backup file: {resp.text[:300]}")
+    try:
+        pb.send("POST", f"/api/backups/{name}/restore")
+    except PBError as exc:
+        raise BackupError(f"PocketBase could not restore {name}: {exc}") from exc
+    deadline = time.monotonic() + wait
+    time.sleep(1.0)  # it restarts: give it a moment to go down before asking
+    while time.monotonic() < deadline:
+        if pb.health():
+            return
+        time.sleep(0.5)
+    raise BackupError(f"PocketBase did not come back within {wait:.0f} s after the restore")

@@ -1,0 +1,69 @@
+"""Backups (issue 14): `r42 backup create` and `restore` round-trip every topic, relation, suggestion and
+user through PocketBase's own backup API, on a PocketBase of this test (a restore replaces all data);
+a restore into a running instance needs --force."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from r42_app.services.kb_store import KBStore
+from r42_app.services.pb_server import PocketBaseServer, ensure_superuser
+from r42_app.services.seed import seed_demo
+from tests.conftest import DEMO_PASSWORD, free_port
+
+
+def cli(data_dir, url, *args):
+    env = {**os.environ, "R42_PB_URL": url, "R42_DATA_DIR": str(data_dir)}
+    return subprocess.run([sys.executable, "-m", "r42_app.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture
+def own_pocketbase(tmp_path):
+    data = tmp_path / "data"
+    creds = ensure_superuser(data / "pb_data", data / "superuser.json")
+    server = PocketBaseServer(data / "pb_data", free_port()).start()
+    from r42_app.services.pb import PocketBase
+
+    pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
+    seed_demo(pb, DEMO_PASSWORD, log=lambda _m: None)
+    yield data, server, pb
+    pb.close()
+    server.stop()
+
+
+def snapshot(pb):
+    return {name: sorted(str(r.get("slug") or r.get("email") or r.get("source", "") + r.get("target", "") or r["id"])
+                         for r in pb.all(name))
+            for name in ("tenants", "topics", "relations", "suggestions", "users")}
+
+
+def test_a_backup_round_trip_brings_everything_back(own_pocketbase, tmp_path):
+    data, server, pb = own_pocketbase
+    kb = KBStore(pb)
+    demo = kb.require_tenant("demo")
+    learner = pb.first("users", 'email = "learner@example.com"')
+    pb.create("suggestions", {"tenant": demo.id, "user": learner["id"], "status": "pending", "reason": "r",
+                              "delta": {"reason": "r", "topics": [{"id": "backup-x", "label": "X", "type": "concept",
+                                                                   "description": "d"}], "relations": []}})
+    before = snapshot(pb)
+    target = tmp_path / "r42-backup.zip"
+    made = cli(data, server.url, "backup", "create", str(target))
+    assert made.returncode == 0, made.stderr
+    assert target.stat().st_size > 10_000 and "rag-backfill" in made.stdout
+
+    for row in pb.all("suggestions"):  # lose data
+        pb.delete("suggestions", row["id"])
+    kb.delete_topic(demo, "aow")
+    pb.delete("users", learner["id"])
+    assert snapshot(pb) != before
+
+    refused = cli(data, server.url, "backup", "restore", str(target))
+    assert refused.returncode == 2 and "--force" in refused.stderr
+    restored = cli(data, server.url, "backup", "restore", str(target), "--force")
+    assert restored.returncode == 0, restored.stderr
+    pb.as_superuser(*pb._superuser)  # PocketBase restarted: sign in again
+    assert snapshot(pb) == before
+
