@@ -110,6 +110,22 @@ class Services:
 # -- serve ---------------------------------------------------------------------------
 
 
+def _restore_frontend_lock() -> None:
+    """Give Reflex the pinned frontend versions on a fresh checkout.
+
+    Reflex rewrites ``reflex.lock/`` on every build (its format even changes between runs), so the tracked
+    copy lives in ``frontend/reflex.lock/`` and the working copy is ignored by git: a run never dirties the tree.
+    """
+    pinned, working = ROOT / "frontend" / "reflex.lock", ROOT / "reflex.lock"
+    if not pinned.is_dir():
+        return
+    working.mkdir(exist_ok=True)
+    for src in pinned.iterdir():
+        dest = working / src.name
+        if src.is_file() and not dest.exists():
+            dest.write_bytes(src.read_bytes())
+
+
 def _reflex_env(cfg: Settings) -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("REFLEX_TELEMETRY_ENABLED", "false")
@@ -260,6 +276,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if shutdown.requested:
             return 0
         say(f"building and starting the web app on 127.0.0.1:{cfg.port} (first build takes a minute)")
+        _restore_frontend_lock()
         reflex = subprocess.Popen(
             [str(Path(sys.executable).parent / "reflex"), "run", "--env", "prod", "--frontend-port", str(cfg.port),
              "--backend-port", str(cfg.port), "--backend-host", "127.0.0.1", "--loglevel", args.loglevel],
