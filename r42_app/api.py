@@ -40,6 +40,7 @@ from r42_app.core.chat import ChatInputError, validate_messages
 from r42_app.core.mcp import ConfirmationError
 from r42_app.services import deps
 from r42_app.services.auth import AuthError, Session
+from r42_app.services.loop_lag import MONITOR
 from r42_app.services.retrieval import MODES
 
 REFUSAL_STATUS = {"unauthenticated": 401, "forbidden": 403, "chatbot_disabled": 403, "capability_denied": 403,
@@ -63,8 +64,8 @@ async def health(request: Request) -> JSONResponse:  # noqa: ARG001
     that is down makes only its tools unavailable, not the app: it does not change the status)."""
     ok = await _pocketbase_answers(deps.settings().pb_url, HEALTH_TIMEOUT_S)
     mcp = {s.name: s.state for s in deps.mcp_hub().statuses()}
-    return JSONResponse({"status": "ok" if ok else "degraded", "pocketbase": ok, "mcp": mcp},
-                        status_code=200 if ok else 503)
+    return JSONResponse({"status": "ok" if ok else "degraded", "pocketbase": ok, "mcp": mcp,
+                         "event_loop_lag": MONITOR.summary()}, status_code=200 if ok else 503)
 
 
 async def _read_body(request: Request, limit: int) -> bytes | JSONResponse:
@@ -139,8 +140,12 @@ def _bearer(request: Request) -> str:
 async def _session(token: str, fresh: bool = False) -> Session | JSONResponse:
     """The signed-in session of a PocketBase token, or the error response (401, or 503 when
     PocketBase cannot be asked)."""
+    auth = deps.auth_service()
+    remembered = None if fresh else auth.remembered(token)
+    if remembered is not None:  # checked moments ago: no PocketBase call, no thread
+        return remembered
     try:
-        session = await asyncio.to_thread(deps.auth_service().check, token, fresh)
+        session = await asyncio.to_thread(auth.check, token, fresh)
     except AuthError as exc:
         return _error(503, "unavailable", str(exc))
     if session is None:

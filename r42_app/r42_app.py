@@ -90,6 +90,21 @@ async def run_mcp_servers() -> None:
         await hub.stop()
 
 
+async def watch_loop_lag() -> None:
+    """Size the thread pool that blocking calls run in, then measure the event loop's lag (reported by
+    /api/health). asyncio's default pool has cores + 4 threads: six here, so the seventh user's PocketBase
+    call would wait for a thread while the loop sits idle."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from r42_app.services.loop_lag import MONITOR
+
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(THREADS, thread_name_prefix="r42-io"))
+    await MONITOR.run()
+
+
+THREADS = 32
+app.register_lifespan_task(watch_loop_lag)
 app.register_lifespan_task(index_outbox)
 app.register_lifespan_task(run_mcp_servers)
 app.register_lifespan_task(persist_costs)

@@ -110,16 +110,30 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
     """The guard, once per turn, for the window and the API alike: signed in, in a tenant, R42 on for
     the tenant, the `need`ed capability resolved for this user now, AI credit left for a model call
     (`assert_tenant_ai_credit_access`; not offline), no active quiz (the server's row, whatever the
-    browser says), and within the rate limit (consumed only when all else passed).
+    browser says), and within the rate limit (taken first, given back when the turn is refused otherwise).
     Raises ChatRefused with a typed kind. Its PocketBase queries run at the same time, off the loop."""
     if user is None:
         raise ChatRefused("unauthenticated", REFUSALS["unauthenticated"])
     if not user.tenant_id:
         raise ChatRefused("forbidden", REFUSALS["forbidden"])
-    if rate_limit and deps.limiter is not None:  # a flood is refused before any PocketBase query
-        wait = deps.limiter.peek(user.id)
+    # The rate limit comes first and takes its token at once: 300 requests arriving together must not
+    # all pass a peek and each run the PocketBase lookups below. A turn refused later gets it back.
+    limited = rate_limit and deps.limiter is not None
+    if limited:
+        wait = deps.limiter.check(user.id)
         if wait > 0:
             raise ChatRefused("rate_limited", REFUSALS["rate_limited"], retry_after=wait)
+    try:
+        capabilities = await _guard(user, deps, need)
+    except BaseException:
+        if limited:
+            deps.limiter.refund(user.id)
+        raise
+    return TurnPermit(user, frozenset(capabilities))
+
+
+async def _guard(user: SignedInUser, deps: ChatDeps, need: str) -> frozenset[str] | set[str]:
+    """check_turn's PocketBase part: R42 on, the capability, credit and no quiz (raises ChatRefused)."""
     lookups = [asyncio.to_thread(deps.access.effective, user.tenant_id, user.id) if deps.access else _none(),
                asyncio.to_thread(deps.quiz.active, user.id) if deps.quiz else _none()]
     try:
@@ -144,11 +158,7 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
                               details={"reason": exc.reason, "metadata": exc.metadata}) from exc
     if quiz_active:
         raise ChatRefused("quiz_active", QUIZ_MESSAGE)
-    if rate_limit and deps.limiter is not None:
-        wait = deps.limiter.check(user.id)
-        if wait > 0:
-            raise ChatRefused("rate_limited", REFUSALS["rate_limited"], retry_after=wait)
-    return TurnPermit(user, frozenset(capabilities))
+    return capabilities
 
 
 async def _none() -> None:

@@ -34,6 +34,13 @@ class RateLimiter:
         return (1.0 - tokens) / self.rate
 
 
+    def refund(self, key: str) -> None:
+        """Give back the token of a `check` that went ahead but whose request was refused for another reason."""
+        if key in self._buckets:
+            tokens, last = self._buckets[key]
+            self._buckets[key] = (min(float(self.burst), tokens + 1.0), last)
+
+
 class FailureLimiter:
     """At most `limit` failures per key in a fixed window of `window` seconds (sign-in attempts per client
     address). `wait(key)` answers 0 (go) or the seconds until the window ends; only failures count."""

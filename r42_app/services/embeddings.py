@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Protocol, Sequence
 
@@ -80,3 +81,45 @@ class SentenceEmbedder:
             model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False),
             dtype=np.float32,
         )
+
+
+class QueryBatcher:
+    """Encodes one query per call from many threads in shared batches.
+
+    Fifty users asking at once would otherwise queue fifty single-sentence model runs (~20 ms each on
+    this CPU); here the first caller encodes, and whoever arrives meanwhile waits and is encoded with
+    the next batch, in one model run. No timer: a lone query is encoded at once."""
+
+    def __init__(self, embedder: Embedder, max_batch: int = 64):
+        self.embedder = embedder
+        self.max_batch = max_batch
+        self._lock = threading.Lock()
+        self._queue: list[tuple[str, Future]] = []
+        self._busy = False
+
+    def encode(self, text: str) -> np.ndarray:
+        """The unit-length embedding of `text` (raises what the embedder raises)."""
+        done: Future = Future()
+        with self._lock:
+            self._queue.append((text, done))
+            lead = not self._busy
+            self._busy = True
+        if lead:
+            self._drain()
+        return done.result()
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch:]
+                if not batch:
+                    self._busy = False
+                    return
+            try:
+                vectors = self.embedder.encode([text for text, _ in batch])
+            except BaseException as exc:  # every waiter gets the failure, nobody hangs
+                for _, done in batch:
+                    done.set_exception(exc)
+            else:
+                for (_, done), vector in zip(batch, vectors):
+                    done.set_result(vector)

@@ -26,7 +26,7 @@ from r42_app.core.retrieval import (
     make_snippet,
 )
 from r42_app.core.text import tokenize
-from r42_app.services.embeddings import Embedder, EmbeddingUnavailable
+from r42_app.services.embeddings import Embedder, EmbeddingUnavailable, QueryBatcher
 from r42_app.services.kb_store import KBStore, Tenant
 from r42_app.services.vector_store import TenantLeak, VectorStore, VectorStoreUnavailable
 
@@ -100,6 +100,7 @@ class Retriever:
         self.max_chunks = max_chunks
         self.vectors = vectors
         self.embedder = embedder
+        self._queries: QueryBatcher | None = None
         self._indexes: dict[str, tuple[tuple, TenantIndex]] = {}
         self._checked_at: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -146,7 +147,9 @@ class Retriever:
             self._warn_once("no-semantic", "semantic search is not configured; using fts")
             return None
         try:
-            return self.embedder.encode([query])[0]
+            if self._queries is None or self._queries.embedder is not self.embedder:
+                self._queries = QueryBatcher(self.embedder)
+            return self._queries.encode(query)
         except EmbeddingUnavailable as exc:
             self._warn_once("embedder", f"embedding model unavailable, falling back to fts: {exc}")
             return None

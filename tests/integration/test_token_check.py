@@ -89,3 +89,46 @@ def test_a_flood_is_refused_before_any_pocketbase_query():
         asyncio.run(check_turn(user, deps))
     assert refused.value.kind == "rate_limited" and access.calls == 0
     assert limiter.peek("u1") > 0 and limiter.peek("someone-else") == 0.0
+
+
+def test_three_hundred_at_once_run_the_lookups_only_for_the_burst_and_a_refused_turn_gives_its_token_back():
+    import asyncio
+    import time as _time
+
+    from r42_app.chat.turn import ChatDeps, ChatRefused, check_turn
+    from r42_app.services.auth import SignedInUser
+
+    class Slow:
+        """PocketBase taking 20 ms per lookup: every request that passed a mere peek would run one."""
+
+        def __init__(self, quiz: bool = False):
+            self.calls = 0
+            self.quiz = quiz
+
+        def effective(self, *_):
+            self.calls += 1
+            _time.sleep(0.02)
+            return None
+
+        def active(self, *_):
+            self.calls += 1
+            _time.sleep(0.02)
+            return self.quiz
+
+    async def flood(deps, user, n):
+        results = await asyncio.gather(*(check_turn(user, deps) for _ in range(n)), return_exceptions=True)
+        return [r.kind if isinstance(r, ChatRefused) else "ok" for r in results]
+
+    user = SignedInUser("u1", "a@b", "A", "learner", "t1", "demo", "Demo")
+    slow = Slow()
+    limiter = RateLimiter(per_minute=12, burst=4)
+    kinds = asyncio.run(flood(ChatDeps(retriever=None, kb=None, llm=None, access=slow, quiz=slow, limiter=limiter),
+                              user, 300))
+    assert kinds.count("ok") == 4 and kinds.count("rate_limited") == 296
+    assert slow.calls == 8  # two lookups for each of the 4 admitted turns, none for the 296
+
+    in_quiz = Slow(quiz=True)
+    limiter = RateLimiter(per_minute=12, burst=4)
+    deps = ChatDeps(retriever=None, kb=None, llm=None, access=in_quiz, quiz=in_quiz, limiter=limiter)
+    assert asyncio.run(flood(deps, user, 10)) == ["quiz_active"] * 4 + ["rate_limited"] * 6
+    assert limiter.peek("u1") == 0.0  # the refused turns took nothing: the bucket is full again

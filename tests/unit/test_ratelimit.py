@@ -42,3 +42,16 @@ def test_failure_windows_that_are_over_are_forgotten():
     clock.now += 61
     limiter.failed("fresh")
     assert len(limiter._windows) == 1
+
+
+def test_a_refunded_token_can_be_used_again_but_never_beyond_the_burst():
+    now = [0.0]
+    limiter = RateLimiter(per_minute=12, burst=2, clock=lambda: now[0])
+    assert limiter.check("u") == 0 and limiter.check("u") == 0
+    assert limiter.check("u") > 0  # empty
+    limiter.refund("u")
+    assert limiter.check("u") == 0  # the refused turn's token came back
+    limiter.refund("u")
+    limiter.refund("u")
+    limiter.refund("u")
+    assert limiter.check("u") == 0 and limiter.check("u") == 0 and limiter.check("u") > 0  # capped at burst

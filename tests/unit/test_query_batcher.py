@@ -1,0 +1,57 @@
+"""Queries from many threads share model runs; a lone query is encoded at once; failures reach every waiter."""
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from r42_app.services.embeddings import QueryBatcher
+
+
+class SlowEmbedder:
+    """Stands in for the model: 30 ms per run whatever the batch size, and records each batch."""
+
+    def __init__(self, fail: bool = False):
+        self.batches: list[list[str]] = []
+        self.fail = fail
+        self.lock = threading.Lock()
+
+    def encode(self, texts):
+        with self.lock:
+            self.batches.append(list(texts))
+        time.sleep(0.03)
+        if self.fail:
+            raise RuntimeError("model gone")
+        return np.array([[float(len(t)), 1.0] for t in texts], dtype=np.float32)
+
+
+def test_concurrent_queries_share_batches_and_each_gets_its_own_vector():
+    model = SlowEmbedder()
+    batcher = QueryBatcher(model)
+    questions = [f"vraag {'x' * i}" for i in range(40)]
+    with ThreadPoolExecutor(40) as pool:
+        vectors = list(pool.map(batcher.encode, questions))
+    assert [v[0] for v in vectors] == [float(len(q)) for q in questions]
+    assert sorted(q for batch in model.batches for q in batch) == sorted(questions)
+    assert len(model.batches) < 10, [len(b) for b in model.batches]  # 40 single runs without batching
+
+
+def test_a_lone_query_is_encoded_alone_and_the_batcher_is_reusable():
+    model = SlowEmbedder()
+    batcher = QueryBatcher(model)
+    assert batcher.encode("abc")[0] == 3.0
+    assert batcher.encode("abcd")[0] == 4.0
+    assert model.batches == [["abc"], ["abcd"]]
+
+
+def test_a_failing_model_fails_every_waiter_and_nobody_hangs():
+    batcher = QueryBatcher(SlowEmbedder(fail=True))
+    with ThreadPoolExecutor(8) as pool:
+        futures = [pool.submit(batcher.encode, f"q{i}") for i in range(8)]
+        for f in futures:
+            with pytest.raises(RuntimeError, match="model gone"):
+                f.result(timeout=5)
+    with pytest.raises(RuntimeError):  # and the next call still runs (no stuck leader)
+        batcher.encode("again")
