@@ -512,12 +512,13 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
         rows = {}
         kinds = sorted({q.get("kind", "") for q in queries} - {""})
         for mode in args.modes:
-            ndcg, recall, mrr, used = [], [], [], set()
+            ndcg, recall, mrr, used, fell_back = [], [], [], set(), 0
             by_kind: dict[str, list[float]] = {k: [] for k in kinds}
             for q in queries:
                 res = services.retriever.kb_search(tenant, q["query"], mode, args.k)
                 ranked = [h.slug for h in res.hits]
                 used.add(res.mode_used)
+                fell_back += res.mode_used != mode
                 ndcg.append(ndcg_at_k(ranked, q["rel"], args.k))
                 if q.get("kind"):
                     by_kind[q["kind"]].append(ndcg[-1])
@@ -525,7 +526,7 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
                 mrr.append(mrr_at_k(ranked, q["rel"], args.k))
             n = len(queries)
             rows[mode] = {"ndcg": sum(ndcg) / n, "recall": sum(recall) / n, "mrr": sum(mrr) / n,
-                          "mode_used": ",".join(sorted(used)),
+                          "mode_used": ",".join(sorted(used)), "fallbacks": fell_back,
                           "ndcg_by_kind": {k: sum(v) / len(v) for k, v in by_kind.items()}}
     if args.json:
         print(json.dumps({"queries": len(queries), "k": args.k, "modes": rows}, indent=2))
@@ -533,12 +534,12 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
     k = args.k
     print(f"{len(queries)} queries, tenant {args.tenant}")
     kind_cols = "".join(f" nDCG@{k} {kind} |" for kind in kinds)
-    print(f"| mode | nDCG@{k} | Recall@{k} | MRR@{k} |{kind_cols}")
-    print("|---" * (4 + len(kinds)) + "|")
+    print(f"| mode | nDCG@{k} | Recall@{k} | MRR@{k} | fell back |{kind_cols}")
+    print("|---" * (5 + len(kinds)) + "|")
     for mode, r in rows.items():
         used = "" if r["mode_used"] == mode else f" (ran as {r['mode_used']})"
         per_kind = "".join(f" {r['ndcg_by_kind'][kind]:.3f} |" for kind in kinds)
-        print(f"| {mode}{used} | {r['ndcg']:.3f} | {r['recall']:.3f} | {r['mrr']:.3f} |{per_kind}")
+        print(f"| {mode}{used} | {r['ndcg']:.3f} | {r['recall']:.3f} | {r['mrr']:.3f} | {r['fallbacks']} |{per_kind}")
     return 0
 
 

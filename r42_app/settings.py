@@ -85,6 +85,7 @@ class Settings:
     price_table: str = ""  # R42_PRICE_TABLE: another model price file (JSON)
     upgrade_url: str = "/admin/costs"  # R42_UPGRADE_URL: where a tenant without credits can get more
     mcp_enabled: bool = True  # R42_MCP_ENABLED
+    rag_snippets_enabled: bool = True  # R42_RAG_SNIPPETS_ENABLED=false: no search snippets in the prompt
     mcp_config: str = ""  # R42_MCP_CONFIG (default: mcp.json in the data dir)
     chat_per_minute: int = 12  # questions per user per minute (window and API alike) ...
     chat_burst: int = 4  # ... with this many at once
@@ -155,6 +156,7 @@ def load_settings() -> Settings:
         price_table=env.get("R42_PRICE_TABLE", ""),
         upgrade_url=env.get("R42_UPGRADE_URL") or "/admin/costs",
         mcp_enabled=_flag("R42_MCP_ENABLED", True),
+        rag_snippets_enabled=_flag("R42_RAG_SNIPPETS_ENABLED", True),
         mcp_config=env.get("R42_MCP_CONFIG", ""),
         chat_per_minute=_count("R42_CHAT_PER_MINUTE", 12, 10_000),
         chat_burst=_count("R42_CHAT_BURST", 4, 1_000),

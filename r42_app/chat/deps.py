@@ -23,7 +23,7 @@ def chat_deps() -> ChatDeps:
     return ChatDeps(retriever=deps.retriever(), kb=deps.kb_store(), llm=llm, quiz=deps.quiz_store(),
                     access=deps.access_store(), limiter=rate_limiter(), tools=tool_registry(),
                     suggestions=deps.suggestion_store(), costs=None if llm is None else deps.cost_recorder(),
-                    upgrade_url=cfg.upgrade_url, external=external_runtime())
+                    upgrade_url=cfg.upgrade_url, external=external_runtime(), rag_snippets=cfg.rag_snippets_enabled)
 
 
 @functools.lru_cache(maxsize=1)

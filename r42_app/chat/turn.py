@@ -95,6 +95,7 @@ class ChatDeps:
     costs: Any = None  # CostRecorder: the turn's cost events go to the outbox (None: not tracked)
     upgrade_url: str = "/admin/costs"  # where a tenant out of credits can buy more (in the 402)
     external: Any = None  # ExternalRuntime: audit, rate limit and confirmations of external (MCP) tool calls
+    rag_snippets: bool = True  # False: R42_RAG_SNIPPETS_ENABLED=false, no search snippets in the model's prompt
 
 
 @dataclass(frozen=True)
@@ -209,9 +210,12 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         yield {"type": "text", "text": answer}
     else:
         pending_events: asyncio.Queue = asyncio.Queue()  # what a running tool streams (a confirmation card)
+        if not deps.rag_snippets:  # the rollback switch: the model gets the KB context and its tools only
+            snippets = []
         ctx = TurnContext(user, tenant, permit.capabilities, deps, snippets, emit=pending_events.put)
         offered = {t.name: t for t in deps.tools.offered(permit.capabilities)}
-        system = system_blocks(context.text, render_snippets(snippets), user.name, user.is_admin, list(offered))
+        system = system_blocks(context.text, render_snippets(snippets), user.name, user.is_admin, list(offered),
+                               snippets_enabled=deps.rag_snippets)
         definitions = [t.spec.definition() for t in offered.values()]
         convo: list[dict] = [{"role": m.role, "content": m.content} for m in kept]
         spent: Usage | None = None  # the round in progress, as far as the model has reported it
@@ -268,7 +272,8 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         yield {"type": "citation", "ref": c.ref, "slug": c.slug, "label": c.label, "url": f"/topics/{c.slug}"}
     if stale:
         log.warning("answer cited %d reference(s) that match no snippet: %s", len(stale), stale)
-    yield {"type": "done", "offline": deps.llm is None, "mode_used": result.mode_used, "dropped": dropped,
+    yield {"type": "done", "offline": deps.llm is None, "mode_used": result.mode_used,
+           "rag_snippets": deps.rag_snippets, "dropped": dropped,
            "stale_refs": stale, "usage": usage, "turn_id": turn_id}
 
 

@@ -10,7 +10,7 @@ from typing import Iterable, Sequence
 from r42_app.core.injection import detect_injection_markers
 from r42_app.core.kb import Relation, Topic
 from r42_app.core.lexical import BM25Index, Hit, TfidfIndex, topic_terms
-from r42_app.core.text import tokenize, words
+from r42_app.core.text import STOP_WORDS, WORD_RE, fold, tokenize, words
 
 CONTEXT_TOPICS = 10
 CONTEXT_CONTENT_TOPICS = 5
@@ -74,6 +74,15 @@ class LabelMatcher:
                     self.phrases.setdefault(phrase, []).append(i)
         self.max_len = max((len(p) for p in self.phrases), default=0)
 
+    def spans(self, message: str) -> list[tuple[int, int, int]]:
+        """(start, end, topic index) of every id or label phrase in the message, on word boundaries."""
+        tokens = words(message)
+        out = []
+        for start in range(len(tokens)):
+            for n in range(1, min(self.max_len, len(tokens) - start) + 1):
+                out.extend((start, start + n, i) for i in self.phrases.get(tuple(tokens[start:start + n]), ()))
+        return out
+
     def find(self, message: str) -> list[int]:
         """Topic indexes mentioned in the message, in order of first mention."""
         tokens = words(message)
@@ -83,6 +92,29 @@ class LabelMatcher:
                 for i in self.phrases.get(tuple(tokens[start:start + n]), ()):
                     found.setdefault(i)
         return list(found)
+
+
+# Words a chat question is wrapped in ("Vraag over partnerpensioen"): never search terms.
+QUERY_FILLER = frozenset({"vraag", "vraagje"})
+# Function words that tell English text from Dutch (words both languages use, such as "is", left out).
+_ENGLISH = frozenset("the and to a that for it with as on be are this by an or from which can not was you".split())
+_DUTCH = frozenset("de het een en van dat op te voor met zijn niet aan er als bij om ook wordt door naar".split())
+
+
+def english_share(topics: Sequence[Topic], budget: int = 200_000) -> float:
+    """How English a knowledge base reads, 0 (Dutch) to 1 (English), from its function words (0.5 when
+    it has too few to tell). The embedding model is English: hybrid search trusts it more on English KBs."""
+    en = nl = seen = 0
+    for topic in topics:
+        for word in words(f"{topic.description} {topic.content}"):
+            en += word in _ENGLISH
+            nl += word in _DUTCH
+            seen += 1
+        if seen >= budget:
+            break
+    if en + nl < 20:
+        return 0.5
+    return min(1.0, max(0.0, (en / (en + nl) - 0.25) / 0.5))
 
 
 @dataclass
@@ -96,6 +128,7 @@ class TenantIndex:
     bm25: BM25Index
     labels: LabelMatcher
     by_slug: dict[str, int] = field(default_factory=dict)
+    english: float = 0.5
 
     @classmethod
     def build(cls, topics: Sequence[Topic], relations: Sequence[Relation]) -> "TenantIndex":
@@ -109,16 +142,49 @@ class TenantIndex:
             bm25=BM25Index(docs),
             labels=LabelMatcher(topics),
             by_slug={t.slug: i for i, t in enumerate(topics)},
+            english=english_share(topics),
         )
+
+    def named(self, query: str) -> list[int]:
+        """Topics the query names by their exact label or id, when that name is what it asks about: a name
+        of two or more words, or one that makes up at least half of the query's content words ("Wat is
+        partnerpensioen?", "Vraag-een over partnerpensioen?"). A common word inside a longer question is not
+        a name ("sort a list of records" does not name the topic `list`). A name inside a longer matched
+        name does not count on its own (`bijzonder partnerpensioen` does not also name `partnerpensioen`).
+        Longest name first, then in order of mention."""
+        spans = self.labels.spans(query)
+        content = sum(1 for w in words(clean_query(query)) if w not in STOP_WORDS)
+        kept: dict[int, tuple[int, int]] = {}
+        for start, end, i in spans:
+            if any(s <= start and end <= e and (e - s) > (end - start) for s, e, _ in spans):
+                continue  # inside a longer name
+            label_words = len(words(self.topics[i].label))
+            if label_words >= 2 or (content and label_words * 2 >= content):
+                kept.setdefault(i, (-(end - start), start))
+        return sorted(kept, key=lambda i: kept[i])
+
+    def query_terms(self, query: str) -> list[str]:
+        """The query's search terms: as `tokenize` makes them for the KB, except that a hyphenated word
+        counts once (its joined form when the KB has it, like `premie-inning`; else its parts, so a stray
+        `Vraag-een` is not two matches) and chat filler such as `vraag` is no term."""
+        terms: list[str] = []
+        for match in WORD_RE.findall(fold(clean_query(query))):
+            parts = [p for p in match.split("-") if p]
+            joined = "".join(parts)
+            if len(parts) > 1 and joined in self.bm25.vocab.ids:
+                terms.append(joined)
+            else:
+                terms.extend(p for p in parts if p not in STOP_WORDS and p not in QUERY_FILLER)
+        return terms
 
     def coverage(self, query: str) -> float:
         """Share of the query's terms that occur verbatim in this KB (English questions on a Dutch KB score low)."""
-        terms = tokenize(clean_query(query))
+        terms = self.query_terms(query)
         return sum(1 for t in terms if t in self.bm25.vocab.ids) / len(terms) if terms else 0.0
 
     def lexical_candidates(self, query: str, k: int = LEXICAL_CANDIDATES) -> list[Hit]:
         """BM25 (with the compound fallback) top-k for a query."""
-        return self.bm25.search(tokenize(clean_query(query)), k)
+        return self.bm25.search(self.query_terms(query), k)
 
 
 @dataclass

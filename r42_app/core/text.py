@@ -10,6 +10,7 @@ import re
 import unicodedata
 
 _WORD = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+WORD_RE = _WORD  # a word, hyphenated parts included
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 
 # Function words that carry no topic: dropped from the lexical index and from queries.

@@ -55,6 +55,7 @@ class Doctor:
         checks += _run("pocketbase", self.pocketbase)
         checks += _run("embedding model", self.embedding_model)
         checks += _run("vector index", lambda: self.index_coverage(tenants))
+        checks += self.rag_snippets()
         checks += _run("outbox", self.outbox)
         checks += _run("cost tracking", self.cost_tracking)
         checks += _run("capabilities", lambda: self.legacy_rows(tenants))
@@ -118,6 +119,13 @@ class Doctor:
         else:
             out.append(Check("outbox failures", OK, "no failed rows"))
         return out
+
+    def rag_snippets(self) -> list[Check]:
+        if self.cfg.rag_snippets_enabled:
+            return [Check("rag snippets", OK, "search snippets go into the model's prompt")]
+        return [Check("rag snippets", WARN, "off (R42_RAG_SNIPPETS_ENABLED=false): the model answers from the KB "
+                      "context and its tools only; the index is kept up to date",
+                      "unset R42_RAG_SNIPPETS_ENABLED (or set it to true) and restart R42")]
 
     def cost_tracking(self) -> list[Check]:
         last = self.pb.list("ai_cost_events", sort="-created", fields="created", per_page=1).get("items", [])

@@ -16,6 +16,7 @@ import numpy as np
 
 from r42_app.core.retrieval import (
     LEXICAL_CANDIDATES,
+    chunk_text,
     MAX_CHUNKS,
     KBContext,
     Snippet,
@@ -33,16 +34,18 @@ from r42_app.services.vector_store import TenantLeak, VectorStore, VectorStoreUn
 log = logging.getLogger(__name__)
 
 MODES = ("fts", "semantic", "hybrid")
-# Hybrid score = (1 - w) * lexical (BM25 / best BM25) + w * semantic (cosine, min-max over candidates).
-# The model is English and the KB Dutch: for a query whose words the KB uses (coverage >= threshold)
-# the lexical side leads (w = MIN); the fewer of its words the KB knows, the more w moves to MAX
-# (an English question on a Dutch KB is answered by the embeddings). Tuned on tests/data/eval_*.jsonl,
-# see docs/BENCHMARKS.md.
+# Hybrid score over the union of the lexical top LEXICAL_CANDIDATES and the semantic top SEMANTIC_CANDIDATES:
+#   (1 - w) * lexical (BM25 / best BM25) + w * semantic (cosine, min-max over the candidates).
+# The embedding model is English. On a Dutch KB the lexical side leads (w = SEMANTIC_WEIGHT_MIN); on an
+# English KB the embeddings know better (w = SEMANTIC_WEIGHT_ENGLISH), in between by how English the KB
+# reads (TenantIndex.english). The fewer of the query's words the KB uses, the more w moves to MAX (an
+# English question on a Dutch KB is answered by the embeddings). Chosen on the Dutch sets and the dev half
+# of the English stdlib set (tests/data/eval_*.jsonl), see docs/BENCHMARKS.md.
 SEMANTIC_WEIGHT_MIN = 0.2
+SEMANTIC_WEIGHT_ENGLISH = 0.75
 SEMANTIC_WEIGHT_MAX = 1.0
 COVERAGE_THRESHOLD = 0.5
-# Semantic neighbours added to the lexical candidates, so a question with no word in common still finds something.
-SEMANTIC_CANDIDATES = 10
+SEMANTIC_CANDIDATES = 20
 MAX_TOP_K = 50
 # How long a checked index is trusted before PocketBase is asked again whether the KB changed:
 # an edit is searchable within this time (the spec asks for within a second).
@@ -78,10 +81,11 @@ class SearchResult:
         return out
 
 
-def semantic_weight(coverage: float) -> float:
-    """The semantic share of the hybrid score for a query with this lexical coverage."""
+def semantic_weight(coverage: float, english: float = 0.0) -> float:
+    """The semantic share of the hybrid score for a query with this lexical coverage, on a KB this English."""
+    base = SEMANTIC_WEIGHT_MIN + (SEMANTIC_WEIGHT_ENGLISH - SEMANTIC_WEIGHT_MIN) * english
     shortfall = max(0.0, (COVERAGE_THRESHOLD - coverage) / COVERAGE_THRESHOLD)
-    return SEMANTIC_WEIGHT_MIN + (SEMANTIC_WEIGHT_MAX - SEMANTIC_WEIGHT_MIN) * shortfall
+    return base + (SEMANTIC_WEIGHT_MAX - base) * shortfall
 
 
 def _minmax(values: np.ndarray) -> np.ndarray:
@@ -167,9 +171,14 @@ class Retriever:
                 best[slug] = (sim, text)
         return best
 
-    def _candidate_similarity(self, tenant: Tenant, vector: np.ndarray, slugs: list[str]) -> dict[str, tuple[float, str]] | None:
+    def _candidate_similarity(self, tenant: Tenant, index: TenantIndex, vector: np.ndarray,
+                              slugs: list[str]) -> dict[str, tuple[float, str]] | None:
+        """slug -> (best cosine, best chunk text) of these topics. Only ids the indexer wrote are asked for
+        (the number of chunks follows from the topic's text): Chroma fails a whole lookup on ids it never had."""
+        counts = {slug: len(chunk_text(index.topics[index.by_slug[slug]], max_chunks=self.max_chunks))
+                  for slug in slugs if slug in index.by_slug}
         try:
-            chunks = self.vectors.topic_vectors(tenant.id, slugs, self.max_chunks)
+            chunks = self.vectors.topic_vectors(tenant.id, counts)
         except (VectorStoreUnavailable, TenantLeak) as exc:
             self._warn_once("chroma", f"vector store unavailable, falling back to fts: {exc}")
             return None
@@ -205,39 +214,62 @@ class Retriever:
             if near is not None:
                 result.mode_used = "semantic"
                 ranked = sorted(near.items(), key=lambda kv: -kv[1][0])[:top_k]
-                result.hits = [self._hit(index, slug, sim, text) for slug, (sim, text) in ranked if slug in index.by_slug]
+                hits = [self._hit(index, slug, sim, text) for slug, (sim, text) in ranked if slug in index.by_slug]
+                result.hits = self._named_first(index, query, hits, top_k)
                 return result
 
         lexical = index.lexical_candidates(query, LEXICAL_CANDIDATES)
         if vector is not None and mode == "hybrid":
-            slugs = [index.topics[h.doc].slug for h in lexical]
-            w = semantic_weight(index.coverage(query))
-            # Nearest chunks join the candidates only when the query's words are not the KB's own
-            # (w above its minimum): otherwise the lexical candidates are re-ranked as they are.
-            near = self._semantic_neighbours(tenant, vector, SEMANTIC_CANDIDATES) if w > SEMANTIC_WEIGHT_MIN else {}
-            sims = self._candidate_similarity(tenant, vector, slugs) if near is not None else None
-            if sims == {} and not near:  # nothing indexed for these topics: lexical it is, and it says so
-                self._warn_once(f"empty:{tenant.id}", f"the semantic index holds nothing for tenant {tenant.slug}; "
-                                f"using fts (run `r42 chatbot rag-backfill --tenant {tenant.slug} --now`)")
-                sims = None
-            if sims is not None:
+            hits = self._hybrid(tenant, index, query, vector, lexical, top_k)
+            if hits is not None:
                 result.mode_used = "hybrid"
-                sims.update({s: v for s, v in near.items() if s not in sims})
-                candidates = list(dict.fromkeys(slugs + [s for s in near if s in index.by_slug]))
-                lex = {index.topics[h.doc].slug: h.score for h in lexical}
-                lex_scores = np.array([lex.get(s, 0.0) for s in candidates])
-                lex_norm = lex_scores / lex_scores.max() if lex_scores.size and lex_scores.max() > 0 else lex_scores
-                sem_norm = _minmax(np.array([sims.get(s, (0.0, ""))[0] for s in candidates]))
-                fused = (1 - w) * lex_norm + w * sem_norm
-                order = sorted(range(len(candidates)), key=lambda i: (-fused[i], candidates[i]))[:top_k]
-                result.hits = [
-                    self._hit(index, candidates[i], float(fused[i]), sims.get(candidates[i], (0.0, ""))[1] or None, query)
-                    for i in order
-                ]
+                result.hits = self._named_first(index, query, hits, top_k)
                 return result
 
-        result.hits = [self._hit(index, index.topics[h.doc].slug, h.score, None, query) for h in lexical[:top_k]]
+        hits = [self._hit(index, index.topics[h.doc].slug, h.score, None, query) for h in lexical[:top_k]]
+        result.hits = self._named_first(index, query, hits, top_k)
         return result
+
+    def _hybrid(self, tenant: Tenant, index: TenantIndex, query: str, vector: np.ndarray, lexical: list,
+                top_k: int) -> list[SearchHit] | None:
+        """The fused ranking, or None when the semantic side is unavailable or holds nothing for these topics."""
+        near = self._semantic_neighbours(tenant, vector, SEMANTIC_CANDIDATES)
+        if near is None:
+            return None
+        near = {slug: v for slug, v in near.items() if slug in index.by_slug}
+        slugs = [index.topics[h.doc].slug for h in lexical]
+        sims = self._candidate_similarity(tenant, index, vector, [s for s in slugs if s not in near])
+        if sims is None:
+            return None
+        sims.update(near)
+        if not sims:  # nothing indexed for this tenant: lexical it is, and it says so
+            self._warn_once(f"empty:{tenant.id}", f"the semantic index holds nothing for tenant {tenant.slug}; "
+                            f"using fts (run `r42 chatbot rag-backfill --tenant {tenant.slug} --now`)")
+            return None
+        w = semantic_weight(index.coverage(query), index.english)
+        candidates = list(dict.fromkeys(slugs + sorted(near, key=lambda s: -near[s][0])))
+        lex = {index.topics[h.doc].slug: h.score for h in lexical}
+        lex_scores = np.array([lex.get(s, 0.0) for s in candidates])
+        lex_norm = lex_scores / lex_scores.max() if lex_scores.size and lex_scores.max() > 0 else lex_scores
+        sem_norm = _minmax(np.array([sims.get(s, (0.0, ""))[0] for s in candidates]))
+        fused = (1 - w) * lex_norm + w * sem_norm
+        order = sorted(range(len(candidates)), key=lambda i: (-fused[i], candidates[i]))[:top_k]
+        return [self._hit(index, candidates[i], float(fused[i]), sims.get(candidates[i], (0.0, ""))[1] or None, query)
+                for i in order]
+
+    def _named_first(self, index: TenantIndex, query: str, hits: list[SearchHit], top_k: int) -> list[SearchHit]:
+        """A topic the query names by its exact label or id comes first, in every mode (TenantIndex.named)."""
+        named = [index.topics[i].slug for i in index.named(query)]
+        if not named:
+            return hits
+        top = hits[0].score if hits else 1.0
+        by_slug = {h.slug: h for h in hits}
+        first = []
+        for slug in named:
+            hit = by_slug.pop(slug, None) or self._hit(index, slug, top, None, query)
+            hit.score = max(hit.score, top)
+            first.append(hit)
+        return (first + [h for h in hits if h.slug in by_slug])[:top_k]
 
     def _hit(self, index: TenantIndex, slug: str, score: float, text: str | None, query: str = "") -> SearchHit:
         topic = index.topics[index.by_slug[slug]]

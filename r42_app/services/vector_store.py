@@ -11,7 +11,7 @@ import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -167,8 +167,11 @@ class VectorStore:
                 log.error("Chroma returned a row of tenant %r for tenant %r", (meta or {}).get("tenant"), tenant)
                 raise TenantLeak("cross-tenant row from the vector store")
 
-    def topic_vectors(self, tenant: str, slugs: Sequence[str], max_chunks: int = MAX_CHUNKS_PER_TOPIC) -> ChunkVectors:
-        """The chunk vectors of the given topics of `tenant` (their first `max_chunks` chunks).
+    def topic_vectors(self, tenant: str, slugs: Sequence[str] | Mapping[str, int],
+                      max_chunks: int = MAX_CHUNKS_PER_TOPIC) -> ChunkVectors:
+        """The chunk vectors of the given topics of `tenant`: `{slug: number of chunks}` asks for exactly
+        those (what the indexer wrote; Chroma can fail a whole lookup over ids it never had), a list of
+        slugs for their first `max_chunks`.
 
         Fetched by id: chunk ids start with the tenant, so the id list is the tenant filter in the
         store (a `where` on top of an id list costs Chroma ~10x more), and metadata is checked again.
@@ -177,7 +180,8 @@ class VectorStore:
             raise ValueError("tenant is required")
         if not slugs:
             return ChunkVectors([], [], [], np.zeros((0, 0), dtype=np.float32))
-        ids = [chunk_id(tenant, slug, i) for slug in slugs for i in range(max_chunks)]
+        counts = dict(slugs) if isinstance(slugs, Mapping) else {slug: max_chunks for slug in slugs}
+        ids = [chunk_id(tenant, slug, i) for slug, n in counts.items() for i in range(min(n, MAX_CHUNKS_PER_TOPIC))]
         got = self._call("query", lambda col: col.get(ids=ids, include=["embeddings", "metadatas", "documents"]))
         metas = got["metadatas"] or []
         self._checked(tenant, metas)

@@ -178,3 +178,22 @@ async def test_invalid_graph_delta_shows_no_chip_and_says_why(make_deps, claude,
     rejected = next(e for e in events if e["type"] == "delta_rejected")
     assert rejected["message"].startswith("R42 proposed an edit that could not be used:") and "cycle" in rejected["message"]
     assert "rejected" in claude.requests[1]["body"]["messages"][-1]["content"][0]["content"]
+
+
+async def test_rag_snippets_switched_off_leave_no_snippet_in_the_prompt_and_chat_still_answers(
+        make_deps, claude, learner, monkeypatch):
+    from r42_app.settings import load_settings
+
+    monkeypatch.setenv("R42_RAG_SNIPPETS_ENABLED", "false")
+    assert load_settings().rag_snippets_enabled is False  # the operator's switch, as the app reads it
+    deps = make_deps()
+    deps.rag_snippets = False
+    claude.reply_text("Bij waardeoverdracht neem je je opgebouwde pensioen mee naar je nieuwe werkgever.")
+    events = await collect(run_turn(learner, ask("Wat is waardeoverdracht?"), deps))
+    sent = str(claude.requests[0]["body"]["system"]) + str(claude.requests[0]["body"]["messages"])
+    assert "SNIPPET" not in sent, sent[max(0, sent.find("SNIPPET") - 300):sent.find("SNIPPET") + 100]
+    kb_block = claude.requests[0]["body"]["system"][1]["text"]
+    assert "KNOWLEDGE BASE CONTEXT" in kb_block and "Waardeoverdracht" in kb_block  # the KB context stays
+    assert "kb_search" in [t["name"] for t in claude.requests[0]["body"]["tools"]]  # and so do the tools
+    assert "".join(e["text"] for e in events if e["type"] == "text").startswith("Bij waardeoverdracht")
+    assert events[-1]["type"] == "done" and events[-1]["rag_snippets"] is False

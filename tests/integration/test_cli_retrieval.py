@@ -85,6 +85,9 @@ def test_eval_retrieval_prints_metrics_per_mode(pb_server, backfilled):
     modes = data["modes"]
     assert all(0 < m["ndcg"] <= 1 and 0 < m["recall"] <= 1 and 0 < m["mrr"] <= 1 for m in modes.values())
     assert modes["hybrid"]["ndcg"] >= max(modes["fts"]["ndcg"], modes["semantic"]["ndcg"])
+    assert [m["fallbacks"] for m in modes.values()] == [0, 0, 0]  # every query ran in the mode asked for
+    table = r42(pb_server, backfilled, "eval", "retrieval", "--tenant", "demo", "--queries", str(DATA / "eval_nl.jsonl"))
+    assert "| fell back |" in table.stdout and "| hybrid | " in table.stdout
 
 
 def test_import_indexes_before_it_returns(pb_server, backfilled, tmp_path):

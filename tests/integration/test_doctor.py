@@ -22,9 +22,16 @@ def test_the_doctor_reports_a_broken_index_as_fail_with_the_fix(pb_server, admin
         assert checks["embedding model"]["status"] == "OK" and "384 dimensions" in checks["embedding model"]["detail"]
         assert checks["credits dokter"]["status"] == "WARN" and "r42 credits add" in checks["credits dokter"]["fix"]
         assert {"outbox backlog", "outbox failures", "cost tracking", "mcp"} <= set(checks)
+        assert checks["rag snippets"]["status"] == "OK"
         text = run_cli(pb_server, "doctor", "--tenant", "dokter")
         assert "FAIL  index dokter" in text.stdout and "fix: r42 chatbot rag-backfill --tenant dokter --now" in text.stdout
         unknown = run_cli(pb_server, "doctor", "--tenant", "nergens")
         assert unknown.returncode == 2 and "unknown tenant" in unknown.stderr
     finally:
         admin_pb.delete("tenants", tenant.id)
+
+
+def test_the_doctor_says_when_rag_snippets_are_switched_off(pb_server, seeded, monkeypatch):
+    monkeypatch.setenv("R42_RAG_SNIPPETS_ENABLED", "false")
+    checks = {c["name"]: c for c in json.loads(run_cli(pb_server, "doctor", "--tenant", "demo", "--json").stdout)}
+    assert checks["rag snippets"]["status"] == "WARN" and "R42_RAG_SNIPPETS_ENABLED=false" in checks["rag snippets"]["detail"]

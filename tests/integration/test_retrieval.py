@@ -240,3 +240,21 @@ def test_grounding_functions_use_the_app_services(indexed, app_env):
         assert "dekkingsgraad" in grounding.build_kb_context("demo", "Wat is de dekkingsgraad?").mentioned
         with pytest.raises(UnknownTenant):
             grounding.kb_search("nope", "x")
+
+
+@pytest.mark.parametrize("mode", ["fts", "semantic", "hybrid"])
+@pytest.mark.parametrize("query", ["Wat is partnerpensioen?", "partnerpensioen", "Vraag-een over partnerpensioen?"])
+def test_a_topic_named_by_its_label_ranks_first_in_every_mode(retriever, query, mode):
+    """Before: hybrid put bijzonder-partnerpensioen first, and the stray `Vraag-een` pulled
+    overlijden-verwerken to the top, so the model's [ref:1] pointed at the wrong topic."""
+    demo = retriever.tenant("demo")
+    hits = [h.slug for h in retriever.kb_search(demo, query, mode, 5).hits]
+    assert hits[0] == "partnerpensioen", hits
+    assert "overlijden-verwerken" not in hits[:2]
+
+
+def test_the_longer_name_wins_over_the_name_inside_it(retriever):
+    demo = retriever.tenant("demo")
+    for mode in ("fts", "semantic", "hybrid"):
+        assert retriever.kb_search(demo, "Wat is bijzonder partnerpensioen?", mode, 3).hits[0].slug == \
+            "bijzonder-partnerpensioen", mode
