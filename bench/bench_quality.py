@@ -22,7 +22,14 @@ from r42_app.core.text import tokenize
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.indexer import Indexer
 from r42_app.services.kb_store import KBStore
-from r42_app.services.retrieval import MODES, SEMANTIC_WEIGHT_ENGLISH, SEMANTIC_WEIGHT_MIN, Retriever, semantic_weight
+from r42_app.services.retrieval import (
+    MODES,
+    NEIGHBOURS_FROM,
+    SEMANTIC_WEIGHT_ENGLISH,
+    SEMANTIC_WEIGHT_MIN,
+    Retriever,
+    semantic_weight,
+)
 from r42_app.services.seed import SEED_DIR
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
@@ -61,17 +68,18 @@ def fusion_alternatives(retriever: Retriever, vectors, embedder, sets) -> list[s
             signals.append((q, lexical, sims, index.coverage(q["query"])))
         prepared.append((title.split(" (")[0].split(":")[0], slugs, index.english, signals))
 
-    def convex(weight, union: bool = True):
+    def convex(weight, union: bool | str = True):
         def rank(slugs, english, lexical, sims, coverage):
             lex = dict(lexical)
-            near = [slugs[i] for i in np.argsort(-sims)[:20]] if union else []
+            w = weight(coverage, english)
+            joins = union is True or (union == "auto" and w >= NEIGHBOURS_FROM)
+            near = [slugs[i] for i in np.argsort(-sims)[:20]] if joins else []
             cands = list(dict.fromkeys(list(lex) + near))
             if not cands:
                 return []
             pos = {s: i for i, s in enumerate(slugs)}
             lex_v = np.array([lex.get(s, 0.0) for s in cands])
             lex_v = lex_v / lex_v.max() if lex_v.max() > 0 else lex_v
-            w = weight(coverage, english)
             fused = (1 - w) * lex_v + w * minmax(np.array([sims[pos[s]] for s in cands]))
             return [cands[i] for i in np.argsort(-fused, kind="stable")[:10]]
         return rank
@@ -99,7 +107,7 @@ def fusion_alternatives(retriever: Retriever, vectors, embedder, sets) -> list[s
         ("reciprocal rank fusion, k = 60", rrf(60)),
         ("reciprocal rank fusion, k = 10", rrf(10)),
         (f"shipped: union, w by KB language ({SEMANTIC_WEIGHT_MIN} Dutch to {SEMANTIC_WEIGHT_ENGLISH} English) "
-         "and coverage", convex(semantic_weight)),
+         f"and coverage; the semantic top joins when w ≥ {NEIGHBOURS_FROM}", convex(semantic_weight, union="auto")),
     ]
     head = ["fusion"] + [title for title, *_ in prepared]
     out = ["### Fusion alternatives (nDCG@10, same candidates and vectors; exact cosine)", "",

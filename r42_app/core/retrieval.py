@@ -97,13 +97,13 @@ class LabelMatcher:
 # Words a chat question is wrapped in ("Vraag over partnerpensioen"): never search terms.
 QUERY_FILLER = frozenset({"vraag", "vraagje"})
 # Function words that tell English text from Dutch (words both languages use, such as "is", left out).
-_ENGLISH = frozenset("the and to a that for it with as on be are this by an or from which can not was you".split())
+_ENGLISH = frozenset("the and to that for it with as on be are this by an or from which can not was you".split())
 _DUTCH = frozenset("de het een en van dat op te voor met zijn niet aan er als bij om ook wordt door naar".split())
 
 
 def english_share(topics: Sequence[Topic], budget: int = 200_000) -> float:
     """How English a knowledge base reads, 0 (Dutch) to 1 (English), from its function words (0.5 when
-    it has too few to tell). The embedding model is English: hybrid search trusts it more on English KBs."""
+    it has too few to tell: lists of names or codes). The embedding model is English: hybrid search trusts it more on English KBs."""
     en = nl = seen = 0
     for topic in topics:
         for word in words(f"{topic.description} {topic.content}"):
@@ -112,7 +112,7 @@ def english_share(topics: Sequence[Topic], budget: int = 200_000) -> float:
             seen += 1
         if seen >= budget:
             break
-    if en + nl < 20:
+    if en + nl < max(20, 0.05 * seen):  # real prose is a third function words: this is neither language
         return 0.5
     return min(1.0, max(0.0, (en / (en + nl) - 0.25) / 0.5))
 

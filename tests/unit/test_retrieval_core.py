@@ -112,3 +112,35 @@ def test_metrics():
     assert ndcg_at_k(["b", "a"], rel) < 1.0
     assert recall_at_k(["x", "a"], rel) == 0.5
     assert mrr_at_k(["x", "b"], rel) == 0.5 and mrr_at_k(["x"], rel) == 0.0
+
+
+def _topics(texts):
+    from r42_app.core.kb import Topic
+
+    return [Topic(f"t-{i}", f"T {i}", "concept", text) for i, text in enumerate(texts)]
+
+
+def test_english_share_tells_an_english_kb_from_a_dutch_one_and_admits_when_it_cannot():
+    from r42_app.core.retrieval import english_share
+
+    english = _topics(["Return the list of files in the directory, and raise an error when it is not there."] * 5)
+    dutch = _topics(["De werkgever draagt de premie af aan het pensioenfonds en de werknemer bouwt op."] * 5)
+    codes = _topics(["xq-17 zr-22 pl-09 aanbouwdex merkfonds kwartel"] * 50)
+    assert english_share(english) == 1.0 and english_share(dutch) == 0.0 and english_share(codes) == 0.5
+
+
+def test_a_question_names_a_topic_by_its_label_but_a_common_word_inside_a_question_does_not():
+    from r42_app.core.kb import Topic
+    from r42_app.core.retrieval import TenantIndex
+
+    topics = [Topic("partnerpensioen", "Partnerpensioen", "concept", "Voor de partner."),
+              Topic("bijzonder-partnerpensioen", "Bijzonder partnerpensioen", "concept", "Na scheiding."),
+              Topic("list", "list", "concept", "Built-in mutable sequence.")]
+    index = TenantIndex.build(topics, [])
+    slugs = lambda q: [index.topics[i].slug for i in index.named(q)]  # noqa: E731
+    assert slugs("Wat is partnerpensioen?") == ["partnerpensioen"]
+    assert slugs("Vraag-een over partnerpensioen?") == ["partnerpensioen"]
+    assert slugs("Wat is bijzonder partnerpensioen?") == ["bijzonder-partnerpensioen"]  # not also the shorter name
+    assert slugs("sort a list of records by one of their fields") == []
+    assert slugs("list") == ["list"]
+    assert index.query_terms("Vraag-een over partnerpensioen?") == ["partnerpensioen"]
