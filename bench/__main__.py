@@ -11,7 +11,7 @@ import os
 import platform
 import sys
 
-from bench import bench_chat, bench_costs, bench_graph, bench_load, bench_mcp, bench_hybrid, bench_import, bench_indexing, bench_lexical, bench_quality
+from bench import bench_chat, bench_costs, bench_graph, bench_injection, bench_load, bench_mcp, bench_hybrid, bench_import, bench_indexing, bench_lexical, bench_quality
 
 BENCHMARKS = {
     "import": bench_import.run,
@@ -24,6 +24,7 @@ BENCHMARKS = {
     "costs": bench_costs.run,
     "mcp": bench_mcp.run,
     "load": bench_load.run,
+    "injection": bench_injection.run,
 }
 
 

@@ -52,6 +52,7 @@ from r42_app.core.capabilities import CAPABILITIES, DENY, GRANT, INHERIT
 from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from r42_app.core.retrieval import render_snippets
 from r42_app.services.access import AccessError, AccessStore
+from r42_app.services.injection import install_learned_model
 from r42_app.core.costs import USD_PER_CREDIT, TenantCredits
 from r42_app.services.costs import OUTBOX_COST, CostPersister, CostReports, CreditError, CreditStore
 from r42_app.services.embeddings import SentenceEmbedder
@@ -104,6 +105,7 @@ class Services:
         self.vectors = VectorStore(path=cfg.chroma_dir, url=cfg.chroma_url)
         self.embedder = SentenceEmbedder(cfg.embed_model)
         self.retriever = Retriever(self.kb, self.vectors, self.embedder, max_chunks=cfg.embed_chunks)
+        install_learned_model(cfg.injection_model_file)
         self.indexer = Indexer(pb, self.kb, self.vectors, self.embedder, max_chunks=cfg.embed_chunks)
 
 

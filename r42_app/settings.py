@@ -73,6 +73,7 @@ class Settings:
     anthropic_base_url: str = ""
     model: str = DEFAULT_MODEL
     embed_model: str = ""
+    injection_model: str = ""  # R42_INJECTION_MODEL (default tools/injection-model.json, trained by make setup)
     chroma_url: str = ""
     redis_url: str = ""
     pb_url_override: str = ""
@@ -89,6 +90,11 @@ class Settings:
     mcp_config: str = ""  # R42_MCP_CONFIG (default: mcp.json in the data dir)
     chat_per_minute: int = 12  # questions per user per minute (window and API alike) ...
     chat_burst: int = 4  # ... with this many at once
+
+    @property
+    def injection_model_file(self) -> Path:
+        return Path(self.injection_model) if self.injection_model else \
+            Path(__file__).resolve().parents[1] / "tools" / "injection-model.json"
 
     @property
     def pb_url(self) -> str:
@@ -147,6 +153,7 @@ def load_settings() -> Settings:
         anthropic_base_url=env.get("ANTHROPIC_BASE_URL", ""),
         model=env.get("R42_MODEL") or DEFAULT_MODEL,
         embed_model=env.get("R42_EMBED_MODEL", ""),
+        injection_model=env.get("R42_INJECTION_MODEL", ""),
         chroma_url=env.get("CHROMA_URL", ""),
         redis_url=env.get("REFLEX_REDIS_URL", ""),
         pb_url_override=env.get("R42_PB_URL", ""),

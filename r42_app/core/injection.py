@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from r42_app.core.injection_model import LinearModel
 from r42_app.core.text import fold
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
@@ -126,8 +127,22 @@ def _cooccurs(text: str, cues: tuple[str, ...]) -> bool:
     return False
 
 
+_LEARNED: LinearModel | None = None
+
+
+def use_learned_model(model: LinearModel | None) -> None:
+    """Install (or remove, with None) the learned detector; `services.injection` loads it at start."""
+    global _LEARNED
+    _LEARNED = model
+
+
+def learned_model() -> LinearModel | None:
+    return _LEARNED
+
+
 def detect_injection_markers(text: str) -> list[str]:
-    """Names of the injection markers found in `text` (an empty list means clean), in a stable order."""
+    """Names of the injection markers found in `text` (an empty list means clean), in a stable order:
+    the rules' markers, then `learned` when the learned model (if installed) flags the text."""
     if not text:
         return []
     normalised = _normalise(text)
@@ -140,4 +155,6 @@ def detect_injection_markers(text: str) -> list[str]:
             name in _COMBOS and _cooccurs(normalised, _COMBOS[name])
         ):
             found.append(name)
+    if _LEARNED is not None and _LEARNED.flags(text):
+        found.append("learned")
     return found

@@ -58,6 +58,9 @@ def vector_store() -> VectorStore:
 
 @functools.lru_cache(maxsize=1)
 def retriever() -> Retriever:
+    from r42_app.services.injection import install_learned_model
+
+    install_learned_model(settings().injection_model_file)  # the snippets' injection markers use it
     return Retriever(kb_store(), vector_store(), embedder(), max_chunks=settings().embed_chunks)
 
 

@@ -56,6 +56,7 @@ class Doctor:
         checks += _run("embedding model", self.embedding_model)
         checks += _run("vector index", lambda: self.index_coverage(tenants))
         checks += self.rag_snippets()
+        checks += _run("injection model", self.injection_model)
         checks += _run("outbox", self.outbox)
         checks += _run("cost tracking", self.cost_tracking)
         checks += _run("capabilities", lambda: self.legacy_rows(tenants))
@@ -119,6 +120,17 @@ class Doctor:
         else:
             out.append(Check("outbox failures", OK, "no failed rows"))
         return out
+
+    def injection_model(self) -> list[Check]:
+        from r42_app.services.injection import load_learned_model
+
+        try:
+            model = load_learned_model(self.cfg.injection_model_file)
+        except ValueError as exc:
+            return [Check("injection model", WARN, f"learned injection detector unavailable, rules only: {exc}",
+                          "make setup (or python -m bench.injection_learned --out tools/injection-model.json)")]
+        return [Check("injection model", OK, f"learned detector loaded: {len(model.weights):,} features, "
+                      f"threshold {model.threshold:.2f}")]
 
     def rag_snippets(self) -> list[Check]:
         if self.cfg.rag_snippets_enabled:

