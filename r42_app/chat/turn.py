@@ -206,7 +206,9 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     turn_id = uuid.uuid4().hex
     rounds: list[Round] = []
     if deps.llm is None:
-        answer = offline_answer(question, snippets)
+        texts = {s.slug: f"{t.description}\n\n{t.content}" for s in snippets
+                 if (t := index.topics[index.by_slug[s.slug]] if s.slug in index.by_slug else None) is not None}
+        answer = offline_answer(question, snippets, texts=texts)
         yield {"type": "text", "text": answer}
     else:
         pending_events: asyncio.Queue = asyncio.Queue()  # what a running tool streams (a confirmation card)

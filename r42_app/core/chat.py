@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from r42_app.core.retrieval import Snippet
 from r42_app.core.text import tokenize
@@ -150,31 +150,89 @@ def resolve_citations(text: str, snippets: Sequence[Snippet]) -> tuple[list[Cita
     return list(cited.values()), stale
 
 
-def _sentences(text: str) -> list[str]:
-    """Sentences of a snippet, markdown markers removed (they would dangle once cut out of context)."""
-    lines = [re.sub(r"\*\*|__|`", "", ln).strip(" -*#>\t") for ln in text.splitlines()]
-    out = []
-    for line in lines:
-        out += [s.strip() for s in _SENTENCE.split(line) if len(s.strip()) > 25]
+_ABBREVIATIONS = re.compile(
+    r"\b(bijv|o\.a|d\.w\.z|m\.b\.t|t\.o\.v|i\.p\.v|incl|excl|art|nr|ca|enz|zgn|e\.g|i\.e|etc)\.$", re.IGNORECASE)
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_INLINE = re.compile(r"\*\*|__|`|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def plain_sentences(text: str) -> list[str]:
+    """Whole sentences of markdown text, as a reader sees them: headings, tables and code left out, links
+    and emphasis reduced to their words, list items taken one by one. A sentence has 6+ words, starts
+    with a capital or a digit and ends with . ! or ? (so a fragment such as a bare label is no sentence)."""
+    blocks: list[str] = []
+    current: list[str] = []
+    fenced = False
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced or line.startswith(("#", "|", ">")) or not line:
+            blocks.append(" ".join(current))
+            current = []
+            continue
+        if _BULLET.match(line):
+            blocks.append(" ".join(current))
+            current = [_BULLET.sub("", line)]
+            continue
+        current.append(line)
+    blocks.append(" ".join(current))
+    out: list[str] = []
+    for block in blocks:
+        block = _INLINE.sub("", _LINK.sub(r"\1", block)).strip()
+        pieces = _SENTENCE.split(block)
+        merged: list[str] = []
+        for piece in pieces:  # re-join splits after an abbreviation ("bijv. De ...")
+            if merged and _ABBREVIATIONS.search(merged[-1]):
+                merged[-1] = f"{merged[-1]} {piece}"
+            else:
+                merged.append(piece)
+        for sentence in (" ".join(m.split()) for m in merged):
+            whole = sentence[-1:] in (".", "!", "?") and (sentence[:1].isupper() or sentence[:1].isdigit())
+            if whole and len(sentence.split()) >= 6:
+                out.append(sentence)
     return out
 
 
-def offline_answer(question: str, snippets: Sequence[Snippet], max_sentences: int = 3) -> str:
-    """An extractive answer without a language model: the snippet sentences that share most words with
-    the question (a shared 6-letter stem counts too), each with its [ref:N]."""
+def offline_answer(question: str, snippets: Sequence[Snippet], max_sentences: int = 3,
+                   texts: Mapping[str, str] | None = None) -> str:
+    """An extractive answer without a language model, as a careful reader would write it: whole sentences
+    (markdown rendered to text) from the found topics, `texts` giving each topic's full text by slug
+    (else the snippet's own). Sentences are ranked by the words (and 6-letter stems) they share with
+    the question; one that shares less than half of the best match is off the question and left out.
+    At most `max_sentences`, from at most two topics, in the topic's own order, each with its [ref:N]."""
     terms = set(tokenize(question))
     stems = {t[:6] for t in terms if len(t) >= 6}
-    scored: list[tuple[float, int, int, str]] = []
-    for s in snippets:
-        for pos, sentence in enumerate(_sentences(s.text)):
+    scored: list[tuple[float, int, int, str]] = []  # (score, ref, position, sentence)
+    for rank, s in enumerate(snippets):
+        source = (texts or {}).get(s.slug) or s.text
+        for pos, sentence in enumerate(plain_sentences(source)):
             words = set(tokenize(sentence))
             score = len(terms & words) + 0.5 * len({w[:6] for w in words if len(w) >= 6} & stems)
             if score > 0:
-                scored.append((score - 0.01 * pos, -s.ref, pos, f"{sentence} [ref:{s.ref}]"))
+                scored.append((score * (1.0 if rank == 0 else 0.85), s.ref, pos, sentence))
     if not scored:
         if snippets:
             s = snippets[0]
-            return f"Ik vond geen zin die je vraag direct beantwoordt. Het best passende onderwerp is {s.label} [ref:{s.ref}]."
+            return (f"Ik vond geen zin die je vraag direct beantwoordt. Het best passende onderwerp is {s.label} "
+                    f"[ref:{s.ref}].")
         return "Daarover staat niets in de kennisbank van je organisatie."
-    best = sorted(scored, reverse=True)[:max_sentences]
-    return "\n".join(f"- {text}" for *_, text in best)
+    best = max(score for score, *_ in scored)
+    kept = [row for row in sorted(scored, key=lambda r: (-r[0], r[1], r[2])) if row[0] >= best / 2]
+    chosen: list[tuple[float, int, int, str]] = []
+    refs: list[int] = []
+    for row in kept:
+        if len(chosen) == max_sentences:
+            break
+        if row[1] not in refs:
+            if len(refs) == 2:
+                continue
+            refs.append(row[1])
+        chosen.append(row)
+    paragraphs = []
+    for ref in refs:
+        rows = sorted((r for r in chosen if r[1] == ref), key=lambda r: r[2])
+        paragraphs.append(" ".join(f"{sentence} [ref:{ref}]" for *_, sentence in rows))
+    return "\n\n".join(paragraphs)

@@ -65,7 +65,7 @@ def test_citations_resolve_in_order_and_stale_refs_are_listed():
 
 def test_offline_answer_picks_matching_sentences_with_refs():
     answer = offline_answer("Wanneer is indexatie mogelijk bij de dekkingsgraad?", snippets())
-    assert answer.startswith("- Een lage dekkingsgraad betekent dat indexatie niet mogelijk is. [ref:2]")
+    assert answer.startswith("Een lage dekkingsgraad betekent dat indexatie niet mogelijk is. [ref:2]")
 
 
 def test_offline_answer_without_matches_says_so():
@@ -83,4 +83,4 @@ def test_offline_sentences_lose_their_markdown_markers():
     topic = Topic("partnerpensioen", "Partnerpensioen", "concept", "x", "")
     snippet = make_snippet(1, topic, "**Partnerpensioen** zorgt voor inkomen voor de partner na overlijden.", 1.0)
     assert offline_answer("partner overlijden", [snippet]) == (
-        "- Partnerpensioen zorgt voor inkomen voor de partner na overlijden. [ref:1]")
+        "Partnerpensioen zorgt voor inkomen voor de partner na overlijden. [ref:1]")
