@@ -43,6 +43,21 @@ QUIZ_LOCK_SCRIPT = """(function () {
   });
 })();"""
 
+# The chat box's character counter: shown from 7,000 characters, red above the 8,000 the server accepts.
+COUNTER_SCRIPT = """
+(function () {
+  window.r42Count = function () {
+    var box = document.getElementById('r42-input'), out = document.getElementById('r42-count');
+    if (!box || !out) return;
+    var n = box.value.length;
+    out.textContent = n.toLocaleString('nl-NL') + ' / 8.000 tekens' + (n > 8000 ? ': te lang om te versturen' : '');
+    out.hidden = n < 7000;
+    out.dataset.over = n > 8000 ? 'true' : 'false';
+  };
+  document.addEventListener('input', function (e) { if (e.target && e.target.id === 'r42-input') window.r42Count(); });
+  document.addEventListener('submit', function () { setTimeout(window.r42Count, 300); }, true);
+})();"""
+
 app = rx.App(
     style=STYLE,
     stylesheets=["/r42.css"],
@@ -55,6 +70,7 @@ app = rx.App(
                   "var l = document.getElementById('r42-launcher'); if (l) l.focus(); return; } "
                   "var p = document.getElementById('graph-panel-close'); if (p) p.click(); });"),
         rx.script(QUIZ_LOCK_SCRIPT),
+        rx.script(COUNTER_SCRIPT),
     ],
     api_transformer=api,
 )

@@ -176,31 +176,56 @@ def header() -> rx.Component:
     )
 
 
-def composer() -> rx.Component:
-    """Enter sends, Shift+Enter adds a line; a stop button while R42 writes."""
-    return rx.form(
+def queued_question() -> rx.Component:
+    """A question typed while R42 answers: shown as waiting, sent when the answer ends, or taken back."""
+    return rx.cond(
+        ChatState.queued != "",
         rx.hstack(
-            rx.el.textarea(
-                name="message",
-                placeholder="Stel je vraag…  (Enter verstuurt, Shift+Enter nieuwe regel)",
-                enter_key_submit=True,
-                rows="2",
-                max_length=8000,
-                auto_focus=True,
-                class_name="r42-input",
-                aria_label="Je vraag aan R42",
-                id="r42-input",
+            rx.icon("clock", size=14, color="var(--gray-10)", flex_shrink="0"),
+            rx.text("Wordt verstuurd zodra R42 klaar is: ", rx.el.q(ChatState.queued), size="1", color_scheme="gray",
+                    class_name="r42-queued-text"),
+            rx.icon_button(rx.icon("x", size=12), size="1", variant="ghost", color_scheme="gray", type="button",
+                           on_click=ChatState.cancel_queued, aria_label="Terug naar het invoerveld",
+                           id="r42-queued-cancel"),
+            align="center", spacing="2", padding="6px 12px", width="100%", background="var(--gray-2)",
+            id="r42-queued",
+        ),
+    )
+
+
+def composer() -> rx.Component:
+    """Enter sends, Shift+Enter adds a line; a stop button while R42 writes. Nothing typed is lost: the box
+    is emptied by the server only when it takes the question (too long: it stays, with the reason; typed
+    while R42 answers: it waits). A counter shows near the 8,000-character limit."""
+    return rx.form(
+        rx.vstack(
+            rx.hstack(
+                rx.el.textarea(
+                    name="message",
+                    placeholder=rx.cond(ChatState.streaming, "R42 schrijft nog; je vraag gaat daarna…",
+                                        "Stel je vraag…  (Enter verstuurt, Shift+Enter nieuwe regel)"),
+                    enter_key_submit=True,
+                    rows="2",
+                    auto_focus=True,
+                    class_name="r42-input",
+                    aria_label="Je vraag aan R42",
+                    aria_describedby="r42-count",
+                    id="r42-input",
+                ),
+                rx.cond(
+                    ChatState.streaming,
+                    rx.icon_button(rx.icon("square", size=16), on_click=ChatState.stop, type="button",
+                                   color_scheme="gray", aria_label="Stop met schrijven", id="r42-stop"),
+                    rx.icon_button(rx.icon("send_horizontal", size=16), type="submit", aria_label="Verstuur",
+                                   id="r42-send"),
+                ),
+                align="end", spacing="2", width="100%",
             ),
-            rx.cond(
-                ChatState.streaming,
-                rx.icon_button(rx.icon("square", size=16), on_click=ChatState.stop, type="button", color_scheme="gray",
-                               aria_label="Stop met schrijven", id="r42-stop"),
-                rx.icon_button(rx.icon("send_horizontal", size=16), type="submit", aria_label="Verstuur", id="r42-send"),
-            ),
-            align="end", spacing="2", width="100%",
+            rx.el.div(id="r42-count", class_name="r42-count", hidden=True, aria_live="polite"),
+            spacing="1", width="100%",
         ),
         on_submit=ChatState.send,
-        reset_on_submit=True,
+        reset_on_submit=False,
         padding="10px 12px",
         border_top="1px solid var(--gray-5)",
         width="100%",
@@ -252,6 +277,7 @@ def window() -> rx.Component:
                     background="var(--red-2)",
                 ),
             ),
+            queued_question(),
             composer(),
             class_name="r42-window",
             role="dialog",

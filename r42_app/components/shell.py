@@ -92,7 +92,14 @@ def user_menu() -> rx.Component:
             rx.menu.separator(),
             rx.menu.item(rx.icon("sparkles", size=14), "Wat R42 voor je mag doen",
                          on_click=ChatState.set_show_capabilities(True), id="my-capabilities-open"),
-            rx.menu.item(rx.icon("log_out", size=14), "Afmelden", on_click=AuthState.sign_out, id="sign-out"),
+            rx.menu.item(
+                rx.icon("log_out", size=14),
+                rx.vstack(rx.text("Afmelden", size="2"),
+                          rx.text("Wist ook je gesprek met R42 van dit apparaat", size="1", color_scheme="gray",
+                                  id="sign-out-hint"),
+                          spacing="0", align="start"),
+                on_click=AuthState.sign_out, id="sign-out", height="auto", padding_y="4px",
+            ),
         ),
     )
 

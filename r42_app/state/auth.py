@@ -140,4 +140,4 @@ class AuthState(rx.State):
 
         user = await self.user()
         self._apply(None)
-        return [*(await end_quiz(user) if user else []), ChatState.forget, rx.redirect("/")]
+        return [*(await end_quiz(user) if user else []), ChatState.forget(user.id if user else ""), rx.redirect("/")]

@@ -105,6 +105,7 @@ class ChatState(rx.State):
     availability: str = ""  # "" (R42 answers) | "disabled" (off for the tenant) | "denied" (no qa_help)
     my_capabilities: list[str] = []  # what R42 may do for this user, in words (account menu)
     show_capabilities: bool = False
+    queued: str = ""  # a question typed while R42 was answering: sent when the answer ends
     _user_id: str = ""
     _stop: bool = False
 
@@ -207,11 +208,15 @@ class ChatState(rx.State):
         return [rx.call_script(f"window.localStorage.removeItem({key})"), ChatState.save_thread]
 
     @rx.event
-    def forget(self):
-        """On sign-out: nothing of this user stays in the tab's state."""
+    def forget(self, user_id: str = ""):
+        """On sign-out: nothing of this user stays in the tab, nor in this browser's storage (a shared
+        computer must not show the next person this user's conversation)."""
+        user_id = user_id or self._user_id
         self.messages, self._user_id, self.is_open = [], "", False
-        self.notice = self.error = ""
+        self.notice = self.error = self.queued = ""
         self.mark = "idle"
+        if user_id:
+            return rx.call_script(f"window.localStorage.removeItem({json.dumps(storage_key(user_id))})")
 
     @rx.event
     def dismiss_notice(self):
@@ -221,16 +226,41 @@ class ChatState(rx.State):
 
     @rx.event
     async def send(self, form: dict):
+        """Enter or the send button. The box is emptied only when the question is taken: too long, it stays
+        (with the reason); typed while R42 answers, it waits and goes when the answer ends."""
         text = str(form.get("message", "")).strip()
-        if not text or self.streaming:
+        if not text:
             return
         if len(text) > MAX_MESSAGE_CHARS:
-            self.error = f"Je bericht is {len(text)} tekens; het maximum is {MAX_MESSAGE_CHARS}."
+            self.error = (f"Je bericht is {len(text):,} tekens; het maximum is {MAX_MESSAGE_CHARS:,}. "
+                          f"Maak het korter en verstuur opnieuw.").replace(",", ".")
             return
+        if self.streaming:
+            self.queued = text
+            return rx.set_value("r42-input", "")
+        if await self._user() is None:
+            return
+        if self.error.startswith("Je bericht is "):
+            self.error = ""
+        self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "user", text, "ok", [], text)]
+        return [rx.set_value("r42-input", ""), *self._start()]
+
+    @rx.event
+    async def send_queued(self):
+        """The answer ended: the waiting question goes now."""
+        if not self.queued or self.streaming:
+            return
+        text, self.queued = self.queued, ""
         if await self._user() is None:
             return
         self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "user", text, "ok", [], text)]
         return self._start()
+
+    @rx.event
+    def cancel_queued(self):
+        """Take the waiting question back into the box."""
+        text, self.queued = self.queued, ""
+        return rx.set_value("r42-input", text)
 
     @rx.event
     def retry(self):
@@ -348,4 +378,5 @@ class ChatState(rx.State):
             self.streaming = False
             if self.mark != "error":
                 self.mark = "idle"
-        return ChatState.save_thread
+            waiting = bool(self.queued)
+        return [ChatState.save_thread, ChatState.send_queued] if waiting else ChatState.save_thread

@@ -77,13 +77,15 @@ def test_thread_survives_reload_is_per_user_and_clears_with_confirmation(served_
     expect(page.locator("#r42-messages")).to_contain_text("Vraag van Lotte")
 
     page.click("#user-menu")
+    expect(page.locator("#sign-out-hint")).to_contain_text("Wist ook je gesprek met R42")  # said before it happens
     page.click("#sign-out")
     expect(page.locator("#sign-in")).to_be_visible()  # signed out for real before the next sign-in
+    page.wait_for_function(f"localStorage.getItem('{keys[0]}') === null")  # a shared computer keeps nothing of Lotte
     sign_in(page, served_app, "admin@example.com")
     open_chat(page)
     expect(page.locator("#r42-messages")).not_to_contain_text("Vraag van Lotte")
     expect(page.locator(".r42-assistant").first).to_contain_text("Hoi Anton")
-    assert keys[0] in thread_keys(page)  # Lotte's thread waits for her, under her own key
+    assert keys[0] not in thread_keys(page)
 
     page.click("#r42-clear")
     page.click("#r42-clear-confirm")
@@ -200,3 +202,47 @@ def test_stop_keeps_the_partial_answer_marked_incomplete_and_keyboard_use(served
     assert "klaar is" not in last.inner_text()
     page.keyboard.press("Escape")
     expect(page.locator("#r42-window")).to_have_count(0)
+
+
+def test_a_question_typed_while_r42_answers_waits_and_goes_when_the_answer_ends(served_app, page, claude):
+    claude.reply_text("Het eerste antwoord komt langzaam binnen, woord voor woord, tot het klaar is.", chunk_delay=0.3)
+    claude.reply_text("Het tweede antwoord.")
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Eerste vraag")
+    expect(page.locator("#r42-stop")).to_be_visible()
+    ask(page, "Tweede vraag, getypt terwijl R42 nog schrijft")
+    expect(page.locator("#r42-queued")).to_contain_text("Tweede vraag, getypt terwijl R42 nog schrijft")
+    expect(page.locator("#r42-input")).to_have_value("")
+    expect(page.locator(".r42-assistant").last).to_contain_text("Het tweede antwoord.", timeout=30_000)
+    users = page.locator(".r42-user")
+    expect(users.last).to_contain_text("Tweede vraag, getypt terwijl R42 nog schrijft")
+    expect(page.locator("#r42-queued")).to_have_count(0)
+    assert "Het eerste antwoord komt langzaam" in page.locator("#r42-messages").inner_text()
+
+
+def test_a_waiting_question_can_be_taken_back_into_the_box(served_app, page, claude):
+    claude.reply_text("Een antwoord dat even duurt, met veel woorden na elkaar.", chunk_delay=0.4)
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Eerste vraag")
+    expect(page.locator("#r42-stop")).to_be_visible()
+    ask(page, "Toch maar niet")
+    page.click("#r42-queued-cancel")
+    expect(page.locator("#r42-input")).to_have_value("Toch maar niet")
+    expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
+    expect(page.locator(".r42-user").last).to_contain_text("Eerste vraag")  # nothing sent behind the user's back
+
+
+def test_a_message_over_the_limit_shows_a_counter_is_refused_with_the_reason_and_stays(served_app, page):
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    expect(page.locator("#r42-count")).to_be_hidden()
+    page.fill("#r42-input", "a" * 7500)
+    expect(page.locator("#r42-count")).to_contain_text("7.500 / 8.000")
+    page.fill("#r42-input", "pensioen " * 900)  # 8,100 characters, as a paste would bring them
+    expect(page.locator("#r42-count")).to_contain_text("te lang")
+    page.keyboard.press("Enter")
+    expect(page.locator("#r42-error")).to_contain_text("het maximum is 8.000")
+    assert len(page.locator("#r42-input").input_value()) == 8100  # nothing typed is lost
+    expect(page.locator(".r42-user")).to_have_count(0)
