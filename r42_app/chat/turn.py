@@ -205,6 +205,8 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
 
     turn_id = uuid.uuid4().hex
     rounds: list[Round] = []
+    if snippets and (deps.rag_snippets or deps.llm is None):  # what [ref:N] will point at, before any text
+        yield {"type": "sources", "sources": [{"ref": s.ref, "slug": s.slug, "label": s.label} for s in snippets]}
     if deps.llm is None:
         texts = {s.slug: f"{t.description}\n\n{t.content}" for s in snippets
                  if (t := index.topics[index.by_slug[s.slug]] if s.slug in index.by_slug else None) is not None}

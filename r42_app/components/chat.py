@@ -60,7 +60,7 @@ def bubble(msg: UIMessage) -> rx.Component:
             rx.cond(msg.status == "offline", rx.badge("Offline antwoord uit de kennisbank", color_scheme="amber",
                                                       variant="soft", size="1", margin_bottom="4px")),
             rx.cond(
-                (msg.content == "") & (msg.status == "incomplete"),
+                (msg.content == "") & (msg.status == "streaming"),
                 rx.hstack(rx.spinner(size="1"), rx.text("R42 zoekt in de kennisbank…", size="1", color_scheme="gray")),
                 rx.markdown(msg.display, component_map={"a": citation_chip}, class_name="r42-md"),
             ),

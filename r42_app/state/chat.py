@@ -8,6 +8,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import re
 import uuid
 
 import reflex as rx
@@ -54,15 +55,28 @@ class UIMessage:
     confirm_state: str = ""  # pending | allowed | denied | failed
 
 
-def _display(content: str, citations: list[UICitation]) -> str:
-    """Markdown with each [ref:N] of this turn as a link chip to its topic; other refs stay plain text."""
+_PARTIAL_REF = re.compile(r"\[(?:r(?:e(?:f(?::\d*)?)?)?)?$")
+
+
+def _display(content: str, citations: list[UICitation], streaming: bool = False) -> str:
+    """Markdown with each [ref:N] of this turn as a link chip to its topic; other refs stay plain text.
+    While streaming, a reference still arriving (`[ref:` at the very end) is held back."""
     by_ref = {c.ref: c for c in citations}
 
     def link(match):
         c = by_ref.get(int(match.group(1)))
         return f" [{c.label}](/topics/{c.slug})" if c else match.group(0)
 
+    if streaming:
+        content = _PARTIAL_REF.sub("", content)
     return REF_RE.sub(link, content)
+
+
+def _cited(content: str, sources: list[UICitation]) -> list[UICitation]:
+    """The sources an answer cites, in order of first use (for an answer that ended before its citations)."""
+    by_ref = {c.ref: c for c in sources}
+    refs = dict.fromkeys(int(m.group(1)) for m in REF_RE.finditer(content))
+    return [by_ref[r] for r in refs if r in by_ref]
 
 
 def _ui(m: ThreadMessage) -> UIMessage:
@@ -88,7 +102,8 @@ def _plain(value):
 
 
 def _thread(m: UIMessage) -> ThreadMessage:
-    return ThreadMessage(m.id, m.role, m.content, m.status, [ThreadCitation(c.ref, c.slug, c.label) for c in m.citations],
+    status = "incomplete" if m.status == "streaming" else m.status  # a reload mid-answer finds it unfinished
+    return ThreadMessage(m.id, m.role, m.content, status, [ThreadCitation(c.ref, c.slug, c.label) for c in m.citations],
                          _plain(m.delta), m.delta_state)
 
 
@@ -269,7 +284,7 @@ class ChatState(rx.State):
         return self._start()
 
     def _start(self):
-        self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "assistant", "", "incomplete", [], "")]
+        self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "assistant", "", "streaming", [], "")]
         self.streaming, self._stop = True, False
         self.mark, self.error = "typing", ""
         return [ChatState.save_thread, ChatState.generate]
@@ -325,6 +340,7 @@ class ChatState(rx.State):
                        if m.role in ("user", "assistant") and m.content.strip() and m.id != "greeting"
                        and m.status not in ("error", "incomplete", "quota")]
         text, citations, status, dropped = "", [], "ok", 0
+        sources: list[UICitation] = []  # this turn's snippets: their [ref:N] become chips as the text arrives
         delta: dict = {}
         rejected: list[str] = []
         try:
@@ -335,9 +351,11 @@ class ChatState(rx.State):
                             status = "incomplete"
                             break
                         kind = event["type"]
-                        if kind == "text":
+                        if kind == "sources":
+                            sources = [UICitation(x["ref"], x["slug"], x["label"]) for x in event["sources"]]
+                        elif kind == "text":
                             text += event["text"]
-                            self._set_last(content=text, display=text)
+                            self._set_last(content=text, display=_display(text, sources, streaming=True))
                         elif kind == "citation":
                             citations.append(UICitation(event["ref"], event["slug"], event["label"]))
                         elif kind == "delta":
@@ -367,6 +385,8 @@ class ChatState(rx.State):
             log.exception("chat turn failed")
             async with self:
                 status, self.error, self.mark = "error", f"Er ging iets mis: {exc}", "error"
+        if not citations and sources:  # stopped, cut off or failed before the citations came: resolve them here
+            citations = _cited(text, sources)
         async with self:
             self._set_last(content=text, status=status, citations=citations, display=_display(text, citations),
                            delta=delta, delta_state="pending" if delta else "", delta_lines=describe_delta(delta))

@@ -179,7 +179,8 @@ def test_api_on_the_served_app(served_app, claude):
                       headers={"Authorization": f"Bearer {token}"}, timeout=60)
     assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/event-stream")
     events = [json.loads(line[6:]) for line in resp.text.splitlines() if line.startswith("data: ")]
-    assert events[0] == {"type": "text", "text": "Via"} and events[-1]["type"] == "done"
+    assert events[0]["type"] == "sources" and events[0]["sources"][0]["slug"] == "aow"
+    assert events[1] == {"type": "text", "text": "Via"} and events[-1]["type"] == "done"
     assert httpx.post(f"{served_app.url}/api/chat", json={}, timeout=10).status_code == 401
 
 
@@ -246,3 +247,23 @@ def test_a_message_over_the_limit_shows_a_counter_is_refused_with_the_reason_and
     expect(page.locator("#r42-error")).to_contain_text("het maximum is 8.000")
     assert len(page.locator("#r42-input").input_value()) == 8100  # nothing typed is lost
     expect(page.locator(".r42-user")).to_have_count(0)
+
+
+def test_refs_are_chips_while_the_answer_streams_and_after_stop_with_no_incomplete_label_meanwhile(
+        served_app, page, claude):
+    claude.reply_text("Bij waardeoverdracht [ref:1] neem je je pensioen mee naar je nieuwe werkgever, "
+                      "en daarna volgen nog heel veel woorden die langzaam binnenkomen tot het einde", chunk_delay=0.4)
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Wat is waardeoverdracht?")
+    last = page.locator(".r42-assistant").last
+    expect(last).to_contain_text("neem je")
+    expect(page.locator("#r42-stop")).to_be_visible()  # still streaming
+    expect(last.locator("a.r42-cite")).to_have_count(1)  # the reference is a chip already
+    assert "[ref:" not in last.inner_text()
+    expect(last.locator(".r42-incomplete")).to_have_count(0)  # streaming is not "incomplete"
+    page.click("#r42-stop")
+    expect(page.locator("#r42-send")).to_be_visible(timeout=15_000)
+    expect(last.locator(".r42-incomplete")).to_contain_text("Onvolledig antwoord")  # it really ended early
+    expect(last.locator("a.r42-cite")).to_have_count(1)  # and the chip stays a chip
+    assert "tot het einde" not in last.inner_text()

@@ -81,4 +81,5 @@ async def test_offline_without_api_key(api_env, token, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     resp = await post(token, {"messages": [{"role": "user", "content": "Wat is de dekkingsgraad?"}], "mode": "fts"})
     events = events_of(resp)
-    assert events[-1]["offline"] is True and "[ref:" in events[0]["text"] and api_env.requests == []
+    assert events[0]["type"] == "sources" and events[0]["sources"][0]["ref"] == 1  # what [ref:N] will point at
+    assert events[-1]["offline"] is True and "[ref:" in events[1]["text"] and api_env.requests == []

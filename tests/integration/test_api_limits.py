@@ -107,7 +107,7 @@ async def test_an_unexpected_failure_mid_turn_is_an_internal_error_event(api_env
     with caplog.at_level(logging.ERROR, logger=api_module.__name__):
         resp = await post("/api/chat", token, json.dumps(QUESTION).encode())
     events = events_of(resp)
-    assert resp.status_code == 200 and events[0]["type"] == "text"
+    assert resp.status_code == 200 and [e["type"] for e in events[:2]] == ["sources", "text"]
     assert events[-1]["type"] == "error" and events[-1]["kind"] == "internal" and events[-1]["retryable"] is True
     assert events[-1]["message"] and "boom" not in events[-1]["message"]
     assert [e["type"] for e in events].count("error") == 1 and "done" not in [e["type"] for e in events]

@@ -119,7 +119,8 @@ async def test_http_errors_become_readable_errors(make_deps, claude, learner, st
 async def test_error_mid_stream_keeps_the_text_so_far(make_deps, claude, learner):
     claude.reply_text("Eerste woorden en dan niets meer", error_event="overloaded_error")
     events = await collect(run_turn(learner, ask("Wat is de AOW?"), make_deps()))
-    assert events[0] == {"type": "text", "text": "Eerste"} and events[-1]["type"] == "error"
+    assert events[0]["type"] == "sources" and events[1] == {"type": "text", "text": "Eerste"}
+    assert events[-1]["type"] == "error"
 
 
 async def test_dropped_connection_is_an_error(make_deps, claude, learner):
@@ -197,3 +198,13 @@ async def test_rag_snippets_switched_off_leave_no_snippet_in_the_prompt_and_chat
     assert "kb_search" in [t["name"] for t in claude.requests[0]["body"]["tools"]]  # and so do the tools
     assert "".join(e["text"] for e in events if e["type"] == "text").startswith("Bij waardeoverdracht")
     assert events[-1]["type"] == "done" and events[-1]["rag_snippets"] is False
+
+
+async def test_the_sources_come_before_any_text_so_refs_can_be_chips_while_streaming(make_deps, claude, learner):
+    claude.reply_text("Bij waardeoverdracht [ref:1] neem je je pensioen mee.")
+    events = await collect(run_turn(learner, ask("Wat is waardeoverdracht?"), make_deps()))
+    assert events[0]["type"] == "sources" and events[1]["type"] == "text"
+    first = events[0]["sources"][0]
+    assert first == {"ref": 1, "slug": "waardeoverdracht", "label": "Waardeoverdracht"}  # the named topic, ref 1
+    cited = [e for e in events if e["type"] == "citation"]
+    assert cited and cited[0]["slug"] == first["slug"]

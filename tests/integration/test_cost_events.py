@@ -27,6 +27,7 @@ async def priced(api_env, monkeypatch, admin_pb):
     restored and cost rows of the test removed afterwards."""
     await rebuild_chat_deps()
     monkeypatch.setenv("R42_MODEL", "claude-haiku-4-5")
+    CostPersister(admin_pb).drain()  # cost rows that earlier tests left in the outbox are not this test's
     demo = admin_pb.first("tenants", 'slug = "demo"')
     before = {"credits": demo["credits"], "credits_unlimited": demo.get("credits_unlimited", False)}
     outbox_before = {r["id"] for r in admin_pb.all("outbox", filter=f'type = "{OUTBOX_COST}"')}
