@@ -4,12 +4,23 @@ import reflex as rx
 
 from r42_app.api import api
 from r42_app.components.theme import STYLE
-from r42_app.pages import admin_chatbot, admin_costs, admin_suggestions, admin_tools, admin_topics, graph, learn, quiz
+from r42_app.pages import (
+    admin_chatbot,
+    admin_costs,
+    admin_feedback,
+    admin_suggestions,
+    admin_tools,
+    admin_topics,
+    graph,
+    learn,
+    quiz,
+)
 from r42_app.state.admin_topics import AdminTopicsState
 from r42_app.state.auth import AuthState, page_loader
 from r42_app.state.chat import ChatState
 from r42_app.state.chatbot_settings import ChatbotSettingsState
 from r42_app.state.costs import CostsState
+from r42_app.state.feedback import FeedbackState
 from r42_app.state.tools import ToolsState
 from r42_app.state.graph import GraphState
 from r42_app.state.learn import LearnState
@@ -54,8 +65,89 @@ COUNTER_SCRIPT = """
     out.hidden = n < 7000;
     out.dataset.over = n > 8000 ? 'true' : 'false';
   };
-  document.addEventListener('input', function (e) { if (e.target && e.target.id === 'r42-input') window.r42Count(); });
+  document.addEventListener('input', function (e) {
+    if (!e.target || e.target.id !== 'r42-input') return;
+    window.r42Count();
+    e.target.style.height = 'auto';  /* the box grows with its text, up to about eight lines */
+    e.target.style.height = Math.min(e.target.scrollHeight + 2, 180) + 'px';
+  });
+  /* Up-arrow in the empty box brings back the last question. */
+  document.addEventListener('keydown', function (e) {
+    var box = e.target;
+    if (e.key !== 'ArrowUp' || !box || box.id !== 'r42-input' || box.value !== '') return;
+    var last = box.getAttribute('data-last');
+    if (!last) return;
+    e.preventDefault();
+    var setter = Object.getOwnPropertyDescriptor(window.HTMLTextAreaElement.prototype, 'value').set;
+    setter.call(box, last);
+    box.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  /* "Naar het nieuwste" shows when the conversation is scrolled up. */
+  window.r42JumpToLatest = function () {
+    var list = document.getElementById('r42-messages');
+    if (list) list.scrollTo({ top: list.scrollHeight, behavior: 'smooth' });
+  };
+  document.addEventListener('scroll', function (e) {
+    if (!e.target || e.target.id !== 'r42-messages') return;
+    var list = e.target, away = list.scrollHeight - list.scrollTop - list.clientHeight > 120;
+    var win = document.getElementById('r42-window');
+    if (win) win.classList.toggle('r42-scrolled-up', away);
+  }, true);
   document.addEventListener('submit', function () { setTimeout(window.r42Count, 300); }, true);
+})();"""
+
+# The topic editor warns before unsaved changes are lost: closing or reloading the tab (the browser's own
+# dialog) and following a link away (a confirm), while its form says `data-r42-dirty="true"`.
+UNSAVED_SCRIPT = """
+(function () {
+  var dirty = function () { return !!document.querySelector('[data-r42-dirty="true"]'); };
+  window.addEventListener('beforeunload', function (e) { if (dirty()) { e.preventDefault(); e.returnValue = ''; } });
+  document.addEventListener('click', function (e) {
+    var a = e.target && e.target.closest ? e.target.closest('a[href]') : null;
+    if (!a || !dirty() || a.target === '_blank') return;
+    if (!window.confirm('Je wijzigingen aan dit onderwerp zijn nog niet opgeslagen. Toch weggaan?')) {
+      e.preventDefault();
+      e.stopPropagation();
+    }
+  }, true);
+})();"""
+
+# The stored thread is shared by the tabs of one browser: a save merges by message id with what is stored
+# (so two tabs never overwrite each other), and a change made in another tab makes this tab follow it.
+THREAD_SCRIPT = """
+(function () {
+  window.r42SaveThread = function (key, data) {
+    var mine = JSON.parse(data), stored = null;
+    try { stored = JSON.parse(window.localStorage.getItem(key) || 'null'); } catch (e) { stored = null; }
+    if (stored && stored.version === mine.version && (stored.cleared || 0) > (mine.cleared || 0)) {
+      return JSON.stringify(stored);  /* another tab cleared the thread since: what this tab had is gone */
+    }
+    if (stored && stored.version === mine.version && Array.isArray(stored.messages)) {
+      var latest = {}, seen = {}, out = [];
+      mine.messages.forEach(function (m) { latest[m.id] = m; });
+      /* the same message in both: the more finished one (an answer beats its placeholder), else this tab's */
+      var rank = function (m) { return (m.status === 'incomplete' ? 0 : 1e9) + (m.content || '').length; };
+      stored.messages.forEach(function (m) {
+        if (!m || typeof m.id !== 'string' || seen[m.id]) return;
+        var mine_m = latest[m.id];
+        out.push(mine_m && rank(mine_m) >= rank(m) ? mine_m : m);
+        seen[m.id] = true;
+      });
+      mine.messages.forEach(function (m) { if (!seen[m.id]) { out.push(m); seen[m.id] = true; } });
+      var gone = {};  /* messages a tab took out (a regenerated answer, an edited question) stay out */
+      (stored.removed || []).concat(mine.removed || []).forEach(function (id) { gone[id] = true; });
+      mine.removed = Object.keys(gone).slice(-200);
+      mine.messages = out.filter(function (m) { return !gone[m.id]; }).slice(-50);
+    }
+    var merged = JSON.stringify(mine);
+    window.localStorage.setItem(key, merged);
+    return merged;
+  };
+  window.addEventListener('storage', function (e) {
+    if (!e.key || e.key.indexOf('chat:thread:') !== 0) return;
+    var b = document.getElementById('r42-thread-sync');
+    if (b) b.click();
+  });
 })();"""
 
 app = rx.App(
@@ -71,8 +163,11 @@ app = rx.App(
                   "var p = document.getElementById('graph-panel-close'); if (p) p.click(); });"),
         rx.script(QUIZ_LOCK_SCRIPT),
         rx.script(COUNTER_SCRIPT),
+        rx.script(THREAD_SCRIPT),
+        rx.script(UNSAVED_SCRIPT),
     ],
     api_transformer=api,
+    html_lang="nl",
 )
 
 
@@ -137,6 +232,7 @@ ROUTES = [
     ("/admin/chatbot", admin_chatbot.page, "R42-instellingen", ChatbotSettingsState.load),
     ("/admin/costs", admin_costs.page, "Kosten en tegoed", CostsState.load),
     ("/admin/tools", admin_tools.page, "Externe hulpmiddelen", ToolsState.load),
+    ("/admin/feedback", admin_feedback.page, "Beoordelingen", FeedbackState.load),
 ]
 
 for route, component, title, loader in ROUTES:

@@ -35,7 +35,7 @@ def launcher() -> rx.Component:
 
 def citation_chip(text, **props) -> rx.Component:
     """A [ref:N] of the answer as a chip that opens the cited topic."""
-    return rx.link(rx.icon("book_open", size=12), text, class_name="r42-cite", **props)
+    return rx.link(rx.icon("book_open", size=12), text, class_name="r42-cite", on_click=ChatState.keep_open, **props)
 
 
 def quota_hint() -> rx.Component:
@@ -50,11 +50,50 @@ def quota_hint() -> rx.Component:
     )
 
 
+def _action(icon: str, label: str, on_click, id: str) -> rx.Component:
+    return rx.tooltip(rx.icon_button(rx.icon(icon, size=13), size="1", variant="ghost", color_scheme="gray",
+                                     on_click=on_click, aria_label=label, class_name=id, type="button"), content=label)
+
+
+def answer_actions(msg: UIMessage) -> rx.Component:
+    """Under a finished answer: copy it; for the last one, ask again."""
+    return rx.cond(
+        ~ChatState.streaming & (msg.id != "greeting") & (msg.content != "")
+        & ((msg.status == "ok") | (msg.status == "offline") | (msg.status == "incomplete")),
+        rx.hstack(
+            _action("copy", "Kopieer het antwoord", ChatState.copy(msg.id), "r42-copy"),
+            rx.icon_button(rx.icon("thumbs_up", size=13), size="1", type="button", class_name="r42-thumb-up",
+                           variant=rx.cond(msg.rating == "up", "soft", "ghost"),
+                           color_scheme=rx.cond(msg.rating == "up", "green", "gray"),
+                           on_click=ChatState.rate(msg.id, "up"), aria_label="Goed antwoord",
+                           aria_pressed=msg.rating == "up"),
+            rx.icon_button(rx.icon("thumbs_down", size=13), size="1", type="button", class_name="r42-thumb-down",
+                           variant=rx.cond(msg.rating == "down", "soft", "ghost"),
+                           color_scheme=rx.cond(msg.rating == "down", "red", "gray"),
+                           on_click=ChatState.rate(msg.id, "down"), aria_label="Slecht antwoord",
+                           aria_pressed=msg.rating == "down"),
+            rx.cond(msg.id == ChatState.last_assistant_id,
+                    _action("refresh_cw", "Opnieuw antwoorden", ChatState.regenerate, "r42-regenerate")),
+            spacing="1", margin_top="4px", class_name="r42-actions",
+        ),
+    )
+
+
+def user_bubble(msg: UIMessage) -> rx.Component:
+    """The learner's question; the last one can be taken back to edit and send again."""
+    return rx.vstack(
+        rx.box(rx.text(msg.content, white_space="pre-wrap", size="2"), class_name="r42-bubble r42-user"),
+        rx.cond(~ChatState.streaming & (msg.id == ChatState.last_user_id),
+                _action("pencil", "Bewerk en verstuur opnieuw", ChatState.edit_last, "r42-edit")),
+        align="end", spacing="1", width="100%",
+    )
+
+
 def bubble(msg: UIMessage) -> rx.Component:
     """One message: the learner's on the right, R42's on the left, notices centred."""
     return rx.match(
         msg.role,
-        ("user", rx.box(rx.text(msg.content, white_space="pre-wrap", size="2"), class_name="r42-bubble r42-user")),
+        ("user", user_bubble(msg)),
         ("notice", rx.text(msg.content, class_name="r42-notice", size="1", role="note")),
         rx.box(
             rx.cond(msg.status == "offline", rx.badge("Offline antwoord uit de kennisbank", color_scheme="amber",
@@ -70,6 +109,7 @@ def bubble(msg: UIMessage) -> rx.Component:
             rx.cond(msg.status == "quota", quota_hint()),
             rx.cond(msg.delta_state != "", delta_chip(msg)),
             rx.cond(msg.confirm_state != "", confirm_card(msg)),
+            answer_actions(msg),
             class_name="r42-bubble r42-assistant",
             data_status=msg.status,
         ),
@@ -203,13 +243,14 @@ def composer() -> rx.Component:
                 rx.el.textarea(
                     name="message",
                     placeholder=rx.cond(ChatState.streaming, "R42 schrijft nog; je vraag gaat daarna…",
-                                        "Stel je vraag…  (Enter verstuurt, Shift+Enter nieuwe regel)"),
+                                        "Stel je vraag…"),
                     enter_key_submit=True,
                     rows="2",
                     auto_focus=True,
                     class_name="r42-input",
                     aria_label="Je vraag aan R42",
                     aria_describedby="r42-count",
+                    custom_attrs={"data-last": ChatState.last_question},
                     id="r42-input",
                 ),
                 rx.cond(
@@ -221,7 +262,11 @@ def composer() -> rx.Component:
                 ),
                 align="end", spacing="2", width="100%",
             ),
-            rx.el.div(id="r42-count", class_name="r42-count", hidden=True, aria_live="polite"),
+            rx.hstack(
+                rx.text("Enter verstuurt · Shift+Enter nieuwe regel", class_name="r42-hint"),
+                rx.el.div(id="r42-count", class_name="r42-count", hidden=True, aria_live="polite"),
+                justify="between", width="100%",
+            ),
             spacing="1", width="100%",
         ),
         on_submit=ChatState.send,
@@ -260,12 +305,18 @@ def window() -> rx.Component:
             rx.cond(ChatState.notice != "",
                     rx.callout(ChatState.notice, icon="info", size="1", color_scheme="amber", margin="8px 12px 0",
                                id="r42-restore-notice")),
-            rx.auto_scroll(
-                rx.foreach(ChatState.messages, bubble),
-                class_name="r42-messages",
-                id="r42-messages",
-                role="log",
-                aria_live="polite",
+            rx.box(
+                rx.auto_scroll(
+                    rx.foreach(ChatState.messages, bubble),
+                    class_name="r42-messages",
+                    id="r42-messages",
+                    role="log",
+                    aria_live="polite",
+                ),
+                rx.button(rx.icon("arrow_down", size=14), "Naar het nieuwste", size="1", variant="solid",
+                          radius="full", class_name="r42-jump", id="r42-jump", type="button",
+                          on_click=rx.call_script("window.r42JumpToLatest()")),
+                position="relative", flex="1", min_height="0", display="flex", flex_direction="column",
             ),
             rx.cond(
                 ChatState.error != "",
@@ -321,5 +372,7 @@ def capabilities_dialog() -> rx.Component:
 def chat() -> rx.Component:
     """Launcher and window together (placed once per signed-in page). `data-r42-user` lets the quiz-lock
     script (r42_app.QUIZ_LOCK_SCRIPT) find this user's `quiz:active:{userId}` flag."""
-    return rx.box(window(), launcher(), capabilities_dialog(), id="r42-chat",
+    sync = rx.el.button(on_click=ChatState.reload_thread, id="r42-thread-sync", type="button", hidden=True,
+                        tab_index=-1, aria_hidden="true")  # clicked by the `storage` listener (r42_app.THREAD_SCRIPT)
+    return rx.box(window(), launcher(), capabilities_dialog(), sync, id="r42-chat",
                   custom_attrs={"data-r42-user": AuthState.user_id})

@@ -49,6 +49,7 @@ ADMIN_PAGES = [
     ("R42-instellingen", "/admin/chatbot", "sliders_horizontal", "admin-nav-chatbot"),
     ("Kosten en tegoed", "/admin/costs", "chart_column", "admin-nav-costs"),
     ("Externe hulpmiddelen", "/admin/tools", "wrench", "admin-nav-tools"),
+    ("Beoordelingen", "/admin/feedback", "thumbs_up", "admin-nav-feedback"),
 ]
 
 
@@ -209,6 +210,6 @@ def page_frame(body: rx.Component, admin: bool = False) -> rx.Component:
     content = rx.cond(AuthState.is_admin, body, forbidden_panel()) if admin else body
     return rx.cond(
         AuthState.signed_in,
-        rx.box(navbar(), content, chat(), min_height="100vh"),
+        rx.box(navbar(), rx.box(content, class_name="r42-page"), chat(), min_height="100vh"),
         rx.cond(AuthState.checked, sign_in_card(), checking_session()),
     )

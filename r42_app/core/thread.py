@@ -57,8 +57,58 @@ def cap(messages: list[ThreadMessage]) -> list[ThreadMessage]:
     return messages[-MAX_THREAD_MESSAGES:]
 
 
-def serialise(messages: list[ThreadMessage]) -> str:
-    return json.dumps({"version": THREAD_VERSION, "messages": [asdict(m) for m in cap(messages)]}, ensure_ascii=False)
+MAX_REMOVED = 200
+
+
+def serialise(messages: list[ThreadMessage], cleared: float = 0.0, removed: list[str] | None = None) -> str:
+    """The stored form; `cleared` is when the thread was last cleared and `removed` the ids of messages taken
+    out (a regenerated answer, an edited question), so other tabs drop them instead of bringing them back."""
+    data: dict[str, Any] = {"version": THREAD_VERSION, "messages": [asdict(m) for m in cap(messages)]}
+    if cleared > 0:
+        data["cleared"] = cleared
+    if removed:
+        data["removed"] = list(dict.fromkeys(removed))[-MAX_REMOVED:]
+    return json.dumps(data, ensure_ascii=False)
+
+
+def removed_ids(raw: Any) -> list[str]:
+    """The ids a stored thread says were taken out (empty when none, or when the value is not a thread)."""
+    try:
+        value = json.loads(raw).get("removed", []) if isinstance(raw, str) and len(raw) <= MAX_STORED_CHARS else []
+    except (ValueError, AttributeError):
+        return []
+    return [str(v)[:64] for v in value[:MAX_REMOVED] if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def cleared_at(raw: Any) -> float:
+    """When a stored thread was last cleared (0 when never, or when the value is not a thread)."""
+    try:
+        value = json.loads(raw).get("cleared", 0) if isinstance(raw, str) and len(raw) <= MAX_STORED_CHARS else 0
+        return float(value) if isinstance(value, (int, float)) and value > 0 else 0.0
+    except (ValueError, AttributeError):
+        return 0.0
+
+
+def _finished(m: ThreadMessage) -> int:
+    return (0 if m.status == "incomplete" else 1_000_000_000) + len(m.content)
+
+
+def merge(mine: list[ThreadMessage], stored: list[ThreadMessage], removed: set[str] | frozenset = frozenset()
+          ) -> list[ThreadMessage]:
+    """Two tabs' threads as one: the stored order, then this tab's new messages; a message both have is
+    taken in its more finished form (an answer beats its placeholder), else as this tab has it. The same
+    rule as the browser's `r42SaveThread` (r42_app.THREAD_SCRIPT), so every tab ends with the union."""
+    latest = {m.id: m for m in mine}
+    out: list[ThreadMessage] = []
+    seen: set[str] = set()
+    for m in stored:
+        if m.id in seen:
+            continue
+        theirs, own = m, latest.get(m.id)
+        out.append(own if own is not None and _finished(own) >= _finished(theirs) else theirs)
+        seen.add(m.id)
+    out += [m for m in mine if m.id not in seen]
+    return cap([m for m in out if m.id not in removed])
 
 
 def _message(raw: Any) -> ThreadMessage:

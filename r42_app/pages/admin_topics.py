@@ -131,7 +131,8 @@ def field(label: str, name: str, control: rx.Component, hint: str = "") -> rx.Co
 
 
 def topic_form() -> rx.Component:
-    """Label, id, type, description and markdown content, with a preview."""
+    """Label, id, type, description and markdown content, with a preview. `data-r42-dirty` tells the page
+    script (r42_app.UNSAVED_SCRIPT) to warn before unsaved changes are lost."""
     return rx.card(
         rx.vstack(
             rx.grid(
@@ -193,6 +194,8 @@ def topic_form() -> rx.Component:
             width="100%",
         ),
         width="100%",
+        id="topic-form",
+        custom_attrs={"data-r42-dirty": rx.cond(S.dirty, "true", "false")},
     )
 
 

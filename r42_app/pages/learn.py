@@ -107,15 +107,26 @@ def sidebar() -> rx.Component:
         overflow_y="auto",
         position="sticky",
         top=NAV_HEIGHT,
-        class_name="learn-sidebar",
+        class_name=rx.cond(LearnState.show_topics, "learn-sidebar open", "learn-sidebar"),
+        id="learn-sidebar",
     )
+
+
+def topics_toggle() -> rx.Component:
+    """Phones only: the topic list opens as a drawer instead of stacking above every page."""
+    return rx.button(rx.icon(rx.cond(LearnState.show_topics, "x", "list"), size=16),
+                     rx.cond(LearnState.show_topics, "Sluit de lijst", "Alle onderwerpen"),
+                     variant="soft", size="2", on_click=LearnState.toggle_topics, class_name="phone-only",
+                     aria_controls="learn-sidebar", aria_expanded=LearnState.show_topics, id="topics-toggle",
+                     margin_bottom="12px")
 
 
 def layout(main: rx.Component) -> rx.Component:
     """Sidebar plus a centred reading column."""
     return rx.flex(
         sidebar(),
-        rx.box(rx.box(main, max_width=CONTENT_MAX, margin_x="auto"), padding="32px 24px", flex="1", min_width="0"),
+        rx.box(rx.box(topics_toggle(), main, max_width=CONTENT_MAX, margin_x="auto"), padding="32px 24px", flex="1",
+               min_width="0", class_name="learn-main"),
         width="100%",
         class_name="learn-layout",
     )
@@ -126,14 +137,16 @@ def topic_card(card: TopicCard) -> rx.Component:
     return rx.link(
         rx.card(
             rx.vstack(
-                type_badge(card.type, card.type_label),
-                rx.text(card.label, weight="medium", size="3"),
-                rx.text(card.description, size="2", color_scheme="gray"),
+                rx.box(type_badge(card.type, card.type_label), class_name="topic-card-badge"),
+                rx.text(card.label, weight="medium", size="3", class_name="topic-card-label"),
+                rx.text(card.description, size="2", color_scheme="gray", class_name="topic-card-description"),
                 spacing="2",
                 align="start",
             ),
             height="100%",
             _hover={"box_shadow": "0 0 0 1px var(--accent-7)"},
+            class_name="topic-card-box",
+            data_type=card.type,
         ),
         href="/topics/" + card.slug,
         underline="none",

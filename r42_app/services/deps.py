@@ -74,6 +74,12 @@ def suggestion_store() -> SuggestionStore:
     return SuggestionStore(admin_pb(), kb_store())
 
 
+def feedback_store():
+    from r42_app.services.feedback import FeedbackStore
+
+    return FeedbackStore(admin_pb())
+
+
 @functools.lru_cache(maxsize=1)
 def quiz_store() -> QuizStore:
     return QuizStore(admin_pb())

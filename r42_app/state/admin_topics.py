@@ -70,6 +70,7 @@ class AdminTopicsState(rx.State):
     f_type: str = "concept"
     f_description: str = ""
     f_content: str = ""
+    _saved: list[str] = ["", "", "concept", "", ""]  # the form as last loaded or saved: what "unsaved" means
     field_errors: dict[str, str] = {}
     relation_rows: list[AdminRelationRow] = []
     topic_options: list[Option] = []
@@ -155,9 +156,18 @@ class AdminTopicsState(rx.State):
 
     # -- editor ---------------------------------------------------------------------
 
+    @rx.var
+    def dirty(self) -> bool:
+        """The form has changes that are not saved (the page warns before they are lost)."""
+        return [self.f_slug, self.f_label, self.f_type, self.f_description, self.f_content] != self._saved
+
+    def _mark_saved(self) -> None:
+        self._saved = [self.f_slug, self.f_label, self.f_type, self.f_description, self.f_content]
+
     def _reset_form(self) -> None:
         self.f_slug = self.f_label = self.f_description = self.f_content = ""
         self.f_type = "concept"
+        self._mark_saved()
         self.field_errors = {}
         self.relation_rows = []
         self.relation_error = ""
@@ -203,6 +213,7 @@ class AdminTopicsState(rx.State):
         if topic is not None:
             self.f_slug, self.f_label, self.f_type = topic.slug, topic.label, topic.type
             self.f_description, self.f_content = topic.description, topic.content
+            self._mark_saved()
             await self._load_relations(tenant, slug)
         self.loading = False
 
@@ -233,6 +244,8 @@ class AdminTopicsState(rx.State):
 
     @rx.event
     async def save(self):
+        if self.saving or (not self.is_new and not self.dirty):  # a double-click saves once, with one outcome
+            return
         tenant = await self._admin_tenant(fresh=True)
         if tenant is None:
             yield rx.toast.error(REFUSED)
@@ -259,7 +272,9 @@ class AdminTopicsState(rx.State):
             yield rx.toast.error("Controleer de gemarkeerde velden." if exc.issues else str(exc))
             return
         self.saving = False
+        self._mark_saved()
         if self.is_new:
+            self.is_new = False  # a second click on "Aanmaken" must not create (and fail) again
             yield rx.redirect(f"/admin/topics/{topic.slug}")
             yield rx.toast.success(f"Onderwerp “{topic.label}” aangemaakt. Voeg nu relaties toe.")
         else:

@@ -9,6 +9,7 @@ import dataclasses
 import json
 import logging
 import re
+import time
 import uuid
 
 import reflex as rx
@@ -19,7 +20,17 @@ from r42_app.chat.turn import ChatRefused, run_turn
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, chat_availability
 from r42_app.core.mcp import ConfirmationError
 from r42_app.core.chat import MAX_MESSAGE_CHARS, REF_RE, ChatInputError
-from r42_app.core.thread import ThreadCitation, ThreadMessage, greeting, parse, serialise, storage_key
+from r42_app.core.thread import (
+    ThreadCitation,
+    ThreadMessage,
+    cleared_at,
+    greeting,
+    merge,
+    parse,
+    removed_ids,
+    serialise,
+    storage_key,
+)
 from r42_app.core.delta import describe_delta
 from r42_app.services import deps
 from r42_app.services.pb import PBError
@@ -53,6 +64,7 @@ class UIMessage:
     confirm_tool: str = ""
     confirm_lines: list[str] = dataclasses.field(default_factory=list)
     confirm_state: str = ""  # pending | allowed | denied | failed
+    rating: str = ""  # up | down: the user's thumbs on this answer (stored for the admins)
 
 
 _PARTIAL_REF = re.compile(r"\[(?:r(?:e(?:f(?::\d*)?)?)?)?$")
@@ -123,10 +135,29 @@ class ChatState(rx.State):
     queued: str = ""  # a question typed while R42 was answering: sent when the answer ends
     _user_id: str = ""
     _stop: bool = False
+    _cleared: float = 0.0  # when this user's thread was last cleared (in any tab)
+    _removed: list[str] = []  # ids of messages taken out (regenerate, edit), so other tabs drop them too
+    _keep_open: bool = False  # a citation chip was clicked: the window stays open on the page it opens
 
     @rx.var
     def can_retry(self) -> bool:
         return self.mark == "error" and not self.streaming
+
+    @rx.var
+    def last_user_id(self) -> str:
+        return next((m.id for m in reversed(self.messages) if m.role == "user"), "")
+
+    @rx.var
+    def last_assistant_id(self) -> str:
+        """The answer that can be regenerated: the last message, when it is R42's answer to a question."""
+        if self.messages and self.messages[-1].role == "assistant" and self.last_user_id:
+            return self.messages[-1].id
+        return ""
+
+    @rx.var
+    def last_question(self) -> str:
+        """For Up-arrow in the empty box: the last question asked."""
+        return next((m.content for m in reversed(self.messages) if m.role == "user"), "")
 
     # -- opening and the stored thread ------------------------------------------------
 
@@ -141,12 +172,21 @@ class ChatState(rx.State):
             return ChatState.load_thread
 
     @rx.event
+    def keep_open(self):
+        self._keep_open = True
+
+    @rx.event
     def close(self):
         self.is_open = False
 
     @rx.event
     async def check_access(self):
-        """on_load of every page: is R42 on for this user now (master switch, qa_help), and what may it do."""
+        """on_load of every page: is R42 on for this user now (master switch, qa_help), and what may it do.
+        A new page starts with the window closed (it covered pages), unless a citation chip led here."""
+        if self._keep_open:
+            self._keep_open = False
+        else:
+            self.is_open = False
         user = await self._user()
         if user is None:
             return
@@ -194,6 +234,7 @@ class ChatState(rx.State):
         if user is None or user.id != self._user_id:
             return
         messages, problem = parse(raw)
+        self._cleared, self._removed = cleared_at(raw), removed_ids(raw)
         if messages is None:
             log.warning("replacing an unreadable stored thread (%s) for user %s", problem, user.id)
             self.notice = RESTORE_NOTICE
@@ -207,8 +248,41 @@ class ChatState(rx.State):
         user = await self._user()
         if user is None or user.id != self._user_id:
             return
-        data = serialise([_thread(m) for m in self.messages if m.role != "notice" or m.content])
-        return rx.call_script(f"window.localStorage.setItem({json.dumps(storage_key(user.id))}, {json.dumps(data)})")
+        data = serialise([_thread(m) for m in self.messages if m.role != "notice" or m.content], self._cleared,
+                         self._removed)
+        # Merged by message id with what another tab may have stored meanwhile (r42SaveThread in r42_app.py).
+        return rx.call_script(f"window.r42SaveThread({json.dumps(storage_key(user.id))}, {json.dumps(data)})",
+                              callback=ChatState.follow_thread)
+
+    @rx.event
+    async def follow_thread(self, raw: str | None):
+        """The thread as stored after a merge, or after another tab saved (the `storage` event): this tab
+        shows the union. Not while an answer streams here; the next save merges again."""
+        user = await self._user()
+        if user is None or user.id != self._user_id or self.streaming or not raw:
+            return
+        messages, _problem = parse(raw)
+        if not messages:
+            return
+        cleared = cleared_at(raw)
+        self._removed = list(dict.fromkeys([*self._removed, *removed_ids(raw)]))[-200:]
+        mine = [_thread(m) for m in self.messages if m.role != "notice" or m.content]
+        if cleared > self._cleared:  # cleared in another tab: start from what it left
+            self._cleared = cleared
+            merged = messages
+        else:  # never a step back: a placeholder stored earlier does not replace the answer that came since
+            merged = merge(mine, messages, set(self._removed))
+        if merged != mine:
+            self.messages = [_ui(m) for m in merged]
+
+    @rx.event
+    async def reload_thread(self):
+        """Another tab changed this user's stored thread."""
+        user = await self._user()
+        if user is None or user.id != self._user_id:
+            return
+        return rx.call_script(f"window.localStorage.getItem({json.dumps(storage_key(user.id))})",
+                              callback=ChatState.follow_thread)
 
     @rx.event
     async def clear_thread(self):
@@ -219,6 +293,7 @@ class ChatState(rx.State):
         self.messages = [_ui(greeting(user.name, user.tenant_name))]
         self.notice = self.error = ""
         self.mark = "idle"
+        self._cleared = time.time()  # other tabs drop what came before
         key = json.dumps(storage_key(user.id))
         return [rx.call_script(f"window.localStorage.removeItem({key})"), ChatState.save_thread]
 
@@ -276,6 +351,57 @@ class ChatState(rx.State):
         """Take the waiting question back into the box."""
         text, self.queued = self.queued, ""
         return rx.set_value("r42-input", text)
+
+    @rx.event
+    def copy(self, message_id: str):
+        """Put an answer's text on the clipboard, its [ref:N] markers left out."""
+        target = next((m for m in self.messages if m.id == message_id), None)
+        if target is None:
+            return
+        text = re.sub(r"[ \t]+", " ", REF_RE.sub("", target.content)).replace(" .", ".").strip()
+        return [rx.set_clipboard(text), rx.toast("Antwoord gekopieerd", duration=1500)]
+
+    @rx.event
+    async def rate(self, message_id: str, rating: str):
+        """Thumbs up or down: stored with the question, the answer and its citations for the tenant's admins."""
+        from r42_app.services.feedback import FeedbackError
+
+        user = await self._user()
+        index = next((i for i, m in enumerate(self.messages) if m.id == message_id and m.role == "assistant"), None)
+        if user is None or index is None or rating not in ("up", "down"):
+            return
+        target = self.messages[index]
+        question = next((m.content for m in reversed(self.messages[:index]) if m.role == "user"), "")
+        cites = [{"slug": c.slug, "label": c.label} for c in target.citations]
+        try:
+            await asyncio.to_thread(deps.feedback_store().record, user.tenant_id, user.id, rating, question,
+                                    target.content, cites, message_id)
+        except (FeedbackError, PBError) as exc:
+            log.warning("feedback not stored: %s", exc)
+            return rx.toast.error("Je beoordeling is niet opgeslagen; probeer het later opnieuw.")
+        self.messages = [dataclasses.replace(m, rating=rating) if m.id == message_id else m for m in self.messages]
+        return rx.toast("Bedankt! Je beoordeling helpt de beheerders R42 te verbeteren.", duration=2000)
+
+    @rx.event
+    def regenerate(self):
+        """Ask for the last answer again: it is replaced by a new one."""
+        if self.streaming or not self.last_assistant_id:
+            return
+        self._removed = [*self._removed, self.messages[-1].id][-200:]
+        self.messages = self.messages[:-1]
+        return self._start()
+
+    @rx.event
+    def edit_last(self):
+        """Take the last question (and its answer) back into the box, to change and send again."""
+        if self.streaming or not self.last_user_id:
+            return
+        cut = max(i for i, m in enumerate(self.messages) if m.role == "user")
+        text = self.messages[cut].content
+        self._removed = [*self._removed, *(m.id for m in self.messages[cut:])][-200:]
+        self.messages = self.messages[:cut]
+        return [rx.set_value("r42-input", text), rx.call_script("window.r42Count && window.r42Count()"),
+                ChatState.save_thread]
 
     @rx.event
     def retry(self):

@@ -59,6 +59,7 @@ class LearnState(rx.State):
 
     loading: bool = True
     load_error: str = ""
+    show_topics: bool = False  # phones: the topic list as a drawer over the page
     query: str = ""
     type_filter: str = ""
     visible: list[TopicCard] = []
@@ -104,6 +105,10 @@ class LearnState(rx.State):
         self._apply_filter()
 
     @rx.event
+    def toggle_topics(self):
+        self.show_topics = not self.show_topics
+
+    @rx.event
     async def load_index(self):
         """on_load of `/`: the tenant's topics."""
         tenant = await self._tenant()
@@ -121,6 +126,7 @@ class LearnState(rx.State):
 
     @rx.event
     async def load_topic(self):
+        self.show_topics = False  # a topic picked in the drawer: the drawer closes
         """on_load of `/topics/[slug]`: one topic with its relations, from the user's tenant only."""
         tenant = await self._tenant()
         if tenant is None:

@@ -11,7 +11,7 @@ THREAD = re.compile(r"^chat:thread:[a-z0-9]+$")
 
 
 def open_chat(page):
-    """Open the window (it stays open across navigation and reloads within a tab)."""
+    """Open the window (a new page starts with it closed, unless a citation chip led there)."""
     expect(page.locator("#r42-launcher")).to_be_visible()
     if not page.locator("#r42-input").is_visible():
         page.click("#r42-launcher")
@@ -267,3 +267,118 @@ def test_refs_are_chips_while_the_answer_streams_and_after_stop_with_no_incomple
     expect(last.locator(".r42-incomplete")).to_contain_text("Onvolledig antwoord")  # it really ended early
     expect(last.locator("a.r42-cite")).to_have_count(1)  # and the chip stays a chip
     assert "tot het einde" not in last.inner_text()
+
+
+def test_two_tabs_keep_both_conversations_and_each_shows_the_union(served_app, browser, claude):
+    ctx = browser.new_context()
+    one, two = ctx.new_page(), ctx.new_page()
+    sign_in(one, served_app, "learner@example.com")
+    two.goto(served_app.url + "/")
+    expect(two.locator("#user-menu")).to_be_visible()  # the same browser: signed in there too
+    open_chat(one)
+    open_chat(two)
+    claude.reply_text("Antwoord in tab een.")
+    ask(one, "Vraag in tab een")
+    expect(one.locator(".r42-assistant").last).to_contain_text("Antwoord in tab een.")
+    claude.reply_text("Antwoord in tab twee.")
+    ask(two, "Vraag in tab twee")
+    expect(two.locator(".r42-assistant").last).to_contain_text("Antwoord in tab twee.")
+    for page in (one, two):  # each tab shows both, in the order they were asked
+        expect(page.locator("#r42-messages")).to_contain_text("Antwoord in tab twee.", timeout=10_000)
+        text = page.locator("#r42-messages").inner_text()
+        assert text.index("Vraag in tab een") < text.index("Vraag in tab twee"), text
+    key = thread_keys(one)[0]
+    stored = json.loads(one.evaluate(f"localStorage.getItem('{key}')"))["messages"]
+    contents = [m["content"] for m in stored]
+    assert "Vraag in tab een" in contents and "Vraag in tab twee" in contents  # nothing lost from storage
+    third = ctx.new_page()
+    third.goto(served_app.url + "/")
+    open_chat(third)
+    expect(third.locator("#r42-messages")).to_contain_text("Vraag in tab een")
+    expect(third.locator("#r42-messages")).to_contain_text("Vraag in tab twee")
+    ctx.close()
+
+
+def test_the_window_opens_only_when_asked_and_docks_beside_the_page_on_a_wide_screen(served_app, browser, claude):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = ctx.new_page()
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    window_box = page.locator("#r42-window").bounding_box()
+    page_box = page.locator(".r42-page").bounding_box()
+    assert page_box["x"] + page_box["width"] <= window_box["x"] + 1  # docked: the page makes room, nothing covered
+    expect(page.locator("#r42-launcher")).to_be_hidden()  # the panel has its own close button
+    page.goto(served_app.url + "/topics/aow")
+    expect(page.locator("#topic-title")).to_be_visible()
+    expect(page.locator("#r42-window")).to_have_count(0)  # a new page starts with the window closed
+    assert page.locator(".r42-page").bounding_box()["width"] > 1300  # and the page has the full width again
+    claude.reply_text("Zie het partnerpensioen [ref:1].")
+    open_chat(page)
+    ask(page, "Wat is partnerpensioen?")
+    chip = page.locator(".r42-assistant").last.locator("a.r42-cite")
+    expect(chip).to_have_count(1)
+    chip.click()
+    expect(page).to_have_url(re.compile(r"/topics/partnerpensioen$"))
+    expect(page.locator("#r42-window")).to_be_visible()  # a chip keeps the conversation beside its topic
+    ctx.close()
+
+
+def test_copy_regenerate_edit_and_up_arrow(served_app, browser, claude):
+    ctx = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = ctx.new_page()
+    claude.reply_text("Het eerste antwoord over de AOW [ref:1].")
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Wat is de AOW?")
+    last = page.locator(".r42-assistant").last
+    expect(last).to_contain_text("Het eerste antwoord")
+    expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
+    last.locator(".r42-copy").click()
+    page.wait_for_function("navigator.clipboard.readText().then(t => t.length > 0)")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == "Het eerste antwoord over de AOW." , copied  # the text, without [ref:N]
+
+    claude.reply_text("Een nieuw antwoord.")
+    last.locator(".r42-regenerate").click()
+    expect(page.locator(".r42-assistant").last).to_contain_text("Een nieuw antwoord.", timeout=30_000)
+    expect(page.locator("#r42-messages")).not_to_contain_text("Het eerste antwoord")  # replaced, not added
+    expect(page.locator(".r42-user")).to_have_count(1)
+
+    page.locator(".r42-edit").click()
+    expect(page.locator("#r42-input")).to_have_value("Wat is de AOW?")
+    expect(page.locator(".r42-user")).to_have_count(0)  # the question and its answer came back to the box
+    claude.reply_text("Antwoord op de bewerkte vraag.")
+    page.fill("#r42-input", "Wat is de AOW-leeftijd?")
+    page.keyboard.press("Enter")
+    expect(page.locator(".r42-assistant").last).to_contain_text("Antwoord op de bewerkte vraag.", timeout=30_000)
+
+    expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
+    page.focus("#r42-input")
+    page.keyboard.press("ArrowUp")  # the empty box recalls the last question
+    expect(page.locator("#r42-input")).to_have_value("Wat is de AOW-leeftijd?")
+    ctx.close()
+
+
+def test_thumbs_down_reaches_the_admins_feedback_page(served_app, browser, claude):
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    claude.reply_text("De franchise is het deel van het salaris zonder opbouw [ref:1].")
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Wat is de franchise?")
+    last = page.locator(".r42-assistant").last
+    expect(last).to_contain_text("De franchise is")
+    expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
+    last.locator(".r42-thumb-down").click()
+    expect(last.locator(".r42-thumb-down")).to_have_attribute("aria-pressed", "true")
+    ctx.close()
+
+    admin_ctx = browser.new_context()
+    admin = admin_ctx.new_page()
+    sign_in(admin, served_app, "admin@example.com", path="/admin/feedback")
+    row = admin.locator(".feedback-row").first
+    expect(row).to_contain_text("Wat is de franchise?")
+    expect(row).to_contain_text("De franchise is het deel van het salaris")
+    expect(row).to_have_attribute("data-rating", "down")
+    expect(row).to_contain_text("Lotte de Leerling")
+    admin_ctx.close()

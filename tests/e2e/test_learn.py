@@ -96,3 +96,33 @@ def test_admin_creates_relates_and_deletes_a_topic(served_app, page):
     expect(page.locator("#admin-topics")).not_to_contain_text("Pensioenknip e2e")
     page.goto(served_app.url + "/topics/pensioenknip-e2e")
     expect(page.get_by_text("Onderwerp niet gevonden")).to_be_visible()
+
+
+def test_leaving_the_editor_with_unsaved_changes_asks_first(served_app, page):
+    sign_in(page, served_app, "admin@example.com", path="/admin/topics/aow")
+    expect(page.locator("#description")).not_to_have_value("")
+    expect(page.locator("#topic-form")).to_have_attribute("data-r42-dirty", "false")
+    page.fill("#description", "Een nog niet opgeslagen wijziging.")
+    expect(page.locator("#topic-form")).to_have_attribute("data-r42-dirty", "true")
+    asked = []
+    page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    page.locator("a[href='/']").first.click()  # "Onderwerpen" in the bar
+    expect(page.locator("#description")).to_have_value("Een nog niet opgeslagen wijziging.")  # stayed, nothing lost
+    assert asked and "niet opgeslagen" in asked[0]
+    page.once("dialog", lambda d: d.accept())
+    page.locator("a[href='/']").first.click()
+    expect(page).to_have_url(re.compile(r"/$"))
+
+
+def test_a_double_click_on_aanmaken_creates_once_with_one_message(served_app, page):
+    sign_in(page, served_app, "admin@example.com", path="/admin/topics/new")
+    page.fill("#label", "Dubbelklik e2e")
+    page.fill("#description", "Een onderwerp uit de browsertest.")
+    page.dblclick("#save-topic")
+    expect(page).to_have_url(re.compile(r"/admin/topics/dubbelklik-e2e$"))
+    expect(page.get_by_text("aangemaakt")).to_have_count(1)
+    expect(page.get_by_text("Controleer de gemarkeerde velden")).to_have_count(0)
+    page.goto(served_app.url + "/admin/topics")
+    page.get_by_role("button", name="Verwijder Dubbelklik e2e").click()
+    page.get_by_role("button", name="Verwijderen").click()
+    expect(page.locator("#admin-topics")).not_to_contain_text("Dubbelklik e2e")

@@ -32,3 +32,29 @@ def test_bad_values_are_replaced_not_crashed():
     assert parse(json.dumps({"version": 1, "messages": [bad_cite]}))[0] is None
     assert parse("x" * 500_000) == (None, "too large")
     assert parse(json.dumps([1, 2]))[0] is None
+
+
+def test_two_tabs_threads_merge_into_the_union_and_never_step_back():
+    from r42_app.core.thread import ThreadMessage, cleared_at, merge, serialise
+
+    g = ThreadMessage("greeting", "assistant", "Hoi")
+    q1, a1 = ThreadMessage("q1", "user", "Vraag een"), ThreadMessage("a1", "assistant", "Antwoord een")
+    q2, a2 = ThreadMessage("q2", "user", "Vraag twee"), ThreadMessage("a2", "assistant", "Antwoord twee")
+    placeholder = ThreadMessage("a1", "assistant", "", "incomplete")
+    assert merge([g, q2, a2], [g, q1, a1]) == [g, q1, a1, q2, a2]  # the stored order, then this tab's new ones
+    assert merge([g, q1, placeholder], [g, q1, a1]) == [g, q1, a1]  # the finished answer wins over its placeholder
+    assert merge([g, q1, a1], [g, q1, placeholder]) == [g, q1, a1]  # and is never replaced by it
+    assert merge([g], []) == [g]
+    assert cleared_at(serialise([g], cleared=123.5)) == 123.5 and cleared_at(serialise([g])) == 0.0
+    assert cleared_at("{not json") == 0.0 and cleared_at(None) == 0.0 and cleared_at('{"cleared": "x"}') == 0.0
+
+
+def test_a_message_one_tab_took_out_stays_out_of_the_union():
+    from r42_app.core.thread import ThreadMessage, merge, removed_ids, serialise
+
+    g, q, old = (ThreadMessage("greeting", "assistant", "Hoi"), ThreadMessage("q", "user", "Vraag"),
+                 ThreadMessage("old", "assistant", "Oud antwoord"))
+    new = ThreadMessage("new", "assistant", "Nieuw antwoord")
+    assert merge([g, q, new], [g, q, old], {"old"}) == [g, q, new]
+    assert removed_ids(serialise([g], removed=["old", "old", "x"])) == ["old", "x"]
+    assert removed_ids('{"removed": [1, "a"]}') == ["a"] and removed_ids("nope") == []

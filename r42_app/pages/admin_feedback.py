@@ -1,0 +1,65 @@
+"""`/admin/feedback`: what learners thought of R42's answers (thumbs up/down), newest first."""
+
+import reflex as rx
+
+from r42_app.components.common import empty_state, error_callout, skeleton_lines
+from r42_app.components.shell import page_frame
+from r42_app.state.feedback import FeedbackRow
+from r42_app.state.feedback import FeedbackState as S
+
+
+def feedback_card(r: FeedbackRow) -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.hstack(
+                rx.cond(r.rating == "up", rx.badge(rx.icon("thumbs_up", size=12), "Goed", color_scheme="green"),
+                        rx.badge(rx.icon("thumbs_down", size=12), "Slecht", color_scheme="red")),
+                rx.text(r.user, size="1", weight="medium"),
+                rx.text(r.when, size="1", color_scheme="gray"),
+                spacing="2", align="center", wrap="wrap",
+            ),
+            rx.text("Vraag: ", rx.el.span(r.question, font_weight="500"), size="2"),
+            rx.text(r.answer, size="2", color_scheme="gray", white_space="pre-wrap", class_name="feedback-answer"),
+            rx.cond(r.sources != "", rx.text("Bronnen: ", r.sources, size="1", color_scheme="gray")),
+            spacing="2", align="start", width="100%",
+        ),
+        width="100%", class_name="feedback-row", data_rating=r.rating,
+    )
+
+
+def body() -> rx.Component:
+    return rx.vstack(
+        rx.vstack(
+            rx.heading("Beoordelingen van R42", size="6"),
+            rx.text("Wat leerlingen van de antwoorden vonden (duim omhoog of omlaag), met de vraag, het antwoord en "
+                    "de bronnen. De nieuwste eerst.", color_scheme="gray", size="2"),
+            spacing="1",
+        ),
+        rx.hstack(
+            rx.segmented_control.root(
+                rx.segmented_control.item("Alle", value="all"),
+                rx.segmented_control.item(rx.hstack(rx.icon("thumbs_up", size=12), S.ups, spacing="1"), value="up"),
+                rx.segmented_control.item(rx.hstack(rx.icon("thumbs_down", size=12), S.downs, spacing="1"),
+                                          value="down"),
+                value=S.show, on_change=S.set_show, id="feedback-filter",
+            ),
+            spacing="3",
+        ),
+        rx.cond(S.load_error != "", error_callout(S.load_error)),
+        rx.cond(
+            S.loading,
+            skeleton_lines(6, "60px"),
+            rx.cond(
+                S.visible.length() > 0,
+                rx.vstack(rx.foreach(S.visible, feedback_card), spacing="3", width="100%", id="feedback-list"),
+                empty_state("message_square_heart", "Nog geen beoordelingen",
+                            "Leerlingen kunnen elk antwoord van R42 een duim omhoog of omlaag geven; "
+                            "dat verschijnt hier."),
+            ),
+        ),
+        spacing="4", width="100%", max_width="880px", margin_x="auto", padding="32px 24px",
+    )
+
+
+def page() -> rx.Component:
+    return page_frame(body(), admin=True)

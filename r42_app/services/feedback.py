@@ -1,0 +1,63 @@
+"""Thumbs up/down on R42's answers: stored with the question, the answer and its citations, read by the
+tenant's admins on `/admin/feedback`. PocketBase's rules hold the same line for any other writer."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from r42_app.services.pb import PocketBase, quote
+
+RATINGS = ("up", "down")
+MAX_QUESTION = 8000
+MAX_ANSWER = 20000
+
+
+class FeedbackError(ValueError):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Feedback:
+    created: str
+    user: str
+    rating: str
+    question: str
+    answer: str
+    citations: list[str]
+
+
+class FeedbackStore:
+    def __init__(self, pb: PocketBase):
+        self.pb = pb
+
+    def record(self, tenant_id: str, user_id: str, rating: str, question: str, answer: str,
+               citations: list[dict[str, Any]], message_id: str = "") -> None:
+        """One rating of one answer; a second rating of the same message replaces the first."""
+        if rating not in RATINGS:
+            raise FeedbackError("Een beoordeling is duim omhoog of duim omlaag.")
+        if not tenant_id or not user_id or not answer.strip():
+            raise FeedbackError("Er is geen antwoord om te beoordelen.")
+        cites = [{"slug": str(c.get("slug", ""))[:80], "label": str(c.get("label", ""))[:200]}
+                 for c in citations[:20] if isinstance(c, dict)]
+        if message_id:
+            for old in self.pb.all("chat_feedback", filter=f"user = {quote(user_id)} && message_id = {quote(message_id)}"):
+                self.pb.delete("chat_feedback", old["id"])
+        self.pb.create("chat_feedback", {"tenant": tenant_id, "user": user_id, "rating": rating,
+                                         "message_id": message_id[:64], "question": question[:MAX_QUESTION],
+                                         "answer": answer[:MAX_ANSWER], "citations": cites})
+
+    def recent(self, tenant_id: str, limit: int = 200) -> list[Feedback]:
+        """The tenant's latest ratings, newest first (a malformed row is shown as far as it can be)."""
+        rows = self.pb.list("chat_feedback", filter=f"tenant = {quote(tenant_id)}", sort="-created",
+                            per_page=limit, expand="user").get("items", [])
+        out = []
+        for row in rows:
+            user = (row.get("expand") or {}).get("user") or {}
+            cites = row.get("citations") if isinstance(row.get("citations"), list) else []
+            out.append(Feedback(str(row.get("created", ""))[:16].replace("T", " "),
+                                str(user.get("name") or user.get("email") or "?"),
+                                row.get("rating") if row.get("rating") in RATINGS else "?",
+                                str(row.get("question") or ""), str(row.get("answer") or ""),
+                                [str(c.get("label") or c.get("slug") or "") for c in cites if isinstance(c, dict)]))
+        return out

@@ -1,0 +1,62 @@
+"""FeedbackState: `/admin/feedback`, the thumbs up and down the tenant's users gave R42's answers."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+
+import reflex as rx
+
+from r42_app.services import deps
+from r42_app.services.pb import PBError
+from r42_app.state.auth import AuthState
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class FeedbackRow:
+    when: str = ""
+    user: str = ""
+    rating: str = ""
+    question: str = ""
+    answer: str = ""
+    sources: str = ""
+
+
+class FeedbackState(rx.State):
+    loading: bool = True
+    load_error: str = ""
+    rows: list[FeedbackRow] = []
+    show: str = "all"  # all | up | down
+    ups: int = 0
+    downs: int = 0
+
+    @rx.var
+    def visible(self) -> list[FeedbackRow]:
+        return [r for r in self.rows if self.show == "all" or r.rating == self.show]
+
+    @rx.event
+    async def load(self):
+        user = await (await self.get_state(AuthState)).admin()
+        if user is None:
+            return
+        self.loading, self.load_error = True, ""
+        yield
+        try:
+            found = await asyncio.to_thread(deps.feedback_store().recent, user.tenant_id)
+        except PBError as exc:
+            log.error("loading feedback failed: %s", exc)
+            self.load_error = "De beoordelingen konden niet worden geladen. Probeer het opnieuw."
+            found = []
+        self.rows = [FeedbackRow(f.created, f.user, f.rating, f.question, f.answer, ", ".join(f.citations))
+                     for f in found]
+        self.ups = sum(1 for f in found if f.rating == "up")
+        self.downs = sum(1 for f in found if f.rating == "down")
+        self.loading = False
+
+    @rx.event
+    def set_show(self, value: str | list[str]):
+        value = value[0] if isinstance(value, list) and value else value
+        self.show = value if value in ("all", "up", "down") else "all"

@@ -1,0 +1,49 @@
+"""Phones (390×844, issue 16): the topic list is a drawer, the home page is short, no admin page scrolls
+sideways, and the chat input does not make iOS zoom."""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import sign_in
+
+ADMIN_PAGES = ["/admin/topics", "/admin/topics/new", "/admin/suggestions", "/admin/chatbot", "/admin/costs",
+               "/admin/tools"]
+
+
+@pytest.fixture
+def phone(browser):
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    yield ctx.new_page()
+    ctx.close()
+
+
+def test_the_home_page_is_short_and_the_topic_list_is_a_drawer(served_app, phone):
+    sign_in(phone, served_app, "learner@example.com")
+    expect(phone.locator("#topic-grid")).to_be_visible()
+    height = phone.evaluate("document.documentElement.scrollHeight")
+    assert height < 2.5 * 844, height  # before: 8,906 px, every topic listed twice
+    expect(phone.locator("#learn-sidebar")).to_be_hidden()
+    phone.click("#topics-toggle")
+    expect(phone.locator("#topic-list")).to_be_visible()
+    phone.locator("#topic-list a").first.click()
+    expect(phone.locator("#topic-title")).to_be_visible()
+    expect(phone.locator("#learn-sidebar")).to_be_hidden()  # picking a topic closes the drawer
+
+
+def test_no_admin_page_scrolls_sideways(served_app, phone):
+    sign_in(phone, served_app, "admin@example.com")
+    for path in ADMIN_PAGES:
+        phone.goto(served_app.url + path)
+        phone.wait_for_load_state("networkidle")
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, (path, width)
+
+
+def test_the_chat_input_is_16px_and_speaks_no_shift_enter(served_app, phone):
+    sign_in(phone, served_app, "learner@example.com")
+    phone.click("#r42-launcher")
+    box = phone.locator("#r42-input")
+    expect(box).to_be_visible()
+    assert phone.evaluate("getComputedStyle(document.getElementById('r42-input')).fontSize") == "16px"
+    assert "Shift" not in (box.get_attribute("placeholder") or "")
+    expect(phone.locator(".r42-hint")).to_be_hidden()
