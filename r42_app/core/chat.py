@@ -202,7 +202,8 @@ def offline_answer(question: str, snippets: Sequence[Snippet], max_sentences: in
     (markdown rendered to text) from the found topics, `texts` giving each topic's full text by slug
     (else the snippet's own). Sentences are ranked by the words (and 6-letter stems) they share with
     the question; one that shares less than half of the best match is off the question and left out.
-    At most `max_sentences`, from at most two topics, in the topic's own order, each with its [ref:N]."""
+    At most `max_sentences`, from at most two topics, in the topic's own order: a paragraph per topic,
+    ending with its [ref:N] (one chip, not one per sentence)."""
     terms = set(tokenize(question))
     stems = {t[:6] for t in terms if len(t) >= 6}
     scored: list[tuple[float, int, int, str]] = []  # (score, ref, position, sentence)
@@ -234,5 +235,5 @@ def offline_answer(question: str, snippets: Sequence[Snippet], max_sentences: in
     paragraphs = []
     for ref in refs:
         rows = sorted((r for r in chosen if r[1] == ref), key=lambda r: r[2])
-        paragraphs.append(" ".join(f"{sentence} [ref:{ref}]" for *_, sentence in rows))
+        paragraphs.append(" ".join(sentence for *_, sentence in rows) + f" [ref:{ref}]")
     return "\n\n".join(paragraphs)

@@ -53,10 +53,11 @@ def test_an_offline_answer_is_whole_sentences_of_the_topics_it_cites(index, ques
     assert REF_RE.search(text), text
     assert not re.search(r"(^|\n)\s*(#|[-*+] |\d+[.)] )|\*\*|__|`|\|", text), text  # no markdown syntax
     by_ref = {s.ref: s for s in snippets}
-    for paragraph in text.split("\n\n"):
-        for sentence, ref in re.findall(r"(.+?) \[ref:(\d+)\]\s*", paragraph):
-            topic_text = texts[by_ref[int(ref)].slug]
-            assert sentence in plain_sentences(topic_text), (question, sentence)  # whole, and from the cited topic
+    for paragraph in text.split("\n\n"):  # a paragraph per cited topic, ending with its one chip
+        body, ref = re.fullmatch(r"(.+) \[ref:(\d+)\]", paragraph).groups()
+        topic_sentences = plain_sentences(texts[by_ref[int(ref)].slug])
+        for sentence in plain_sentences(body):
+            assert sentence in topic_sentences, (question, sentence)  # whole, and from the cited topic
             assert sentence[-1] in ".!?" and len(sentence.split()) >= 6
 
 
