@@ -182,9 +182,9 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
     const y = (s.y + t.y) / 2;
     ctx.lineWidth = 3 / scale;
     ctx.strokeStyle = "rgba(255,255,255,0.95)";
-    ctx.strokeText(link.type, x, y);
+    ctx.strokeText(link.label || link.type, x, y);
     ctx.fillStyle = link.pending ? PENDING : "#3e63dd";
-    ctx.fillText(link.type, x, y);
+    ctx.fillText(link.label || link.type, x, y);
   }, [active, big]);
 
   const linkTouches = (l) => active && (endId(l.source) === active || endId(l.target) === active);
@@ -205,7 +205,7 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
           linkColor={(l) => (l.pending ? PENDING : linkTouches(l) ? LINK_STRONG : LINK_COLOR)}
           linkWidth={(l) => (linkTouches(l) ? 1.6 : 0.8)}
           linkLineDash={(l) => (l.pending ? [4, 3] : null)}
-          linkLabel={(l) => l.type}
+          linkLabel={(l) => l.label || l.type}
           linkDirectionalArrowLength={big ? 0 : 3}
           linkDirectionalArrowRelPos={1}
           linkCanvasObjectMode={() => "after"}

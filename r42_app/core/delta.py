@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import networkx as nx
 
-from r42_app.core.kb import RELATION_TYPES, TOPIC_TYPES, Relation, Topic, check_slug
+from r42_app.core.kb import RELATION_LABELS, RELATION_TYPES, TOPIC_TYPES, TYPE_LABELS, Relation, Topic, check_slug
 
 MAX_TOPICS = 3
 MAX_RELATIONS = 5
@@ -246,12 +246,16 @@ def read_stored_delta(raw: Any) -> dict[str, Any]:
 
 
 def describe_delta(delta: Any) -> list[str]:
-    """What a proposed edit would add, in words: topics with their type, relations as `A —part_of→ B`.
-    A malformed delta is described as such (never an exception)."""
+    """What a proposed edit would add, in Dutch words: topics with their type ("Nieuw onderwerp: Wezenpensioen
+    (Concept)"), relations with the labels the topic pages use ("Wezenpensioen → is onderdeel van →
+    nabestaandenpensioen"; a new topic by its label, an existing one by its id). A malformed delta is
+    described as such (never an exception)."""
     try:
         clean = read_stored_delta(delta)
     except StoredDeltaError:
         return [INVALID_DELTA_LINE] if delta else []
-    lines = [f"Nieuw onderwerp: {t['label']} ({t['type']})" for t in clean["topics"]]
-    lines += [f"{r['source']} —{r['type']}→ {r['target']}" for r in clean["relations"]]
+    names = {t["id"]: t["label"] for t in clean["topics"]}
+    lines = [f"Nieuw onderwerp: {t['label']} ({TYPE_LABELS.get(t['type'], t['type'])})" for t in clean["topics"]]
+    lines += [f"{names.get(r['source'], r['source'])} → {RELATION_LABELS.get(r['type'], r['type'])} → "
+              f"{names.get(r['target'], r['target'])}" for r in clean["relations"]]
     return lines

@@ -12,7 +12,7 @@ from typing import Any, Iterable
 import networkx as nx
 
 from r42_app.core.delta import StoredDeltaError, read_stored_delta
-from r42_app.core.kb import TYPE_LABELS, Relation, Topic
+from r42_app.core.kb import RELATION_LABELS, TYPE_LABELS, Relation, Topic
 from r42_app.core.text import fold
 
 # Canvas colours of the topic types (Radix step 9 of the colours the badges use: blue, orange, grass).
@@ -49,7 +49,8 @@ class GraphLink:
     pending: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "target": self.target, "type": self.type, "pending": self.pending}
+        return {"source": self.source, "target": self.target, "type": self.type, "pending": self.pending,
+                "label": RELATION_LABELS.get(self.type, self.type)}  # what the graph writes on the link
 
 
 @dataclass(frozen=True)

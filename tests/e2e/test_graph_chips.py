@@ -31,8 +31,8 @@ def test_learner_yes_queues_suggestion_not_write(served_app, page, claude):
     open_chat(page)
     ask(page, "Mist er iets over wezen?")
     chip = page.locator(".r42-delta").last
-    expect(chip).to_contain_text("Nieuw onderwerp: Chip Learner (concept)")
-    expect(chip).to_contain_text("chip-learner —part_of→ nabestaandenpensioen")
+    expect(chip).to_contain_text("Nieuw onderwerp: Chip Learner (Concept)")
+    expect(chip).to_contain_text("Chip Learner → is onderdeel van → nabestaandenpensioen")
     chip.locator(".r42-delta-yes").click()
     expect(chip).to_contain_text("Voorgelegd aan de beheerders")
     expect(chip.locator(".r42-delta-yes")).to_have_count(0)  # answered once
@@ -89,11 +89,11 @@ def test_learner_suggestion_reaches_the_admin_queue_and_approval_applies(served_
     admin_graph.wait_for_function("() => window.__r42graph.pending().includes('chip-queue')")
     assert "chip-queue" not in learner_graph.evaluate("window.__r42graph.ids()")
 
-    card = admin.locator(".suggestion", has_text="chip-queue")
+    card = admin.locator(".suggestion", has_text="Chip Queue")
     expect(card).to_contain_text("Lotte de Leerling")  # appeared without a reload
-    expect(card).to_contain_text("Nieuw onderwerp: Chip Queue (concept)")
+    expect(card).to_contain_text("Nieuw onderwerp: Chip Queue (Concept)")
     card.locator(".approve-suggestion").click()
-    expect(admin.locator(".suggestion", has_text="chip-queue")).to_have_count(0)  # left the open list
+    expect(admin.locator(".suggestion", has_text="Chip Queue")).to_have_count(0)  # left the open list
     # the new node appears on the open graph pages, without a reload
     learner_graph.wait_for_function("() => window.__r42graph.ids().includes('chip-queue')")
     assert learner_graph.evaluate("window.__notReloaded") is True
@@ -103,7 +103,7 @@ def test_learner_suggestion_reaches_the_admin_queue_and_approval_applies(served_
     assert "chip-queue" in admin_graph.evaluate("window.__r42graph.ids()")
     assert admin_graph.evaluate("window.__notReloaded") is True
     admin.locator("#suggestion-filter").get_by_role("radio", name="Goedgekeurd").click()
-    expect(admin.locator(".suggestion", has_text="chip-queue")).to_contain_text("Goedgekeurd door Anton Admin")
+    expect(admin.locator(".suggestion", has_text="Chip Queue")).to_contain_text("Goedgekeurd door Anton Admin")
     admin.goto(served_app.url + "/topics/chip-queue")
     expect(admin.locator("#topic-title")).to_have_text("Chip Queue")
     learner.goto(served_app.url + "/admin/suggestions")

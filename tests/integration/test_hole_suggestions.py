@@ -134,7 +134,7 @@ async def test_review_queue_loads_with_malformed_rows(malformed_rows):
     assert not queue.loading and queue.load_error == ""
     rows = {r.id: r for r in queue.rows}
     assert all(rows[i].invalid and rows[i].problem for i in bad_ids)
-    assert not rows[good_id].invalid and "Nieuw onderwerp: Hole one topic (concept)" in rows[good_id].lines
+    assert not rows[good_id].invalid and "Nieuw onderwerp: Hole one topic (Concept)" in rows[good_id].lines
 
     emitted = await call(queue, SuggestionsState.approve, bad_ids[0])  # refused with a reason, nothing written
     assert "alleen worden afgewezen" in str(emitted)

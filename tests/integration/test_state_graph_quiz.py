@@ -47,7 +47,8 @@ async def test_admins_see_pending_suggestions_learners_do_not(pending):
     admin = await loaded_graph("admin@example.com")
     ids = {n["id"]: n for n in admin.nodes}
     assert ids["state-graph-node"]["pending"] is True and admin.show_pending
-    assert {"source": "state-graph-node", "target": "aow", "type": "related_to", "pending": True} in admin.links
+    assert {"source": "state-graph-node", "target": "aow", "type": "related_to", "pending": True,
+            "label": "hangt samen met"} in admin.links  # the Dutch words the graph writes on the link
     await call(admin, GraphState.select, "state-graph-node")
     assert admin.panel.pending and admin.panel.description == "Alleen een test."
 

@@ -178,4 +178,4 @@ def test_describe_delta_never_raises(raw):
 def test_describe_delta_names_a_malformed_delta():
     assert describe_delta([1]) == [INVALID_DELTA_LINE]
     assert describe_delta({}) == []  # no proposal at all: nothing to say
-    assert describe_delta(delta([topic()])) == ["Nieuw onderwerp: Wezenpensioen (concept)"]
+    assert describe_delta(delta([topic()])) == ["Nieuw onderwerp: Wezenpensioen (Concept)"]
