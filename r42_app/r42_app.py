@@ -112,6 +112,21 @@ UNSAVED_SCRIPT = """
   }, true);
 })();"""
 
+# The quiz: Enter goes to the next question once an answer is chosen, and leaving the page mid-quiz asks first.
+QUIZ_KEYS_SCRIPT = """
+(function () {
+  document.addEventListener('keydown', function (e) {
+    if (e.key !== 'Enter' || e.shiftKey || !document.getElementById('quiz-question')) return;
+    var t = e.target;
+    if (t && (t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && t.type !== 'radio'))) return;
+    var next = document.getElementById('quiz-next');
+    if (next && !next.disabled) { e.preventDefault(); e.stopPropagation(); next.click(); }
+  }, true);  /* capture: the radio group handles Enter itself (and would swallow it) */
+  window.addEventListener('beforeunload', function (e) {
+    if (document.getElementById('quiz-question')) { e.preventDefault(); e.returnValue = ''; }
+  });
+})();"""
+
 # The stored thread is shared by the tabs of one browser: a save merges by message id with what is stored
 # (so two tabs never overwrite each other), and a change made in another tab makes this tab follow it.
 THREAD_SCRIPT = """
@@ -165,6 +180,7 @@ app = rx.App(
         rx.script(COUNTER_SCRIPT),
         rx.script(THREAD_SCRIPT),
         rx.script(UNSAVED_SCRIPT),
+        rx.script(QUIZ_KEYS_SCRIPT),
     ],
     api_transformer=api,
     html_lang="nl",

@@ -196,6 +196,8 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
         <ForceGraph2D
           ref={fgRef}
           graphData={data}
+          minZoom={0.2}
+          maxZoom={8}
           width={size.w}
           height={size.h}
           nodeRelSize={REL_SIZE}

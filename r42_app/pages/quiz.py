@@ -62,7 +62,8 @@ def question() -> rx.Component:
                 value=Q.choice, on_change=Q.choose, id="quiz-options", aria_label="Antwoorden", width="100%",
             ),
             rx.hstack(
-                rx.button("Stoppen", variant="soft", color_scheme="gray", on_click=Q.stop, id="quiz-stop"),
+                rx.button(rx.icon("square", size=14), "Stoppen", variant="surface", color_scheme="gray",
+                          high_contrast=True, on_click=Q.stop, id="quiz-stop"),
                 rx.button(rx.cond(Q.is_last, "Afronden", "Volgende"), rx.icon("arrow_right", size=16),
                           on_click=Q.next, disabled=Q.choice == "", id="quiz-next"),
                 justify="between", width="100%",

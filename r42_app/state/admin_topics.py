@@ -146,13 +146,14 @@ class AdminTopicsState(rx.State):
         if tenant is None:
             return rx.toast.error(REFUSED)
         self.confirm_delete = ""
+        label = next((r.label for r in self.rows if r.slug == slug), slug)
         try:
             removed = await asyncio.to_thread(deps.kb_store().delete_topic, tenant, slug)
         except KBError as exc:
             return rx.toast.error(str(exc))
         await self._refresh_rows(tenant)
-        extra = f" en {removed} relatie(s)" if removed else ""
-        return rx.toast.success(f"Onderwerp {slug} verwijderd{extra}.")
+        extra = f" en {'1 relatie' if removed == 1 else f'{removed} relaties'}" if removed else ""
+        return rx.toast.success(f"Onderwerp “{label}” verwijderd{extra}.")
 
     # -- editor ---------------------------------------------------------------------
 

@@ -205,7 +205,16 @@ class ChatState(rx.State):
 
     @rx.event
     async def open_with(self, question: str):
-        """Open the window with `question` typed into the message box, not yet sent (the reader may edit it)."""
+        """Open the window with `question` typed into the message box, not yet sent (the reader may edit it).
+        During a quiz R42 is locked: say so instead of doing nothing."""
+        user = await self._user()
+        if user is not None:
+            try:
+                in_quiz = await asyncio.to_thread(deps.quiz_store().active, user.id)
+            except PBError:
+                in_quiz = False  # the turn's own guard still refuses if a quiz is running
+            if in_quiz:
+                return rx.toast.info("R42 is vergrendeld zolang je toets loopt. Rond de toets af of stop ermee.")
         self.is_open = True
         fill = (f"(function fill(n) {{ var el = document.getElementById('r42-input'); "
                 f"if (el) {{ el.value = {json.dumps(question[:MAX_MESSAGE_CHARS])}; el.focus(); "

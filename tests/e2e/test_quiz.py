@@ -192,3 +192,16 @@ def test_ending_the_quiz_session_by_the_api_ends_the_attempt(served_app, page, c
     expect(page.locator("#r42-launcher")).to_be_visible()  # the lock is gone, and so is the attempt
     page.click("#quiz-restart")
     expect(page.locator("#quiz-start")).to_be_visible()
+
+
+def test_enter_goes_to_the_next_question_once_an_answer_is_chosen(served_app, page):
+    sign_in(page, served_app, "learner@example.com", path="/testen")
+    start_quiz(page)
+    page.keyboard.press("Enter")  # nothing chosen: stays
+    expect(page.locator("#quiz-progress")).to_have_text("Vraag 1 van 8")
+    page.locator("#quiz-options label").first.click()
+    expect(page.locator("#quiz-next")).to_be_enabled()
+    page.keyboard.press("Enter")
+    expect(page.locator("#quiz-progress")).to_have_text("Vraag 2 van 8")
+    page.click("#quiz-stop")
+    expect(page.locator("#quiz-start")).to_be_visible()
