@@ -28,12 +28,14 @@ def brand() -> rx.Component:
     )
 
 
-def nav_link(text: str, href: str, icon: str) -> rx.Component:
-    """A top-level navigation link."""
+def nav_link(text: str, href: str, icon: str, section: str) -> rx.Component:
+    """A top-level navigation link; the one of the current part of the app is marked (aria-current)."""
     return rx.link(
         rx.hstack(rx.icon(icon, size=16), rx.text(text, size="2", class_name="hide-narrow"), align="center", spacing="1"),
         aria_label=text,
         href=href,
+        class_name="r42-nav",
+        custom_attrs={"aria-current": rx.cond(AuthState.section == section, "page", "false")},
         color_scheme="gray",
         high_contrast=True,
         underline="none",
@@ -111,9 +113,9 @@ def navbar() -> rx.Component:
         rx.hstack(
             brand(),
             rx.hstack(
-                nav_link("Onderwerpen", "/", "book_open"),
-                nav_link("Kennisgraaf", "/graph", "network"),
-                nav_link("Testen", "/testen", "graduation_cap"),
+                nav_link("Onderwerpen", "/", "book_open", "learn"),
+                nav_link("Kennisgraaf", "/graph", "network", "graph"),
+                nav_link("Testen", "/testen", "graduation_cap", "quiz"),
                 rx.cond(AuthState.is_admin, admin_menu(), rx.fragment()),
                 spacing="1",
                 margin_left="12px",

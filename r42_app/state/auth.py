@@ -43,6 +43,15 @@ class AuthState(rx.State):
     _verified_at: float = 0.0  # time.monotonic() of the last check with PocketBase
     _verified_token: str = ""
 
+    @rx.var(cache=False)
+    def section(self) -> str:
+        """Which part of the app this page is in, so the bar can show where you are."""
+        path = self.router.page.path or "/"
+        for prefix, name in (("/graph", "graph"), ("/testen", "quiz"), ("/admin", "admin")):
+            if path.startswith(prefix):
+                return name
+        return "learn"
+
     @rx.var
     def signed_in(self) -> bool:
         return self.user_id != ""

@@ -126,3 +126,12 @@ def test_a_double_click_on_aanmaken_creates_once_with_one_message(served_app, pa
     page.get_by_role("button", name="Verwijder Dubbelklik e2e").click()
     page.get_by_role("button", name="Verwijderen").click()
     expect(page.locator("#admin-topics")).not_to_contain_text("Dubbelklik e2e")
+
+
+def test_the_bar_shows_where_you_are(served_app, page):
+    sign_in(page, served_app, "learner@example.com", path="/topics/aow")
+    learn, graph = page.locator("a.r42-nav[href='/']"), page.locator("a.r42-nav[href='/graph']")
+    expect(learn).to_have_attribute("aria-current", "page")
+    graph.click()
+    expect(graph).to_have_attribute("aria-current", "page")
+    expect(learn).to_have_attribute("aria-current", "false")
