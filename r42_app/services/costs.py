@@ -163,25 +163,16 @@ class CostPersister:
         try:
             self.pb.batch(self._requests(event, unlimited))
         except PBError as exc:
-            if self._exists(event.id):  # written before (a replay, or another worker won the race)
+            if self._exists("ai_cost_events", event.id):  # written before (a replay, or another worker won the race)
                 return False
-            if event.user and not self._user_exists(event.user):
+            if event.user and not self._exists("users", event.user):
                 return self.persist(dataclasses.replace(event, user=""), unlimited)
             raise exc
         return True
 
-    def _user_exists(self, user_id: str) -> bool:
+    def _exists(self, collection: str, record_id: str) -> bool:
         try:
-            self.pb.get("users", user_id)
-            return True
-        except PBError as exc:
-            if exc.status == 404:
-                return False
-            raise
-
-    def _exists(self, event_id: str) -> bool:
-        try:
-            self.pb.get("ai_cost_events", event_id)
+            self.pb.get(collection, record_id)
             return True
         except PBError as exc:
             if exc.status == 404:

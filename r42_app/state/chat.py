@@ -119,6 +119,11 @@ def _thread(m: UIMessage) -> ThreadMessage:
                          _plain(m.delta), m.delta_state)
 
 
+def _read_thread(user_id: str, callback):
+    """Ask the browser for this user's stored thread; `callback` receives it (or None)."""
+    return rx.call_script(f"window.localStorage.getItem({json.dumps(storage_key(user_id))})", callback=callback)
+
+
 class ChatState(rx.State):
     """What the R42 window shows."""
 
@@ -234,8 +239,7 @@ class ChatState(rx.State):
             return
         self._user_id = user.id
         self.messages = []
-        return rx.call_script(f"window.localStorage.getItem({json.dumps(storage_key(user.id))})",
-                              callback=ChatState.receive_thread)
+        return _read_thread(user.id, ChatState.receive_thread)
 
     @rx.event
     async def receive_thread(self, raw: str | None):
@@ -290,8 +294,7 @@ class ChatState(rx.State):
         user = await self._user()
         if user is None or user.id != self._user_id:
             return
-        return rx.call_script(f"window.localStorage.getItem({json.dumps(storage_key(user.id))})",
-                              callback=ChatState.follow_thread)
+        return _read_thread(user.id, ChatState.follow_thread)
 
     @rx.event
     async def clear_thread(self):
