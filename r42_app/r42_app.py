@@ -150,7 +150,8 @@ THREAD_SCRIPT = """
       });
       mine.messages.forEach(function (m) { if (!seen[m.id]) { out.push(m); seen[m.id] = true; } });
       var gone = {};  /* messages a tab took out (a regenerated answer, an edited question) stay out */
-      (stored.removed || []).concat(mine.removed || []).forEach(function (id) { gone[id] = true; });
+      (Array.isArray(stored.removed) ? stored.removed : []).concat(mine.removed || [])
+        .forEach(function (id) { if (typeof id === 'string') gone[id] = true; });
       mine.removed = Object.keys(gone).slice(-200);
       mine.messages = out.filter(function (m) { return !gone[m.id]; }).slice(-50);
     }

@@ -382,3 +382,15 @@ def test_thumbs_down_reaches_the_admins_feedback_page(served_app, browser, claud
     expect(row).to_have_attribute("data-rating", "down")
     expect(row).to_contain_text("Lotte de Leerling")
     admin_ctx.close()
+
+
+def test_a_hand_edited_stored_thread_with_odd_fields_still_saves(served_app, page, claude):
+    claude.reply_text("Toch opgeslagen.")
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    key = "chat:thread:" + page.locator("#r42-chat").get_attribute("data-r42-user")
+    page.evaluate("""k => localStorage.setItem(k, JSON.stringify({version: 1, removed: "x", cleared: "later",
+                     messages: [7, null, {id: 5}]}))""", key)
+    ask(page, "Vraag na het knoeien")
+    expect(page.locator(".r42-assistant").last).to_contain_text("Toch opgeslagen.")
+    page.wait_for_function(f"(localStorage.getItem('{key}') || '').includes('Toch opgeslagen.')")

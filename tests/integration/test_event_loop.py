@@ -13,6 +13,7 @@ from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
 from r42_app.state.chatbot_settings import ChatbotSettingsState
 from r42_app.state.costs import CostsState
+from r42_app.state.feedback import FeedbackState
 from r42_app.state.graph import GraphState
 from r42_app.state.learn import LearnState
 from r42_app.state.quiz import QuizState
@@ -63,6 +64,7 @@ HANDLERS = [
     (GraphState, "load"), (GraphState, "poll"), (SuggestionsState, "load"), (SuggestionsState, "poll"),
     (LearnState, "load_index"), (AdminTopicsState, "load_list"), (ChatbotSettingsState, "load"),
     (CostsState, "load"), (ToolsState, "load"), (ChatState, "check_access"), (AuthState, "check_session"),
+    (FeedbackState, "load"),
 ]
 
 
