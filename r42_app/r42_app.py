@@ -125,6 +125,14 @@ QUIZ_KEYS_SCRIPT = """
   window.addEventListener('beforeunload', function (e) {
     if (document.getElementById('quiz-question')) { e.preventDefault(); e.returnValue = ''; }
   });
+  /* a link inside the app would end the attempt without the browser's warning: ask first */
+  document.addEventListener('click', function (e) {
+    var a = e.target && e.target.closest ? e.target.closest('a[href]') : null;
+    if (!a || !document.getElementById('quiz-question') || a.target === '_blank') return;
+    if (!window.confirm('Je toets stopt als je deze pagina verlaat; je antwoorden tellen dan niet. Pagina verlaten?')) {
+      e.preventDefault(); e.stopPropagation();
+    }
+  }, true);
 })();"""
 
 # The stored thread is shared by the tabs of one browser: a save merges by message id with what is stored
@@ -185,6 +193,10 @@ app = rx.App(
     ],
     api_transformer=api,
     html_lang="nl",
+    # Toasts at the top, just under the bar: never over the dialog buttons, the chat input or the launcher
+    # (all at the bottom), and with a close button.
+    toaster=rx.toast.provider(position="top-center", offset="68px", close_button=True,
+                              custom_attrs={"mobileOffset": "64px"}),
 )
 
 

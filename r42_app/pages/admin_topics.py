@@ -174,7 +174,7 @@ def topic_form() -> rx.Component:
                         padding_top="8px",
                     ),
                     rx.tabs.content(
-                        rx.box(rx.markdown(S.f_content), padding="12px", border="1px solid var(--gray-5)",
+                        rx.box(rx.markdown(S.preview), padding="12px", border="1px solid var(--gray-5)",
                                border_radius="6px", min_height="120px"),
                         value="preview",
                         padding_top="8px",

@@ -37,10 +37,29 @@ def intro() -> rx.Component:
 
 
 def option(value: rx.Var) -> rx.Component:
+    """One answer; once checked, the right one is green and a wrong choice red."""
     return rx.el.label(
-        rx.radio_group.item(value=value),
-        rx.text(value, size="3"),
-        class_name=rx.cond(Q.choice == value, "quiz-option quiz-option-chosen", "quiz-option"),
+        rx.radio_group.item(value=value, disabled=Q.revealed),
+        rx.text(value, size="3", flex="1"),
+        rx.cond(Q.revealed & (Q.right_answer == value), rx.icon("circle_check", size=18, color="var(--grass-9)")),
+        rx.cond(Q.revealed & (Q.choice == value) & ~Q.was_right, rx.icon("circle_x", size=18, color="var(--red-9)")),
+        class_name=rx.cond(
+            Q.revealed & (Q.right_answer == value), "quiz-option quiz-option-right",
+            rx.cond(Q.revealed & (Q.choice == value), "quiz-option quiz-option-wrong",
+                    rx.cond(Q.choice == value, "quiz-option quiz-option-chosen", "quiz-option"))),
+    )
+
+
+def verdict() -> rx.Component:
+    """Right or wrong, shown after "Controleren" (announced to screen readers)."""
+    return rx.cond(
+        Q.revealed,
+        rx.callout(
+            rx.cond(Q.was_right, "Goed!", rx.text("Helaas, het goede antwoord is ", rx.text.strong(Q.right_answer),
+                                                  ".")),
+            color_scheme=rx.cond(Q.was_right, "grass", "red"), size="1", width="100%", id="quiz-verdict",
+            role="status",
+        ),
     )
 
 
@@ -61,10 +80,12 @@ def question() -> rx.Component:
                 rx.vstack(rx.foreach(Q.current.options, option), spacing="2", width="100%"),
                 value=Q.choice, on_change=Q.choose, id="quiz-options", aria_label="Antwoorden", width="100%",
             ),
+            verdict(),
             rx.hstack(
                 rx.button(rx.icon("square", size=14), "Stoppen", variant="surface", color_scheme="gray",
                           high_contrast=True, on_click=Q.stop, id="quiz-stop"),
-                rx.button(rx.cond(Q.is_last, "Afronden", "Volgende"), rx.icon("arrow_right", size=16),
+                rx.button(rx.cond(~Q.revealed, "Controleren", rx.cond(Q.is_last, "Bekijk je score", "Volgende vraag")),
+                          rx.cond(Q.revealed, rx.icon("arrow_right", size=16), rx.icon("check", size=16)),
                           on_click=Q.next, disabled=Q.choice == "", id="quiz-next"),
                 justify="between", width="100%",
             ),

@@ -18,8 +18,10 @@ from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
 from r42_app.chat.deps import chat_deps, external_runtime
 from r42_app.chat.turn import ChatRefused, run_turn
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, chat_availability
-from r42_app.core.mcp import ConfirmationError
 from r42_app.core.chat import MAX_MESSAGE_CHARS, REF_RE, ChatInputError
+from r42_app.core.delta import describe_delta
+from r42_app.core.markup import defuse_html
+from r42_app.core.mcp import ConfirmationError
 from r42_app.core.thread import (
     ThreadCitation,
     ThreadMessage,
@@ -31,7 +33,6 @@ from r42_app.core.thread import (
     serialise,
     storage_key,
 )
-from r42_app.core.delta import describe_delta
 from r42_app.services import deps
 from r42_app.services.pb import PBError
 from r42_app.state.auth import AuthState
@@ -81,7 +82,7 @@ def _display(content: str, citations: list[UICitation], streaming: bool = False)
 
     if streaming:
         content = _PARTIAL_REF.sub("", content)
-    return REF_RE.sub(link, content)
+    return REF_RE.sub(link, defuse_html(content))
 
 
 def _cited(content: str, sources: list[UICitation]) -> list[UICitation]:

@@ -30,6 +30,10 @@ ENDED_REASONS = {
              "Antwoorden tellen niet meer; begin opnieuw als je een score wilt.",
     "expired": f"De tijd is om: een toets duurt hoogstens {QUIZ_MAX_MINUTES} minuten. Begin opnieuw als je een score "
                "wilt.",
+    "reload": "Je toets is gestopt doordat de pagina opnieuw werd geladen. Antwoorden tellen niet meer; begin "
+              "opnieuw als je een score wilt.",
+    "left": "Je toets is gestopt doordat je de toetspagina verliet. Antwoorden tellen niet meer; begin opnieuw als "
+            "je een score wilt.",
 }
 KIND_LABELS = {"description": "Omschrijving", "part_of": "Onderdeel van", "executed_by": "Uitgevoerd door",
                "depends_on": "Afhankelijk van"}
@@ -82,6 +86,9 @@ class QuizState(rx.State):
     questions: list[UIQuestion] = []
     index: int = 0
     choice: str = ""  # the option chosen for the current question ("" = none yet)
+    revealed: bool = False  # the current answer is recorded and checked: right or wrong is shown
+    was_right: bool = False
+    right_answer: str = ""
     correct: int = 0
     total: int = 0
     percent: int = 0
@@ -90,6 +97,7 @@ class QuizState(rx.State):
     _key: list = []  # the Questions, with their answers: never sent to the browser
     _answers: dict[str, int] = {}
     _session: str = ""  # the quiz_sessions row of this attempt
+    _unseen_end: bool = False  # the attempt ended while the page was not shown: say so on the next visit
 
     @rx.var
     def current(self) -> UIQuestion:
@@ -113,9 +121,12 @@ class QuizState(rx.State):
         user = await self._user()
         if user is None:
             return
-        was_running = self.phase == "questions"
-        self.phase, self.error, self.starting = "intro", "", False
-        return await end_quiz(user) if was_running else None
+        self.error, self.starting = "", False
+        if self.phase == "questions":  # this tab was reloaded mid-quiz: that attempt is over, and we say so
+            return await self._ended(user, ENDED_REASONS["reload"])
+        if not (self.phase == "ended" and self._unseen_end):
+            self.phase = "intro"
+        self._unseen_end = False
 
     @rx.event
     def set_scope(self, value: str | list[str]):
@@ -143,20 +154,30 @@ class QuizState(rx.State):
             self.starting = False
         self._key, self._answers, self._session = key, {}, session
         self.questions = [UIQuestion(q.id, KIND_LABELS.get(q.kind, q.kind), q.prompt, list(q.options)) for q in key]
-        self.index, self.choice, self.phase = 0, "", "questions"
+        self.index, self.choice, self.revealed, self.phase = 0, "", False, "questions"
         yield [rx.call_script(flag_script(user.id, True)), ChatState.close]  # an open chat window closes
 
     @rx.event
     def choose(self, value: str | list[str]):
-        if self.phase == "questions" and isinstance(value, str) and value in self.current.options:
+        if (self.phase == "questions" and not self.revealed and isinstance(value, str)
+                and value in self.current.options):
             self.choice = value
 
     @rx.event
     async def next(self):
-        """Record the chosen option and go on; after the last question, the result. Every answer is
-        checked against the server's session first: an attempt whose session ended (elsewhere, or by
-        expiry) takes no more answers and gets no score."""
-        if self.phase != "questions" or not self.choice:
+        """"Controleren" records the chosen option and shows right or wrong; the next press goes on
+        (after the last question, to the result). Every answer is checked against the server's session
+        first: an attempt whose session ended (elsewhere, or by expiry) takes no more answers and gets
+        no score."""
+        if self.phase != "questions":
+            return
+        if self.revealed:
+            self.revealed, self.choice, self.right_answer = False, "", ""
+            if self.index < len(self._key) - 1:
+                self.index += 1
+                return
+            return await self._finish()
+        if not self.choice:
             return
         user = await self._user()
         try:
@@ -167,16 +188,15 @@ class QuizState(rx.State):
         if status != "open":
             return await self._ended(user, ENDED_REASONS[status])
         question: Question = self._key[self.index]
-        self._answers = {**self._answers, question.id: list(question.options).index(self.choice)}
-        self.choice = ""
-        if self.index < len(self._key) - 1:
-            self.index += 1
-            return
-        return await self._finish()
+        chosen = list(question.options).index(self.choice)
+        self._answers = {**self._answers, question.id: chosen}
+        self.revealed, self.was_right = True, chosen == question.answer
+        self.right_answer = question.answer_label
 
     async def _ended(self, user, reason: str):
         """The attempt is over without a score: forget its questions and answers, unlock R42 here."""
         self.phase, self.ended_reason, self.choice = "ended", reason, ""
+        self.revealed, self.right_answer = False, ""
         self.questions, self._key, self._answers, self._session = [], [], {}, ""
         return await end_quiz(user) if user else None
 
@@ -197,7 +217,7 @@ class QuizState(rx.State):
         user = await self._user()
         if self.phase != "questions":
             return
-        self.phase, self.choice = "intro", ""
+        self.phase, self.choice, self.revealed = "intro", "", False
         return await end_quiz(user) if user else None
 
     @rx.event
@@ -210,5 +230,6 @@ class QuizState(rx.State):
         user = await self._user()
         if user is None or self.phase != "questions":
             return  # only a quiz running in this tab ends here
-        self.phase, self.choice = "intro", ""
-        return await end_quiz(user)
+        events = await self._ended(user, ENDED_REASONS["left"])
+        self._unseen_end = True  # coming back to /testen says the attempt ended
+        return events

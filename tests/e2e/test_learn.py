@@ -114,6 +114,20 @@ def test_leaving_the_editor_with_unsaved_changes_asks_first(served_app, page):
     expect(page).to_have_url(re.compile(r"/$"))
 
 
+def toast_covers_nothing(page):
+    """The toast of an action sits clear of the form's buttons, the bar and the R42 launcher."""
+    toast = page.locator("[data-sonner-toast]").first
+    expect(toast).to_be_visible()
+    page.wait_for_timeout(500)  # the toast slides in
+    box = toast.bounding_box()
+    for selector in ("#save-topic", "#r42-launcher", "#user-menu"):
+        other = page.locator(selector).first.bounding_box()
+        assert other is not None, selector
+        apart = (box["x"] + box["width"] <= other["x"] or other["x"] + other["width"] <= box["x"]
+                 or box["y"] + box["height"] <= other["y"] or other["y"] + other["height"] <= box["y"])
+        assert apart, f"the toast {box} covers {selector} {other}"
+
+
 def test_a_double_click_on_aanmaken_creates_once_with_one_message(served_app, page):
     sign_in(page, served_app, "admin@example.com", path="/admin/topics/new")
     page.fill("#label", "Dubbelklik e2e")
@@ -122,6 +136,7 @@ def test_a_double_click_on_aanmaken_creates_once_with_one_message(served_app, pa
     expect(page).to_have_url(re.compile(r"/admin/topics/dubbelklik-e2e$"))
     expect(page.get_by_text("aangemaakt")).to_have_count(1)
     expect(page.get_by_text("Controleer de gemarkeerde velden")).to_have_count(0)
+    toast_covers_nothing(page)
     page.goto(served_app.url + "/admin/topics")
     page.get_by_role("button", name="Verwijder Dubbelklik e2e").click()
     page.get_by_role("button", name="Verwijderen").click()

@@ -36,7 +36,9 @@ def answer_all(page, count=8):
         expect(page.locator("#quiz-next")).to_be_disabled()  # nothing chosen yet
         page.locator("#quiz-options label").first.click()
         expect(page.locator("#quiz-next")).to_be_enabled()
-        page.click("#quiz-next")
+        page.click("#quiz-next")  # Controleren
+        expect(page.locator("#quiz-verdict")).to_be_visible()
+        page.click("#quiz-next")  # Volgende vraag / Bekijk je score
     expect(page.locator("#quiz-score")).to_be_visible()
 
 
@@ -88,6 +90,12 @@ def test_leaving_the_quiz_page_ends_the_quiz(served_app, page, claude):
     page.click("#scope-role")
     start_quiz(page)
     expect(page.locator("#r42-launcher")).to_be_hidden()
+    asked = []
+    page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    page.get_by_role("link", name="Onderwerpen").click()  # "stay": the quiz goes on
+    expect(page.locator("#quiz-question")).to_be_visible()
+    assert asked and "toets stopt" in asked[0]
+    page.once("dialog", lambda d: d.accept())
     page.get_by_role("link", name="Onderwerpen").click()  # in-app navigation unmounts the quiz
     expect(page.locator("#welcome")).to_be_visible()
     expect(page.locator("#r42-launcher")).to_be_visible()
@@ -179,6 +187,7 @@ def test_ending_the_quiz_session_by_the_api_ends_the_attempt(served_app, page, c
     start_quiz(page)
     page.locator("#quiz-options label").first.click()
     page.click("#quiz-next")
+    page.click("#quiz-next")
     expect(page.locator("#quiz-progress")).to_have_text("Vraag 2 van 8")
     ended = httpx.post(f"{served_app.url}/api/quiz/end", headers={"Authorization": f"Bearer {token}"})
     assert ended.status_code == 200 and ended.json()["ended"] == 1
@@ -201,7 +210,57 @@ def test_enter_goes_to_the_next_question_once_an_answer_is_chosen(served_app, pa
     expect(page.locator("#quiz-progress")).to_have_text("Vraag 1 van 8")
     page.locator("#quiz-options label").first.click()
     expect(page.locator("#quiz-next")).to_be_enabled()
-    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")  # check the answer
+    expect(page.locator("#quiz-verdict")).to_be_visible()
+    page.keyboard.press("Enter")  # and go on
     expect(page.locator("#quiz-progress")).to_have_text("Vraag 2 van 8")
     page.click("#quiz-stop")
+    expect(page.locator("#quiz-start")).to_be_visible()
+
+
+def test_each_answer_is_checked_before_the_next_question(served_app, page):
+    """Right or wrong shows after "Controleren": the right option in green, a wrong choice in red with
+    the right answer named, and the choice can no longer change."""
+    sign_in(page, served_app, "learner@example.com", path="/testen")
+    start_quiz(page)
+    seen = set()
+    for number in range(1, 9):
+        options = page.locator("#quiz-options label")
+        options.nth(number % 4).click()
+        chosen = options.nth(number % 4).inner_text().strip()
+        expect(page.locator("#quiz-next")).to_have_text("Controleren")
+        page.click("#quiz-next")
+        verdict = page.locator("#quiz-verdict")
+        expect(verdict).to_be_visible()
+        right = page.locator("#quiz-options .quiz-option-right")
+        expect(right).to_have_count(1)
+        if right.inner_text().strip() == chosen:
+            expect(verdict).to_have_text("Goed!")
+            seen.add("right")
+        else:
+            expect(verdict).to_contain_text("het goede antwoord is " + right.inner_text().strip())
+            expect(page.locator("#quiz-options .quiz-option-wrong")).to_have_text(chosen)
+            seen.add("wrong")
+        options.nth((number + 1) % 4).click(force=True)  # too late to change: the options are disabled
+        expect(page.locator("#quiz-options .quiz-option-right")).to_have_count(1)
+        expect(page.locator("#quiz-next")).to_have_text("Bekijk je score" if number == 8 else "Volgende vraag")
+        page.click("#quiz-next")
+    expect(page.locator("#quiz-score")).to_be_visible()
+    assert seen == {"right", "wrong"}  # 8 answers spread over the options: both verdicts were shown
+
+
+def test_reloading_mid_quiz_warns_first_and_then_says_the_attempt_ended(served_app, page):
+    sign_in(page, served_app, "learner@example.com", path="/testen")
+    uid = user_id(page)
+    start_quiz(page)
+    page.locator("#quiz-options label").first.click()  # the page has had a user gesture: the warning may show
+    warned = []
+    page.once("dialog", lambda d: (warned.append(d.type), d.accept()))
+    page.reload()
+    assert warned == ["beforeunload"]
+    expect(page.locator("#quiz-ended")).to_contain_text("opnieuw werd geladen")
+    expect(page.locator("#quiz-score")).to_have_count(0)
+    expect(page.locator("#r42-launcher")).to_be_visible()
+    assert quiz_rows(served_app, uid) == []
+    page.click("#quiz-restart")
     expect(page.locator("#quiz-start")).to_be_visible()

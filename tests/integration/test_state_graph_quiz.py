@@ -92,6 +92,11 @@ async def test_quiz_ignores_answers_that_are_not_options_and_only_its_own_tab_en
         assert store.active(user_id)  # another tab cannot end this quiz
         for _ in range(8):
             await call(quiz, QuizState.choose, quiz.current.options[0])
+            await call(quiz, QuizState.next)  # checked: right or wrong is shown, the choice is locked
+            assert quiz.revealed and quiz.right_answer in quiz.current.options
+            assert quiz.was_right == (quiz.right_answer == quiz.current.options[0])
+            await call(quiz, QuizState.choose, quiz.current.options[1])
+            assert quiz.choice == quiz.current.options[0]
             await call(quiz, QuizState.next)
         assert quiz.phase == "result" and quiz.total == 8 and len(quiz.reviews) == 8
         assert not store.active(user_id)
@@ -110,6 +115,7 @@ async def test_an_attempt_whose_session_ended_takes_no_more_answers(app_env, see
         await call(quiz, QuizState.start)
         await call(quiz, QuizState.choose, quiz.current.options[0])
         await call(quiz, QuizState.next)
+        await call(quiz, QuizState.next)
         assert quiz.index == 1
         if how == "ended":
             assert store.end(user_id) == 1  # what POST /api/quiz/end does
@@ -123,5 +129,25 @@ async def test_an_attempt_whose_session_ended_takes_no_more_answers(app_env, see
         assert quiz.questions == [] and quiz._key == []
         await call(quiz, QuizState.next)  # nothing more to answer
         assert quiz.phase == "ended" and not store.active(user_id)
+    finally:
+        store.end(user_id)
+
+
+async def test_a_reload_or_leaving_mid_quiz_ends_the_attempt_and_says_so(app_env, seeded, admin_pb):
+    quiz = substate(await signed_in_root("learner@example.com"), QuizState)
+    store = QuizStore(admin_pb)
+    user_id = admin_pb.first("users", 'email = "learner@example.com"')["id"]
+    try:
+        await call(quiz, QuizState.start)
+        await call(quiz, QuizState.load)  # the same tab loads /testen again: a reload
+        assert quiz.phase == "ended" and "opnieuw werd geladen" in quiz.ended_reason
+        assert quiz._key == [] and not store.active(user_id)
+        await call(quiz, QuizState.start)
+        await call(quiz, QuizState.leave)  # navigating away inside the app
+        assert not store.active(user_id)
+        await call(quiz, QuizState.load)  # coming back says why the attempt is gone, once
+        assert quiz.phase == "ended" and "toetspagina verliet" in quiz.ended_reason
+        await call(quiz, QuizState.load)
+        assert quiz.phase == "intro"
     finally:
         store.end(user_id)
