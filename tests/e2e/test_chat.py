@@ -394,3 +394,31 @@ def test_a_hand_edited_stored_thread_with_odd_fields_still_saves(served_app, pag
     ask(page, "Vraag na het knoeien")
     expect(page.locator(".r42-assistant").last).to_contain_text("Toch opgeslagen.")
     page.wait_for_function(f"(localStorage.getItem('{key}') || '').includes('Toch opgeslagen.')")
+
+
+def test_the_box_grows_with_its_text_and_jump_to_latest_shows_when_scrolled_up(served_app, page, claude):
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    box = page.locator("#r42-input")
+    small = box.bounding_box()["height"]
+    box.fill("\n".join(f"regel {n}" for n in range(4)))
+    grown = box.bounding_box()["height"]
+    assert grown > small + 20, (small, grown)
+    box.fill("\n".join(f"regel {n}" for n in range(40)))
+    assert box.bounding_box()["height"] <= 190  # up to about eight lines, then it scrolls
+    box.fill("")
+
+    long = " ".join(["Een lange alinea over de AOW die de ruimte van het venster ruim vult."] * 12)
+    for n in range(3):
+        claude.reply_text(f"{long} Antwoord {n}.")
+        ask(page, f"Vraag {n}?")
+        expect(page.locator(".r42-assistant").last).to_contain_text(f"Antwoord {n}.", timeout=30_000)
+        expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
+    jump = page.locator("#r42-jump")
+    expect(jump).to_be_hidden()  # at the latest answer
+    page.locator("#r42-messages").evaluate("el => el.scrollTo(0, 0)")
+    expect(jump).to_be_visible()
+    jump.click()
+    page.wait_for_function("(() => { const l = document.getElementById('r42-messages');"
+                           " return l.scrollHeight - l.scrollTop - l.clientHeight < 10; })()")
+    expect(jump).to_be_hidden()
