@@ -61,7 +61,10 @@ def admin_menu() -> rx.Component:
         rx.menu.trigger(
             rx.button(rx.icon("settings", size=16), rx.text("Beheer", size="2", class_name="hide-narrow"),
                       rx.icon("chevron_down", size=14), variant="ghost", color_scheme="gray", high_contrast=True,
-                      aria_label="Beheer", id="admin-menu"),
+                      aria_label="Beheer", id="admin-menu", class_name="r42-nav",
+                      custom_attrs={"aria-current": rx.cond(AuthState.section == "admin", "page", "false")},
+                      margin="0", padding="6px 10px", height="auto"),  # a ghost button's negative margin
+                                                                      # set it off the bar's line
         ),
         rx.menu.content(*[rx.menu.item(rx.icon(icon, size=14), label, on_click=rx.redirect(href), id=item_id)
                           for label, href, icon, item_id in ADMIN_PAGES]),

@@ -87,8 +87,12 @@ def body() -> rx.Component:
                            rx.table.body(rx.foreach(S.tools, tool_row)), "mcp-tools")),
                 card("Aanroepen", "De laatste 100 aanroepen van je organisatie, met geheime waarden verborgen.",
                      rx.hstack(
-                         rx.select(S.tool_names, value=S.tool_filter, on_change=S.set_tool_filter, size="1",
-                                   id="call-tool-filter"),
+                         rx.select.root(
+                             rx.select.trigger(placeholder="Hulpmiddel", id="call-tool-filter"),
+                             rx.select.content(rx.select.item("Alle hulpmiddelen", value="all"),
+                                               rx.foreach(S.tool_names[1:], lambda n: rx.select.item(n, value=n))),
+                             value=S.tool_filter, on_change=S.set_tool_filter, size="1",
+                         ),
                          rx.select.root(
                              rx.select.trigger(placeholder="Uitkomst", id="call-status-filter"),
                              rx.select.content(rx.select.item("Alle uitkomsten", value="all"),

@@ -150,3 +150,23 @@ def test_the_bar_shows_where_you_are(served_app, page):
     graph.click()
     expect(graph).to_have_attribute("aria-current", "page")
     expect(learn).to_have_attribute("aria-current", "false")
+
+
+def test_the_beheer_menu_sits_on_the_bar_line_and_marks_admin_pages(served_app, page):
+    sign_in(page, served_app, "admin@example.com", path="/admin/costs")
+    menu, learn = page.locator("#admin-menu"), page.locator("a.r42-nav[href='/']")
+    expect(menu).to_have_attribute("aria-current", "page")
+    a, b = menu.bounding_box(), learn.bounding_box()
+    assert abs((a["y"] + a["height"] / 2) - (b["y"] + b["height"] / 2)) <= 2, (a, b)  # was 6 px higher
+
+
+def test_a_hovered_topic_card_keeps_a_readable_title(served_app, page):
+    """Hovering a card once faded its title to the link's grey; now it turns the theme's indigo."""
+    sign_in(page, served_app, "learner@example.com")
+    label = page.locator(".topic-card .topic-card-label").first
+    still = label.evaluate("el => getComputedStyle(el).color")
+    label.hover()
+    page.wait_for_timeout(300)
+    hovered = label.evaluate("el => getComputedStyle(el).color")
+    r, g, b = (int(v) for v in hovered[hovered.index("(") + 1:hovered.index(")")].split(",")[:3])
+    assert hovered != still and b > r + 60, (still, hovered)  # indigo, not a grey (r ≈ g ≈ b)
