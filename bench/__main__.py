@@ -11,7 +11,7 @@ import os
 import platform
 import sys
 
-from bench import bench_chat, bench_costs, bench_graph, bench_injection, bench_load, bench_mcp, bench_hybrid, bench_import, bench_indexing, bench_lexical, bench_quality
+from bench import bench_chat, bench_costs, bench_graph, bench_injection, bench_load, bench_mcp, bench_hybrid, bench_import, bench_indexing, bench_lexical, bench_quality, bench_workers
 
 BENCHMARKS = {
     "import": bench_import.run,
@@ -25,6 +25,7 @@ BENCHMARKS = {
     "mcp": bench_mcp.run,
     "load": bench_load.run,
     "injection": bench_injection.run,
+    "workers": bench_workers.run,
 }
 
 

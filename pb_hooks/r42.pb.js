@@ -46,3 +46,10 @@ onRecordDelete((e) => {
     after: (tx) => rules.writeOutbox(tx, e.record, rules.OUTBOX_DELETE),
   });
 }, "topics");
+
+// Outbox claims (issue 17): a worker leases up to `limit` due rows of the given types. The rows are
+// selected and marked inside one transaction, and SQLite lets one writer in at a time, so two workers
+// never get the same row while its lease runs (PocketBase's REST API has no compare-and-set).
+routerAdd("POST", "/api/r42/outbox/claim", (e) => {
+  return require(`${__hooks}/r42_rules.js`).claimOutbox(e);
+}, $apis.requireSuperuserAuth());

@@ -179,7 +179,49 @@ function throttleSignIn(e) {
   $app.store().remove(key);
 }
 
+// POST /api/r42/outbox/claim {worker, types: [...], limit, lease_seconds, tenant?, now?} -> {items: [rows]}
+const CLAIM_MAX_ROWS = 1000;
+const CLAIM_MAX_LEASE_S = 3600;
+function pbTime(ms) {
+  return new Date(ms).toISOString().replace("T", " ");
+}
+function claimOutbox(e) {
+  const body = e.requestInfo().body || {};
+  const worker = String(body.worker || "").slice(0, 120);
+  const types = Array.isArray(body.types) ? body.types.filter((t) => typeof t === "string" && t) : [];
+  const limit = Math.floor(Number(body.limit));
+  const lease = Math.floor(Number(body.lease_seconds));
+  if (!worker || types.length === 0 || types.length > 10 || !(limit >= 1 && limit <= CLAIM_MAX_ROWS)
+      || !(lease >= 1 && lease <= CLAIM_MAX_LEASE_S)) {
+    throw new BadRequestError(`Need worker, 1-10 types, limit 1-${CLAIM_MAX_ROWS} and lease_seconds 1-${CLAIM_MAX_LEASE_S}.`);
+  }
+  // `now` lets a caller with its own clock (the tests' fake clocks) decide what is due
+  const nowMs = body.now ? Date.parse(String(body.now).replace(" ", "T")) : Date.now();
+  if (!Number.isFinite(nowMs)) throw new BadRequestError("now must be a date like 2026-12-01 12:00:00.000Z.");
+  const params = { now: pbTime(nowMs) };
+  const typeFilter = types.map((t, i) => { params["t" + i] = t; return `type = {:t${i}}`; }).join(" || ");
+  let filter = `(status = "pending" || status = "failed") && (${typeFilter})`
+    + ` && (available_at = "" || available_at <= {:now}) && (lease_until = "" || lease_until <= {:now})`;
+  if (body.tenant) {
+    params.tenant = String(body.tenant);
+    filter += " && payload.tenant = {:tenant}";
+  }
+  const until = pbTime(nowMs + lease * 1000);
+  const claimed = [];
+  e.app.runInTransaction((txApp) => {
+    const rows = txApp.findRecordsByFilter("outbox", filter, "created,id", limit, 0, params);
+    for (const row of rows) {
+      row.set("claimed_by", worker);
+      row.set("lease_until", until);
+      txApp.save(row);
+      claimed.push(row);
+    }
+  });
+  return e.json(200, { items: claimed, lease_until: until });
+}
+
 module.exports = {
+  claimOutbox,
   OUTBOX_UPSERT,
   OUTBOX_DELETE,
   checkSuggestionCreate,

@@ -42,6 +42,7 @@ import json
 import os
 import subprocess
 import time
+import urllib.parse
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
@@ -49,21 +50,22 @@ from typing import Callable, Iterator
 import httpx
 
 from r42_app.core.capabilities import CAPABILITIES, DENY, GRANT, INHERIT
+from r42_app.core.costs import USD_PER_CREDIT, TenantCredits
 from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from r42_app.core.retrieval import render_snippets
 from r42_app.services.access import AccessError, AccessStore
-from r42_app.services.injection import install_learned_model
-from r42_app.core.costs import USD_PER_CREDIT, TenantCredits
 from r42_app.services.costs import OUTBOX_COST, CostPersister, CostReports, CreditError, CreditStore
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.indexer import Indexer, requeue_failed
+from r42_app.services.injection import install_learned_model
 from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBError, KBStore, Tenant
-from r42_app.services.retrieval import MODES, Retriever, UnknownTenant
-from r42_app.services.vector_store import VectorStore
 from r42_app.services.pb import PBError, PocketBase
 from r42_app.services.pb_server import ROOT, PocketBaseServer, ensure_superuser, load_superuser
+from r42_app.services.retrieval import MODES, Retriever, UnknownTenant
 from r42_app.services.seed import DEMO_USERS, ensure_mcp_config, seed_demo
-from r42_app.settings import Settings, load_settings
+from r42_app.services.sidecars import ChromaServer, RedisServer
+from r42_app.services.vector_store import VectorStore
+from r42_app.settings import MAX_BACKEND_WORKERS, Settings, load_settings
 
 EXIT_INVALID = 2
 
@@ -73,11 +75,16 @@ def _err(message: str) -> None:
 
 
 @contextlib.contextmanager
-def admin_connection(cfg: Settings) -> Iterator[PocketBase]:
-    """A superuser connection to the running PocketBase, or to one started just for this command."""
+def admin_connection(cfg: Settings, wait_s: float = 0.0) -> Iterator[PocketBase]:
+    """A superuser connection to the running PocketBase, or to one started just for this command. With
+    `wait_s` and R42_PB_URL set, a PocketBase that is still starting is waited for that long."""
     server: PocketBaseServer | None = None
     probe = PocketBase(cfg.pb_url, timeout=2)
+    deadline = time.monotonic() + (wait_s if cfg.pb_url_override else 0)
     running = probe.health()
+    while not running and time.monotonic() < deadline:
+        time.sleep(1)
+        running = probe.health()
     probe.close()
     if not running:
         if cfg.pb_url_override:
@@ -203,15 +210,17 @@ class _Shutdown:
         os._exit(130)
 
 
-class PocketBaseSupervisor:
-    """Keeps the embedded PocketBase running: restarted when it exits (backoff 1 s to 30 s, a line each
-    time), given up after RESTARTS_PER_MINUTE failures within a minute, with a message saying where to look."""
+class Supervisor:
+    """Keeps a child server (PocketBase, Redis, Chroma) running: restarted when it exits (backoff 1 s to 30 s,
+    a line each time), given up after RESTARTS_PER_MINUTE failures within a minute, with a message saying
+    where to look."""
 
     RESTARTS_PER_MINUTE = 5
 
-    def __init__(self, server: PocketBaseServer, log: Callable[[str], None]):
+    def __init__(self, server, log: Callable[[str], None], name: str = "PocketBase"):
         self.server = server
         self.log = log
+        self.name = name
         self.failures: list[float] = []
         self.next_try = 0.0
         self.delay = 1.0
@@ -233,21 +242,21 @@ class PocketBaseSupervisor:
             return True
         if proc is not None:  # it just exited
             self.server.proc = None
-            self.log(f"PocketBase stopped (exit status {proc.returncode}); restarting in {self.delay:.0f} s "
+            self.log(f"{self.name} stopped (exit status {proc.returncode}); restarting in {self.delay:.0f} s "
                      f"(see {self.server.log_file})")
             if self._failed(now):
-                self.log(f"PocketBase stopped {len(self.failures)} times within a minute; giving up. "
+                self.log(f"{self.name} stopped {len(self.failures)} times within a minute; giving up. "
                          f"See {self.server.log_file}, then start R42 again.")
                 return False
         if now < self.next_try:
             return True
         try:
             self.server.start()
-            self.log("PocketBase is running again")
+            self.log(f"{self.name} is running again")
         except RuntimeError as exc:
-            self.log(f"PocketBase did not start: {exc}; trying again in {self.delay:.0f} s")
+            self.log(f"{self.name} did not start: {exc}; trying again in {self.delay:.0f} s")
             if self._failed(now):
-                self.log("giving up on PocketBase; start R42 again once the problem above is fixed")
+                self.log(f"giving up on {self.name}; start R42 again once the problem above is fixed")
                 return False
         return True
 
@@ -255,11 +264,17 @@ class PocketBaseSupervisor:
 def cmd_serve(args: argparse.Namespace) -> int:
     cfg = load_settings()
     cfg.data_dir.mkdir(parents=True, exist_ok=True)
+    workers = args.workers or cfg.backend_workers
+    if not 1 <= workers <= MAX_BACKEND_WORKERS:
+        _err(f"--workers must be from 1 to {MAX_BACKEND_WORKERS}, got {workers}")
+        return 2
     shutdown = _Shutdown()
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
     pb_server: PocketBaseServer | None = None
+    sidecars: list[tuple[str, object]] = []  # (name, server) started here: Redis, Chroma
     reflex: subprocess.Popen | None = None
+    env = _reflex_env(cfg)
 
     def say(message: str) -> None:
         print(f"r42: {message}", flush=True)
@@ -275,14 +290,34 @@ def cmd_serve(args: argparse.Namespace) -> int:
             if not cfg.mcp_config and ensure_mcp_config(cfg.mcp_config_file, cfg.mcp_demo_messages):
                 say(f"wrote the demo MCP servers to {cfg.mcp_config_file}")
         pb.close()
+        env["GRANIAN_WORKERS"] = str(workers)
+        if cfg.redis_url:  # given: used however many workers there are
+            env["REFLEX_REDIS_URL"] = cfg.redis_url
+            say(f"{workers} backend worker(s) keep their state in {_redacted(cfg.redis_url)}")
+        elif workers > 1:
+            redis = RedisServer(cfg.data_dir / "redis").start()
+            sidecars.append(("Redis", redis))
+            shutdown.children.append(redis.proc)
+            env["REFLEX_REDIS_URL"] = redis.url
+            say(f"{workers} backend workers share their state through the embedded Redis on 127.0.0.1:"
+                f"{redis.port} (data in {cfg.data_dir / 'redis'}; set REFLEX_REDIS_URL to use your own)")
+        if cfg.chroma_url:
+            say(f"search index: the Chroma server at {cfg.chroma_url}")
+        elif args.chroma_server or workers > 1:
+            chroma = ChromaServer(cfg.chroma_dir).start()
+            sidecars.append(("Chroma", chroma))
+            shutdown.children.append(chroma.proc)
+            env["CHROMA_URL"] = chroma.url
+            why = "" if args.chroma_server else " (several workers cannot share the embedded index)"
+            say(f"search index: a Chroma server on 127.0.0.1:{chroma.port} over {cfg.chroma_dir}{why}")
         if shutdown.requested:
             return 0
         say(f"building and starting the web app on 127.0.0.1:{cfg.port} (first build takes a minute)")
         _restore_frontend_lock()
         reflex = subprocess.Popen(
-            [str(Path(sys.executable).parent / "reflex"), "run", "--env", "prod", "--frontend-port", str(cfg.port),
+            [sys.executable, "-m", "r42_app.reflex_main", "run", "--env", "prod", "--frontend-port", str(cfg.port),
              "--backend-port", str(cfg.port), "--backend-host", "127.0.0.1", "--loglevel", args.loglevel],
-            cwd=ROOT, env=_reflex_env(cfg), stdin=subprocess.DEVNULL, start_new_session=True,
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
         )
         shutdown.children.append(reflex)
         if not _wait_http(f"{cfg.app_url}/", reflex, args.start_timeout, lambda: shutdown.requested):
@@ -291,15 +326,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
             _err(f"the web app did not come up on {cfg.app_url} (exit status {reflex.poll()})")
             return 1
         print(_banner(cfg), flush=True)
-        supervisor = PocketBaseSupervisor(pb_server, say)
+        supervisors = [Supervisor(pb_server, say)] + [Supervisor(server, say, name) for name, server in sidecars]
         while not shutdown.requested:
             if reflex.poll() is not None:
                 _err(f"the web app stopped (exit status {reflex.returncode})")
                 return 1
-            if not supervisor.check():
-                return 1
-            if pb_server.proc is not None and pb_server.proc not in shutdown.children:
-                shutdown.children.append(pb_server.proc)
+            for supervisor in supervisors:
+                if not supervisor.check():
+                    return 1
+                proc = supervisor.server.proc
+                if proc is not None and proc not in shutdown.children:
+                    shutdown.children.append(proc)
             time.sleep(0.5)
         return 0
     except (PBError, RuntimeError, KBError, ValueError) as exc:
@@ -310,8 +347,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print("\nr42: stopping (Ctrl-C again to stop at once)", flush=True)
         if reflex is not None:
             _stop_group(reflex)
+        for _name, server in reversed(sidecars):
+            server.stop()
         if pb_server is not None:
             pb_server.stop()
+
+
+def _redacted(url: str) -> str:
+    """A URL without its password, for the log."""
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.password:
+        return url.replace(f":{parsed.password}@", ":***@")
+    return url
 
 
 # -- seed / kb -----------------------------------------------------------------------
@@ -546,29 +593,69 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    """The outbox consumers as a process of their own: `--role index` (Chroma), `cost` (AI cost events)
+    or `all`. Several may run at once, on one machine or several: rows are leased (services/outbox.py)."""
+    import asyncio
+
     cfg = load_settings()
-    with admin_connection(cfg) as pb:
-        services = Services(cfg, pb)
-        services.indexer.rows_per_run = args.batch_size
+    roles = ("index", "cost") if args.role == "all" else (args.role,)
+    with admin_connection(cfg, wait_s=0 if args.once else 120) as pb:
+        indexer = Services(cfg, pb).indexer if "index" in roles else None
+        costs = CostPersister(pb) if "cost" in roles else None
+        if indexer is not None:
+            indexer.rows_per_run = args.batch_size
+        tenant_id = None
+        if args.tenant:
+            if indexer is None or not args.once:
+                _err("--tenant applies to --once with the index role only")
+                return 2
+            try:
+                tenant_id = KBStore(pb).require_tenant(args.tenant).id
+            except KBError as exc:
+                _err(str(exc))
+                return 2
         if args.once:
-            stats = services.indexer.drain()
-            spent = CostPersister(pb).drain()
-            print(f"indexed {stats.topics_indexed} topics ({stats.chunks} chunks), deleted {stats.topics_deleted}, "
-                  f"{stats.failed_rows} row(s) failed; persisted {spent.events} cost event(s) "
-                  f"({spent.duplicates} already there), {spent.failed_rows} row(s) failed")
-            return 1 if stats.failed_rows or spent.failed_rows else 0
-        costs = CostPersister(pb)
-        print("r42 worker: draining the outbox: indexing and AI cost events (Ctrl-C to stop)", flush=True)
-        import asyncio
+            summary: dict = {"role": args.role}
+            failed = 0
+            if indexer is not None:
+                summary["worker"] = indexer.worker
+                stats = indexer.drain(tenant_id, wait_for_leases=True)
+                summary.update(rows=stats.rows, topics_indexed=stats.topics_indexed,
+                               topics_deleted=stats.topics_deleted, chunks=stats.chunks, index_failed_rows=stats.failed_rows)
+                failed += stats.failed_rows
+            if costs is not None:
+                spent = costs.drain(wait_for_leases=True)
+                summary.update(cost_events=spent.events, cost_duplicates=spent.duplicates,
+                               cost_failed_rows=spent.failed_rows)
+                failed += spent.failed_rows
+            if args.json:
+                print(json.dumps(summary))
+            else:
+                parts = []
+                if indexer is not None:
+                    parts.append(f"indexed {summary['topics_indexed']} topics ({summary['chunks']} chunks), deleted "
+                                 f"{summary['topics_deleted']}, {summary['index_failed_rows']} row(s) failed")
+                if costs is not None:
+                    parts.append(f"persisted {summary['cost_events']} cost event(s) ({summary['cost_duplicates']} "
+                                 f"already there), {summary['cost_failed_rows']} row(s) failed")
+                print("; ".join(parts))
+            return 1 if failed else 0
+        print(f"r42 worker ({args.role}): draining the outbox (Ctrl-C to stop)", flush=True)
+        stop = asyncio.Event()
 
-        async def both() -> None:
-            await asyncio.gather(services.indexer.run_forever(interval=args.interval),
-                                 costs.run_forever(interval=args.interval))
+        async def run() -> None:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, stop.set)
+            jobs = []
+            if indexer is not None:
+                jobs.append(indexer.run_forever(interval=args.interval, stop=stop))
+            if costs is not None:
+                jobs.append(costs.run_forever(interval=args.interval, stop=stop))
+            await asyncio.gather(*jobs)
 
-        try:
-            asyncio.run(both())
-        except KeyboardInterrupt:
-            pass
+        asyncio.run(run())
+        print(f"r42 worker ({args.role}): stopped", flush=True)
     return 0
 
 
@@ -902,6 +989,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-seed", action="store_true", help="do not (re)seed the demo tenants")
     serve.add_argument("--start-timeout", type=float, default=600, help="seconds to wait for the web app (default 600)")
     serve.add_argument("--loglevel", default="warning", choices=["debug", "info", "warning", "error"])
+    serve.add_argument("--workers", type=int, default=0,
+                       help="backend worker processes sharing state through Redis (default R42_BACKEND_WORKERS or 1)")
+    serve.add_argument("--chroma-server", action="store_true",
+                       help="serve the search index from a `chroma run` process (always, with several workers)")
     serve.set_defaults(func=cmd_serve)
 
     seed = sub.add_parser("seed", help="load demo data")
@@ -948,7 +1039,12 @@ def build_parser() -> argparse.ArgumentParser:
     evr.set_defaults(func=cmd_eval_retrieval)
 
     worker = sub.add_parser("worker", help="drain the outbox: index the knowledge base, persist AI cost events")
-    worker.add_argument("--once", action="store_true", help="drain what is due and exit")
+    worker.add_argument("--role", choices=("index", "cost", "all"), default="all",
+                        help="index: the search index; cost: AI cost events; all: both (default)")
+    worker.add_argument("--once", action="store_true",
+                        help="drain what is pending (waiting for rows other workers hold) and exit")
+    worker.add_argument("--json", action="store_true", help="with --once: print the summary as JSON")
+    worker.add_argument("--tenant", help="with --once --role index: only this tenant's rows (slug)")
     worker.add_argument("--interval", type=float, default=1.0, help="seconds between polls (default 1)")
     worker.add_argument("--batch-size", type=int, default=256, help="outbox rows per batch (default 256)")
     worker.set_defaults(func=cmd_worker)

@@ -174,6 +174,15 @@ THREAD_SCRIPT = """
   });
 })();"""
 
+# While an answer streams, ask the server every few seconds whether its worker still lives: with several
+# backend workers, a tab whose worker died reconnects to another, which ends the orphaned answer.
+STREAM_CHECK_SCRIPT = """
+setInterval(function () {
+  if (!document.getElementById('r42-stop')) return;
+  var b = document.getElementById('r42-stream-check');
+  if (b) b.click();
+}, 4000);"""
+
 app = rx.App(
     style=STYLE,
     stylesheets=["/r42.css"],
@@ -190,6 +199,7 @@ app = rx.App(
         rx.script(THREAD_SCRIPT),
         rx.script(UNSAVED_SCRIPT),
         rx.script(QUIZ_KEYS_SCRIPT),
+        rx.script(STREAM_CHECK_SCRIPT),
     ],
     api_transformer=api,
     html_lang="nl",
@@ -213,7 +223,8 @@ async def persist_costs() -> None:
     """Persist the AI cost events that chat turns queue in the outbox (and debit credits once each)."""
     from r42_app.services import deps
 
-    await deps.cost_persister().run_forever()
+    if deps.settings().app_costs:
+        await deps.cost_persister().run_forever()
 
 
 async def run_mcp_servers() -> None:

@@ -14,6 +14,16 @@ DEFAULT_MODEL = "claude-haiku-4-5"
 _ORIGIN = re.compile(r"(https?)://([a-z0-9.-]+|\[[0-9a-f:]+\])(?::(\d{1,5}))?")
 
 
+MAX_BACKEND_WORKERS = 16
+
+
+def _workers() -> int:
+    raw = os.environ.get("R42_BACKEND_WORKERS", "").strip() or "1"
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_BACKEND_WORKERS:
+        raise SystemExit(f"R42_BACKEND_WORKERS must be a whole number from 1 to {MAX_BACKEND_WORKERS}, got {raw!r}")
+    return int(raw)
+
+
 def _int(name: str, default: int) -> int:
     raw = os.environ.get(name, "").strip()
     if not raw:
@@ -75,9 +85,11 @@ class Settings:
     embed_model: str = ""
     injection_model: str = ""  # R42_INJECTION_MODEL (default tools/injection-model.json, trained by make setup)
     chroma_url: str = ""
-    redis_url: str = ""
+    redis_url: str = ""  # REFLEX_REDIS_URL or R42_REDIS_URL: several backend workers share state there
+    backend_workers: int = 1  # R42_BACKEND_WORKERS (r42 serve --workers)
     pb_url_override: str = ""
     app_indexer: bool = True
+    app_costs: bool = True  # R42_APP_COSTS=0: the backend leaves AI cost events to `r42 worker --role cost`
     embed_chunks: int = 1
     model_timeout: float = 60.0
     cors_origins: tuple[str, ...] = ()
@@ -155,9 +167,11 @@ def load_settings() -> Settings:
         embed_model=env.get("R42_EMBED_MODEL", ""),
         injection_model=env.get("R42_INJECTION_MODEL", ""),
         chroma_url=env.get("CHROMA_URL", ""),
-        redis_url=env.get("REFLEX_REDIS_URL", ""),
+        redis_url=env.get("REFLEX_REDIS_URL") or env.get("R42_REDIS_URL", ""),
+        backend_workers=_workers(),
         pb_url_override=env.get("R42_PB_URL", ""),
         app_indexer=_flag("R42_APP_INDEXER", True),
+        app_costs=_flag("R42_APP_COSTS", True),
         capability_overrides_enabled=_flag("R42_CAPABILITY_OVERRIDES_ENABLED", True),
         cost_tracking=_flag("AI_COST_TRACKING_ENABLED", True),
         price_table=env.get("R42_PRICE_TABLE", ""),

@@ -27,8 +27,14 @@ def chat_deps() -> ChatDeps:
 
 
 @functools.lru_cache(maxsize=1)
-def rate_limiter() -> RateLimiter:
+def rate_limiter():
+    """The chat limit per user: in memory for one backend worker; in the shared Redis when several workers
+    serve the app (else each would grant the whole limit again)."""
     cfg = deps.settings()
+    if cfg.redis_url:
+        from r42_app.services.shared_limiter import SharedRateLimiter
+
+        return SharedRateLimiter(cfg.redis_url, per_minute=cfg.chat_per_minute, burst=cfg.chat_burst)
     return RateLimiter(per_minute=cfg.chat_per_minute, burst=cfg.chat_burst)
 
 

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -122,13 +123,17 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
     limited = rate_limit and deps.limiter is not None
     if limited:
         wait = deps.limiter.check(user.id)
+        if inspect.isawaitable(wait):  # the limiter shared by several workers lives in Redis
+            wait = await wait
         if wait > 0:
             raise ChatRefused("rate_limited", REFUSALS["rate_limited"], retry_after=wait)
     try:
         capabilities = await _guard(user, deps, need)
     except BaseException:
         if limited:
-            deps.limiter.refund(user.id)
+            refunded = deps.limiter.refund(user.id)
+            if inspect.isawaitable(refunded):
+                await refunded
         raise
     return TurnPermit(user, frozenset(capabilities))
 

@@ -374,5 +374,7 @@ def chat() -> rx.Component:
     script (r42_app.QUIZ_LOCK_SCRIPT) find this user's `quiz:active:{userId}` flag."""
     sync = rx.el.button(on_click=ChatState.reload_thread, id="r42-thread-sync", type="button", hidden=True,
                         tab_index=-1, aria_hidden="true")  # clicked by the `storage` listener (r42_app.THREAD_SCRIPT)
-    return rx.box(window(), launcher(), capabilities_dialog(), sync, id="r42-chat",
-                  custom_attrs={"data-r42-user": AuthState.user_id})
+    check = rx.el.button(on_click=ChatState.stream_check, id="r42-stream-check", type="button", hidden=True,
+                         tab_index=-1, aria_hidden="true")  # clicked while streaming (r42_app.STREAM_CHECK_SCRIPT)
+    return rx.box(window(), launcher(), capabilities_dialog(), sync, check, id="r42-chat",
+                  custom_attrs={"data-r42-user": AuthState.user_id, "data-r42-worker": ChatState.worker})

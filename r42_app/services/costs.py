@@ -36,6 +36,7 @@ from r42_app.core.costs import (
 )
 from r42_app.services.audit import audit_request
 from r42_app.services.kb_store import Tenant
+from r42_app.services.outbox import RELEASE, Renewal, claim, held_elsewhere, worker_id
 from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time, quote
 
 publish_log = logging.getLogger("r42.ai_cost.publisher")
@@ -130,16 +131,16 @@ class PersistStats:
 class CostPersister:
     """Drains `ai.cost.event.persist` rows into `ai_cost_events`, debiting credits once per event."""
 
-    def __init__(self, pb: PocketBase, clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)):
+    def __init__(self, pb: PocketBase, clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+                 worker: str = ""):
         self.pb = pb
         self.clock = clock
         self.rows_per_run = 200
+        self.worker = worker or worker_id("cost")
 
     def pending(self, limit: int) -> list[dict]:
-        now = pb_time(self.clock())
-        flt = (f'(status = "pending" || status = "failed") && type = {quote(OUTBOX_COST)}'
-               f' && (available_at = "" || available_at <= {quote(now)})')
-        return self.pb.list("outbox", filter=flt, sort="created,id", per_page=limit).get("items", [])
+        """Claim up to `limit` due rows for this persister (services/outbox.py)."""
+        return claim(self.pb, self.worker, (OUTBOX_COST,), limit, now=self.clock())
 
     def _requests(self, event: AICostEvent, unlimited: bool) -> list[BatchRequest]:
         """Write one event, add it to its day's rollup and debit its credits (sent in one transaction)."""
@@ -183,8 +184,14 @@ class CostPersister:
         """Persist up to `limit` due rows. Rows go in transactions of many events at once, each together
         with marking its outbox rows done; when such a transaction is refused (an event written before,
         a bad row), its rows are redone one event at a time."""
-        stats = PersistStats()
         rows = self.pending(limit or self.rows_per_run)
+        if not rows:
+            return PersistStats()
+        with Renewal(self.pb, rows):
+            return self._persist_rows(rows)
+
+    def _persist_rows(self, rows: list[dict]) -> PersistStats:
+        stats = PersistStats()
         unlimited: dict[str, bool] = {}
         parsed: list[tuple[dict, list[AICostEvent]]] = []
         for row in rows:
@@ -219,7 +226,7 @@ class CostPersister:
                        stats: PersistStats) -> None:
         requests = [r for _row, events in chunk for e in events for r in self._requests(e, unlimited[e.tenant])]
         requests += [BatchRequest.update("outbox", row["id"], {"status": "done", "attempts": int(row.get("attempts", 0)) + 1,
-                                                               "last_error": ""}) for row, _events in chunk]
+                                                               "last_error": "", **RELEASE}) for row, _events in chunk]
         try:
             self.pb.batch(requests)
             stats.rows += len(chunk)
@@ -236,19 +243,23 @@ class CostPersister:
                     else:
                         stats.duplicates += 1
                 self.pb.update("outbox", row["id"], {"status": "done", "attempts": int(row.get("attempts", 0)) + 1,
-                                                     "last_error": ""})
+                                                     "last_error": "", **RELEASE})
             except Exception as exc:  # retried with backoff; one bad row must not stop the others
                 stats.failed_rows += 1
                 self._fail(row, exc)
 
-    def drain(self) -> PersistStats:
+    def drain(self, wait_for_leases: bool = False) -> PersistStats:
+        """Run until no due row is left (with `wait_for_leases`, also rows another worker holds)."""
         total = PersistStats()
         while True:
             stats = self.run_once()
             for name in ("rows", "events", "duplicates", "failed_rows"):
                 setattr(total, name, getattr(total, name) + getattr(stats, name))
-            if stats.rows == 0 or stats.rows == stats.failed_rows:
+            if stats.rows and stats.rows != stats.failed_rows:
+                continue
+            if not (wait_for_leases and held_elsewhere(self.pb, (OUTBOX_COST,))):
                 return total
+            time.sleep(0.5)
 
     def _fail(self, row: dict, exc: Exception, final: bool = False) -> None:
         from r42_app.services.indexer import backoff
@@ -257,7 +268,7 @@ class CostPersister:
 
         attempts = int(row.get("attempts", 0)) + 1
         body: dict = {"attempts": attempts, "last_error": f"{type(exc).__name__}: {exc}"[:2000],
-                      "available_at": pb_time(self.clock() + timedelta(seconds=backoff(attempts)))}
+                      "available_at": pb_time(self.clock() + timedelta(seconds=backoff(attempts))), **RELEASE}
         if final:  # the tenant is gone: nothing left to write, ever
             body.update(status="done", available_at="")
         elif attempts >= MAX_ATTEMPTS:  # shown as failed (r42 doctor); still retried, once an hour

@@ -21,6 +21,7 @@ from typing import Callable
 from r42_app.core.retrieval import MAX_CHUNKS, chunk_text
 from r42_app.services.embeddings import Embedder
 from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBStore, Tenant
+from r42_app.services.outbox import RELEASE, Renewal, claim, held_elsewhere, worker_id
 from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time, quote
 from r42_app.services.vector_store import VectorStore
 
@@ -64,10 +65,13 @@ def requeue_failed(pb: PocketBase, types: tuple[str, ...]) -> int:
 
 
 class Indexer:
-    """Turns outbox rows into Chroma writes. Safe to run in several processes (work is idempotent)."""
+    """Turns outbox rows into Chroma writes. Safe to run in several processes: each batch of rows is
+    leased to one indexer (services/outbox.py), and the work itself is idempotent."""
 
     def __init__(self, pb: PocketBase, kb: KBStore, vectors: VectorStore, embedder: Embedder,
-                 clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc), max_chunks: int = MAX_CHUNKS):
+                 clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc), max_chunks: int = MAX_CHUNKS,
+                 worker: str = ""):
+        self.worker = worker or worker_id("index")
         self.pb = pb
         self.kb = kb
         self.vectors = vectors
@@ -77,13 +81,10 @@ class Indexer:
         self.max_chunks = max_chunks
 
     def pending(self, limit: int = ROWS_PER_RUN, tenant_id: str | None = None) -> list[dict]:
-        now = pb_time(self.clock())
-        # `failed` rows come back too, once their (long) wait is over: a broken index is retried, not abandoned
-        flt = (f'(status = "pending" || status = "failed") && (type = {quote(OUTBOX_UPSERT)} || type = '
-               f'{quote(OUTBOX_DELETE)}) && (available_at = "" || available_at <= {quote(now)})')
-        if tenant_id:
-            flt += f" && payload.tenant = {quote(tenant_id)}"
-        return self.pb.list("outbox", filter=flt, sort="created,id", per_page=limit).get("items", [])
+        """Claim up to `limit` due rows for this indexer. `failed` rows come back too, once their (long)
+        wait is over: a broken index is retried, not abandoned."""
+        return claim(self.pb, self.worker, (OUTBOX_UPSERT, OUTBOX_DELETE), limit, tenant_id=tenant_id,
+                     now=self.clock())
 
     def pending_count(self, tenant_id: str | None = None) -> int:
         flt = f'status = "pending" && (type = {quote(OUTBOX_UPSERT)} || type = {quote(OUTBOX_DELETE)})'
@@ -95,10 +96,16 @@ class Indexer:
                  progress: Callable[[int], None] | None = None) -> DrainStats:
         """Process up to `limit` due rows; returns what was done."""
         started = time.perf_counter()
-        stats = DrainStats()
         rows = self.pending(limit or self.rows_per_run, tenant_id)
         if not rows:
-            return stats
+            return DrainStats()
+        with Renewal(self.pb, rows):
+            stats = self._index(rows, progress)
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def _index(self, rows: list[dict], progress: Callable[[int], None] | None) -> DrainStats:
+        stats = DrainStats()
         # (tenant, slug) -> rows, oldest first; the topic's current state decides upsert or delete.
         groups: OrderedDict[tuple[str, str, str], list[dict]] = OrderedDict()
         for row in rows:
@@ -140,21 +147,26 @@ class Indexer:
                 stats.failed_rows += len(failed)
                 self._fail(failed, exc)
             stats.rows += sum(len(groups[k]) for k in keys)
-        stats.seconds = time.perf_counter() - started
         return stats
 
-    def drain(self, tenant_id: str | None = None, progress: Callable[[int], None] | None = None) -> DrainStats:
-        """Run until no due row is left (rows waiting for a retry are left for later)."""
+    def drain(self, tenant_id: str | None = None, progress: Callable[[int], None] | None = None,
+              wait_for_leases: bool = False) -> DrainStats:
+        """Run until no due row is left (rows waiting for a retry are left for later). With
+        `wait_for_leases`, rows another worker holds are waited for too: finished by it, or taken over
+        when its lease ends (it died)."""
         total = DrainStats()
         while True:
             stats = self.run_once(tenant_id=tenant_id, progress=progress)
             total.add(stats)
-            if stats.rows == 0 or stats.rows == stats.failed_rows:
+            if stats.rows and stats.rows != stats.failed_rows:
+                continue
+            if not (wait_for_leases and held_elsewhere(self.pb, (OUTBOX_UPSERT, OUTBOX_DELETE), tenant_id)):
                 return total
+            time.sleep(0.5)
 
     def _finish(self, rows: list[dict]) -> None:
         requests = [BatchRequest.update("outbox", r["id"], {"status": "done", "attempts": r.get("attempts", 0) + 1,
-                                                             "last_error": ""}) for r in rows]
+                                                             "last_error": "", **RELEASE}) for r in rows]
         for start in range(0, len(requests), 400):
             self.pb.batch(requests[start:start + 400])
 
@@ -164,7 +176,7 @@ class Indexer:
         for r in rows:
             attempts = int(r.get("attempts", 0)) + 1
             body = {"attempts": attempts, "last_error": f"{type(exc).__name__}: {exc}"[:2000],
-                    "available_at": pb_time(now + timedelta(seconds=backoff(attempts)))}
+                    "available_at": pb_time(now + timedelta(seconds=backoff(attempts))), **RELEASE}
             if attempts >= MAX_ATTEMPTS:  # shown as failed (r42 doctor); still retried, once an hour
                 body["status"] = "failed"
                 body["available_at"] = pb_time(now + timedelta(seconds=FAILED_RETRY_S))

@@ -21,6 +21,30 @@ COLLECTION = "rag-kb-articles"
 MAX_CHUNKS_PER_TOPIC = 16
 
 
+_HELD: dict[str, object] = {}  # lock files this process holds on embedded indexes (kept open while it runs)
+
+
+def _warn_if_shared(path: Path) -> bool:
+    """The embedded Chroma client is single-process. Take a lock on the index; when another process already
+    holds it, say so plainly (two writers corrupt the index): use a Chroma server instead. True if shared."""
+    import fcntl
+
+    key = str(path.resolve())
+    if key in _HELD:
+        return False
+    handle = open(path / ".r42-open.lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        log.warning("another process has the embedded Chroma index in %s open: the embedded client is "
+                    "single-process, and two writers can corrupt it. Run a Chroma server (`r42 serve "
+                    "--chroma-server`, or `chroma run`) and set CHROMA_URL for every process", path)
+        return True
+    _HELD[key] = handle
+    return False
+
+
 class VectorStoreUnavailable(RuntimeError):
     """Chroma cannot be opened or reached."""
 
@@ -91,6 +115,7 @@ class VectorStore:
                 else:
                     assert self.path is not None
                     self.path.mkdir(parents=True, exist_ok=True)
+                    _warn_if_shared(self.path)
                     client = chromadb.PersistentClient(path=str(self.path), settings=settings)
                 # embedding_function=None: we always pass vectors; Chroma's default would download a model.
                 self._collection = client.get_or_create_collection(

@@ -6,9 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import json
 import logging
+import os
 import re
+import socket
 import time
 import uuid
 
@@ -41,6 +44,37 @@ log = logging.getLogger(__name__)
 
 RESTORE_NOTICE = "Je eerdere gesprek kon niet worden gelezen en is opnieuw begonnen."
 DROPPED_NOTICE = "Oudere berichten zijn niet meegestuurd; R42 kijkt naar de laatste 12 vragen."
+CUT_OFF = "De verbinding met de server werd onderbroken; dit antwoord is niet afgemaakt. Probeer het opnieuw."
+# This backend process, as the owner of the answers it streams. With several workers (issue 17) the tab
+# may reconnect to another worker while the answer's owner died: stream_check then ends the answer.
+# (the pid is read when asked: Granian forks its workers from a process that imported this module)
+OWNER_HOST = socket.gethostname()
+STALE_STREAM_S = 30.0  # an owner on another machine that has sent nothing for this long is taken as gone
+
+
+def owner_id() -> str:
+    return f"{OWNER_HOST}:{os.getpid()}"
+
+
+def worker_tag(pid: int | None = None) -> str:
+    """An opaque name of a backend worker (host and pid, hashed): on the page as `data-r42-worker`, so
+    operators and the multi-worker tests can tell which worker a tab is talking to."""
+    return hashlib.sha1(f"{OWNER_HOST}:{pid or os.getpid()}".encode()).hexdigest()[:8]
+
+
+def _owner_alive(owner: str, beat: float) -> bool:
+    host, _, pid = owner.rpartition(":")
+    if host == OWNER_HOST and pid.isdigit():
+        if int(pid) == os.getpid():
+            return True
+        try:
+            os.kill(int(pid), 0)
+            return time.time() - beat < 300  # alive, but silent for five minutes: it lost this answer
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+    return time.time() - beat < STALE_STREAM_S
 
 
 @dataclasses.dataclass
@@ -144,6 +178,12 @@ class ChatState(rx.State):
     _cleared: float = 0.0  # when this user's thread was last cleared (in any tab)
     _removed: list[str] = []  # ids of messages taken out (regenerate, edit), so other tabs drop them too
     _keep_open: bool = False  # a citation chip was clicked: the window stays open on the page it opens
+    _stream_owner: str = ""  # "host:pid" of the backend worker streaming the current answer
+    _stream_beat: float = 0.0  # when it last wrote to it
+
+    @rx.var(cache=False)
+    def worker(self) -> str:
+        return worker_tag()
 
     @rx.var
     def can_retry(self) -> bool:
@@ -470,10 +510,26 @@ class ChatState(rx.State):
         last = dataclasses.replace(self.messages[-1], **changes)
         self.messages = [*self.messages[:-1], last]
 
+    @rx.event
+    def stream_check(self):
+        """While an answer streams the tab asks now and then (r42_app.STREAM_CHECK_SCRIPT). When the worker
+        that streamed it is gone (it died, and the tab reconnected to another), the answer ends here as
+        incomplete, with "Opnieuw", instead of spinning for ever."""
+        if not self.streaming or _owner_alive(self._stream_owner, self._stream_beat):
+            return
+        log.warning("an answer's worker %s is gone; ending the answer as incomplete", self._stream_owner)
+        if self.messages and self.messages[-1].role == "assistant":
+            last = self.messages[-1]
+            self._set_last(status="incomplete" if last.content else "error",
+                           display=_display(last.content, last.citations))
+        self.streaming, self.error, self.mark, self._stream_owner = False, CUT_OFF, "error", ""
+        return ChatState.save_thread
+
     @rx.event(background=True)
     async def generate(self):
         """Stream one answer into the last message; lock blocks stay short."""
         async with self:
+            self._stream_owner, self._stream_beat = owner_id(), time.time()
             user = await self._user()
             history = [{"role": m.role, "content": m.content} for m in self.messages[:-1]
                        if m.role in ("user", "assistant") and m.content.strip() and m.id != "greeting"
@@ -486,6 +542,7 @@ class ChatState(rx.State):
             async with contextlib.aclosing(run_turn(user, history, chat_deps())) as turn:  # stop closes it now
                 async for event in turn:
                     async with self:
+                        self._stream_beat = time.time()
                         if self._stop:
                             status = "incomplete"
                             break

@@ -117,7 +117,8 @@ def test_worker_killed_mid_batch_indexes_every_topic_exactly_once(pb_server, adm
     tenant = KBStore(admin_pb).require_tenant("kill-test")
     flt = f'payload.tenant = "{tenant.id}"'
 
-    env = {**os.environ, "R42_PB_URL": pb_server.url, "R42_DATA_DIR": str(data)}
+    # a short lease: the rows the killed worker held come back to the rerun after 5 s
+    env = {**os.environ, "R42_PB_URL": pb_server.url, "R42_DATA_DIR": str(data), "R42_OUTBOX_LEASE_S": "5"}
     worker = subprocess.Popen([sys.executable, "-m", "r42_app.cli", "worker", "--batch-size", "40"], env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 240
@@ -130,7 +131,9 @@ def test_worker_killed_mid_batch_indexes_every_topic_exactly_once(pb_server, adm
     worker.wait(10)
     assert 0 < done < n, f"kill did not land mid-run ({done} of {n} done)"
 
-    rerun = r42(pb_server, data, "worker", "--once")
+    held = admin_pb.all("outbox", filter=flt + ' && status = "pending" && claimed_by != ""', fields="id")
+    assert held, "the killed worker held no rows: the lease is not exercised"
+    rerun = r42(pb_server, data, "worker", "--once")  # waits for the dead worker's lease, then takes its rows
     assert rerun.returncode == 0, rerun.stderr
     assert len(admin_pb.all("outbox", filter=flt + ' && status = "done"', fields="id")) == n
 

@@ -90,15 +90,18 @@ async def test_quiz_ignores_answers_that_are_not_options_and_only_its_own_tab_en
         await call(other_tab, QuizState.leave)
         await call(other_tab, QuizState.stop)
         assert store.active(user_id)  # another tab cannot end this quiz
-        for _ in range(8):
-            await call(quiz, QuizState.choose, quiz.current.options[0])
+        for i in range(8):  # right on even questions, wrong on odd ones
+            key = quiz._key[quiz.index]
+            right = key.options[key.answer]
+            pick = right if i % 2 == 0 else next(o for o in key.options if o != right)
+            await call(quiz, QuizState.choose, pick)
             await call(quiz, QuizState.next)  # checked: right or wrong is shown, the choice is locked
-            assert quiz.revealed and quiz.right_answer in quiz.current.options
-            assert quiz.was_right == (quiz.right_answer == quiz.current.options[0])
-            await call(quiz, QuizState.choose, quiz.current.options[1])
-            assert quiz.choice == quiz.current.options[0]
+            assert quiz.revealed and quiz.right_answer == right and quiz.was_right == (i % 2 == 0)
+            await call(quiz, QuizState.choose, next(o for o in key.options if o != pick))
+            assert quiz.choice == pick
             await call(quiz, QuizState.next)
         assert quiz.phase == "result" and quiz.total == 8 and len(quiz.reviews) == 8
+        assert quiz.correct == 4
         assert not store.active(user_id)
     finally:
         store.end(user_id)

@@ -1,0 +1,94 @@
+"""Leased claims on outbox rows, so several consumers (app backends, `r42 worker` processes, on one
+machine or several) never work on the same row at once.
+
+PocketBase's REST API has no compare-and-set. The claim is a route of our own in
+`pb_hooks/r42.pb.js` (`POST /api/r42/outbox/claim`): inside one transaction it selects due rows whose
+lease is free and writes `claimed_by` and `lease_until` on them. SQLite admits one writer at a time,
+so a row is handed to one claimer per lease. A consumer that dies mid-batch leaves its rows leased;
+they come back to everyone when the lease ends (the work is idempotent, so redoing them is safe).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from datetime import datetime, timedelta, timezone
+
+from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time
+
+log = logging.getLogger(__name__)
+
+
+def lease_seconds() -> int:
+    """How long a claim holds (R42_OUTBOX_LEASE_S, default 60): a live holder renews it every third of
+    that; the rows of a holder that died come back to everyone after at most this long."""
+    try:
+        return max(1, min(3600, int(os.environ.get("R42_OUTBOX_LEASE_S", "60"))))
+    except ValueError:
+        return 60
+
+
+def worker_id(role: str) -> str:
+    """A name for this consumer, shown on the rows it holds: host, process and a random part."""
+    return f"{socket.gethostname()}:{os.getpid()}:{role}:{uuid.uuid4().hex[:6]}"
+
+
+def claim(pb: PocketBase, worker: str, types: tuple[str, ...], limit: int, *, lease_s: int | None = None,
+          tenant_id: str | None = None, now: datetime | None = None) -> list[dict]:
+    """Lease up to `limit` due rows of these types (oldest first) to `worker`; returns them."""
+    body: dict = {"worker": worker, "types": list(types), "limit": int(limit),
+                  "lease_seconds": int(lease_s or lease_seconds())}
+    if tenant_id:
+        body["tenant"] = tenant_id
+    if now is not None:
+        body["now"] = pb_time(now)
+    return (pb.send("POST", "/api/r42/outbox/claim", body=body) or {}).get("items", [])
+
+
+# merged into a row's update when its work is done or failed: the lease ends; `claimed_by` stays, as a
+# record of who handled the row last
+RELEASE = {"lease_until": ""}
+
+
+class Renewal:
+    """Keeps the lease on claimed rows alive while their work runs (a thread renews every third of the
+    lease), so a slow batch is never handed to a second worker. Use as a context manager."""
+
+    def __init__(self, pb: PocketBase, rows: list[dict], lease_s: int | None = None):
+        self.pb, self.ids = pb, [r["id"] for r in rows]
+        self.lease_s = lease_s or lease_seconds()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="outbox-lease", daemon=True)
+
+    def __enter__(self) -> "Renewal":
+        if self.ids:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.lease_s / 3):
+            until = pb_time(datetime.now(timezone.utc) + timedelta(seconds=self.lease_s))
+            try:
+                for start in range(0, len(self.ids), 400):
+                    self.pb.batch([BatchRequest.update("outbox", i, {"lease_until": until})
+                                   for i in self.ids[start:start + 400]])
+            except PBError as exc:  # the rows may be done meanwhile; the work goes on either way
+                log.debug("renewing an outbox lease failed: %s", exc)
+
+
+def held_elsewhere(pb: PocketBase, types: tuple[str, ...], tenant_id: str | None = None) -> int:
+    """Rows of these types still pending but leased (to another worker, maybe one that died)."""
+    now = pb_time(datetime.now(timezone.utc))
+    flt = ('(status = "pending" || status = "failed") && lease_until > ' + f'"{now}" && ('
+           + " || ".join(f'type = "{t}"' for t in types) + ")")
+    if tenant_id:
+        flt += f' && payload.tenant = "{tenant_id}"'
+    return int(pb.list("outbox", filter=flt, per_page=1, fields="id", total=True).get("totalItems", 0))

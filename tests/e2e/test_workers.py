@@ -1,0 +1,163 @@
+"""Issue 17: `r42 serve --workers 2` with the embedded Redis and a Chroma server. A tab whose backend
+worker is killed reconnects to another and keeps its chat; two browsers on different workers both see
+an approval on the graph page.
+
+The app runs from a copy of the source tree (its own `.web` build), so its compiled URLs never touch
+the session's `served_app`."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from playwright.sync_api import expect
+
+from r42_app.state.chat import worker_tag
+from tests.conftest import DEMO_PASSWORD, free_port
+from tests.e2e.conftest import ROOT, sign_in
+from tests.e2e.test_chat import ask, open_chat
+from tests.e2e.test_graph_chips import proposal
+
+
+class WorkersApp:
+    def __init__(self, url: str, proc: subprocess.Popen, log: Path):
+        self.url, self.proc, self.log = url, proc, log
+
+    def processes(self) -> dict[str, psutil.Process]:
+        """The backend workers (Granian's children of the Reflex process), by their worker tag."""
+        serve = psutil.Process(self.proc.pid)
+        reflex = next(p for p in serve.children() if "r42_app.reflex_main" in " ".join(p.cmdline()))
+        return {worker_tag(p.pid): p for p in reflex.children() if "python" in p.name()}
+
+    def log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+
+@pytest.fixture(scope="module")
+def workers_app(tmp_path_factory, fake_claude):
+    base = tmp_path_factory.mktemp("workers")
+    copy = base / "r42"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".web", "data", "tools", "__pycache__", ".pytest_cache", ".states", "reflex.lock"))
+    (copy / "tools").symlink_to(ROOT / "tools")
+    if (ROOT / ".web" / "node_modules").is_dir():  # reuse the installed frontend packages (a fresh install works too)
+        shutil.copytree(ROOT / ".web", copy / ".web", ignore=shutil.ignore_patterns("node_modules", "build"))
+        (copy / ".web" / "node_modules").symlink_to(ROOT / ".web" / "node_modules")
+    data, port, pb_port = base / "data", free_port(), free_port()
+    env = {**os.environ, "PYTHONPATH": str(copy), "R42_DATA_DIR": str(data), "R42_PORT": str(port),
+           "R42_PB_PORT": str(pb_port), "R42_DEMO_PASSWORD": DEMO_PASSWORD, "ANTHROPIC_API_KEY": "test-key",
+           "ANTHROPIC_BASE_URL": fake_claude.url, "R42_MODEL": "claude-test", "R42_MODEL_TIMEOUT": "30",
+           "R42_CHAT_PER_MINUTE": "600", "R42_CHAT_BURST": "50"}
+    for name in ("R42_PB_URL", "REFLEX_REDIS_URL", "R42_REDIS_URL", "CHROMA_URL", "R42_BACKEND_WORKERS"):
+        env.pop(name, None)
+    data.mkdir()
+    log = data / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "r42_app.cli", "serve", "--workers", "2"], cwd=copy, env=env,
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    app = WorkersApp(f"http://127.0.0.1:{port}", proc, log)
+    deadline = time.monotonic() + 900
+    while "R42 is running" not in log.read_text(errors="replace"):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"r42 serve --workers 2 did not start:\n{app.log_tail()}")
+        time.sleep(1)
+    yield app
+    children = psutil.Process(proc.pid).children(recursive=True)
+    proc.send_signal(signal.SIGINT)  # Ctrl-C: everything it started stops, Redis and Chroma included
+    proc.wait(60)
+    gone, alive = psutil.wait_procs(children, timeout=30)
+    assert not alive, f"still running after Ctrl-C: {[p.cmdline()[:3] for p in alive]}"
+
+
+def test_serve_with_two_workers_starts_redis_and_chroma_and_two_backends(workers_app):
+    text = workers_app.log_tail()
+    assert "2 backend workers share their state through the embedded Redis" in text
+    assert "a Chroma server on 127.0.0.1:" in text
+    assert len(workers_app.processes()) == 2
+
+
+def test_a_killed_worker_hands_the_chat_to_the_other_and_the_state_survives(workers_app, browser, claude):
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    sockets = []
+    page.on("websocket", lambda ws: sockets.append(ws) if "/_event" in ws.url else None)
+    claude.reply_text("Het eerste antwoord over de AOW.")
+    sign_in(page, workers_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Eerste vraag?")
+    answers = page.locator(".r42-assistant")
+    expect(answers.last).to_contain_text("Het eerste antwoord", timeout=30_000)
+    expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
+
+    claude.reply_text(*["woord "] * 300, chunk_delay=0.1)  # a long answer, still streaming when its worker dies
+    ask(page, "Tweede vraag?")
+    expect(answers.last).to_contain_text("woord woord", timeout=30_000)
+    chat = page.locator("#r42-chat")
+    tag = chat.get_attribute("data-r42-worker")
+    workers = workers_app.processes()
+    assert tag in workers, (tag, list(workers))
+    workers[tag].kill()
+
+    # the tab reconnects (to the other worker, or the respawned one) and the orphaned answer ends as incomplete
+    expect(answers.last.locator(".r42-incomplete")).to_be_visible(timeout=60_000)
+    expect(page.locator("#r42-error")).to_contain_text("onderbroken")
+    expect(page.locator("#r42-window")).to_be_visible()  # still open
+    assert len(sockets) >= 2 and sockets[0].is_closed()
+
+    claude.reply_text("Het derde antwoord.")
+    ask(page, "Derde vraag?")
+    expect(answers.last).to_contain_text("Het derde antwoord.", timeout=30_000)
+    # the server's state came through Redis: the whole conversation, not only the new turn
+    expect(page.locator(".r42-user")).to_have_count(3)
+    expect(answers.first).to_contain_text("Het eerste antwoord")
+    assert chat.get_attribute("data-r42-worker") != tag
+    ctx.close()
+
+
+def test_two_browsers_on_different_workers_both_see_an_approval_on_the_graph(workers_app, browser, claude):
+    learner_ctx, admin_ctx = browser.new_context(), browser.new_context()
+    learner, admin = learner_ctx.new_page(), admin_ctx.new_page()
+    sign_in(admin, workers_app, "admin@example.com", path="/graph")
+    sign_in(learner, workers_app, "learner@example.com", path="/graph")
+    for page in (admin, learner):
+        page.wait_for_function("() => window.__r42graph && window.__r42graph.ids().length > 0")
+
+    def tag(page):
+        return page.locator("#r42-chat").get_attribute("data-r42-worker")
+
+    for _ in range(12):  # the kernel spreads connections over the workers; reload until they differ
+        if tag(learner) != tag(admin):
+            break
+        learner.reload()
+        learner.wait_for_function("() => window.__r42graph && window.__r42graph.ids().length > 0")
+    assert tag(learner) != tag(admin), "both browsers stayed on one worker"
+    assert {tag(learner), tag(admin)} <= set(workers_app.processes())
+    learner.evaluate("window.__notReloaded = true")
+    admin.evaluate("window.__notReloaded = true")
+
+    chatter = learner_ctx.new_page()
+    claude.reply_tool("propose_graph_delta", proposal("werker-race"))
+    claude.reply_text("Voorstel gedaan.")
+    chatter.goto(workers_app.url + "/")
+    open_chat(chatter)
+    ask(chatter, "Kan dit erbij?")
+    chatter.locator(".r42-delta").last.locator(".r42-delta-yes").click()
+    expect(chatter.locator(".r42-delta").last).to_contain_text("Voorgelegd aan de beheerders")
+    admin.wait_for_function("() => window.__r42graph.pending().includes('werker-race')")
+
+    queue = admin_ctx.new_page()
+    queue.goto(workers_app.url + "/admin/suggestions")
+    card = queue.locator(".suggestion", has_text="Werker Race")
+    card.locator(".approve-suggestion").click()
+    expect(queue.locator(".suggestion", has_text="Werker Race")).to_have_count(0)
+    for page in (learner, admin):  # both open graphs show the new topic, without a reload
+        page.wait_for_function("() => window.__r42graph.ids().includes('werker-race')", timeout=30_000)
+        assert page.evaluate("window.__notReloaded") is True
+    learner_ctx.close()
+    admin_ctx.close()

@@ -1,0 +1,146 @@
+"""Issue 17: outbox rows are leased, so several consumers never work on the same row at once.
+
+The claim is a PocketBase route (pb_hooks) that selects and leases rows in one transaction; these tests
+race real claimers on it, and two real `r42 worker --role index` processes on 1,000 rows."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from r42_app.services.kb_store import KBStore
+from r42_app.services.outbox import claim
+from r42_app.services.pb import PBError
+from r42_app.services.vector_store import VectorStore
+from tests.integration.test_chroma_server import chroma_url  # noqa: F401  (the `chroma run` fixture)
+
+TYPE = "rag.index.kbarticle.upsert"
+
+
+def make_rows(admin_pb, tenant_id: str, n: int, prefix: str) -> list[str]:
+    from r42_app.services.pb import BatchRequest
+
+    requests = [BatchRequest.create("outbox", {"type": TYPE, "status": "pending", "attempts": 0,
+                                               "payload": {"tenant": tenant_id, "tenant_slug": "x",
+                                                           "topic": f"{prefix}-{i}"}}) for i in range(n)]
+    ids = []
+    for start in range(0, n, 400):
+        ids += [r["id"] for r in admin_pb.batch(requests[start:start + 400])]
+    return ids
+
+
+@pytest.fixture
+def fake_tenant(admin_pb):
+    """Rows of a tenant id of their own (claimed by tenant), deleted afterwards so no worker meets them."""
+    name = "claimtest" + os.urandom(3).hex()
+    yield name
+    for row in admin_pb.all("outbox", filter=f'payload.tenant = "{name}"', fields="id"):
+        admin_pb.delete("outbox", row["id"])
+
+
+def test_racing_claimers_never_get_the_same_row(admin_pb, fake_tenant):
+    ids = set(make_rows(admin_pb, fake_tenant, 300, "race"))
+    got: dict[str, list[str]] = {}
+
+    def grab(name: str) -> None:
+        mine = []
+        while True:
+            rows = claim(admin_pb, name, (TYPE,), 7, tenant_id=fake_tenant)
+            if not rows:
+                break
+            mine += [r["id"] for r in rows]
+            assert all(r["claimed_by"] == name for r in rows)
+        got[name] = mine
+
+    threads = [threading.Thread(target=grab, args=(f"w{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    every = [i for mine in got.values() for i in mine]
+    assert len(every) == len(set(every)) == len(ids) and set(every) == ids  # each row to exactly one claimer
+    assert sum(1 for mine in got.values() if mine) >= 2  # they really raced
+
+
+def test_a_lease_holds_until_it_ends_and_bad_claims_are_refused(pb_server, admin_pb, seeded, fake_tenant):
+    (row,) = make_rows(admin_pb, fake_tenant, 1, "lease")
+    now = datetime.now(timezone.utc)
+    assert [r["id"] for r in claim(admin_pb, "a", (TYPE,), 5, lease_s=60, tenant_id=fake_tenant, now=now)] == [row]
+    assert claim(admin_pb, "b", (TYPE,), 5, tenant_id=fake_tenant, now=now + timedelta(seconds=59)) == []
+    later = claim(admin_pb, "b", (TYPE,), 5, tenant_id=fake_tenant, now=now + timedelta(seconds=61))
+    assert [(r["id"], r["claimed_by"]) for r in later] == [(row, "b")]  # a holder that died: taken over
+    for body in ({"worker": "", "types": [TYPE], "limit": 1, "lease_seconds": 5},
+                 {"worker": "a", "types": [], "limit": 1, "lease_seconds": 5},
+                 {"worker": "a", "types": [TYPE], "limit": 0, "lease_seconds": 5},
+                 {"worker": "a", "types": [TYPE], "limit": 1, "lease_seconds": 99999},
+                 {"worker": "a", "types": [TYPE], "limit": 1, "lease_seconds": 5, "now": "gisteren"}):
+        with pytest.raises(PBError) as bad:
+            admin_pb.send("POST", "/api/r42/outbox/claim", body=body)
+        assert bad.value.status == 400
+    learner = pb_server.user("learner@example.com")
+    with pytest.raises(PBError) as refused:  # only the server's superuser may claim
+        learner.send("POST", "/api/r42/outbox/claim", body={"worker": "x", "types": [TYPE], "limit": 1,
+                                                            "lease_seconds": 5})
+    assert refused.value.status in (401, 403)
+    assert admin_pb.get("outbox", row)["claimed_by"] == "b"  # untouched by the refused claims
+
+
+def test_two_index_workers_racing_on_1000_rows_index_every_topic_exactly_once(pb_server, admin_pb, seeded,
+                                                                               tmp_path, chroma_url):  # noqa: F811
+    n = 1000
+    doc = {"topics": [{"id": f"race-{i}", "label": f"Racetopic {i}", "type": "concept",
+                       "description": "Voor de race tussen twee workers.", "content": f"Tekst nummer {i}."}
+                      for i in range(n)], "relations": []}
+    path = tmp_path / "race.json"
+    path.write_text(json.dumps(doc))
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(pb_server.data_dir / "superuser.json", data / "superuser.json")
+    env = {**os.environ, "R42_PB_URL": pb_server.url, "R42_DATA_DIR": str(data), "CHROMA_URL": chroma_url}
+    imported = subprocess.run([sys.executable, "-m", "r42_app.cli", "kb", "import", "--no-index", "--tenant",
+                               "race-test", str(path)], env=env, capture_output=True, text=True, timeout=300)
+    assert imported.returncode == 0, imported.stderr
+    tenant = KBStore(admin_pb).require_tenant("race-test")
+    flt = f'payload.tenant = "{tenant.id}"'
+    assert len(admin_pb.all("outbox", filter=flt + ' && status = "pending"', fields="id")) == n
+
+    workers = [subprocess.Popen([sys.executable, "-m", "r42_app.cli", "worker", "--role", "index", "--once", "--json",
+                                 "--tenant", "race-test", "--batch-size", "50"], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = []
+    for w in workers:
+        out, err = w.communicate(timeout=600)
+        assert w.returncode == 0, err
+        results.append(json.loads(out.strip().splitlines()[-1]))
+
+    upserts = [r["topics_indexed"] for r in results]
+    assert sum(upserts) == n, upserts  # every topic upserted once: none twice, none left out
+    assert all(u > 0 for u in upserts), upserts  # both workers took part
+    rows = admin_pb.all("outbox", filter=flt, fields="id,status,attempts,claimed_by")
+    assert len(rows) == n and all(r["status"] == "done" and r["attempts"] == 1 for r in rows)
+    assert {r["claimed_by"] for r in rows} == {r["worker"] for r in results}
+    ids = VectorStore(url=chroma_url).chunk_ids(tenant.id)
+    assert len(ids) == len(set(ids)) == n
+
+
+def test_a_second_process_opening_the_embedded_index_is_told_to_use_a_server(tmp_path, caplog):
+    from r42_app.services import vector_store
+
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from pathlib import Path; from r42_app.services.vector_store import _warn_if_shared; "
+        f"assert not _warn_if_shared(Path({str(tmp_path)!r})); print('held', flush=True); time.sleep(60)")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with caplog.at_level("WARNING"):
+            assert vector_store._warn_if_shared(tmp_path)
+        assert "single-process" in caplog.text and "CHROMA_URL" in caplog.text
+    finally:
+        holder.kill()
+        holder.wait(10)
+    assert not vector_store._warn_if_shared(tmp_path)  # the holder is gone: this process takes the lock quietly
