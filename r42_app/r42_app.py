@@ -183,6 +183,10 @@ setInterval(function () {
   if (b) b.click();
 }, 4000);"""
 
+from r42_app.services import reflex_patches  # noqa: E402  (several workers: a reconnect keeps its session)
+
+reflex_patches.apply()
+
 app = rx.App(
     style=STYLE,
     stylesheets=["/r42.css"],

@@ -376,5 +376,5 @@ def chat() -> rx.Component:
                         tab_index=-1, aria_hidden="true")  # clicked by the `storage` listener (r42_app.THREAD_SCRIPT)
     check = rx.el.button(on_click=ChatState.stream_check, id="r42-stream-check", type="button", hidden=True,
                          tab_index=-1, aria_hidden="true")  # clicked while streaming (r42_app.STREAM_CHECK_SCRIPT)
-    return rx.box(window(), launcher(), capabilities_dialog(), sync, check, id="r42-chat",
+    return rx.box(window(), launcher(), capabilities_dialog(), sync, check, id="r42-chat", on_mount=ChatState.page_view,
                   custom_attrs={"data-r42-user": AuthState.user_id, "data-r42-worker": ChatState.worker})

@@ -161,6 +161,7 @@ def body() -> rx.Component:
             max_width="720px", margin_x="auto",
         ),
         padding=rx.breakpoints(initial="16px 12px", sm="28px 24px"),
+        on_mount=Q.shown,  # a page view (not a websocket reconnect): the intro, or "ended" after a reload
         on_unmount=Q.leave,  # navigating away ends a running quiz
         id="quiz-page",
     )

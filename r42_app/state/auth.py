@@ -40,7 +40,7 @@ class AuthState(rx.State):
     role: str = ""
     tenant_name: str = ""
     _user: SignedInUser | None = None
-    _verified_at: float = 0.0  # time.monotonic() of the last check with PocketBase
+    _verified_at: float = 0.0  # time.time() of the last check with PocketBase (wall clock: workers share it)
     _verified_token: str = ""
 
     @rx.var(cache=False)
@@ -74,7 +74,7 @@ class AuthState(rx.State):
             self.session_token = ""
             return
         user = session.user
-        self._user, self._verified_at, self._verified_token = user, time.monotonic(), session.token
+        self._user, self._verified_at, self._verified_token = user, time.time(), session.token
         self.session_token = session.token
         self.user_id = user.id
         self.user_name = user.name
@@ -92,7 +92,7 @@ class AuthState(rx.State):
                 self._apply(None)
             self.checked = True
             return None
-        age = time.monotonic() - self._verified_at
+        age = time.time() - self._verified_at
         if self._user is None or token != self._verified_token or fresh or age >= VERIFY_TTL_S:
             try:
                 session = await asyncio.to_thread(deps.auth_service().verify, token)

@@ -226,13 +226,18 @@ class ChatState(rx.State):
         self.is_open = False
 
     @rx.event
-    async def check_access(self):
-        """on_load of every page: is R42 on for this user now (master switch, qa_help), and what may it do.
-        A new page starts with the window closed (it covered pages), unless a citation chip led here."""
+    def page_view(self):
+        """on_mount of the chat on every page: a new page view starts with the window closed (it covered
+        pages), unless a citation chip led here. (Not on_load: Reflex runs on_load again when the websocket
+        reconnects, say to another backend worker, and that must not close an open window.)"""
         if self._keep_open:
             self._keep_open = False
         else:
             self.is_open = False
+
+    @rx.event
+    async def check_access(self):
+        """on_load of every page: is R42 on for this user now (master switch, qa_help), and what may it do."""
         user = await self._user()
         if user is None:
             return

@@ -116,12 +116,17 @@ class QuizState(rx.State):
 
     @rx.event
     async def load(self):
-        """on_load of `/testen`: the intro. A reload of this tab mid-quiz ends that quiz; a new tab
-        leaves a quiz running in another tab alone (it must stay locked)."""
+        """on_load of `/testen`. Reflex runs on_load again when the websocket reconnects (to another
+        backend worker, say): that must not end a running quiz, so page views are handled in `shown`."""
+        self.error, self.starting = "", False
+
+    @rx.event
+    async def shown(self):
+        """on_mount of the quiz page (a real page view): the intro. A reload of this tab mid-quiz ends that
+        quiz and says so; a new tab leaves a quiz running in another tab alone (it must stay locked)."""
         user = await self._user()
         if user is None:
             return
-        self.error, self.starting = "", False
         if self.phase == "questions":  # this tab was reloaded mid-quiz: that attempt is over, and we say so
             return await self._ended(user, ENDED_REASONS["reload"])
         if not (self.phase == "ended" and self._unseen_end):

@@ -87,6 +87,7 @@ async def test_quiz_ignores_answers_that_are_not_options_and_only_its_own_tab_en
         assert quiz.choice == ""
         other_tab = substate(await signed_in_root("learner@example.com"), QuizState)
         await call(other_tab, QuizState.load)
+        await call(other_tab, QuizState.shown)
         await call(other_tab, QuizState.leave)
         await call(other_tab, QuizState.stop)
         assert store.active(user_id)  # another tab cannot end this quiz
@@ -142,15 +143,18 @@ async def test_a_reload_or_leaving_mid_quiz_ends_the_attempt_and_says_so(app_env
     user_id = admin_pb.first("users", 'email = "learner@example.com"')["id"]
     try:
         await call(quiz, QuizState.start)
-        await call(quiz, QuizState.load)  # the same tab loads /testen again: a reload
+        await call(quiz, QuizState.load)  # on_load again without a page view: a websocket reconnect
+        assert quiz.phase == "questions" and store.active(user_id)  # the quiz goes on
+        await call(quiz, QuizState.load)
+        await call(quiz, QuizState.shown)  # the same tab shows /testen again: a reload
         assert quiz.phase == "ended" and "opnieuw werd geladen" in quiz.ended_reason
         assert quiz._key == [] and not store.active(user_id)
         await call(quiz, QuizState.start)
         await call(quiz, QuizState.leave)  # navigating away inside the app
         assert not store.active(user_id)
-        await call(quiz, QuizState.load)  # coming back says why the attempt is gone, once
+        await call(quiz, QuizState.shown)  # coming back says why the attempt is gone, once
         assert quiz.phase == "ended" and "toetspagina verliet" in quiz.ended_reason
-        await call(quiz, QuizState.load)
+        await call(quiz, QuizState.shown)
         assert quiz.phase == "intro"
     finally:
         store.end(user_id)
