@@ -22,6 +22,7 @@ export NPM_CONFIG_REGISTRY ?= $(shell npm config get registry 2>/dev/null || ech
 
 help:
 	@echo "make run    set up (first time) and serve R42 on http://127.0.0.1:$${R42_PORT:-3000}/"
+	@echo "            (R42_BACKEND_WORKERS=2 make run: two backend workers, see docs/DEPLOY.md)"
 	@echo "make test   set up and run all tests (unit, integration, browser)"
 	@echo "make bench  run the benchmarks in bench/"
 	@echo "make clean  remove the venv, tools and build output (keeps ./data)"
