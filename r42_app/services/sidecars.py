@@ -20,6 +20,8 @@ from pathlib import Path
 
 import httpx
 
+from r42_app.services.pb_server import stop_process
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -76,14 +78,7 @@ class _Server:
 
     def stop(self, timeout: float = 10.0) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop_process(proc, timeout)
 
 
 class RedisServer(_Server):
