@@ -51,7 +51,14 @@ def tool_registry() -> ToolRegistry:
 def external_runtime() -> ExternalRuntime:
     """Audit, per-user-per-tool rate limit and confirmations of external tool calls (one per process)."""
     per_minute = deps.mcp_hub().config.calls_per_minute
-    return ExternalRuntime(ToolAudit(deps.admin_pb()), RateLimiter(per_minute=per_minute, burst=per_minute))
+    redis_url = deps.settings().redis_url
+    if redis_url:  # several workers: one limit per user and tool across them
+        from r42_app.services.shared_limiter import SharedRateLimiter
+
+        limiter = SharedRateLimiter(redis_url, per_minute=per_minute, burst=per_minute, prefix="r42:rl:tool:")
+    else:
+        limiter = RateLimiter(per_minute=per_minute, burst=per_minute)
+    return ExternalRuntime(ToolAudit(deps.admin_pb()), limiter)
 
 
 def reset() -> None:

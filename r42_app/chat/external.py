@@ -11,6 +11,7 @@ arguments, and used once.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import time
@@ -105,6 +106,8 @@ def wrap_high_risk_execute(entry: McpToolEntry) -> Callable[[TurnContext, dict[s
         if runtime is None:
             return await done("not-invocable", _result(not_invocable(entry.name, "external tools are off")), True)
         wait = runtime.limiter.check(f"{ctx.user.id}:{entry.name}")
+        if inspect.isawaitable(wait):  # several workers: the limit is shared in Redis
+            wait = await wait
         if wait > 0:
             return await done("rate_limited", _result({"status": "rate_limited", "tool": entry.name,
                                                         "retry_after_seconds": round(wait, 1)}), True)
