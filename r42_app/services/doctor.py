@@ -6,6 +6,7 @@ import asyncio
 import subprocess
 import time
 from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
 from typing import Callable
 
 from r42_app.core.capabilities import AccessRow
@@ -13,7 +14,7 @@ from r42_app.services.costs import OUTBOX_COST, CreditStore
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBStore, Tenant
 from r42_app.services.mcp import McpHub, McpRegistry
-from r42_app.services.pb import PocketBase, quote
+from r42_app.services.pb import PocketBase, pb_time, quote
 from r42_app.services.pb_server import pocketbase_binary
 from r42_app.services.vector_store import VectorStore
 from r42_app.settings import Settings
@@ -110,7 +111,11 @@ class Doctor:
                                total=True).get("totalItems", 0)
         failed = self.pb.list("outbox", filter=f'status = "failed" && {kinds}', sort="-updated",
                               fields="id,type,last_error", per_page=3, total=True)
-        out = [Check("outbox backlog", WARN if pending > BACKLOG_WARN else OK, f"{pending} row(s) waiting",
+        now = pb_time(datetime.now(timezone.utc))
+        held = self.pb.list("outbox", filter=f'status = "pending" && lease_until > {quote(now)} && {kinds}',
+                            fields="id", per_page=1, total=True).get("totalItems", 0)
+        out = [Check("outbox backlog", WARN if pending > BACKLOG_WARN else OK,
+                     f"{pending} row(s) waiting, {held} of them leased by a worker right now",
                      "is the app (or `r42 worker`) running?" if pending > BACKLOG_WARN else "")]
         count = failed.get("totalItems", 0)
         if count:

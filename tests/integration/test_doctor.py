@@ -22,6 +22,7 @@ def test_the_doctor_reports_a_broken_index_as_fail_with_the_fix(pb_server, admin
         assert checks["embedding model"]["status"] == "OK" and "384 dimensions" in checks["embedding model"]["detail"]
         assert checks["credits dokter"]["status"] == "WARN" and "r42 credits add" in checks["credits dokter"]["fix"]
         assert {"outbox backlog", "outbox failures", "cost tracking", "mcp"} <= set(checks)
+        assert "leased by a worker right now" in checks["outbox backlog"]["detail"]
         assert checks["rag snippets"]["status"] == "OK" and checks["injection model"]["status"] == "OK"
         text = run_cli(pb_server, "doctor", "--tenant", "dokter")
         assert "FAIL  index dokter" in text.stdout and "fix: r42 chatbot rag-backfill --tenant dokter --now" in text.stdout
