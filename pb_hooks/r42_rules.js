@@ -182,6 +182,7 @@ function throttleSignIn(e) {
 // POST /api/r42/outbox/claim {worker, types: [...], limit, lease_seconds, tenant?, now?} -> {items: [rows]}
 const CLAIM_MAX_ROWS = 1000;
 const CLAIM_MAX_LEASE_S = 3600;
+const CLAIM_MAX_HELD = 20000;
 function pbTime(ms) {
   return new Date(ms).toISOString().replace("T", " ");
 }
@@ -208,9 +209,25 @@ function claimOutbox(e) {
   }
   const until = pbTime(nowMs + lease * 1000);
   const claimed = [];
+  // A topic whose row another worker holds is left alone until that lease ends: two workers indexing
+  // one topic at once could finish in the wrong order and leave an old version (or a deleted topic).
+  const topicKey = (row) => {
+    const payload = parseJSONField(row, "payload");
+    return payload && payload.topic ? `${payload.tenant}/${payload.topic}` : "";
+  };
   e.app.runInTransaction((txApp) => {
-    const rows = txApp.findRecordsByFilter("outbox", filter, "created,id", limit, 0, params);
+    const busy = new Set();
+    const held = txApp.findRecordsByFilter("outbox", `(status = "pending" || status = "failed") && (${typeFilter})`
+      + " && lease_until > {:now} && claimed_by != {:worker}", "", CLAIM_MAX_HELD, 0, Object.assign({}, params, { worker }));
+    for (const row of held) {
+      const key = topicKey(row);
+      if (key) busy.add(key);
+    }
+    const rows = txApp.findRecordsByFilter("outbox", filter, "created,id", limit + busy.size, 0, params);
     for (const row of rows) {
+      if (claimed.length >= limit) break;
+      const key = topicKey(row);
+      if (key && busy.has(key)) continue;
       row.set("claimed_by", worker);
       row.set("lease_until", until);
       txApp.save(row);

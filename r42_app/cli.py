@@ -295,18 +295,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
             env["REFLEX_REDIS_URL"] = cfg.redis_url
             say(f"{workers} backend worker(s) keep their state in {_redacted(cfg.redis_url)}")
         elif workers > 1:
-            redis = RedisServer(cfg.data_dir / "redis").start()
-            sidecars.append(("Redis", redis))
-            shutdown.children.append(redis.proc)
+            redis = RedisServer(cfg.data_dir / "redis")
+            sidecars.append(("Redis", redis))  # stopped in `finally`, even if it is still starting
+            redis.start(on_spawn=shutdown.children.append)
             env["REFLEX_REDIS_URL"] = redis.url
             say(f"{workers} backend workers share their state through the embedded Redis on 127.0.0.1:"
                 f"{redis.port} (data in {cfg.data_dir / 'redis'}; set REFLEX_REDIS_URL to use your own)")
         if cfg.chroma_url:
             say(f"search index: the Chroma server at {cfg.chroma_url}")
         elif args.chroma_server or workers > 1:
-            chroma = ChromaServer(cfg.chroma_dir).start()
+            chroma = ChromaServer(cfg.chroma_dir)
             sidecars.append(("Chroma", chroma))
-            shutdown.children.append(chroma.proc)
+            chroma.start(on_spawn=shutdown.children.append)
             env["CHROMA_URL"] = chroma.url
             why = "" if args.chroma_server else " (several workers cannot share the embedded index)"
             say(f"search index: a Chroma server on 127.0.0.1:{chroma.port} over {cfg.chroma_dir}{why}")
@@ -606,8 +606,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
             indexer.rows_per_run = args.batch_size
         tenant_id = None
         if args.tenant:
-            if indexer is None or not args.once:
-                _err("--tenant applies to --once with the index role only")
+            if args.role != "index" or not args.once:
+                _err("--tenant applies to --once --role index only")
                 return 2
             try:
                 tenant_id = KBStore(pb).require_tenant(args.tenant).id

@@ -36,7 +36,7 @@ from r42_app.core.costs import (
 )
 from r42_app.services.audit import audit_request
 from r42_app.services.kb_store import Tenant
-from r42_app.services.outbox import RELEASE, Renewal, claim, held_elsewhere, worker_id
+from r42_app.services.outbox import Renewal, claim, held_elsewhere, worker_id
 from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time, quote
 
 publish_log = logging.getLogger("r42.ai_cost.publisher")
@@ -226,7 +226,7 @@ class CostPersister:
                        stats: PersistStats) -> None:
         requests = [r for _row, events in chunk for e in events for r in self._requests(e, unlimited[e.tenant])]
         requests += [BatchRequest.update("outbox", row["id"], {"status": "done", "attempts": int(row.get("attempts", 0)) + 1,
-                                                               "last_error": "", **RELEASE}) for row, _events in chunk]
+                                                               "last_error": ""}) for row, _events in chunk]
         try:
             self.pb.batch(requests)
             stats.rows += len(chunk)
@@ -243,21 +243,21 @@ class CostPersister:
                     else:
                         stats.duplicates += 1
                 self.pb.update("outbox", row["id"], {"status": "done", "attempts": int(row.get("attempts", 0)) + 1,
-                                                     "last_error": "", **RELEASE})
+                                                     "last_error": ""})
             except Exception as exc:  # retried with backoff; one bad row must not stop the others
                 stats.failed_rows += 1
                 self._fail(row, exc)
 
     def drain(self, wait_for_leases: bool = False) -> PersistStats:
         """Run until no due row is left (with `wait_for_leases`, also rows another worker holds)."""
-        total = PersistStats()
+        total, started = PersistStats(), datetime.now(timezone.utc)
         while True:
             stats = self.run_once()
             for name in ("rows", "events", "duplicates", "failed_rows"):
                 setattr(total, name, getattr(total, name) + getattr(stats, name))
             if stats.rows and stats.rows != stats.failed_rows:
                 continue
-            if not (wait_for_leases and held_elsewhere(self.pb, (OUTBOX_COST,))):
+            if not (wait_for_leases and held_elsewhere(self.pb, self.worker, (OUTBOX_COST,), since=started)):
                 return total
             time.sleep(0.5)
 
@@ -268,7 +268,7 @@ class CostPersister:
 
         attempts = int(row.get("attempts", 0)) + 1
         body: dict = {"attempts": attempts, "last_error": f"{type(exc).__name__}: {exc}"[:2000],
-                      "available_at": pb_time(self.clock() + timedelta(seconds=backoff(attempts))), **RELEASE}
+                      "available_at": pb_time(self.clock() + timedelta(seconds=backoff(attempts)))}
         if final:  # the tenant is gone: nothing left to write, ever
             body.update(status="done", available_at="")
         elif attempts >= MAX_ATTEMPTS:  # shown as failed (r42 doctor); still retried, once an hour

@@ -21,7 +21,7 @@ from typing import Callable
 from r42_app.core.retrieval import MAX_CHUNKS, chunk_text
 from r42_app.services.embeddings import Embedder
 from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBStore, Tenant
-from r42_app.services.outbox import RELEASE, Renewal, claim, held_elsewhere, worker_id
+from r42_app.services.outbox import Renewal, claim, held_elsewhere, worker_id
 from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time, quote
 from r42_app.services.vector_store import VectorStore
 
@@ -58,7 +58,7 @@ def requeue_failed(pb: PocketBase, types: tuple[str, ...]) -> int:
     flt = 'status = "failed" && (' + " || ".join(f"type = {quote(t)}" for t in types) + ")"
     rows = pb.all("outbox", filter=flt, fields="id")
     requests = [BatchRequest.update("outbox", r["id"], {"status": "pending", "attempts": 0, "available_at": "",
-                                                        "last_error": ""}) for r in rows]
+                                                        "last_error": "", "lease_until": ""}) for r in rows]
     for start in range(0, len(requests), 400):
         pb.batch(requests[start:start + 400])
     return len(rows)
@@ -154,19 +154,20 @@ class Indexer:
         """Run until no due row is left (rows waiting for a retry are left for later). With
         `wait_for_leases`, rows another worker holds are waited for too: finished by it, or taken over
         when its lease ends (it died)."""
-        total = DrainStats()
+        total, started = DrainStats(), datetime.now(timezone.utc)
         while True:
             stats = self.run_once(tenant_id=tenant_id, progress=progress)
             total.add(stats)
             if stats.rows and stats.rows != stats.failed_rows:
                 continue
-            if not (wait_for_leases and held_elsewhere(self.pb, (OUTBOX_UPSERT, OUTBOX_DELETE), tenant_id)):
+            if not (wait_for_leases and held_elsewhere(self.pb, self.worker, (OUTBOX_UPSERT, OUTBOX_DELETE),
+                                                       tenant_id, since=started)):
                 return total
             time.sleep(0.5)
 
     def _finish(self, rows: list[dict]) -> None:
         requests = [BatchRequest.update("outbox", r["id"], {"status": "done", "attempts": r.get("attempts", 0) + 1,
-                                                             "last_error": "", **RELEASE}) for r in rows]
+                                                             "last_error": ""}) for r in rows]
         for start in range(0, len(requests), 400):
             self.pb.batch(requests[start:start + 400])
 
@@ -176,7 +177,7 @@ class Indexer:
         for r in rows:
             attempts = int(r.get("attempts", 0)) + 1
             body = {"attempts": attempts, "last_error": f"{type(exc).__name__}: {exc}"[:2000],
-                    "available_at": pb_time(now + timedelta(seconds=backoff(attempts))), **RELEASE}
+                    "available_at": pb_time(now + timedelta(seconds=backoff(attempts)))}
             if attempts >= MAX_ATTEMPTS:  # shown as failed (r42 doctor); still retried, once an hour
                 body["status"] = "failed"
                 body["available_at"] = pb_time(now + timedelta(seconds=FAILED_RETRY_S))

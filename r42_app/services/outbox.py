@@ -17,7 +17,7 @@ import threading
 import uuid
 from datetime import datetime, timedelta, timezone
 
-from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time
+from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time, quote
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +48,9 @@ def claim(pb: PocketBase, worker: str, types: tuple[str, ...], limit: int, *, le
     return (pb.send("POST", "/api/r42/outbox/claim", body=body) or {}).get("items", [])
 
 
-# merged into a row's update when its work is done or failed: the lease ends; `claimed_by` stays, as a
-# record of who handled the row last
-RELEASE = {"lease_until": ""}
+# A row's lease is never cleared by its holder: `done` takes it out of every claim, and a failed row waits
+# for its `available_at`. Clearing it could end the lease of a worker that took the row over after this
+# one's lease ran out (a stalled PocketBase), and let a third claim it. `claimed_by` stays as a record.
 
 
 class Renewal:
@@ -80,15 +80,19 @@ class Renewal:
                 for start in range(0, len(self.ids), 400):
                     self.pb.batch([BatchRequest.update("outbox", i, {"lease_until": until})
                                    for i in self.ids[start:start + 400]])
-            except PBError as exc:  # the rows may be done meanwhile; the work goes on either way
-                log.debug("renewing an outbox lease failed: %s", exc)
+            except PBError as exc:  # the work goes on; at worst another worker does these rows again (idempotent)
+                log.warning("renewing the lease on %d outbox row(s) failed: %s", len(self.ids), exc)
 
 
-def held_elsewhere(pb: PocketBase, types: tuple[str, ...], tenant_id: str | None = None) -> int:
-    """Rows of these types still pending but leased (to another worker, maybe one that died)."""
+def held_elsewhere(pb: PocketBase, worker: str, types: tuple[str, ...], tenant_id: str | None = None,
+                   since: datetime | None = None) -> int:
+    """Rows of these types still pending and leased to another worker (maybe one that died). With
+    `since`, only rows created before then: a drain waits for what was there, not for new traffic."""
     now = pb_time(datetime.now(timezone.utc))
-    flt = ('(status = "pending" || status = "failed") && lease_until > ' + f'"{now}" && ('
-           + " || ".join(f'type = "{t}"' for t in types) + ")")
+    flt = (f'(status = "pending" || status = "failed") && lease_until > {quote(now)} && claimed_by != {quote(worker)}'
+           " && (" + " || ".join(f"type = {quote(t)}" for t in types) + ")")
     if tenant_id:
-        flt += f' && payload.tenant = "{tenant_id}"'
+        flt += f" && payload.tenant = {quote(tenant_id)}"
+    if since is not None:
+        flt += f" && created <= {quote(pb_time(since))}"
     return int(pb.list("outbox", filter=flt, per_page=1, fields="id", total=True).get("totalItems", 0))

@@ -60,8 +60,11 @@ async def _owner_gone(manager, owner: str) -> bool:
     deadline = time.monotonic() + HEARTBEAT_EVERY_S * 3 + 1
     while True:
         raw = await manager.redis.get(HEARTBEAT_PREFIX + owner)
-        if raw is None:
-            return True
+        if raw is None:  # no beat: gone, unless one comes in time (a stalled loop, a Redis that restarted)
+            if time.monotonic() > deadline:
+                return True
+            await asyncio.sleep(0.5)
+            continue
         try:
             beat = json.loads(raw)
             host, pid, at = beat["host"], int(beat["pid"]), float(beat["t"])

@@ -60,12 +60,16 @@ class _Server:
     def answers(self) -> bool:
         raise NotImplementedError
 
-    def start(self, timeout: float = 30.0):
+    def start(self, timeout: float = 30.0, on_spawn=None):
+        """Start and wait until it answers. `on_spawn(proc)` hears of the process at once, so a stop
+        requested while it starts up can reach it."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_file, "ab")
         self.proc = subprocess.Popen(self._command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      start_new_session=True, cwd=self.data_dir)
         log.close()
+        if on_spawn is not None:
+            on_spawn(self.proc)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -49,7 +49,9 @@ CUT_OFF = "De verbinding met de server werd onderbroken; dit antwoord is niet af
 # may reconnect to another worker while the answer's owner died: stream_check then ends the answer.
 # (the pid is read when asked: Granian forks its workers from a process that imported this module)
 OWNER_HOST = socket.gethostname()
-STALE_STREAM_S = 30.0  # an owner on another machine that has sent nothing for this long is taken as gone
+# An owner on another machine that has written nothing for this long is taken as gone: longer than a turn
+# can be silent while alive (the model's timeout, a high-risk tool waiting 5 minutes for the user's yes).
+STALE_STREAM_S = 420.0
 
 
 def owner_id() -> str:
@@ -63,6 +65,8 @@ def worker_tag(pid: int | None = None) -> str:
 
 
 def _owner_alive(owner: str, beat: float) -> bool:
+    if not owner:  # not known (state from before this check existed): never cut an answer on a guess
+        return True
     host, _, pid = owner.rpartition(":")
     if host == OWNER_HOST and pid.isdigit():
         if int(pid) == os.getpid():
@@ -180,6 +184,7 @@ class ChatState(rx.State):
     _keep_open: bool = False  # a citation chip was clicked: the window stays open on the page it opens
     _stream_owner: str = ""  # "host:pid" of the backend worker streaming the current answer
     _stream_beat: float = 0.0  # when it last wrote to it
+    _stream_run: str = ""  # the answer being streamed; stream_check clears it, so a late writer stops
 
     @rx.var(cache=False)
     def worker(self) -> str:
@@ -470,6 +475,8 @@ class ChatState(rx.State):
     def _start(self):
         self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "assistant", "", "streaming", [], "")]
         self.streaming, self._stop = True, False
+        # this worker streams the answer (generate runs here): stream_check can tell when it is gone
+        self._stream_owner, self._stream_beat, self._stream_run = owner_id(), time.time(), uuid.uuid4().hex
         self.mark, self.error = "typing", ""
         return [ChatState.save_thread, ChatState.generate]
 
@@ -527,7 +534,8 @@ class ChatState(rx.State):
             last = self.messages[-1]
             self._set_last(status="incomplete" if last.content else "error",
                            display=_display(last.content, last.citations))
-        self.streaming, self.error, self.mark, self._stream_owner = False, CUT_OFF, "error", ""
+        self.streaming, self.error, self.mark = False, CUT_OFF, "error"
+        self._stream_owner, self._stream_run = "", ""
         return ChatState.save_thread
 
     @rx.event(background=True)
@@ -535,6 +543,7 @@ class ChatState(rx.State):
         """Stream one answer into the last message; lock blocks stay short."""
         async with self:
             self._stream_owner, self._stream_beat = owner_id(), time.time()
+            run = self._stream_run
             user = await self._user()
             history = [{"role": m.role, "content": m.content} for m in self.messages[:-1]
                        if m.role in ("user", "assistant") and m.content.strip() and m.id != "greeting"
@@ -547,6 +556,8 @@ class ChatState(rx.State):
             async with contextlib.aclosing(run_turn(user, history, chat_deps())) as turn:  # stop closes it now
                 async for event in turn:
                     async with self:
+                        if self._stream_run != run:  # ended meanwhile (stream_check): write nothing more
+                            return
                         self._stream_beat = time.time()
                         if self._stop:
                             status = "incomplete"
@@ -589,6 +600,9 @@ class ChatState(rx.State):
         if not citations and sources:  # stopped, cut off or failed before the citations came: resolve them here
             citations = _cited(text, sources)
         async with self:
+            if self._stream_run != run:  # ended meanwhile (stream_check): the answer is no longer ours
+                return
+            self._stream_run = ""
             self._set_last(content=text, status=status, citations=citations, display=_display(text, citations),
                            delta=delta, delta_state="pending" if delta else "", delta_lines=describe_delta(delta))
             if rejected:

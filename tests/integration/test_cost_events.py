@@ -136,7 +136,7 @@ async def test_replaying_the_outbox_writes_nothing_twice(priced, token, admin_pb
             if r["payload"]["turn_id"] == done["turn_id"]]
     assert len(rows) == 1 and rows[0]["status"] == "done"
     for _ in range(2):  # replay the row (a crash after writing, before marking it done)
-        admin_pb.update("outbox", rows[0]["id"], {"status": "pending"})
+        admin_pb.update("outbox", rows[0]["id"], {"status": "pending", "lease_until": ""})  # (its lease ended too)
         stats = CostPersister(admin_pb).drain()
         assert stats.events == 0 and stats.duplicates == 1
     assert len(events_of(admin_pb, done["turn_id"])) == 1

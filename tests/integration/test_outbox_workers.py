@@ -144,3 +144,20 @@ def test_a_second_process_opening_the_embedded_index_is_told_to_use_a_server(tmp
         holder.kill()
         holder.wait(10)
     assert not vector_store._warn_if_shared(tmp_path)  # the holder is gone: this process takes the lock quietly
+
+
+def test_a_topic_another_worker_holds_is_not_handed_out_twice(admin_pb, fake_tenant):
+    """Two edits of one topic: while worker a holds the first row, worker b may not take the second (it
+    could finish first, and a's older version of the topic would then win in the index)."""
+    import time
+
+    def row(topic):
+        time.sleep(0.01)  # distinct `created` times: claims go oldest first
+        return admin_pb.create("outbox", {"type": TYPE, "status": "pending", "attempts": 0,
+                                          "payload": {"tenant": fake_tenant, "tenant_slug": "x", "topic": topic}})["id"]
+
+    first, second, other = row("same"), row("same"), row("other")
+    assert [r["id"] for r in claim(admin_pb, "a", (TYPE,), 1, tenant_id=fake_tenant)] == [first]
+    assert [r["id"] for r in claim(admin_pb, "b", (TYPE,), 5, tenant_id=fake_tenant)] == [other]
+    admin_pb.update("outbox", first, {"status": "done"})  # a is done with it: the later edit is free
+    assert [r["id"] for r in claim(admin_pb, "b", (TYPE,), 5, tenant_id=fake_tenant)] == [second]
