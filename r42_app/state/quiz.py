@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import time
 
 import reflex as rx
 
@@ -35,6 +36,7 @@ ENDED_REASONS = {
     "left": "Je toets is gestopt doordat je de toetspagina verliet. Antwoorden tellen niet meer; begin opnieuw als "
             "je een score wilt.",
 }
+REVEAL_HOLD_S = 0.5  # "Volgende" counts only this long after the verdict appeared
 KIND_LABELS = {"description": "Omschrijving", "part_of": "Onderdeel van", "executed_by": "Uitgevoerd door",
                "depends_on": "Afhankelijk van"}
 
@@ -97,6 +99,7 @@ class QuizState(rx.State):
     _key: list = []  # the Questions, with their answers: never sent to the browser
     _answers: dict[str, int] = {}
     _session: str = ""  # the quiz_sessions row of this attempt
+    _revealed_at: float = 0.0  # when right/wrong was shown: a double click must not skip past it
     _unseen_end: bool = False  # the attempt ended while the page was not shown: say so on the next visit
 
     @rx.var
@@ -177,6 +180,8 @@ class QuizState(rx.State):
         if self.phase != "questions":
             return
         if self.revealed:
+            if time.time() - self._revealed_at < REVEAL_HOLD_S:  # the second click of a double click
+                return
             self.revealed, self.choice, self.right_answer = False, "", ""
             if self.index < len(self._key) - 1:
                 self.index += 1
@@ -195,7 +200,7 @@ class QuizState(rx.State):
         question: Question = self._key[self.index]
         chosen = list(question.options).index(self.choice)
         self._answers = {**self._answers, question.id: chosen}
-        self.revealed, self.was_right = True, chosen == question.answer
+        self.revealed, self.was_right, self._revealed_at = True, chosen == question.answer, time.time()
         self.right_answer = question.answer_label
 
     async def _ended(self, user, reason: str):

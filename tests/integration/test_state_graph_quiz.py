@@ -98,6 +98,9 @@ async def test_quiz_ignores_answers_that_are_not_options_and_only_its_own_tab_en
             await call(quiz, QuizState.choose, pick)
             await call(quiz, QuizState.next)  # checked: right or wrong is shown, the choice is locked
             assert quiz.revealed and quiz.right_answer == right and quiz.was_right == (i % 2 == 0)
+            await call(quiz, QuizState.next)  # the second click of a double click: the verdict stays
+            assert quiz.revealed and quiz.index == i
+            quiz._revealed_at -= 1  # (as if the learner read it for a second)
             await call(quiz, QuizState.choose, next(o for o in key.options if o != pick))
             assert quiz.choice == pick
             await call(quiz, QuizState.next)
@@ -119,6 +122,7 @@ async def test_an_attempt_whose_session_ended_takes_no_more_answers(app_env, see
         await call(quiz, QuizState.start)
         await call(quiz, QuizState.choose, quiz.current.options[0])
         await call(quiz, QuizState.next)
+        quiz._revealed_at -= 1
         await call(quiz, QuizState.next)
         assert quiz.index == 1
         if how == "ended":
