@@ -18,6 +18,8 @@ config = rx.Config(
     plugins=[rx.plugins.RadixThemesPlugin(theme=THEME)],
     disable_plugins=[rx.plugins.SitemapPlugin],
     redis_url=_settings.redis_url or None,
+    frontend_compression_formats=["gzip"],  # r42_app/http_headers.py reads gzip pages to hash their scripts
+    frontend_packages=["rehype-sanitize@6.0.0"],  # the HTML sanitiser r42_app/components/r42_sanitize.js imports
     # Reflex applies this list to its CORS middleware (the backend, api_transformer apps) and to the
     # socket.io server's Origin check on the /_event websocket; its default "*" echoes any Origin.
     cors_allowed_origins=list(_settings.allowed_origins),

@@ -102,6 +102,7 @@ class Settings:
     mcp_config: str = ""  # R42_MCP_CONFIG (default: mcp.json in the data dir)
     chat_per_minute: int = 12  # questions per user per minute (window and API alike) ...
     chat_burst: int = 4  # ... with this many at once
+    session_hours: int = 8  # R42_SESSION_HOURS: a sign-in's token lives this long, never extended (SECURITY.md)
 
     @property
     def injection_model_file(self) -> Path:
@@ -142,10 +143,15 @@ class Settings:
         return f"http://127.0.0.1:{self.port}"
 
     @property
+    def own_origins(self) -> tuple[str, ...]:
+        """The addresses the app itself is opened at."""
+        return (self.app_url, f"http://localhost:{self.port}")
+
+    @property
     def allowed_origins(self) -> tuple[str, ...]:
         """Origins whose pages may call the backend (CORS, the /_event websocket): the app's own, then
         R42_CORS_ORIGINS."""
-        return (self.app_url, f"http://localhost:{self.port}", *self.cors_origins)
+        return (*self.own_origins, *self.cors_origins)
 
     @property
     def offline(self) -> bool:
@@ -184,4 +190,5 @@ def load_settings() -> Settings:
         embed_chunks=_count("R42_EMBED_CHUNKS", 1, 16),
         model_timeout=float(_count("R42_MODEL_TIMEOUT", 60, 600)),
         cors_origins=_origins("R42_CORS_ORIGINS"),
+        session_hours=_count("R42_SESSION_HOURS", 8, 24 * 7),
     )

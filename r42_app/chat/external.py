@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 
 from r42_app.chat.tools import Tool, ToolResult, TurnContext
 from r42_app.core.capabilities import EXTERNAL_TOOLS
+from r42_app.core.fence import defuse
 from r42_app.core.mcp import (
     CONFIRM_TTL_S,
     Confirmation,
@@ -101,7 +102,8 @@ def wrap_high_risk_execute(entry: McpToolEntry) -> Callable[[TurnContext, dict[s
                                             redact(arguments), status, content, duration, confirmed_by)
                 except Exception as exc:  # the call happened; a lost audit row must be loud, not fatal
                     log.error("audit of %s for user %s failed: %s", entry.name, ctx.user.id, exc)
-            return ToolResult(content, is_error=is_error)
+            # the model reads what the tool said as data: no fence or citation of ours can be forged in it
+            return ToolResult(defuse(content), is_error=is_error)
 
         if runtime is None:
             return await done("not-invocable", _result(not_invocable(entry.name, "external tools are off")), True)

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable
 
 from r42_app.core.delta import Rejected, validate_delta
+from r42_app.core.fence import fence, one_line
+from r42_app.core.injection import detect_injection_markers
 from r42_app.core.retrieval import Snippet, make_snippet, render_snippets
 from r42_app.core.tools import BUILTIN_TOOLS, KB_SEARCH_TOOL, LOOKUP_TOPIC, PROPOSE_GRAPH_DELTA, ToolSpec
 from r42_app.services.auth import SignedInUser
@@ -129,13 +131,14 @@ async def lookup_topic(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResu
     if topic is None:
         return ToolResult(f"No topic with id {slug!r} exists in this knowledge base.")
     relations = await asyncio.to_thread(ctx.deps.kb.relations_of, ctx.tenant, slug)
-    lines = [f"id: {topic.slug}", f"label: {topic.label}", f"type: {topic.type}", f"description: {topic.description}",
-             "content:", topic.content or "(none)"]
+    lines = [f"id: {topic.slug}", f"label: {one_line(topic.label)}", f"type: {topic.type}",
+             f"description: {one_line(topic.description)}", "content:", topic.content or "(none)"]
     if relations:
         lines.append("relations:")
         lines += [f"- {r.source} --{r.type}--> {r.target}" for r in relations]
-    return ToolResult("---SNIPPET START---\n" + "\n".join(lines).replace("---SNIPPET", "--- SNIPPET")
-                      + "\n---SNIPPET END---")
+    text = "\n".join(lines)
+    markers = await asyncio.to_thread(detect_injection_markers, text)
+    return ToolResult(fence(text, topic.slug, topic.label, markers))
 
 
 async def kb_search(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResult:

@@ -2,6 +2,7 @@
 
 import reflex as rx
 
+from r42_app.components.markdown import safe_markdown
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_HELP, CAPABILITY_LABELS
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState, UIMessage
@@ -101,7 +102,7 @@ def bubble(msg: UIMessage) -> rx.Component:
             rx.cond(
                 (msg.content == "") & (msg.status == "streaming"),
                 rx.hstack(rx.spinner(size="1"), rx.text("R42 zoekt in de kennisbank…", size="1", color_scheme="gray")),
-                rx.markdown(msg.display, component_map={"a": citation_chip}, class_name="r42-md"),
+                safe_markdown(msg.display, component_map={"a": citation_chip}, class_name="r42-md"),
             ),
             rx.cond((msg.status == "incomplete") & (msg.content != ""),
                     rx.text("Onvolledig antwoord", size="1", color_scheme="orange", class_name="r42-incomplete")),
@@ -371,10 +372,10 @@ def capabilities_dialog() -> rx.Component:
 
 def chat() -> rx.Component:
     """Launcher and window together (placed once per signed-in page). `data-r42-user` lets the quiz-lock
-    script (r42_app.QUIZ_LOCK_SCRIPT) find this user's `quiz:active:{userId}` flag."""
+    script (assets/r42.js) find this user's `quiz:active:{userId}` flag."""
     sync = rx.el.button(on_click=ChatState.reload_thread, id="r42-thread-sync", type="button", hidden=True,
-                        tab_index=-1, aria_hidden="true")  # clicked by the `storage` listener (r42_app.THREAD_SCRIPT)
+                        tab_index=-1, aria_hidden="true")  # clicked by the `storage` listener (assets/r42.js)
     check = rx.el.button(on_click=ChatState.stream_check, id="r42-stream-check", type="button", hidden=True,
-                         tab_index=-1, aria_hidden="true")  # clicked while streaming (r42_app.STREAM_CHECK_SCRIPT)
+                         tab_index=-1, aria_hidden="true")  # clicked while streaming (assets/r42.js)
     return rx.box(window(), launcher(), capabilities_dialog(), sync, check, id="r42-chat", on_mount=ChatState.page_view,
                   custom_attrs={"data-r42-user": AuthState.user_id, "data-r42-worker": ChatState.worker})

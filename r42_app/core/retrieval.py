@@ -7,6 +7,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from r42_app.core.fence import SNIPPET_END, SNIPPET_START, defuse, fence, one_line  # noqa: F401 (re-exported)
 from r42_app.core.injection import detect_injection_markers
 from r42_app.core.kb import Relation, Topic
 from r42_app.core.lexical import BM25Index, Hit, TfidfIndex, topic_terms
@@ -25,8 +26,6 @@ MAX_QUERY_CHARS = 2000
 CHUNK_WORDS = 40
 CHUNK_OVERLAP = 10
 MAX_CHUNKS = 1
-SNIPPET_START = "---SNIPPET START---"
-SNIPPET_END = "---SNIPPET END---"
 
 
 def kb_hash(topics: Iterable[Topic], relations: Iterable[Relation]) -> str:
@@ -129,6 +128,14 @@ class TenantIndex:
     labels: LabelMatcher
     by_slug: dict[str, int] = field(default_factory=dict)
     english: float = 0.5
+    _markers: dict[tuple[int, str], list[str]] = field(default_factory=dict, repr=False)
+
+    def markers(self, i: int, part: str, text: str) -> list[str]:
+        """The injection markers of one topic's text for the prompt, computed once per index."""
+        key = (i, part)
+        if key not in self._markers:
+            self._markers[key] = detect_injection_markers(text)
+        return self._markers[key]
 
     @classmethod
     def build(cls, topics: Sequence[Topic], relations: Sequence[Relation]) -> "TenantIndex":
@@ -214,19 +221,21 @@ def build_kb_context_from_index(index: TenantIndex, message: str, tenant_name: s
     if not selected:
         lines.append("No topic of the knowledge base matches this message.")
     else:
-        lines.append("Topics (id · label · type: description):")
+        lines.append("Topics (id · label · type: description · suspect flag), one line each:")
         for i in selected:
             t = index.topics[i]
             named = " [named in the message]" if i in mentioned else ""
-            lines.append(f"- {t.slug} · {t.label} · {t.type}: {t.description}{named}")
+            flag = "suspect=true" if index.markers(i, "card", f"{t.label}\n{t.description}") else "suspect=false"
+            lines.append(f"- {t.slug} · {one_line(t.label)} · {t.type}: {one_line(t.description)}{named} · {flag}")
         if relations:
             lines.append("Relations between these topics:")
             lines.extend(f"- {r.source} --{r.type}--> {r.target}" for r in relations)
-        lines.append("Learning content:")
+        lines.append("Learning content, one block per topic:")
         for i in with_content:
             t = index.topics[i]
             content = t.content if len(t.content) <= CONTEXT_CONTENT_CHARS else t.content[:CONTEXT_CONTENT_CHARS].rsplit(" ", 1)[0] + " …"
-            lines.append(f"### {t.label} ({t.slug})\n{content or '(no learning content yet)'}")
+            lines.append(fence(content or "(no learning content yet)", t.slug, t.label,
+                               index.markers(i, "content", f"{t.label}\n{content}")))
     lines.append(f"KB hash: {index.hash}")
     return KBContext(
         text="\n".join(lines),
@@ -258,20 +267,9 @@ def make_snippet(ref: int, topic: Topic, text: str, score: float) -> Snippet:
     return Snippet(ref, topic.slug, topic.label, text, score, detect_injection_markers(f"{topic.label}\n{text}"))
 
 
-def _defuse(text: str) -> str:
-    """Snippet text can never close its own snippet or open a fake one."""
-    return text.replace(SNIPPET_START, "--- SNIPPET START ---").replace(SNIPPET_END, "--- SNIPPET END ---")
-
-
 def render_snippets(snippets: Sequence[Snippet]) -> str:
-    """Snippets for the prompt: data between markers, each with its [ref:N], slug, label and suspect flag."""
-    blocks = []
-    for s in snippets:
-        head = f"[ref:{s.ref}] topic={s.slug} label={_defuse(s.label)!r} suspect={'true' if s.suspect else 'false'}"
-        if s.suspect:
-            head += f" markers={','.join(s.markers)}"
-        blocks.append(f"{SNIPPET_START}\n{head}\n{_defuse(s.text)}\n{SNIPPET_END}")
-    return "\n".join(blocks)
+    """Snippets for the prompt: fenced data (core/fence.py), each with its [ref:N], slug, label and suspect flag."""
+    return "\n".join(fence(s.text, s.slug, s.label, s.markers, ref=s.ref) for s in snippets)
 
 
 def best_chunk(topic: Topic, query: str) -> str:

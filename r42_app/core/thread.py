@@ -97,7 +97,7 @@ def merge(mine: list[ThreadMessage], stored: list[ThreadMessage], removed: set[s
           ) -> list[ThreadMessage]:
     """Two tabs' threads as one: the stored order, then this tab's new messages; a message both have is
     taken in its more finished form (an answer beats its placeholder), else as this tab has it. The same
-    rule as the browser's `r42SaveThread` (r42_app.THREAD_SCRIPT), so every tab ends with the union."""
+    rule as the browser's `r42SaveThread` (assets/r42.js), so every tab ends with the union."""
     latest = {m.id: m for m in mine}
     out: list[ThreadMessage] = []
     seen: set[str] = set()

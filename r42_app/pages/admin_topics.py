@@ -3,6 +3,7 @@
 import reflex as rx
 
 from r42_app.components.common import empty_state, error_callout, skeleton_lines, type_badge
+from r42_app.components.markdown import safe_markdown
 from r42_app.components.shell import page_frame
 from r42_app.core.kb import RELATION_LABELS, TOPIC_TYPES, TYPE_LABELS
 from r42_app.state.admin_topics import AdminRelationRow, AdminTopicRow, AdminTopicsState as S
@@ -132,7 +133,7 @@ def field(label: str, name: str, control: rx.Component, hint: str = "") -> rx.Co
 
 def topic_form() -> rx.Component:
     """Label, id, type, description and markdown content, with a preview. `data-r42-dirty` tells the page
-    script (r42_app.UNSAVED_SCRIPT) to warn before unsaved changes are lost."""
+    script (assets/r42.js) to warn before unsaved changes are lost."""
     return rx.card(
         rx.vstack(
             rx.grid(
@@ -174,7 +175,7 @@ def topic_form() -> rx.Component:
                         padding_top="8px",
                     ),
                     rx.tabs.content(
-                        rx.box(rx.markdown(S.preview), padding="12px", border="1px solid var(--gray-5)",
+                        rx.box(safe_markdown(S.f_content), padding="12px", border="1px solid var(--gray-5)",
                                border_radius="6px", min_height="120px"),
                         value="preview",
                         padding_top="8px",

@@ -3,6 +3,7 @@
 import reflex as rx
 
 from r42_app.components.common import empty_state, error_callout, skeleton_lines, type_badge, type_color
+from r42_app.components.markdown import safe_markdown
 from r42_app.components.shell import page_frame
 from r42_app.components.theme import CONTENT_MAX, NAV_HEIGHT, PROSE, SIDEBAR_WIDTH
 from r42_app.state.auth import AuthState
@@ -274,7 +275,7 @@ def topic_view() -> rx.Component:
                 rx.text(LearnState.topic.description, size="4", color_scheme="gray", id="topic-description"),
                 rx.cond(
                     LearnState.topic_content != "",
-                    rx.box(rx.markdown(LearnState.topic_content), style=PROSE, width="100%", id="topic-content"),
+                    rx.box(safe_markdown(LearnState.topic_content), style=PROSE, width="100%", id="topic-content"),
                     rx.text("Voor dit onderwerp is nog geen leerinhoud geschreven.", color_scheme="gray",
                             font_style="italic"),
                 ),

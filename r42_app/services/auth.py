@@ -62,6 +62,7 @@ def _user_from(record: dict) -> SignedInUser:
     )
 
 
+SESSION_S = 8 * 3600  # a browser's token dies this long after its sign-in, however it is used (SECURITY.md)
 CHECK_CACHE_S = 15.0  # an API token verified this recently is not asked about again
 CHECK_CACHE_SIZE = 10_000
 SIGNIN_FAILURES_PER_MINUTE = 10  # per client address, through the app
@@ -77,9 +78,10 @@ class AuthService:
     process's address), while its sign-in hook still throttles each account (pb_hooks/r42_rules.js).
     """
 
-    def __init__(self, pb_url: str, admin: PocketBase | None = None):
+    def __init__(self, pb_url: str, admin: PocketBase | None = None, session_s: int = SESSION_S):
         self.pb_url = pb_url
         self.admin = admin
+        self.session_s = session_s
         self._http: httpx.Client | None = None  # shared by `check` (httpx clients are thread-safe)
         self._checked: dict[str, tuple[Session, float]] = {}
         self.failures = FailureLimiter(limit=SIGNIN_FAILURES_PER_MINUTE, window=60.0)
@@ -111,11 +113,23 @@ class AuthService:
         user = _user_from(data["record"])
         if not user.tenant_id:
             raise AuthError("Dit account hoort bij geen organisatie. Neem contact op met je beheerder.")
-        return Session(token=data["token"], user=user)
+        return Session(token=self._session_token(user.id, data["token"]), user=user)
+
+    def _session_token(self, user_id: str, signed_in: str) -> str:
+        """The token the browser keeps: one that cannot be refreshed and ends `session_s` after this sign-in
+        (PocketBase's impersonation, which only the superuser may ask for), so a token that a script ever
+        read from localStorage is worth hours, not the sliding week of a refreshable one."""
+        if self.admin is None:
+            return signed_in
+        try:
+            return self.admin.send("POST", f"/api/collections/users/impersonate/{user_id}",
+                                   body={"duration": self.session_s})["token"]
+        except PBError as exc:
+            raise AuthError(UNREACHABLE if exc.status == 0 else "Aanmelden lukte niet. Probeer het opnieuw.") from exc
 
     def verify(self, token: str) -> Session | None:
-        """The session behind a stored token, or None when it is invalid or expired. Refreshes the token
-        (the chat window keeps the new one, so a session in use does not expire)."""
+        """The session behind a stored token, or None when it is invalid or expired. PocketBase hands back a
+        refreshable token renewed (an API client's) and the browser's own, which cannot be refreshed, as it is."""
         if not token or len(token) > 4096:
             return None
         pb = PocketBase(self.pb_url, token=token, timeout=10)

@@ -40,7 +40,7 @@ def kb_store() -> KBStore:
 
 @functools.lru_cache(maxsize=1)
 def auth_service() -> AuthService:
-    return AuthService(settings().pb_url, admin_pb())
+    return AuthService(settings().pb_url, admin_pb(), session_s=settings().session_hours * 3600)
 
 
 @functools.lru_cache(maxsize=1)

@@ -13,7 +13,6 @@ from collections import Counter
 import reflex as rx
 
 from r42_app.core.kb import RELATION_LABELS, RELATION_TYPES, TOPIC_TYPES, TYPE_LABELS, Relation, filter_topics, slugify
-from r42_app.core.markup import defuse_html
 from r42_app.core.messages_nl import to_dutch
 from r42_app.services import deps
 from r42_app.services.kb_store import KBError, Tenant
@@ -157,11 +156,6 @@ class AdminTopicsState(rx.State):
         return rx.toast.success(f"Onderwerp “{label}” verwijderd{extra}.")
 
     # -- editor ---------------------------------------------------------------------
-
-    @rx.var
-    def preview(self) -> str:
-        """The content as the topic page will show it (raw HTML made inert)."""
-        return defuse_html(self.f_content)
 
     @rx.var
     def dirty(self) -> bool:

@@ -23,7 +23,6 @@ from r42_app.chat.turn import ChatRefused, run_turn
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, chat_availability
 from r42_app.core.chat import MAX_MESSAGE_CHARS, REF_RE, ChatInputError
 from r42_app.core.delta import describe_delta
-from r42_app.core.markup import defuse_html
 from r42_app.core.mcp import ConfirmationError
 from r42_app.core.thread import (
     ThreadCitation,
@@ -109,6 +108,11 @@ class UIMessage:
 _PARTIAL_REF = re.compile(r"\[(?:r(?:e(?:f(?::\d*)?)?)?)?$")
 
 
+def _link_text(label: str) -> str:
+    """A topic label as the text of a markdown link: it cannot close the link or open a tag."""
+    return re.sub(r"([\\\[\]<>`*_])", r"\\\1", label)
+
+
 def _display(content: str, citations: list[UICitation], streaming: bool = False) -> str:
     """Markdown with each [ref:N] of this turn as a link chip to its topic; other refs stay plain text.
     While streaming, a reference still arriving (`[ref:` at the very end) is held back."""
@@ -116,11 +120,11 @@ def _display(content: str, citations: list[UICitation], streaming: bool = False)
 
     def link(match):
         c = by_ref.get(int(match.group(1)))
-        return f" [{c.label}](/topics/{c.slug})" if c else match.group(0)
+        return f" [{_link_text(c.label)}](/topics/{c.slug})" if c else match.group(0)
 
     if streaming:
         content = _PARTIAL_REF.sub("", content)
-    return REF_RE.sub(link, defuse_html(content))
+    return REF_RE.sub(link, content)
 
 
 def _cited(content: str, sources: list[UICitation]) -> list[UICitation]:
@@ -524,7 +528,7 @@ class ChatState(rx.State):
 
     @rx.event
     def stream_check(self):
-        """While an answer streams the tab asks now and then (r42_app.STREAM_CHECK_SCRIPT). When the worker
+        """While an answer streams the tab asks now and then (assets/r42.js). When the worker
         that streamed it is gone (it died, and the tab reconnected to another), the answer ends here as
         incomplete, with "Opnieuw", instead of spinning for ever."""
         if not self.streaming or _owner_alive(self._stream_owner, self._stream_beat):

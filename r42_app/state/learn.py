@@ -16,7 +16,6 @@ from r42_app.core.kb import (
     Topic,
     filter_topics,
 )
-from r42_app.core.markup import defuse_html
 from r42_app.services import deps
 from r42_app.services.kb_store import Tenant
 from r42_app.services.pb import PBError
@@ -155,7 +154,7 @@ class LearnState(rx.State):
         else:
             labels = {t.slug: t.label for t in self._topics}
             self.topic = _card(topic)
-            self.topic_content = defuse_html(topic.content)
+            self.topic_content = topic.content
             self.outgoing = [
                 RelationLink(RELATION_LABELS[r.type], r.target, labels.get(r.target, r.target), r.type)
                 for r in relations

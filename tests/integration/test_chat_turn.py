@@ -81,7 +81,8 @@ async def test_tool_round_trip(make_deps, claude, learner):
     assert second[-2]["role"] == "assistant" and second[-2]["content"][-1]["type"] == "tool_use"
     result = second[-1]["content"][0]
     assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_1"
-    assert "label: Partnerpensioen" in result["content"] and "---SNIPPET START---" in result["content"]
+    assert "label: Partnerpensioen" in result["content"]
+    assert result["content"].startswith("---KB TEXT START--- topic=partnerpensioen label='Partnerpensioen' suspect=false")
 
 
 async def test_kb_search_tool_adds_citable_snippets(make_deps, claude, learner):

@@ -122,9 +122,9 @@ def test_worker_killed_mid_batch_indexes_every_topic_exactly_once(pb_server, adm
     worker = subprocess.Popen([sys.executable, "-m", "r42_app.cli", "worker", "--batch-size", "40"], env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 240
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline:  # kill it mid-batch: some rows done and a claimed batch in its hands
         done = len(admin_pb.all("outbox", filter=flt + ' && status = "done"', fields="id"))
-        if done > 0:
+        if done > 0 and admin_pb.all("outbox", filter=flt + ' && status = "pending" && claimed_by != ""', fields="id"):
             break
         time.sleep(0.05)
     worker.send_signal(signal.SIGKILL)

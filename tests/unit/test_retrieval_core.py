@@ -60,8 +60,10 @@ def test_relations_only_when_both_ends_are_in(kb):
 def test_content_for_at_most_five_topics_cut_near_1000_chars(kb):
     ctx = build_kb_context_from_index(kb, "pensioenregeling pensioen")
     assert len(ctx.content_slugs) == CONTEXT_CONTENT_TOPICS
-    section = ctx.text.split("### Pensioenregeling (pensioenregeling)\n")[1].split("\n###")[0]
+    opening = "---KB TEXT START--- topic=pensioenregeling label='Pensioenregeling' suspect=false\n"
+    section = ctx.text.split(opening)[1].split("\n---KB TEXT END---")[0]
     assert 900 <= len(section) <= 1010 and section.endswith("…")
+    assert ctx.text.count("---KB TEXT START---") == ctx.text.count("---KB TEXT END---") == CONTEXT_CONTENT_TOPICS
 
 
 def test_context_ends_with_the_kb_hash_and_hash_tracks_changes(kb):

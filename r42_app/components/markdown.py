@@ -1,0 +1,19 @@
+"""Markdown as the browser shows it: the only way R42 renders stored or generated text as markdown.
+
+Topic content, the editor's preview and R42's answers (which may carry text from the knowledge base, an MCP
+tool or a document) are markdown with raw HTML allowed (tables, `<br>`, `<sub>` in imported content). The
+parsed tree goes through our sanitiser (`r42_sanitize.js`, an allowlist on hast-util-sanitize) before React
+renders it (rxconfig installs its `rehype-sanitize`); `tests/unit/test_layers.py` checks that nothing calls `rx.markdown` around it.
+"""
+
+from __future__ import annotations
+
+import reflex as rx
+
+_SANITIZE = rx.markdown.plugin.create(rx.asset("r42_sanitize.js", shared=True).importable_path, "r42Sanitize")
+
+
+def safe_markdown(source, component_map: dict | None = None, **props) -> rx.Component:
+    """Markdown rendered with raw HTML parsed and then sanitised (no math: a `$` in a sum stays a `$`)."""
+    return rx.markdown(source, use_math=False, use_katex=False, use_raw=True, rehype_plugins=[_SANITIZE],
+                       component_map=component_map or {}, **props)

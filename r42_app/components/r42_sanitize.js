@@ -1,0 +1,87 @@
+// R42's one HTML sanitiser: a rehype plugin that every markdown rendering runs right after rehype-raw
+// (components/markdown.py). It works on the parsed tree that React renders from, node by node, so no
+// HTML string is ever parsed twice (the parser gap that mutation XSS lives in), and nothing between
+// this plugin and the page can bring back what it removed.
+//
+// An allowlist (hast-util-sanitize, GitHub's rules, made stricter): plain text formatting, lists,
+// tables, links and images only. No script, style, event handler, form, frame, object, embed, base or
+// meta; no `style` or `class` attributes (a class could borrow the app's own fixed-position styles);
+// links only to http(s), mailto or paths; images only from this app's own origin (a path), so a
+// prompt-injected answer cannot send data out through an image URL. Ids and names get a prefix, so
+// content can never take over an id the app's scripts look for (`r42-close`, `r42-input`, ...).
+import rehypeSanitize, { defaultSchema } from "rehype-sanitize";
+
+const ARIA = ["ariaDescribedBy", "ariaLabel", "ariaLabelledBy"];
+
+// Whose content goes too, not just the tag: text inside these is code, styles or a document of its own.
+const STRIP = ["script", "style", "template", "iframe", "frame", "frameset", "object", "embed", "applet",
+  "noscript", "noembed", "noframes", "textarea", "title", "xmp", "plaintext", "svg", "math", "select",
+  "option", "datalist", "head", "link", "meta", "base"];
+
+export const R42_SCHEMA = {
+  ...defaultSchema,
+  tagNames: ["a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "dfn", "div", "dl", "dt",
+    "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "input", "ins", "kbd", "li", "mark", "ol", "p",
+    "pre", "q", "s", "samp", "section", "small", "span", "strike", "strong", "sub", "summary", "sup", "table",
+    "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul", "var"],
+  strip: STRIP,
+  attributes: {
+    a: [...ARIA, "dataFootnoteBackref", "dataFootnoteRef", ["className", "data-footnote-backref"], "href", "title"],
+    abbr: ["title"],
+    blockquote: ["cite"],
+    code: [["className", /^language-[\w+-]+$/]],
+    del: ["cite"],
+    h2: [["className", "sr-only"]],
+    img: [...ARIA, "alt", "src", "title"],
+    input: [["disabled", true], ["type", "checkbox"], "checked"],
+    ins: ["cite"],
+    li: [["className", "task-list-item"]],
+    ol: [...ARIA, "start", ["className", "contains-task-list"]],
+    q: ["cite"],
+    section: ["dataFootnotes", ["className", "footnotes"]],
+    summary: [...ARIA],
+    table: [...ARIA],
+    td: ["align", "colSpan", "rowSpan", "headers"],
+    th: ["align", "colSpan", "rowSpan", "headers", "scope", "abbr"],
+    ul: [...ARIA, ["className", "contains-task-list"]],
+    "*": ["id", "lang", "dir", "title"],
+  },
+  protocols: { href: ["http", "https", "mailto"], cite: ["http", "https"], src: ["http", "https"] },
+  required: { input: { disabled: true, type: "checkbox" } },
+};
+
+// A path on this origin: "/x" but not "//host" or "/\host" (protocol-relative), nor anything with a scheme.
+const SAME_ORIGIN_PATH = /^\/(?![/\\])[^\s]*$/;
+
+export function isSameOriginPath(url) {
+  return typeof url === "string" && SAME_ORIGIN_PATH.test(url);
+}
+
+// Images from elsewhere become their alt text (a reader still learns what was there); links that leave
+// the app open in a new tab, without a referrer, marked for the reader (`data-r42-external`).
+function applyOriginRules(node) {
+  if (!node || !Array.isArray(node.children)) return;
+  node.children = node.children.map((child) => {
+    if (child.type !== "element") return child;
+    if (child.tagName === "img" && !isSameOriginPath(child.properties?.src)) {
+      const alt = child.properties?.alt;
+      return { type: "text", value: alt ? `[${alt}]` : "" };
+    }
+    if (child.tagName === "a" && typeof child.properties?.href === "string" && !isSameOriginPath(child.properties.href)
+        && !child.properties.href.startsWith("#")) {
+      child.properties = { ...child.properties, target: "_blank", rel: ["noopener", "noreferrer", "nofollow"],
+        dataR42External: "true" };
+    }
+    applyOriginRules(child);
+    return child;
+  });
+}
+
+export default function r42Sanitize() {
+  const sanitize = rehypeSanitize(R42_SCHEMA);
+  return (tree) => {
+    const clean = sanitize(tree);
+    applyOriginRules(clean);
+    return clean;
+  };
+}

@@ -1,0 +1,92 @@
+"""ASGI middleware: the security headers (core/csp.py) on every response the app serves, its pages included.
+
+Mounted as the outermost API transformer (r42_app.py), so it sees Reflex's own routes, the built frontend
+and our API alike. A page (text/html) is held until its body is complete, so its Content-Security-Policy can
+name the SHA-256 of each inline script it carries; anything else passes through at once, streams included.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any, Awaitable, Callable
+
+from r42_app.core.csp import SECURITY_HEADERS, content_security_policy, inline_script_hashes
+from r42_app.settings import load_settings
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+ASGIApp = Callable[[Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]], Awaitable[None]]
+
+MAX_PAGE_BYTES = 4 * 1024 * 1024  # a larger HTML answer streams on with the policy that allows no inline script
+_CSP = b"content-security-policy"
+_OURS = {_CSP} | {name.lower().encode() for name in SECURITY_HEADERS}
+
+
+class SecurityHeaders:
+    def __init__(self, app: ASGIApp, app_origins: tuple[str, ...]):
+        self.app = app
+        self.app_origins = app_origins
+        self.fixed = [(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
+        self.no_inline = content_security_policy((), app_origins).encode()
+
+    def _headers(self, headers: list[tuple[bytes, bytes]], policy: bytes) -> list[tuple[bytes, bytes]]:
+        return [(k, v) for k, v in headers if k.lower() not in _OURS] + self.fixed + [(_CSP, policy)]
+
+    async def __call__(self, scope: Scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        held: Message | None = None
+        body: list[bytes] = []
+        size = 0
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal held, size
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                content_type = next((v for k, v in headers if k.lower() == b"content-type"), b"")
+                if content_type.startswith(b"text/html"):
+                    held = message  # sent with the body, once the policy can name its scripts
+                    return
+                await send({**message, "headers": self._headers(headers, self.no_inline)})
+                return
+            if message["type"] != "http.response.body" or held is None:
+                await send(message)
+                return
+            chunk = message.get("body", b"")
+            body.append(chunk)
+            size += len(chunk)
+            if message.get("more_body", False) and size <= MAX_PAGE_BYTES:
+                return
+            page = b"".join(body)
+            text = _page_text(page, dict((k.lower(), v) for k, v in held.get("headers", [])).get(b"content-encoding"))
+            policy = (content_security_policy(inline_script_hashes(text), self.app_origins).encode()
+                      if size <= MAX_PAGE_BYTES and text is not None else self.no_inline)
+            start, held = held, None
+            body.clear()
+            await send({**start, "headers": self._headers(list(start.get("headers", [])), policy)})
+            await send({"type": "http.response.body", "body": page, "more_body": message.get("more_body", False)})
+
+        extensions = scope.get("extensions") or {}
+        if "http.response.pathsend" in extensions:  # Granian's file sending skips the body messages a page needs
+            scope = {**scope, "extensions": {k: v for k, v in extensions.items() if k != "http.response.pathsend"}}
+        await self.app(scope, receive, send_with_headers)
+
+
+def _page_text(body: bytes, encoding: bytes | None) -> str | None:
+    """The page as text, also when it is served precompressed (rxconfig builds gzip copies); None for an
+    encoding we cannot read (its inline scripts are then not allowed)."""
+    try:
+        if encoding in (None, b"", b"identity"):
+            return body.decode("utf-8", "replace")
+        if encoding == b"gzip":
+            return zlib.decompress(body, wbits=31).decode("utf-8", "replace")
+    except zlib.error:
+        return None
+    return None
+
+
+def security_headers(app: ASGIApp) -> ASGIApp:
+    """The API transformer: `app` with the security headers on every response."""
+    settings = load_settings()
+    return SecurityHeaders(app, settings.own_origins)
