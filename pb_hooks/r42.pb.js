@@ -19,6 +19,18 @@ onRecordCreateRequest((e) => {
   e.next();
 }, "suggestions");
 
+// Ratings of answers (issue 21): a per-user rate for every writer, and one row per user and message (a new
+// rating replaces the old one in the same transaction).
+onRecordCreateRequest((e) => {
+  require(`${__hooks}/r42_rules.js`).throttleFeedback(e);
+  e.next();
+}, "chat_feedback");
+
+onRecordCreate((e) => {
+  const rules = require(`${__hooks}/r42_rules.js`);
+  rules.inTransaction(e, { before: (tx) => rules.deleteOldRatings(tx, e.record) });
+}, "chat_feedback");
+
 onRecordValidate((e) => {
   require(`${__hooks}/r42_rules.js`).checkRelation(e.app, e.record);
   e.next();

@@ -7,6 +7,11 @@ const MAX_RELATIONS = 5; // core/delta.py MAX_RELATIONS
 const MAX_OPEN_SUGGESTIONS = 20; // services/suggestions.py MAX_OPEN_SUGGESTIONS
 const SIGNIN_MAX_FAILURES = 5; // per identity ...
 const SIGNIN_WINDOW_MS = 60 * 1000; // ... per minute
+const FEEDBACK_PER_MINUTE = 20; // ratings per user, whoever writes them (services/feedback.py FEEDBACK_PER_MINUTE)
+const FEEDBACK_TOO_FAST = "Je hebt veel beoordelingen vlak na elkaar gegeven. Wacht een minuut en probeer het dan opnieuw.";
+const DATA_WRITE_DENIED = "Je mag geen aanvullingen op de kennisbank doen; vraag je beheerder."; // chat/turn.py REFUSALS
+const CHATBOT_DISABLED = "R42 staat uit voor je organisatie. Je beheerder kan R42 weer aanzetten.";
+const NO_TENANT = "Je account hoort bij geen organisatie.";
 const OUTBOX_UPSERT = "rag.index.kbarticle.upsert";
 const OUTBOX_DELETE = "rag.index.kbarticle.delete";
 
@@ -65,9 +70,79 @@ function deltaProblem(delta) {
   return "";
 }
 
-// A learner-facing create of a suggestion: the delta's shape (non-superusers) and the open cap (everyone).
+// core/capabilities.py, mirrored: tests/integration/test_hole_data_write.py checks that both agree on a table of rows.
+const CAPABILITIES = ["qa_help", "kb_search", "data_write", "external_tools"];
+const DEFAULT_CAPABILITIES = ["qa_help", "kb_search", "data_write"];
+const OVERRIDE_VALUES = ["inherit", "grant", "deny"];
+
+function knownCapabilities(ids) {
+  return CAPABILITIES.filter((c) => ids.indexOf(c) >= 0);
+}
+
+// resolve_capabilities(tenant_default, access, overrides_enabled) on the stored (parsed) JSON: `tenantDefault`
+// is tenants.chatbot_default_capabilities (not a list: the default set, as services/access.py reads it),
+// `access` null or {capability_scopes, overrides} of the user's chatbot_access row. Malformed parts read as empty.
+function resolveCapabilities(tenantDefault, access, overridesEnabled) {
+  const base = Array.isArray(tenantDefault) ? knownCapabilities(tenantDefault) : DEFAULT_CAPABILITIES.slice();
+  if (!access) return base;
+  const scopes = Array.isArray(access.capability_scopes)
+    ? access.capability_scopes.filter((s) => typeof s === "string") : [];
+  const overrides = {};
+  if (isObject(access.overrides)) {
+    for (const c of CAPABILITIES) {
+      if (Object.prototype.hasOwnProperty.call(access.overrides, c) && OVERRIDE_VALUES.indexOf(access.overrides[c]) >= 0) {
+        overrides[c] = access.overrides[c];
+      }
+    }
+  }
+  const hasOverrides = Object.keys(overrides).length > 0;
+  if (!scopes.length && !hasOverrides) return base; // an empty row: the tenant default
+  if (!overridesEnabled || !hasOverrides) return knownCapabilities(scopes); // the rollback switch, or a legacy exact list
+  return CAPABILITIES.filter((c) => (base.indexOf(c) >= 0 || overrides[c] === "grant") && overrides[c] !== "deny");
+}
+
+// The rollback switch of the app (settings.py R42_CAPABILITY_OVERRIDES_ENABLED), from PocketBase's own
+// environment: `r42 serve` starts PocketBase with the app's.
+function overridesEnabled() {
+  const raw = String($os.getenv("R42_CAPABILITY_OVERRIDES_ENABLED") || "").trim().toLowerCase();
+  return ["0", "false", "no", "off"].indexOf(raw) < 0;
+}
+
+// Why `userId` may not file a suggestion ("" when they may): R42 on for their tenant and `data_write` among
+// their effective capabilities, resolved as the app's turn guard does (chat/turn.py _guard).
+function dataWriteProblem(app, userId) {
+  let user;
+  try {
+    user = app.findRecordById("users", userId);
+  } catch (_) {
+    return ""; // no such user: the relation field refuses the row
+  }
+  const tenantId = user.getString("tenant");
+  let tenant;
+  try {
+    tenant = app.findRecordById("tenants", tenantId);
+  } catch (_) {
+    return NO_TENANT;
+  }
+  if (!tenant.getBool("chatbot_enabled")) return CHATBOT_DISABLED;
+  let access = null;
+  try {
+    const row = app.findFirstRecordByFilter("chatbot_access", "tenant = {:t} && user = {:u}", { t: tenantId, u: userId });
+    access = { capability_scopes: parseJSONField(row, "capability_scopes"), overrides: parseJSONField(row, "overrides") };
+  } catch (_) {
+    access = null; // no row: the tenant default
+  }
+  const effective = resolveCapabilities(parseJSONField(tenant, "chatbot_default_capabilities"), access, overridesEnabled());
+  return effective.indexOf("data_write") >= 0 ? "" : DATA_WRITE_DENIED;
+}
+
+// A create of a suggestion: the user it names must have `data_write` (everyone, the app's superuser
+// connection included: the row names the user it acts for), the delta's shape (non-superusers) and the
+// open cap (everyone).
 function checkSuggestionCreate(e) {
   const record = e.record;
+  const denied = dataWriteProblem(e.app, record.getString("user"));
+  if (denied) throw new ForbiddenError(denied);
   if (!e.hasSuperuserAuth()) {
     const problem = deltaProblem(parseJSONField(record, "delta"));
     if (problem) {
@@ -155,28 +230,55 @@ function inTransaction(e, after) {
   });
 }
 
-// Per-identity sign-in throttle: SIGNIN_MAX_FAILURES attempts a minute (a success resets). Counted under
-// the store's lock, so parallel attempts cannot slip past the check.
-function throttleSignIn(e) {
-  const key = "r42:signin:" + String(e.identity || "").trim().toLowerCase();
+// Counts one attempt under `key` in a fixed window: 0 when it is within `max` (counted), else the seconds
+// until the window ends (not counted). Under the store's lock, so parallel attempts cannot slip past.
+function takeFromWindow(key, max, windowMs) {
   const now = Date.now();
   let retryAfter = 0;
   $app.store().setFunc(key, (old) => {
     const s = old ? JSON.parse(old) : { n: 0, first: now };
-    if (now - s.first > SIGNIN_WINDOW_MS) {
+    if (now - s.first > windowMs) {
       s.n = 0;
       s.first = now;
     }
-    if (s.n >= SIGNIN_MAX_FAILURES) retryAfter = Math.max(1, Math.ceil((s.first + SIGNIN_WINDOW_MS - now) / 1000));
+    if (s.n >= max) retryAfter = Math.max(1, Math.ceil((s.first + windowMs - now) / 1000));
     else s.n++;
     return JSON.stringify(s);
   });
-  if (retryAfter) {
-    e.requestEvent.response.header().set("Retry-After", String(retryAfter));
-    throw new TooManyRequestsError("Te veel pogingen, probeer het over een minuut opnieuw.");
-  }
+  return retryAfter;
+}
+
+function tooMany(e, retryAfter, message) {
+  e.requestEvent.response.header().set("Retry-After", String(retryAfter));
+  throw new TooManyRequestsError(message);
+}
+
+// Per-identity sign-in throttle: SIGNIN_MAX_FAILURES attempts a minute (a success resets).
+function throttleSignIn(e) {
+  const key = "r42:signin:" + String(e.identity || "").trim().toLowerCase();
+  const retryAfter = takeFromWindow(key, SIGNIN_MAX_FAILURES, SIGNIN_WINDOW_MS);
+  if (retryAfter) tooMany(e, retryAfter, "Te veel pogingen, probeer het over een minuut opnieuw.");
   e.next(); // a wrong password throws here; the attempt stays counted
   $app.store().remove(key);
+}
+
+// Ratings: FEEDBACK_PER_MINUTE creates a minute per user, whoever writes them (the app rates for a user
+// over its superuser connection, so the row's user counts; a user token counts as its own user).
+function throttleFeedback(e) {
+  const user = e.hasSuperuserAuth() ? e.record.getString("user") : (e.auth ? e.auth.id : "");
+  if (!user) return; // a guest: the create rule refuses
+  const retryAfter = takeFromWindow("r42:feedback:" + user, FEEDBACK_PER_MINUTE, 60 * 1000);
+  if (retryAfter) tooMany(e, retryAfter, FEEDBACK_TOO_FAST);
+}
+
+// One rating per user and message: the ones before it go (in the caller's transaction, so a refused new
+// rating leaves the old one in place).
+function deleteOldRatings(app, record) {
+  const rows = app.findRecordsByFilter("chat_feedback", "user = {:u} && message_id = {:m}", "", 0, 0,
+    { u: record.getString("user"), m: record.getString("message_id") });
+  for (const row of rows) {
+    if (row.id !== record.id) app.delete(row);
+  }
 }
 
 // POST /api/r42/outbox/claim {worker, types: [...], limit, lease_seconds, tenant?, now?} -> {items: [rows]}
@@ -242,6 +344,9 @@ module.exports = {
   OUTBOX_UPSERT,
   OUTBOX_DELETE,
   checkSuggestionCreate,
+  resolveCapabilities,
+  throttleFeedback,
+  deleteOldRatings,
   checkRelation,
   checkTopicUpdate,
   writeOutbox,

@@ -184,6 +184,9 @@ def sign_in_card() -> rx.Component:
             size="4",
             width="100%",
             max_width="400px",
+            id="sign-in-card",
+            # which backend worker this tab talks to (as on signed-in pages; the multi-worker tests read it)
+            custom_attrs={"data-r42-worker": ChatState.worker},
         ),
         min_height="100vh",
         padding="16px",

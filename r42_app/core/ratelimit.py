@@ -43,7 +43,10 @@ class RateLimiter:
 
 class FailureLimiter:
     """At most `limit` failures per key in a fixed window of `window` seconds (sign-in attempts per client
-    address). `wait(key)` answers 0 (go) or the seconds until the window ends; only failures count."""
+    address). `wait(key)` answers 0 (go) or the seconds until the window ends; only failures count.
+    `take`/`refund` count an attempt before it is made and give it back when it was no failure, so
+    attempts made at the same moment cannot all pass the check (services/shared_limiter.py does the same
+    in Redis for several workers)."""
 
     def __init__(self, limit: int = 10, window: float = 60.0, clock: Callable[[], float] = time.monotonic,
                  max_keys: int = 10_000):
@@ -66,3 +69,17 @@ class FailureLimiter:
         self._windows[key] = (count + 1, start)
         if len(self._windows) > self.max_keys:  # forget windows that are over (bounded memory)
             self._windows = {k: v for k, v in self._windows.items() if now - v[1] < self.window}
+
+    def take(self, key: str) -> float:
+        """0: go ahead (the attempt counts as a failure until `refund`), else the seconds to wait."""
+        left = self.wait(key)
+        if left > 0:
+            return left
+        self.failed(key)
+        return 0.0
+
+    def refund(self, key: str) -> None:
+        """The attempt of a `take` was no failure (a success, or the server could not say)."""
+        count, start = self._windows.get(key, (0, 0.0))
+        if count > 0 and self.clock() - start < self.window:
+            self._windows[key] = (count - 1, start)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import inspect
 import json
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -18,6 +21,10 @@ ROLES = ("learner", "admin")
 
 class AuthError(Exception):
     """Sign-in failed; the message is safe to show to the user."""
+
+
+class WrongPassword(AuthError):
+    """PocketBase refused the email and password (what the per-address limit counts)."""
 
 
 @dataclass(frozen=True)
@@ -78,22 +85,41 @@ class AuthService:
     process's address), while its sign-in hook still throttles each account (pb_hooks/r42_rules.js).
     """
 
-    def __init__(self, pb_url: str, admin: PocketBase | None = None, session_s: int = SESSION_S):
+    def __init__(self, pb_url: str, admin: PocketBase | None = None, failures: Any = None,
+                 session_s: int = SESSION_S):
         self.pb_url = pb_url
         self.admin = admin
         self.session_s = session_s
         self._http: httpx.Client | None = None  # shared by `check` (httpx clients are thread-safe)
         self._checked: dict[str, tuple[Session, float]] = {}
-        self.failures = FailureLimiter(limit=SIGNIN_FAILURES_PER_MINUTE, window=60.0)
+        # wrong passwords per browser address: this process's own, or shared by the workers in Redis
+        # (services/shared_limiter.SharedFailureLimiter, whose take/refund are coroutines)
+        self.failures = failures if failures is not None else FailureLimiter(SIGNIN_FAILURES_PER_MINUTE, 60.0)
 
-    def sign_in(self, email: str, password: str, client: str = "") -> Session:
-        """Sign in; `client` (the browser's address) also limits wrong passwords per address, which
-        catches one guess at each of many accounts (PocketBase limits each account)."""
+    async def sign_in_from(self, client: str, email: str, password: str) -> Session:
+        """Sign in from a browser at address `client`: at most SIGNIN_FAILURES_PER_MINUTE wrong passwords a
+        minute per address, which catches one guess at each of many accounts (PocketBase limits each
+        account). The attempt is counted before it is sent, so tabs trying at the same moment cannot all
+        pass the check, and given back unless it was a wrong password. PocketBase is asked in a thread."""
+        if not client:
+            return await asyncio.to_thread(self.sign_in, email, password)
+        if await _result(self.failures.take(client)) > 0:
+            raise AuthError(TOO_MANY_ATTEMPTS)
+        wrong = False
+        try:
+            return await asyncio.to_thread(self.sign_in, email, password)
+        except WrongPassword:
+            wrong = True
+            raise
+        finally:
+            if not wrong:
+                await _result(self.failures.refund(client))
+
+    def sign_in(self, email: str, password: str) -> Session:
+        """Sign in with PocketBase (which throttles each account); `sign_in_from` adds the per-address limit."""
         email = (email or "").strip()
         if not email or not password:
             raise AuthError("Vul je e-mailadres en wachtwoord in.")
-        if client and self.failures.wait(client) > 0:
-            raise AuthError(TOO_MANY_ATTEMPTS)
         body = {"identity": email, "password": password}
         params = {"expand": "tenant"}
         pb = self.admin or PocketBase(self.pb_url, timeout=10)
@@ -104,9 +130,7 @@ class AuthService:
                 raise AuthError(UNREACHABLE) from exc
             if exc.status == 429:
                 raise AuthError(TOO_MANY_ATTEMPTS) from exc
-            if client:
-                self.failures.failed(client)
-            raise AuthError("E-mailadres of wachtwoord klopt niet.") from exc
+            raise WrongPassword("E-mailadres of wachtwoord klopt niet.") from exc
         finally:
             if pb is not self.admin:
                 pb.close()
@@ -184,6 +208,11 @@ class AuthService:
         if self._http is None:
             self._http = httpx.Client(base_url=self.pb_url, timeout=10)
         return self._http
+
+
+async def _result(value: Any) -> Any:
+    """The answer of an in-memory limiter, or of a shared one (a coroutine)."""
+    return await value if inspect.isawaitable(value) else value
 
 
 def _claims(token: str) -> dict | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 
 from r42_app.services.access import AccessStore
-from r42_app.services.auth import AuthService
+from r42_app.services.auth import SIGNIN_FAILURES_PER_MINUTE, AuthService
 from r42_app.services.costs import CostPersister, CostRecorder, PriceTable
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.mcp import DEFAULT_REGISTRY, McpHub
@@ -40,7 +40,15 @@ def kb_store() -> KBStore:
 
 @functools.lru_cache(maxsize=1)
 def auth_service() -> AuthService:
-    return AuthService(settings().pb_url, admin_pb(), session_s=settings().session_hours * 3600)
+    """Sign-ins and token checks; with several backend workers (a Redis URL) the wrong-password limit per
+    browser address is shared in Redis, else each worker would allow it again."""
+    cfg = settings()
+    failures = None
+    if cfg.redis_url:
+        from r42_app.services.shared_limiter import SharedFailureLimiter
+
+        failures = SharedFailureLimiter(cfg.redis_url, limit=SIGNIN_FAILURES_PER_MINUTE, window=60.0)
+    return AuthService(cfg.pb_url, admin_pb(), failures, session_s=cfg.session_hours * 3600)
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,16 +1,20 @@
 """Thumbs up/down on R42's answers: stored with the question, the answer and its citations, read by the
-tenant's admins on `/admin/feedback`. PocketBase's rules hold the same line for any other writer."""
+tenant's admins on `/admin/feedback`. PocketBase's rules and hooks hold the same line for every writer:
+one rating per user and message (a new one replaces the old one), bounded texts, and at most
+FEEDBACK_PER_MINUTE ratings a minute per user (pb_hooks/r42_rules.js)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-from r42_app.services.pb import PocketBase, quote
+from r42_app.services.pb import PBError, PocketBase, quote
 
 RATINGS = ("up", "down")
-MAX_QUESTION = 8000
-MAX_ANSWER = 20000
+MAX_QUESTION = 2000  # the schema's max (pb_migrations/1764400800_r42_limits.js); longer texts are cut here
+MAX_ANSWER = 8000  # R42's answer: ~1,024 tokens a model round fit; a longer one is kept from the start
+FEEDBACK_PER_MINUTE = 20  # per user; pb_hooks/r42_rules.js counts them for every writer
+TOO_FAST = "Je hebt veel beoordelingen vlak na elkaar gegeven. Wacht een minuut en probeer het dan opnieuw."
 
 
 class FeedbackError(ValueError):
@@ -33,19 +37,23 @@ class FeedbackStore:
 
     def record(self, tenant_id: str, user_id: str, rating: str, question: str, answer: str,
                citations: list[dict[str, Any]], message_id: str = "") -> None:
-        """One rating of one answer; a second rating of the same message replaces the first."""
+        """One rating of one answer; a second rating of the same message replaces the first (PocketBase
+        does that in one transaction, so a refused rating leaves the earlier one). Raises FeedbackError
+        with a message for the user when it is refused for a reason they can act on."""
         if rating not in RATINGS:
             raise FeedbackError("Een beoordeling is duim omhoog of duim omlaag.")
-        if not tenant_id or not user_id or not answer.strip():
+        if not tenant_id or not user_id or not message_id or not answer.strip():
             raise FeedbackError("Er is geen antwoord om te beoordelen.")
         cites = [{"slug": str(c.get("slug", ""))[:80], "label": str(c.get("label", ""))[:200]}
                  for c in citations[:20] if isinstance(c, dict)]
-        if message_id:
-            for old in self.pb.all("chat_feedback", filter=f"user = {quote(user_id)} && message_id = {quote(message_id)}"):
-                self.pb.delete("chat_feedback", old["id"])
-        self.pb.create("chat_feedback", {"tenant": tenant_id, "user": user_id, "rating": rating,
-                                         "message_id": message_id[:64], "question": question[:MAX_QUESTION],
-                                         "answer": answer[:MAX_ANSWER], "citations": cites})
+        try:
+            self.pb.create("chat_feedback", {"tenant": tenant_id, "user": user_id, "rating": rating,
+                                             "message_id": message_id[:64], "question": question[:MAX_QUESTION],
+                                             "answer": answer[:MAX_ANSWER], "citations": cites})
+        except PBError as exc:
+            if exc.status == 429:
+                raise FeedbackError(TOO_FAST) from exc
+            raise
 
     def recent(self, tenant_id: str, limit: int = 200) -> list[Feedback]:
         """The tenant's latest ratings, newest first (a malformed row is shown as far as it can be)."""

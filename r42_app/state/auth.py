@@ -127,8 +127,8 @@ class AuthState(rx.State):
     async def sign_in(self, form: dict):
         self.signin_error = ""
         try:
-            session = await asyncio.to_thread(deps.auth_service().sign_in, str(form.get("email", "")),
-                                              str(form.get("password", "")), self.router.session.client_ip)
+            session = await deps.auth_service().sign_in_from(  # the limit is async; PocketBase in a thread
+                self.router.session.client_ip, str(form.get("email", "")), str(form.get("password", "")))
         except AuthError as exc:
             self.signin_error = str(exc)
             return

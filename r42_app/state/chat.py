@@ -443,7 +443,10 @@ class ChatState(rx.State):
         try:
             await asyncio.to_thread(deps.feedback_store().record, user.tenant_id, user.id, rating, question,
                                     target.content, cites, message_id)
-        except (FeedbackError, PBError) as exc:
+        except FeedbackError as exc:  # refused for a reason the user can act on (too many at once): say which
+            log.warning("feedback not stored: %s", exc)
+            return rx.toast.error(f"Je beoordeling is niet opgeslagen. {exc}")
+        except PBError as exc:
             log.warning("feedback not stored: %s", exc)
             return rx.toast.error("Je beoordeling is niet opgeslagen; probeer het later opnieuw.")
         self.messages = [dataclasses.replace(m, rating=rating) if m.id == message_id else m for m in self.messages]

@@ -1,6 +1,6 @@
 """Issue 17: `r42 serve --workers 2` with the embedded Redis and a Chroma server. A tab whose backend
 worker is killed reconnects to another and keeps its chat; two browsers on different workers both see
-an approval on the graph page.
+an approval on the graph page. Issue 21: wrong passwords from many tabs count once across the workers.
 
 The app runs from a copy of the source tree (its own `.web` build), so its compiled URLs never touch
 the session's `served_app`."""
@@ -17,6 +17,7 @@ import psutil
 import pytest
 from playwright.sync_api import expect
 
+from r42_app.services.auth import TOO_MANY_ATTEMPTS
 from r42_app.state.chat import worker_tag
 from tests.conftest import DEMO_PASSWORD, free_port
 from tests.e2e.conftest import ROOT, sign_in
@@ -161,3 +162,34 @@ def test_two_browsers_on_different_workers_both_see_an_approval_on_the_graph(wor
         assert page.evaluate("window.__notReloaded") is True
     learner_ctx.close()
     admin_ctx.close()
+
+
+def test_wrong_passwords_from_many_tabs_count_once_across_the_workers(workers_app, browser):
+    """Issue 21, hole 4: 22 wrong sign-ins from 22 tabs, every other tab on the other worker. The 11th and
+    every one after it are refused (each worker counting alone let 20 through). Last in this module: it
+    leaves this address throttled for a minute."""
+    ctx = browser.new_context()
+    workers = sorted(workers_app.processes())
+    assert len(workers) == 2
+    tabs = []
+    for i in range(22):  # open every tab first, each on the worker it should use, then try quickly
+        page = ctx.new_page()
+        page.goto(workers_app.url + "/")
+        for _ in range(12):  # the kernel spreads connections over the workers; reload until it is this one
+            page.wait_for_function("tags => tags.includes(document.querySelector('#sign-in-card')"
+                                   "?.getAttribute('data-r42-worker'))", arg=workers)
+            if page.locator("#sign-in-card").get_attribute("data-r42-worker") == workers[i % 2]:
+                break
+            page.reload()
+        assert page.locator("#sign-in-card").get_attribute("data-r42-worker") == workers[i % 2]
+        tabs.append(page)
+    answers = []
+    for i, page in enumerate(tabs):
+        page.fill("#email", f"tab-{i}@example.com")
+        page.fill("#password", "raden")
+        page.click("#sign-in")
+        error = page.locator("#signin-error")
+        expect(error).to_be_visible()
+        answers.append(error.inner_text().strip())
+    assert answers == ["E-mailadres of wachtwoord klopt niet."] * 10 + [TOO_MANY_ATTEMPTS] * 12
+    ctx.close()

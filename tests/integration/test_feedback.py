@@ -1,10 +1,18 @@
 """Thumbs up/down on answers (issue 16): stored with question, answer and citations for the tenant's admins;
-PocketBase lets a user rate only as themselves in their own tenant, and only admins read ratings."""
+PocketBase lets a user rate only as themselves in their own tenant, and only admins read ratings.
+Issue 21, hole 5: for every writer, one rating per user and message, bounded texts and a rate per user."""
+
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from r42_app.services.feedback import FeedbackError, FeedbackStore
-from r42_app.services.pb import PBError, quote
+from r42_app.services.feedback import FEEDBACK_PER_MINUTE, MAX_QUESTION, TOO_FAST, FeedbackError, FeedbackStore
+from r42_app.services.pb import PBError, PocketBase, quote
+from r42_app.state.auth import AuthState
+from r42_app.state.chat import ChatState, UIMessage
+from tests.conftest import throwaway_user
+from tests.integration.test_hole_pocketbase import reset_pocketbase_rate_limits
+from tests.integration.test_state_guards import call, signed_in_root, substate
 
 
 @pytest.fixture
@@ -37,7 +45,8 @@ def test_a_rating_is_stored_once_per_answer_and_admins_read_it_newest_first(ctx,
 
 def test_pocketbase_holds_the_line_for_any_writer(ctx, pb_server, admin_pb):
     demo, acme, learner, me = ctx
-    row = {"tenant": demo["id"], "user": me["id"], "rating": "up", "question": "q", "answer": "a", "citations": []}
+    row = {"tenant": demo["id"], "user": me["id"], "rating": "up", "message_id": "m1", "question": "q", "answer": "a",
+           "citations": []}
     learner.create("chat_feedback", row)  # as themselves, in their tenant: allowed
     someone_else = admin_pb.first("users", 'email = "admin@example.com"')["id"]
     for forged in ({**row, "tenant": acme["id"]}, {**row, "user": someone_else}, {**row, "rating": "meh"}):
@@ -50,3 +59,117 @@ def test_pocketbase_holds_the_line_for_any_writer(ctx, pb_server, admin_pb):
     rows = admin_pb.all("chat_feedback", filter=f"tenant = {quote(demo['id'])}")
     with pytest.raises(PBError):
         learner.update("chat_feedback", rows[0]["id"], {"rating": "down"})
+
+
+# -- issue 21: limits that hold for every writer ---------------------------------------------------------
+
+
+@pytest.fixture
+def rater(pb_server, seeded, admin_pb):
+    """A throw-away learner of demo (the per-user rate must not spill into other tests): their REST
+    client, record and tenant; PocketBase's per-IP counters are reset around the test."""
+    reset_pocketbase_rate_limits(admin_pb)
+    with throwaway_user(admin_pb, name="Beoordelaar", prefix="rater") as (email, row):
+        yield pb_server.user(email), row, admin_pb.first("tenants", 'slug = "demo"')
+        for r in admin_pb.all("chat_feedback", filter=f"user = {quote(row['id'])}"):
+            admin_pb.delete("chat_feedback", r["id"])
+    reset_pocketbase_rate_limits(admin_pb)
+
+
+def ratings_of(admin_pb, user_id):
+    return admin_pb.all("chat_feedback", filter=f"user = {quote(user_id)}", sort="created")
+
+
+def rating(tenant_id, user_id, message_id, value="up", question="Wat is de AOW?", answer="Het basispensioen."):
+    return {"tenant": tenant_id, "user": user_id, "rating": value, "message_id": message_id, "question": question,
+            "answer": answer, "citations": [{"slug": "aow", "label": "AOW"}]}
+
+
+def create(client: PocketBase, body) -> int:
+    try:
+        client.create("chat_feedback", body)
+        return 200
+    except PBError as exc:
+        return exc.status
+
+
+def test_a_burst_of_ratings_past_the_app_is_capped_per_user(rater, admin_pb):
+    client, me, demo = rater
+    with ThreadPoolExecutor(8) as pool:  # 70 at once, each for another answer
+        statuses = list(pool.map(lambda i: create(client, rating(demo["id"], me["id"], f"burst-{i}")), range(70)))
+    assert statuses.count(200) == FEEDBACK_PER_MINUTE and set(statuses) <= {200, 429}
+    assert len(ratings_of(admin_pb, me["id"])) == FEEDBACK_PER_MINUTE  # nothing else stored
+    reset_pocketbase_rate_limits(admin_pb)  # (past 60 the per-IP create limit answers too; the hook's count stays)
+    with pytest.raises(PBError) as err:
+        client.create("chat_feedback", rating(demo["id"], me["id"], "one-more"))
+    assert err.value.status == 429 and err.value.message == TOO_FAST
+
+
+def test_a_flood_of_big_ratings_stores_nothing(rater, admin_pb):
+    """The attacker's rows: ~28 KB each (8,000 + 20,000 characters, the old maximums)."""
+    client, me, demo = rater
+    big = rating(demo["id"], me["id"], "", question="v" * 8000, answer="a" * 20000)
+    statuses = [create(client, {**big, "message_id": f"big-{i}"}) for i in range(70)]
+    assert set(statuses) <= {400, 429} and 429 in statuses
+    assert ratings_of(admin_pb, me["id"]) == []
+
+
+def test_the_app_is_held_to_the_same_rate_and_says_so_in_dutch(rater, admin_pb):
+    """The app rates for users over its superuser connection: PocketBase counts the row's user."""
+    _client, me, demo = rater
+    store = FeedbackStore(admin_pb)
+    for i in range(FEEDBACK_PER_MINUTE):
+        store.record(demo["id"], me["id"], "up", "Vraag?", "Antwoord.", [], f"app-{i}")
+    with pytest.raises(FeedbackError) as err:
+        store.record(demo["id"], me["id"], "down", "Vraag?", "Antwoord.", [], "app-0")
+    assert str(err.value) == TOO_FAST
+    stored = ratings_of(admin_pb, me["id"])
+    assert len(stored) == FEEDBACK_PER_MINUTE and {r["rating"] for r in stored} == {"up"}  # app-0 kept its rating
+
+
+@pytest.mark.anyio
+async def test_the_chat_window_shows_the_refusal_and_keeps_the_thumb_unpressed(rater, admin_pb, app_env):
+    _client, me, demo = rater
+    store = FeedbackStore(admin_pb)
+    for i in range(FEEDBACK_PER_MINUTE):  # the minute's ratings are used up (another tab, say)
+        store.record(demo["id"], me["id"], "up", "Vraag?", "Antwoord.", [], f"tab-{i}")
+    root = await signed_in_root(me["email"])
+    chat = substate(root, ChatState)
+    chat.messages = [UIMessage("q1", "user", "Wat is de AOW?"), UIMessage("a1", "assistant", "Het basispensioen.")]
+    toast = await call(chat, ChatState.rate, "a1", "down")
+    assert TOO_FAST in str(toast)
+    assert chat.messages[1].rating == ""
+    assert substate(root, AuthState).user_id == me["id"]
+    assert len(ratings_of(admin_pb, me["id"])) == FEEDBACK_PER_MINUTE
+
+
+def test_a_new_rating_replaces_the_old_one_for_every_writer(rater, admin_pb):
+    client, me, demo = rater
+    store = FeedbackStore(admin_pb)
+    client.create("chat_feedback", rating(demo["id"], me["id"], "m-1", "up"))
+    client.create("chat_feedback", rating(demo["id"], me["id"], "m-1", "down"))  # past the app
+    store.record(demo["id"], me["id"], "up", "Wat is de AOW?", "Het basispensioen.", [], "m-2")  # the app
+    client.create("chat_feedback", rating(demo["id"], me["id"], "m-2", "down"))  # and mixed
+    with ThreadPoolExecutor(6) as pool:  # six at once for one message still end as one row
+        list(pool.map(lambda v: create(client, rating(demo["id"], me["id"], "m-3", v)), ["up", "down"] * 3))
+    stored = ratings_of(admin_pb, me["id"])
+    assert sorted((r["message_id"], r["rating"]) for r in stored if r["message_id"] != "m-3") == \
+        [("m-1", "down"), ("m-2", "down")]
+    assert len([r for r in stored if r["message_id"] == "m-3"]) == 1
+
+
+def test_an_oversized_or_anonymous_rating_is_refused_and_the_old_one_stays(rater, admin_pb):
+    client, me, demo = rater
+    client.create("chat_feedback", rating(demo["id"], me["id"], "m-1", "up"))
+    before = ratings_of(admin_pb, me["id"])
+    for bad in (rating(demo["id"], me["id"], "m-1", "down", question="v" * (MAX_QUESTION + 1)),
+                rating(demo["id"], me["id"], "m-1", "down", answer="a" * 8001),
+                rating(demo["id"], me["id"], "", "down")):  # no message: nothing to rate once
+        with pytest.raises(PBError) as err:
+            client.create("chat_feedback", bad)
+        assert err.value.status == 400
+    assert ratings_of(admin_pb, me["id"]) == before  # the earlier rating, as it was
+    # the app cuts a long question (the user's text) and R42's long answer instead of losing the rating
+    FeedbackStore(admin_pb).record(demo["id"], me["id"], "down", "v" * 5000, "a" * 30000, [], "m-1")
+    (row,) = ratings_of(admin_pb, me["id"])
+    assert row["rating"] == "down" and len(row["question"]) == MAX_QUESTION and len(row["answer"]) == 8000

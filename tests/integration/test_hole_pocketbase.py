@@ -1,7 +1,9 @@
 """Issue 10, holes 4-6, against the real PocketBase with our migrations and pb_hooks: no bulk writes
 with a user token, sign-in brute force throttled (per account for everyone, per IP for direct
-clients) without the app throttling itself, and the KB rules and outbox rows hold for every writer."""
+clients, signed in or not: issue 21) without the app throttling itself, and the KB rules and outbox
+rows hold for every writer."""
 
+import asyncio
 
 import httpx
 import pytest
@@ -12,13 +14,18 @@ from r42_app.services.pb import PBError, quote
 from tests.conftest import DEMO_PASSWORD, throwaway_user
 
 
-@pytest.fixture
-def reset_rate_limits(admin_pb):
-    """Saving the settings resets PocketBase's rate-limit counters: a test that exhausts a per-IP bucket
-    must not throttle the tests after it (every test client is 127.0.0.1)."""
-    yield
+def reset_pocketbase_rate_limits(admin_pb):
+    """Saving the settings resets PocketBase's rate-limit counters (every test client is 127.0.0.1)."""
     settings = admin_pb.send("GET", "/api/settings")
     admin_pb.send("PATCH", "/api/settings", body={"rateLimits": settings["rateLimits"]})
+
+
+@pytest.fixture
+def reset_rate_limits(admin_pb):
+    """A test that exhausts a per-IP bucket starts with empty ones and must not throttle the tests after it."""
+    reset_pocketbase_rate_limits(admin_pb)
+    yield
+    reset_pocketbase_rate_limits(admin_pb)
 
 
 @pytest.fixture
@@ -28,9 +35,10 @@ def temp_user(admin_pb, seeded):
         yield email
 
 
-def sign_in_direct(pb_url, email, password):
+def sign_in_direct(pb_url, email, password, token=""):
     return httpx.post(f"{pb_url}/api/collections/users/auth-with-password",
-                      json={"identity": email, "password": password}, timeout=10)
+                      json={"identity": email, "password": password},
+                      headers={"Authorization": token} if token else {}, timeout=10)
 
 
 # -- 4. bulk writes -----------------------------------------------------------------------------
@@ -41,7 +49,8 @@ def test_pocketbase_settings_cap_batches_and_turn_on_rate_limits(admin_pb):
     assert settings["batch"]["maxRequests"] <= 500 and settings["batch"]["maxBodySize"] <= 32 * 1024 * 1024
     assert settings["rateLimits"]["enabled"]
     labels = {(r["label"], r["audience"]) for r in settings["rateLimits"]["rules"]}
-    assert {("*:authWithPassword", "@guest"), ("*:create", "@auth"), ("/api/batch", "@auth")} <= labels
+    # the sign-in rules count everyone but superusers ("" = guests and users alike; issue 21)
+    assert {("*:authWithPassword", ""), ("*:auth", ""), ("*:create", "@auth"), ("/api/batch", "@auth")} <= labels
 
 
 def test_a_user_token_cannot_batch_even_one_write(pb_server, seeded, admin_pb):
@@ -95,6 +104,22 @@ def test_direct_anonymous_sign_ins_are_limited_per_address(pb_server, seeded, re
     """Password spraying: one wrong guess at each of many accounts still runs into the per-IP limit."""
     statuses = [sign_in_direct(pb_server.url, f"nobody-{i}@example.com", "raden").status_code for i in range(30)]
     assert 429 in statuses and statuses.index(429) <= 21
+
+
+def test_a_signed_in_user_sprays_into_the_same_per_address_limit(pb_server, seeded, admin_pb, reset_rate_limits):
+    """Issue 21, hole 3: a learner's Bearer header on each sign-in used to skip the per-IP limit (it counted
+    guests only). Now the 21st is refused, for the user as for a guest from that address, while the app's
+    own requests (superuser sign-ins, and token refreshes carrying users' tokens) are never throttled."""
+    learner = pb_server.user("learner@example.com")
+    statuses = [sign_in_direct(pb_server.url, f"nobody-{i}@example.com", "raden", learner.token).status_code
+                for i in range(30)]
+    assert statuses[:20] == [400] * 20 and statuses[20:] == [429] * 10
+    assert sign_in_direct(pb_server.url, "nobody@example.com", "raden").status_code == 429  # a guest too
+    auth = AuthService(pb_server.url, pb_server.admin_client())
+    for _ in range(25):  # the app signs users in over its superuser connection: never limited
+        assert auth.sign_in("learner@example.com", DEMO_PASSWORD).user.role == "learner"
+    for _ in range(25):  # and checks their tokens with the tokens themselves, from the same address
+        assert auth.verify(learner.token) is not None
 
 
 # -- 6. writes that skip the app ------------------------------------------------------------------
@@ -170,16 +195,37 @@ def test_a_topic_keeps_its_slug(demo_admin, admin_pb):
     assert admin_pb.get("topics", row["id"])["slug"] == "rest-topic"
 
 
-def test_the_app_limits_wrong_passwords_per_address_across_accounts(pb_server, seeded):
-    """One guess at each of many accounts from one browser runs into the app's per-address limit."""
+@pytest.mark.anyio
+async def test_the_app_limits_wrong_passwords_per_address_across_accounts(pb_server, seeded):
+    """One guess at each of many accounts from one browser runs into the app's per-address limit; right
+    passwords in between do not count."""
     auth = AuthService(pb_server.url, pb_server.admin_client())
     for i in range(10):
         with pytest.raises(AuthError, match="klopt niet"):
-            auth.sign_in(f"spray-{i}@example.com", "raden", client="203.0.113.7")
+            await auth.sign_in_from("203.0.113.7", f"spray-{i}@example.com", "raden")
+        if i == 4:
+            assert (await auth.sign_in_from("203.0.113.7", "learner@example.com", DEMO_PASSWORD)).user.role == "learner"
     with pytest.raises(AuthError) as err:
-        auth.sign_in("learner@example.com", DEMO_PASSWORD, client="203.0.113.7")
+        await auth.sign_in_from("203.0.113.7", "learner@example.com", DEMO_PASSWORD)
     assert str(err.value) == TOO_MANY_ATTEMPTS
-    assert auth.sign_in("learner@example.com", DEMO_PASSWORD, client="203.0.113.8").user.role == "learner"
+    assert (await auth.sign_in_from("203.0.113.8", "learner@example.com", DEMO_PASSWORD)).user.role == "learner"
+
+
+@pytest.mark.anyio
+async def test_tabs_trying_at_the_same_moment_cannot_all_pass_the_per_address_check(pb_server, seeded):
+    """22 wrong passwords sent at once: the check is made before any answer came back, so each attempt is
+    counted as it goes out; exactly 10 reach PocketBase."""
+    auth = AuthService(pb_server.url, pb_server.admin_client())
+
+    async def attempt(i):
+        try:
+            await auth.sign_in_from("203.0.113.9", f"tab-{i}@example.com", "raden")
+        except AuthError as exc:
+            return str(exc)
+
+    answers = await asyncio.gather(*(attempt(i) for i in range(22)))
+    assert answers.count("E-mailadres of wachtwoord klopt niet.") == 10
+    assert answers.count(TOO_MANY_ATTEMPTS) == 12
 
 
 def test_a_tenant_with_topics_and_relations_can_be_deleted(admin_pb, seeded):

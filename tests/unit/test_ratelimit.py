@@ -55,3 +55,16 @@ def test_a_refunded_token_can_be_used_again_but_never_beyond_the_burst():
     limiter.refund("u")
     limiter.refund("u")
     assert limiter.check("u") == 0 and limiter.check("u") == 0 and limiter.check("u") > 0  # capped at burst
+
+
+def test_an_attempt_counts_as_it_goes_out_and_only_failures_stay_counted():
+    clock = Clock()
+    limiter = FailureLimiter(limit=2, window=60, clock=clock)
+    assert limiter.take("10.0.0.1") == 0.0 and limiter.take("10.0.0.1") == 0.0  # two in flight at once
+    assert limiter.take("10.0.0.1") > 0  # a third must wait, before either answer came back
+    limiter.refund("10.0.0.1")  # one of them was the right password
+    assert limiter.take("10.0.0.1") == 0.0
+    assert 59 < limiter.take("10.0.0.1") <= 60
+    clock.now += 61
+    limiter.refund("10.0.0.1")  # a late refund after the window ended changes nothing
+    assert limiter.take("10.0.0.1") == 0.0
