@@ -176,7 +176,7 @@ def topic_form() -> rx.Component:
                     ),
                     rx.tabs.content(
                         rx.box(safe_markdown(S.f_content), padding="12px", border="1px solid var(--gray-5)",
-                               border_radius="6px", min_height="120px"),
+                               border_radius="6px", min_height="120px", id="topic-preview"),
                         value="preview",
                         padding_top="8px",
                     ),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,10 +64,61 @@ def git_status() -> str:
         return ""
 
 
+class Attacker:
+    """An attacker's web server on loopback: it answers every request and remembers the path. Tests assert that
+    nothing a page shows (a topic, an answer, a tool's output) makes the browser call it."""
+
+    def __init__(self):
+        self.hits: list[str] = []
+        hits = self.hits
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _record(self):
+                hits.append(self.path)
+                self.send_response(200)
+                self.send_header("Content-Type", "image/gif")
+                self.end_headers()
+
+            do_GET = do_POST = do_HEAD = _record
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.host = f"127.0.0.1:{self.server.server_address[1]}"
+        self.url = f"http://{self.host}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+
 @pytest.fixture(scope="session")
-def served_app(tmp_path_factory, fake_claude) -> ServedApp:
+def attacker():
+    server = Attacker()
+    yield server
+    server.stop()
+
+
+def write_mcp_config(data_dir: Path, attacker: Attacker) -> Path:
+    """The demo MCP servers, plus a hostile read-only one whose answers are XSS payloads (test_xss.py)."""
+    from r42_app.services.seed import demo_mcp_config
+
+    config = demo_mcp_config(data_dir / "mcp-demo-messages.jsonl")
+    config["mcpServers"]["hostile"] = {"command": sys.executable,
+                                       "args": [str(ROOT / "tests" / "fakes" / "hostile_mcp_server.py")],
+                                       "env": {"R42_TEST_ATTACKER": attacker.url}}
+    config["low_risk"].append("hostile__news")
+    path = data_dir / "mcp.json"
+    path.write_text(json.dumps(config, indent=2))
+    return path
+
+
+@pytest.fixture(scope="session")
+def served_app(tmp_path_factory, fake_claude, attacker) -> ServedApp:
     """The real app as `make run` starts it, on its own ports and data dir, with Claude faked."""
     data_dir = tmp_path_factory.mktemp("e2e-data")
+    write_mcp_config(data_dir, attacker)
     port, pb_port = free_port(), free_port()
     env = {**os.environ, "R42_DATA_DIR": str(data_dir), "R42_PORT": str(port), "R42_PB_PORT": str(pb_port),
            "R42_DEMO_PASSWORD": DEMO_PASSWORD, "ANTHROPIC_API_KEY": "test-key",

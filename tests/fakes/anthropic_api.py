@@ -30,6 +30,7 @@ class Script:
     drop_after_first: bool = False  # close the connection after the first text delta
     delay: float = 0.0  # seconds before the response starts (timeouts)
     chunk_delay: float = 0.0  # seconds between text deltas
+    echo_tool_result: str = ""  # answer with this prefix and the text of the last tool result it was sent
     usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 1200, "output_tokens": 40,
                                                             "cache_creation_input_tokens": 1000,
                                                             "cache_read_input_tokens": 0})
@@ -37,6 +38,16 @@ class Script:
 
 def _sse(event: str, data: dict) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def _last_tool_result(body: dict) -> str:
+    for message in reversed(body.get("messages", [])):
+        content = message.get("content")
+        for block in reversed(content if isinstance(content, list) else []):
+            if block.get("type") == "tool_result":
+                inner = block.get("content")
+                return inner if isinstance(inner, str) else " ".join(b.get("text", "") for b in inner or [])
+    return "(no tool result)"
 
 
 class FakeAnthropic:
@@ -67,6 +78,11 @@ class FakeAnthropic:
         self.scripts.append(Script(blocks=blocks, **kw))
         return self
 
+    def reply_echo(self, prefix: str = "", **kw: Any) -> "FakeAnthropic":
+        """Answer with what the last tool returned (a model that repeats a tool's output to the user)."""
+        self.scripts.append(Script(echo_tool_result=prefix or " ", **kw))
+        return self
+
     def fail(self, status: int, **kw: Any) -> "FakeAnthropic":
         self.scripts.append(Script(status=status, **kw))
         return self
@@ -86,6 +102,8 @@ class FakeAnthropic:
         body = await request.json()
         self.requests.append({"headers": dict(request.headers), "body": body})
         script = self.scripts.pop(0) if self.scripts else Script(blocks=[{"type": "text", "text": "(no script)"}])
+        if script.echo_tool_result:
+            script = Script(blocks=[{"type": "text", "text": script.echo_tool_result + _last_tool_result(body)}])
         if script.delay:
             await asyncio.sleep(script.delay)
         if script.status != 200:
