@@ -2,7 +2,8 @@
 
 Mounted as the outermost API transformer (r42_app.py), so it sees Reflex's own routes, the built frontend
 and our API alike. A page (text/html) is held until its body is complete, so its Content-Security-Policy can
-name the SHA-256 of each inline script it carries; anything else passes through at once, streams included.
+name the SHA-256 of each inline script it carries; anything else passes through at once, streams included. A
+304 carries no policy: the browser updates the cached page's headers from it, and an empty body has no scripts.
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ class SecurityHeaders:
             nonlocal held, size
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
+                if message.get("status") == 304:  # the browser keeps the policy it got with the page itself
+                    kept = [(k, v) for k, v in headers if k.lower() not in _OURS] + self.fixed
+                    await send({**message, "headers": kept})
+                    return
                 content_type = next((v for k, v in headers if k.lower() == b"content-type"), b"")
                 if content_type.startswith(b"text/html"):
                     held = message  # sent with the body, once the policy can name its scripts

@@ -41,3 +41,22 @@ def test_a_page_allows_exactly_its_own_inline_scripts(served_app, encoding):
     hashes = {f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'" for s in inline}
     allowed = {s for s in policy(resp)["script-src"] if s.startswith("'sha256-")}
     assert allowed == hashes
+
+
+def test_a_not_modified_page_keeps_the_policy_it_was_served_with(served_app):
+    """A reload answers 304 without a body: a policy computed from that empty body would name no script, and the
+    browser would apply it to the cached page (a blank page after every reload)."""
+    first = httpx.get(served_app.url + "/", timeout=30)
+    again = httpx.get(served_app.url + "/", headers={"If-None-Match": first.headers["etag"]}, timeout=30)
+    assert again.status_code == 304
+    assert "content-security-policy" not in again.headers
+    assert again.headers["x-content-type-options"] == "nosniff"
+
+
+def test_a_reloaded_page_still_runs(served_app, page):
+    from tests.e2e.conftest import sign_in
+
+    sign_in(page, served_app, "learner@example.com")
+    for _ in range(2):
+        page.reload()
+        page.wait_for_selector("#r42-launcher")
