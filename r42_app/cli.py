@@ -42,7 +42,6 @@ import json
 import os
 import subprocess
 import time
-import urllib.parse
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
@@ -52,6 +51,7 @@ import httpx
 from r42_app.core.capabilities import CAPABILITIES, DENY, GRANT, INHERIT
 from r42_app.core.costs import USD_PER_CREDIT, TenantCredits
 from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
+from r42_app.core.redact import redacted_url
 from r42_app.core.retrieval import render_snippets
 from r42_app.services.access import AccessError, AccessStore
 from r42_app.services.costs import OUTBOX_COST, CostPersister, CostReports, CreditError, CreditStore
@@ -61,6 +61,7 @@ from r42_app.services.injection import install_learned_model
 from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBError, KBStore, Tenant
 from r42_app.services.pb import PBError, PocketBase
 from r42_app.services.pb_server import ROOT, PocketBaseServer, ensure_superuser, load_superuser
+from r42_app.services.private import PRIVATE_UMASK, close_to_others
 from r42_app.services.retrieval import MODES, Retriever, UnknownTenant
 from r42_app.services.seed import DEMO_USERS, ensure_mcp_config, seed_demo
 from r42_app.services.sidecars import ChromaServer, RedisServer
@@ -89,8 +90,12 @@ def admin_connection(cfg: Settings, wait_s: float = 0.0) -> Iterator[PocketBase]
     if not running:
         if cfg.pb_url_override:
             raise SystemExit(f"r42: PocketBase at {cfg.pb_url} is not reachable")
-        ensure_superuser(cfg.pb_data_dir, cfg.superuser_file)
-        server = PocketBaseServer(cfg.pb_data_dir, cfg.pb_port).start()
+        try:
+            _private_data_dir(cfg)
+            ensure_superuser(cfg.pb_data_dir, cfg.superuser_file)
+            server = PocketBaseServer(cfg.pb_data_dir, cfg.pb_port, origins=cfg.allowed_origins).start()
+        except RuntimeError as exc:  # says what failed, secrets masked
+            raise SystemExit(f"r42: {exc}") from None
     try:
         creds = load_superuser(cfg.superuser_file)
         pb = PocketBase(cfg.pb_url).as_superuser(creds.email, creds.password)
@@ -109,7 +114,7 @@ class Services:
     def __init__(self, cfg: Settings, pb: PocketBase):
         self.pb = pb
         self.kb = KBStore(pb)
-        self.vectors = VectorStore(path=cfg.chroma_dir, url=cfg.chroma_url)
+        self.vectors = VectorStore(path=cfg.chroma_dir, url=cfg.chroma_url, token=cfg.chroma_token)
         self.embedder = SentenceEmbedder(cfg.embed_model)
         self.retriever = Retriever(self.kb, self.vectors, self.embedder, max_chunks=cfg.embed_chunks)
         install_learned_model(cfg.injection_model_file)
@@ -261,9 +266,16 @@ class Supervisor:
         return True
 
 
+def _private_data_dir(cfg: Settings) -> None:
+    """The data dir 0700 and nothing in it open to other local users, an older one included (issue 21)."""
+    cfg.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    close_to_others(cfg.data_dir)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     cfg = load_settings()
-    cfg.data_dir.mkdir(parents=True, exist_ok=True)
+    os.umask(PRIVATE_UMASK)  # for everything serve and its children write: PocketBase, Redis, Chroma, the app
+    _private_data_dir(cfg)
     workers = args.workers or cfg.backend_workers
     if not 1 <= workers <= MAX_BACKEND_WORKERS:
         _err(f"--workers must be from 1 to {MAX_BACKEND_WORKERS}, got {workers}")
@@ -282,7 +294,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         say(f"starting PocketBase on 127.0.0.1:{cfg.pb_port} (data in {cfg.data_dir})")
         creds = ensure_superuser(cfg.pb_data_dir, cfg.superuser_file)
-        pb_server = PocketBaseServer(cfg.pb_data_dir, cfg.pb_port).start()
+        pb_server = PocketBaseServer(cfg.pb_data_dir, cfg.pb_port, origins=cfg.allowed_origins).start()
         shutdown.children.append(pb_server.proc)
         pb = PocketBase(pb_server.url).as_superuser(creds.email, creds.password)
         if not args.no_seed:
@@ -293,23 +305,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
         env["GRANIAN_WORKERS"] = str(workers)
         if cfg.redis_url:  # given: used however many workers there are
             env["REFLEX_REDIS_URL"] = cfg.redis_url
-            say(f"{workers} backend worker(s) keep their state in {_redacted(cfg.redis_url)}")
+            say(f"{workers} backend worker(s) keep their state in {redacted_url(cfg.redis_url)}")
         elif workers > 1:
             redis = RedisServer(cfg.data_dir / "redis")
             sidecars.append(("Redis", redis))  # stopped in `finally`, even if it is still starting
             redis.start(on_spawn=shutdown.children.append)
-            env["REFLEX_REDIS_URL"] = redis.url
+            env["REFLEX_REDIS_URL"] = redis.url  # with its password (redis.password in the data dir)
             say(f"{workers} backend workers share their state through the embedded Redis on 127.0.0.1:"
-                f"{redis.port} (data in {cfg.data_dir / 'redis'}; set REFLEX_REDIS_URL to use your own)")
+                f"{redis.port} (data in {cfg.data_dir / 'redis'}, password required; set REFLEX_REDIS_URL to use "
+                "your own)")
         if cfg.chroma_url:
-            say(f"search index: the Chroma server at {cfg.chroma_url}")
+            say(f"search index: the Chroma server at {redacted_url(cfg.chroma_url)}")
         elif args.chroma_server or workers > 1:
             chroma = ChromaServer(cfg.chroma_dir)
             sidecars.append(("Chroma", chroma))
             chroma.start(on_spawn=shutdown.children.append)
             env["CHROMA_URL"] = chroma.url
+            env["R42_CHROMA_TOKEN"] = chroma.token  # (chroma.token in the data dir)
             why = "" if args.chroma_server else " (several workers cannot share the embedded index)"
-            say(f"search index: a Chroma server on 127.0.0.1:{chroma.port} over {cfg.chroma_dir}{why}")
+            say(f"search index: a Chroma server on 127.0.0.1:{chroma.port} over {cfg.chroma_dir}, token required{why}")
         if shutdown.requested:
             return 0
         say(f"building and starting the web app on 127.0.0.1:{cfg.port} (first build takes a minute)")
@@ -351,14 +365,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
             server.stop()
         if pb_server is not None:
             pb_server.stop()
-
-
-def _redacted(url: str) -> str:
-    """A URL without its password, for the log."""
-    parsed = urllib.parse.urlsplit(url)
-    if parsed.password:
-        return url.replace(f":{parsed.password}@", ":***@")
-    return url
 
 
 # -- seed / kb -----------------------------------------------------------------------

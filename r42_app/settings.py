@@ -78,14 +78,15 @@ class Settings:
     port: int = 3000
     pb_port: int = 8090
     data_dir: Path = field(default_factory=lambda: Path("data").resolve())
-    demo_password: str = "r42-demo-2026"
-    anthropic_api_key: str = ""
+    demo_password: str = field(default="r42-demo-2026", repr=False)  # secrets stay out of repr() (issue 21)
+    anthropic_api_key: str = field(default="", repr=False)
     anthropic_base_url: str = ""
     model: str = DEFAULT_MODEL
     embed_model: str = ""
     injection_model: str = ""  # R42_INJECTION_MODEL (default tools/injection-model.json, trained by make setup)
     chroma_url: str = ""
-    redis_url: str = ""  # REFLEX_REDIS_URL or R42_REDIS_URL: several backend workers share state there
+    chroma_token: str = field(default="", repr=False)  # R42_CHROMA_TOKEN: the token of the Chroma server at CHROMA_URL
+    redis_url: str = field(default="", repr=False)  # REFLEX_REDIS_URL or R42_REDIS_URL (several workers' state)
     backend_workers: int = 1  # R42_BACKEND_WORKERS (r42 serve --workers)
     pb_url_override: str = ""
     app_indexer: bool = True
@@ -173,6 +174,7 @@ def load_settings() -> Settings:
         embed_model=env.get("R42_EMBED_MODEL", ""),
         injection_model=env.get("R42_INJECTION_MODEL", ""),
         chroma_url=env.get("CHROMA_URL", ""),
+        chroma_token=env.get("R42_CHROMA_TOKEN", "").strip(),
         redis_url=env.get("REFLEX_REDIS_URL") or env.get("R42_REDIS_URL", ""),
         backend_workers=_workers(),
         pb_url_override=env.get("R42_PB_URL", ""),

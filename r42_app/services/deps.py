@@ -61,7 +61,7 @@ def embedder() -> SentenceEmbedder:
 def vector_store() -> VectorStore:
     """Chroma: a server when CHROMA_URL is set, else embedded under the data dir."""
     cfg = settings()
-    return VectorStore(path=cfg.chroma_dir, url=cfg.chroma_url)
+    return VectorStore(path=cfg.chroma_dir, url=cfg.chroma_url, token=cfg.chroma_token)
 
 
 @functools.lru_cache(maxsize=1)

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from r42_app.core.capabilities import AccessRow
+from r42_app.core.redact import redacted_url
 from r42_app.services.costs import OUTBOX_COST, CreditStore
 from r42_app.services.embeddings import SentenceEmbedder
 from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBStore, Tenant
@@ -97,9 +98,9 @@ class Doctor:
             elif covered == len(topics):
                 out.append(Check(f"index {tenant.slug}", OK, f"all {len(topics)} topics are in the vector index"))
             elif covered == 0:
+                where = redacted_url(self.cfg.chroma_url) or self.cfg.chroma_dir
                 out.append(Check(f"index {tenant.slug}", FAIL, f"none of {len(topics)} topics is in the vector "
-                                 f"index ({self.cfg.chroma_url or self.cfg.chroma_dir}): semantic search falls back "
-                                 "to fts", fix))
+                                 f"index ({where}): semantic search falls back to fts", fix))
             else:
                 out.append(Check(f"index {tenant.slug}", WARN, f"{covered} of {len(topics)} topics are in the "
                                  "vector index (the rest wait in the outbox, or were lost)", fix))

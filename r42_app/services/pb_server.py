@@ -15,6 +15,9 @@ from pathlib import Path
 
 import httpx
 
+from r42_app.core.redact import masked, shown
+from r42_app.services.private import PRIVATE_UMASK, close_to_others
+
 ROOT = Path(__file__).resolve().parents[2]
 MIGRATIONS_DIR = ROOT / "pb_migrations"
 HOOKS_DIR = ROOT / "pb_hooks"  # rules that hold for every writer (pb_hooks/r42.pb.js)
@@ -33,13 +36,28 @@ def stop_process(proc: subprocess.Popen | None, timeout: float = 10.0) -> None:
 
 
 def spawn_and_wait(command: list[str], log_file: Path, answers, name: str, where: str, timeout: float,
-                   cwd: Path | None = None, on_spawn=None) -> subprocess.Popen:
-    """Start a child server (its own session, output to `log_file`) and wait until `answers()`; raise
-    RuntimeError, with the log to look at, if it exits or stays silent. `on_spawn(proc)` hears of the
-    process at once, so a stop requested while it starts up can reach it."""
-    with open(log_file, "ab") as log:
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, cwd=cwd)
+                   cwd: Path | None = None, on_spawn=None, stdin_data: bytes | None = None) -> subprocess.Popen:
+    """Start a child server (its own session, umask 077, output to `log_file`, mode 0600) and wait until
+    `answers()`; raise RuntimeError, with the log to look at, if it exits or stays silent. `stdin_data` is
+    written to its standard input, which is then closed (a secret it reads there is on no command line).
+    `on_spawn(proc)` hears of the process at once, so a stop requested while it starts up can reach it."""
+    fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "ab") as log:
+        log.write(f"r42: starting {shown(command)}\n".encode())
+        log.flush()
+        try:
+            proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd,
+                                    stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
+                                    umask=PRIVATE_UMASK)
+        except OSError as exc:
+            raise RuntimeError(f"{name} could not be started: {exc.strerror} ({command[0]})") from None
+    close_to_others(log_file)
+    if stdin_data is not None:
+        try:
+            proc.stdin.write(stdin_data)
+            proc.stdin.close()
+        except OSError:  # it exited at once: the loop below says so
+            pass
     if on_spawn is not None:
         on_spawn(proc)
     deadline = time.monotonic() + timeout
@@ -51,6 +69,24 @@ def spawn_and_wait(command: list[str], log_file: Path, answers, name: str, where
         time.sleep(0.05)
     stop_process(proc)
     raise RuntimeError(f"{name} did not answer {where} within {timeout:.0f}s; see {log_file}")
+
+
+def run_command(command: list[str], what: str, hidden: tuple[str, ...] = (), timeout: float = 120.0) -> None:
+    """Run a short command (umask 077, no input, output captured). On a failure raise RuntimeError saying what
+    failed, the command and the end of its output, with the `hidden` secrets masked in all of it: never
+    CalledProcessError or TimeoutExpired, whose text is the whole command line."""
+    try:
+        done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+                              umask=PRIVATE_UMASK)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{what} did not finish within {timeout:.0f}s: {shown(command, hidden)}") from None
+    except OSError as exc:
+        raise RuntimeError(f"{what} could not be run: {exc.strerror} ({command[0]})") from None
+    if done.returncode != 0:
+        output = (done.stderr or done.stdout or b"").decode(errors="replace").strip().splitlines()[-5:]
+        detail = masked(" / ".join(output), hidden) or "no output"
+        raise RuntimeError(f"{what} failed (exit status {done.returncode}): {detail}; "
+                           f"command: {shown(command, hidden)}")
 
 
 def pocketbase_binary() -> Path:
@@ -84,14 +120,11 @@ def ensure_superuser(pb_dir: Path, creds_file: Path) -> SuperuserCredentials:
         with os.fdopen(fd, "w") as fh:
             json.dump({"email": creds.email, "password": creds.password}, fh)
     os.chmod(creds_file, 0o600)
-    # Runs the system migrations too; output is discarded so the password never reaches a log.
-    subprocess.run(
-        # "--" ends the flags: a stored password starting with "-" is still a password
-        [str(pocketbase_binary()), "superuser", "upsert", f"--dir={pb_dir}", "--", creds.email, creds.password],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    # Runs the system migrations too. A failure says what failed, with the password masked (issue 21).
+    # "--" ends the flags: a stored password starting with "-" is still a password.
+    run_command([str(pocketbase_binary()), "superuser", "upsert", f"--dir={pb_dir}", "--", creds.email, creds.password],
+                f"PocketBase's `superuser upsert` in {pb_dir}", hidden=(creds.password,))
+    close_to_others(pb_dir)
     return creds
 
 
@@ -105,12 +138,16 @@ def load_superuser(creds_file: Path) -> SuperuserCredentials:
 
 
 class PocketBaseServer:
-    """A PocketBase child process on 127.0.0.1:port with data in `pb_dir` and our migrations applied."""
+    """A PocketBase child process on 127.0.0.1:port with data in `pb_dir` and our migrations applied.
 
-    def __init__(self, pb_dir: Path, port: int, log_file: Path | None = None):
+    Its CORS answers only `origins` (the app's, `Settings.allowed_origins`; by default none but its own): no
+    browser page calls PocketBase directly, the app does. Its files are closed to other local users."""
+
+    def __init__(self, pb_dir: Path, port: int, log_file: Path | None = None, origins: tuple[str, ...] = ()):
         self.pb_dir = Path(pb_dir)
         self.port = port
         self.log_file = log_file or self.pb_dir.parent / "pocketbase.log"
+        self.origins = tuple(origins) or (self.url,)
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -130,7 +167,9 @@ class PocketBaseServer:
             f"--hooksDir={HOOKS_DIR}",
             "--hooksWatch=false",  # a reload would reset the sign-in throttle's counters
             "--automigrate=false",
+            f"--origins={','.join(self.origins)}",  # its default is "*"
         ]
+        close_to_others(self.pb_dir)
         self.proc = spawn_and_wait(command, self.log_file, lambda: _answers(self.url), "PocketBase",
                                    f"on {self.url}", timeout)
         return self

@@ -15,6 +15,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from r42_app.core.redact import redacted_url
+
 log = logging.getLogger(__name__)
 
 COLLECTION = "rag-kb-articles"
@@ -84,9 +86,10 @@ class VectorStore:
 
     SQLITE = "chroma.sqlite3"
 
-    def __init__(self, path: Path | None = None, url: str = ""):
+    def __init__(self, path: Path | None = None, url: str = "", token: str = ""):
         self.path = path
         self.url = url
+        self.token = token  # sent as a bearer token to a Chroma server that requires one (R42_CHROMA_TOKEN)
         self._collection = None
         self._key = url or str(path)
 
@@ -110,8 +113,9 @@ class VectorStore:
                     from urllib.parse import urlparse
 
                     parsed = urlparse(self.url)
+                    headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
                     client = chromadb.HttpClient(host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
-                                                 ssl=parsed.scheme == "https", settings=settings)
+                                                 ssl=parsed.scheme == "https", headers=headers, settings=settings)
                 else:
                     assert self.path is not None
                     self.path.mkdir(parents=True, exist_ok=True)
@@ -123,7 +127,8 @@ class VectorStore:
                 )
             except Exception as exc:
                 self._forget_system()
-                raise VectorStoreUnavailable(f"Chroma is unavailable ({self.url or self.path}): {exc}") from exc
+                where = redacted_url(self.url) if self.url else self.path
+                raise VectorStoreUnavailable(f"Chroma is unavailable ({where}): {exc}") from exc
         return self._collection
 
     def reset(self) -> None:

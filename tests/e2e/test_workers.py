@@ -6,18 +6,23 @@ The app runs from a copy of the source tree (its own `.web` build), so its compi
 the session's `served_app`."""
 
 import os
+import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import httpx
 import psutil
 import pytest
 from playwright.sync_api import expect
 
 from r42_app.services.auth import TOO_MANY_ATTEMPTS
+from r42_app.services.reflex_patches import HEARTBEAT_PREFIX
+from r42_app.services.sidecars import redis_binary
 from r42_app.state.chat import worker_tag
 from tests.conftest import DEMO_PASSWORD, free_port
 from tests.e2e.conftest import ROOT, sign_in
@@ -81,6 +86,42 @@ def test_serve_with_two_workers_starts_redis_and_chroma_and_two_backends(workers
     assert "2 backend workers share their state through the embedded Redis" in text
     assert "a Chroma server on 127.0.0.1:" in text
     assert len(workers_app.processes()) == 2
+
+
+def redis_cli(*args: str) -> str:
+    done = subprocess.run([str(redis_binary().parent / "redis-cli"), *args], capture_output=True, text=True, timeout=30)
+    return (done.stdout + done.stderr).strip()
+
+
+def test_the_chroma_server_wants_its_token_and_the_app_indexes_through_it(workers_app):
+    port = re.search(r"a Chroma server on 127\.0\.0\.1:(\d+)", workers_app.log_tail())[1]
+    collections = f"http://127.0.0.1:{port}/api/v2/tenants/default_tenant/databases/default_database/collections"
+    refused = httpx.get(collections)
+    assert refused.status_code in (401, 403) and "rag-kb-articles" not in refused.text
+    token = (workers_app.log.parent / "chroma.token").read_text().strip()
+    bearer = {"Authorization": f"Bearer {token}"}
+
+    def indexed() -> int:
+        listed = httpx.get(collections, headers=bearer)
+        assert listed.status_code == 200
+        ids = [c["id"] for c in listed.json() if c["name"] == "rag-kb-articles"]
+        return httpx.get(f"{collections}/{ids[0]}/count", headers=bearer).json() if ids else 0
+
+    deadline = time.monotonic() + 300  # the workers index the demo knowledge base through the server
+    while indexed() < 50 and time.monotonic() < deadline:
+        time.sleep(2)
+    assert indexed() >= 50
+    assert "rag-kb-articles" not in httpx.get(collections).text  # still nothing without the token
+    assert token not in workers_app.log.read_text()
+
+
+def test_nothing_in_the_data_dir_is_open_to_other_users(workers_app):
+    data = workers_app.log.parent
+    assert (data / "pb_data" / "data.db").is_file() and (data / "chroma" / "chroma.sqlite3").is_file()
+    assert (data / "redis").is_dir() and (data / "redis.password").is_file()
+    open_ = [f"{p.relative_to(data)} {stat.filemode(p.lstat().st_mode)}" for p in [data, *data.rglob("*")]
+             if not p.is_symlink() and p.lstat().st_mode & 0o077]
+    assert open_ == []
 
 
 def test_a_killed_worker_hands_the_chat_to_the_other_and_the_state_survives(workers_app, browser, claude):
@@ -162,6 +203,32 @@ def test_two_browsers_on_different_workers_both_see_an_approval_on_the_graph(wor
         assert page.evaluate("window.__notReloaded") is True
     learner_ctx.close()
     admin_ctx.close()
+
+
+def test_the_embedded_redis_wants_its_password_and_every_redis_user_has_it(workers_app, browser, claude):
+    """Issue 21: redis-cli without the password gets NOAUTH. Reflex's state (the tests above), both workers'
+    heartbeats and the shared chat limiter are in Redis: each of them connected with the password."""
+    port = re.search(r"embedded Redis on 127\.0\.0\.1:(\d+)", workers_app.log_tail())[1]
+    assert "NOAUTH" in redis_cli("-p", port, "ping")
+    assert "NOAUTH" in redis_cli("-p", port, "keys", "*")
+    password = (workers_app.log.parent / "redis.password").read_text().strip()
+    url = f"redis://default:{password}@127.0.0.1:{port}/0"
+    assert redis_cli("-u", url, "--no-auth-warning", "ping") == "PONG"
+
+    def keys(pattern: str) -> list[str]:
+        return redis_cli("-u", url, "--no-auth-warning", "--scan", "--pattern", pattern).split()
+
+    assert len(keys(HEARTBEAT_PREFIX + "*")) >= 2  # both live workers (the test above put a browser on each)
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    claude.reply_text("Een antwoord.")
+    sign_in(page, workers_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Een vraag voor de teller?")
+    expect(page.locator(".r42-assistant").last).to_contain_text("Een antwoord.", timeout=30_000)
+    assert keys("r42:rl:chat:*"), "the chat limiter kept no bucket in Redis"  # it counts per user in Redis
+    ctx.close()
+    assert password not in workers_app.log.read_text()
 
 
 def test_wrong_passwords_from_many_tabs_count_once_across_the_workers(workers_app, browser):

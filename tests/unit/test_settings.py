@@ -61,3 +61,15 @@ def test_a_cors_origin_that_is_not_scheme_host_port_is_a_clear_error(clean_env, 
     clean_env.setenv("R42_CORS_ORIGINS", f"https://ok.example,{bad}")
     with pytest.raises(SystemExit, match="R42_CORS_ORIGINS"):
         load_settings()
+
+
+def test_secrets_are_read_but_kept_out_of_the_settings_repr(clean_env):
+    clean_env.setenv("CHROMA_URL", "http://127.0.0.1:8001")
+    clean_env.setenv("R42_CHROMA_TOKEN", " chroma-token-123 ")
+    clean_env.setenv("REFLEX_REDIS_URL", "redis://default:redis-pass-456@127.0.0.1:6390/0")
+    clean_env.setenv("ANTHROPIC_API_KEY", "sk-secret-789")
+    cfg = load_settings()
+    assert cfg.chroma_token == "chroma-token-123" and "redis-pass-456" in cfg.redis_url
+    shown = repr(cfg)  # what a log line or a rich traceback with locals would print
+    assert "http://127.0.0.1:8001" in shown
+    assert not any(secret in shown for secret in ("chroma-token-123", "redis-pass-456", "sk-secret-789"))

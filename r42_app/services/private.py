@@ -1,0 +1,66 @@
+"""The data dir is its owner's (issue 21): the secrets R42 keeps there, and no access for other local users.
+
+- `secret_file`: a random secret (the embedded Redis's password, the Chroma server's token) in a file of mode
+  0600, created once and reused on every later start;
+- `close_to_others`: the data dir 0700 and nothing under it open to group or others, so a data dir made by an
+  older R42 (PocketBase's `data.db` was 0644) is closed at the next start;
+- `PRIVATE_UMASK`: the umask of every server R42 starts, so what they write later is closed too.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+import string
+from pathlib import Path
+
+PRIVATE_UMASK = 0o077
+_ALPHABET = string.ascii_letters + string.digits  # safe in a URL, a config line and a bearer token
+
+
+def secret_file(path: Path, length: int = 32) -> str:
+    """The secret in `path`; a new random one (mode 0600) if the file is missing or empty. Two processes that
+    start at once agree on one secret: it is written aside and linked into place, and the loser reads it."""
+    path = Path(path)
+    value = path.read_text().strip() if path.exists() else ""
+    if not value:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if path.exists():  # empty (a crash while writing): start over
+            path.unlink()
+        new = "".join(secrets.choice(_ALPHABET) for _ in range(length))
+        aside = path.with_name(f".{path.name}.{os.getpid()}.new")
+        fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(new + "\n")
+        try:
+            os.link(aside, path)
+            value = new
+        except FileExistsError:
+            value = path.read_text().strip()
+        finally:
+            aside.unlink()
+    os.chmod(path, 0o600)
+    return value
+
+
+def close_to_others(*paths: Path) -> None:
+    """Take the group and other permission bits off each path and everything under it (directories keep
+    their owner's bits: 0755 becomes 0700, 0644 becomes 0600). Symbolic links are not followed."""
+    for top in paths:
+        top = Path(top)
+        if not top.exists():
+            continue
+        _close(top)
+        for dirpath, dirnames, filenames in os.walk(top):
+            for name in dirnames + filenames:
+                _close(Path(dirpath) / name)
+
+
+def _close(path: Path) -> None:
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o077:
+            os.chmod(path, stat.S_IMODE(st.st_mode) & 0o700)
+    except FileNotFoundError:  # a journal or temp file that went away meanwhile
+        pass
