@@ -122,12 +122,24 @@ def hostile_topic(served_app):
         pb.delete("topics", row["id"])
 
 
-@pytest.mark.parametrize("payload", PAYLOADS, ids=[p["name"] for p in PAYLOADS])
-def test_a_payload_in_topic_content_is_harmless_for_the_learner(served_app, page, attacker_clean, hostile_topic,
-                                                                 payload):
-    slug = hostile_topic(payload_text(payload["markdown"], attacker_clean))
+@pytest.fixture(scope="module")
+def learner_tab(served_app, browser):
+    """One signed-in learner's tab for the payloads in topic content (a sign-in per payload would double the time)."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 860})
+    page = ctx.new_page()
     dialogs = watch(page)
-    sign_in(page, served_app, "learner@example.com", path=f"/topics/{slug}")
+    sign_in(page, served_app, "learner@example.com")
+    yield page, dialogs
+    ctx.close()
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=[p["name"] for p in PAYLOADS])
+def test_a_payload_in_topic_content_is_harmless_for_the_learner(served_app, learner_tab, attacker_clean,
+                                                                 hostile_topic, payload):
+    page, dialogs = learner_tab
+    dialogs.clear()
+    slug = hostile_topic(payload_text(payload["markdown"], attacker_clean))
+    page.goto(f"{served_app.url}/topics/{slug}")
     expect(page.locator("#topic-content")).to_contain_text("Gewone uitleg achteraf.")
     assert_harmless(page, "#topic-content", attacker_clean, dialogs)
 
@@ -142,13 +154,19 @@ def test_every_payload_is_harmless_in_the_editors_preview(served_app, page, atta
 
 
 def test_every_payload_is_harmless_in_a_model_answer(served_app, page, claude, attacker_clean):
-    claude.reply_text("Hier is het antwoord. " + all_payloads(attacker_clean) + " Einde van het antwoord.")
+    claude.reply_text("Hier is het antwoord, zie [de regeling](https://voorbeeld.nl/regeling). "
+                      + all_payloads(attacker_clean) + " Einde van het antwoord.")
     dialogs = watch(page)
     sign_in(page, served_app, "learner@example.com")
     open_chat(page)
     ask(page, "Wat is een pensioenregeling?")
     answer = page.locator(".r42-assistant").last
     expect(answer).to_contain_text("Einde van het antwoord.")
+    outside = answer.get_by_text("de regeling", exact=True)  # a link that leaves the app is no source chip
+    expect(outside).to_have_attribute("data-r42-external", "true")
+    expect(outside).to_have_attribute("target", "_blank")
+    expect(outside).to_have_attribute("rel", "noopener noreferrer nofollow")
+    assert outside.evaluate("el => getComputedStyle(el).textDecorationLine") == "underline"
     assert_harmless(page, ".r42-assistant >> nth=-1 >> .r42-md", attacker_clean, dialogs)
 
 
