@@ -10,6 +10,12 @@ onBatchRequest((e) => {
   e.next();
 });
 
+// A user's token is never renewed: a session ends R42_SESSION_HOURS after its sign-in (the app's tokens cannot be
+// refreshed at all; this holds the REST API's own to the same), so a token a script once read is worth hours.
+onRecordAuthRefreshRequest((e) => {
+  throw new ForbiddenError("Een sessie wordt niet verlengd; meld je opnieuw aan.");
+}, "users");
+
 onRecordAuthWithPasswordRequest((e) => {
   require(`${__hooks}/r42_rules.js`).throttleSignIn(e);
 }, "users");

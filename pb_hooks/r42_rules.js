@@ -264,7 +264,25 @@ function throttleSignIn(e) {
 
 // Ratings: FEEDBACK_PER_MINUTE creates a minute per user, whoever writes them (the app rates for a user
 // over its superuser connection, so the row's user counts; a user token counts as its own user).
+// The schema caps characters; an emoji is 4 bytes, so the row's stored size is capped too.
+const FEEDBACK_MAX_BYTES = 24000; // services/feedback.py cuts its texts to fit
+
+function utf8Bytes(s) {
+  let n = 0;
+  for (const ch of s) {
+    const cp = ch.codePointAt(0);
+    n += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  }
+  return n;
+}
+
 function throttleFeedback(e) {
+  const r = e.record;
+  const size = utf8Bytes(r.getString("question")) + utf8Bytes(r.getString("answer")) +
+    utf8Bytes(r.getString("citations"));
+  if (size > FEEDBACK_MAX_BYTES) {
+    throw new BadRequestError("Deze beoordeling is te groot om op te slaan.");
+  }
   const user = e.hasSuperuserAuth() ? e.record.getString("user") : (e.auth ? e.auth.id : "");
   if (!user) return; // a guest: the create rule refuses
   const retryAfter = takeFromWindow("r42:feedback:" + user, FEEDBACK_PER_MINUTE, 60 * 1000);

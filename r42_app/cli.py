@@ -267,9 +267,12 @@ class Supervisor:
 
 
 def _private_data_dir(cfg: Settings) -> None:
-    """The data dir 0700 and nothing in it open to other local users, an older one included (issue 21)."""
+    """The data dir 0700 and nothing in it open to other local users, an older one included (issue 21); so is
+    Reflex's `.states` beside the app (its state files hold users' tokens), which an older run may have left open."""
     cfg.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     close_to_others(cfg.data_dir)
+    if (ROOT / ".states").exists():
+        close_to_others(ROOT / ".states")
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable
 from r42_app.core.delta import Rejected, validate_delta
 from r42_app.core.fence import fence, one_line
 from r42_app.core.injection import detect_injection_markers
-from r42_app.core.retrieval import Snippet, make_snippet, render_snippets
+from r42_app.core.retrieval import Snippet, make_snippet, render_snippets, visible_topic
 from r42_app.core.tools import BUILTIN_TOOLS, KB_SEARCH_TOOL, LOOKUP_TOPIC, PROPOSE_GRAPH_DELTA, ToolSpec
 from r42_app.services.auth import SignedInUser
 from r42_app.services.kb_store import Tenant
@@ -128,6 +128,7 @@ async def lookup_topic(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResu
     """One topic in full, with its relations, as a snippet block."""
     slug = str(tool_input.get("id", "")).strip()
     topic = await asyncio.to_thread(ctx.deps.kb.topic, ctx.tenant, slug) if slug else None
+    topic = visible_topic(topic) if topic is not None else None  # what a reader of the topic page sees
     if topic is None:
         return ToolResult(f"No topic with id {slug!r} exists in this knowledge base.")
     relations = await asyncio.to_thread(ctx.deps.kb.relations_of, ctx.tenant, slug)

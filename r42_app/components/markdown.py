@@ -9,11 +9,21 @@ renders it (rxconfig installs its `rehype-sanitize`); `tests/unit/test_layers.py
 from __future__ import annotations
 
 import reflex as rx
+from reflex_base.vars.base import Var
+from reflex_components_core.base.error_boundary import ErrorBoundary
 
 _SANITIZE = rx.markdown.plugin.create(rx.asset("r42_sanitize.js", shared=True).importable_path, "r42Sanitize")
 
 
+# Untrusted text that still trips the renderer costs that one block, never the page (or, from a stored chat
+# thread, every page): the boundary shows this instead.
+_UNRENDERABLE = Var.create(  # the prop wraps it in the render function itself
+    rx.text("Dit stuk tekst kan niet worden getoond.", color_scheme="gray", size="2", class_name="r42-unrenderable"))
+
+
 def safe_markdown(source, component_map: dict | None = None, **props) -> rx.Component:
     """Markdown rendered with raw HTML parsed and then sanitised (no math: a `$` in a sum stays a `$`)."""
-    return rx.markdown(source, use_math=False, use_katex=False, use_raw=True, rehype_plugins=[_SANITIZE],
-                       component_map=component_map or {}, **props)
+    return ErrorBoundary.create(
+        rx.markdown(source, use_math=False, use_katex=False, use_raw=True, rehype_plugins=[_SANITIZE],
+                    component_map=component_map or {}, **props),
+        fallback_render=_UNRENDERABLE)

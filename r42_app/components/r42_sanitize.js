@@ -26,7 +26,7 @@ export const R42_SCHEMA = {
     "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul", "var"],
   strip: STRIP,
   attributes: {
-    a: [...ARIA, "dataFootnoteBackref", "dataFootnoteRef", ["className", "data-footnote-backref"], "href", "title"],
+    a: [...ARIA, "dataFootnoteBackref", "dataFootnoteRef", "href", "title"],
     abbr: ["title"],
     blockquote: ["cite"],
     code: [["className", /^language-[\w+-]+$/]],
@@ -50,11 +50,31 @@ export const R42_SCHEMA = {
   required: { input: { disabled: true, type: "checkbox" } },
 };
 
+// The title state/chat.py gives the links it makes of [ref:N] citations.
+const CITATION = "r42:bron";
+
 // A path on this origin: "/x" but not "//host" or "/\host" (protocol-relative), nor anything with a scheme.
 const SAME_ORIGIN_PATH = /^\/(?![/\\])[^\s]*$/;
 
 export function isSameOriginPath(url) {
   return typeof url === "string" && SAME_ORIGIN_PATH.test(url);
+}
+
+function textOf(node) {
+  if (!node) return "";
+  if (node.type === "text") return node.value || "";
+  return (node.children || []).map(textOf).join("");
+}
+
+// The markdown renderer shows a `pre` as a code block and takes its one `code` child for that: a `pre` of raw
+// HTML without exactly that (`<pre>x</pre>`, `<pre> <code>`) would crash the whole page, so it gets one.
+function onePreCode(node) {
+  const kids = (node.children || []).filter((c) => !(c.type === "text" && !c.value.trim()));
+  if (kids.length === 1 && kids[0].type === "element" && kids[0].tagName === "code") {
+    node.children = kids;
+    return;
+  }
+  node.children = [{ type: "element", tagName: "code", properties: {}, children: [{ type: "text", value: textOf(node) }] }];
 }
 
 // Images from elsewhere become their alt text (a reader still learns what was there); links that leave
@@ -63,11 +83,19 @@ function applyOriginRules(node) {
   if (!node || !Array.isArray(node.children)) return;
   node.children = node.children.map((child) => {
     if (child.type !== "element") return child;
+    if (child.tagName === "pre") {
+      onePreCode(child);
+      return child;
+    }
     if (child.tagName === "img" && !isSameOriginPath(child.properties?.src)) {
       const alt = child.properties?.alt;
       return { type: "text", value: alt ? `[${alt}]` : "" };
     }
-    if (child.tagName === "a" && typeof child.properties?.href === "string" && !isSameOriginPath(child.properties.href)
+    if (child.tagName === "a" && child.properties?.title === CITATION) {
+      // a source chip R42 made from a [ref:N] (state/chat.py strips this mark from what the model wrote)
+      const { title, ...rest } = child.properties;
+      child.properties = { ...rest, dataR42Cite: "true" };
+    } else if (child.tagName === "a" && typeof child.properties?.href === "string" && !isSameOriginPath(child.properties.href)
         && !child.properties.href.startsWith("#")) {
       child.properties = { ...child.properties, target: "_blank", rel: ["noopener", "noreferrer", "nofollow"],
         dataR42External: "true" };

@@ -13,6 +13,7 @@ descriptions) are also kept on one line, so they cannot start a line of their ow
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Sequence
 
 SNIPPET_START = "---SNIPPET START---"  # a search snippet, cited as its [ref:N]
@@ -20,25 +21,60 @@ SNIPPET_END = "---SNIPPET END---"
 TEXT_START = "---KB TEXT START---"  # other knowledge-base text: the context block's content, a looked-up topic
 TEXT_END = "---KB TEXT END---"
 
-# Dashes and rules a forger might use instead of "-".
-_RULE = r"[-\u2010-\u2015\u2212\u2500\u2501\ufe58\ufe63=_~*#.:|<>\[\]]"
-_BLOCK = r"(?:(?:rag\s*)?snippets?|kb\s*[-_ ]?\s*text|kb|knowledge\s*base\s*(?:text|context))"
-_DELIMITER = re.compile(rf"{_RULE}*\s*(?:{_BLOCK}\s*[-_ ]?\s*(?:start|end|begin|stop|einde)"
-                        rf"|(?:start|end|begin)\s+of\s+(?:the\s+)?{_BLOCK})\s*{_RULE}*", re.I)
-_REF = re.compile(r"\[\s*ref\s*:\s*(\d*)\s*\]?", re.I)
+# Look-alike letters a forger might write instead of ASCII ones (Cyrillic and Greek); NFKC takes care of
+# full-width and mathematical letters and of signs such as "﹦" and "∶".
+_CONFUSABLE = str.maketrans({
+    **dict(zip("авсдеёзһіјклмнорԛѕтуԝхуАВСЕНІЈКМНОРЅТХУ",
+               "abcdeeshijklmhopqstywxyABCEHIJKMHOPSTXY")),
+    **dict(zip("αβεικνοτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "abeiknotuxABEZHIKMNOPTYX")),
+})
+# Characters nobody reads: format characters (zero-width, direction marks, invisible operators), the
+# combining grapheme joiner and variation selectors.
+_UNSEEN = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e"
+                     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
+_GAP = r"[^a-z0-9\n]{0,3}"  # between the letters of a word: "S N I P P E T", "S.N.I.P"
+
+
+def _spaced(word: str) -> str:
+    return _GAP.join(re.escape(c) for c in word)
+
+
+_BLOCK = rf"(?:(?:{_spaced('rag')}{_GAP})?{_spaced('snippet')}(?:{_GAP}s)?|{_spaced('kb')}{_GAP}{_spaced('text')}" \
+         rf"|{_spaced('knowledge')}{_GAP}{_spaced('base')}(?:{_GAP}(?:{_spaced('text')}|{_spaced('context')}))?" \
+         rf"|{_spaced('kb')})"
+_EDGE = rf"(?:{_spaced('start')}|{_spaced('end')}|{_spaced('begin')}|{_spaced('stop')}|{_spaced('einde')})"
+_SEP = r"[^a-z0-9]{0,8}"  # between the words, line breaks included ("SNIPPET\nEND" could read as one)
+_DELIMITER = re.compile(rf"[^a-z0-9\n]*(?:{_BLOCK}{_SEP}{_EDGE}|{_EDGE}{_SEP}(?:{_spaced('of')}{_SEP})?"
+                        rf"(?:{_spaced('the')}{_SEP})?{_BLOCK})[^a-z0-9\n]*")
+# A citation as the model writes one: in square(-ish) brackets, or with a colon ("(ref. 3)" in prose stays).
+_REF = re.compile(rf"(?:[\[【〔⟦]\s*{_spaced('ref')}{_GAP}(\d+)\s*[\]】〕⟧]?|{_spaced('ref')}\s*:\s*(\d+)\]?)")
+_HEADER_KEY = re.compile(rf"({_spaced('suspect')}|{_spaced('markers')}|{_spaced('topic')}|{_spaced('label')})\s*=")
 _REMOVED = "[scheidingsteken verwijderd]"
-_HEADER_KEY = re.compile(r"\b(suspect|markers|topic|label)\s*=", re.I)
-# Invisible characters go; full-width letters and signs ("ＳＮＩＰＰＥＴ") read as their ASCII selves.
-_FOLD = {**dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad")),
-         **{0xFF01 + i: 0x21 + i for i in range(94)}}
+
+
+def _skeleton(text: str) -> str:
+    """`text` letter for letter as a forger means it to be read: look-alikes and NFKC forms as ASCII, lower
+    case. One character for one character, so a span found here is the same span in `text`."""
+    out = []
+    for ch in text.translate(_CONFUSABLE):
+        folded = ch if ch.isascii() else unicodedata.normalize("NFKC", ch)
+        out.append(folded.lower() if len(folded) == 1 else ch.lower()[:1] or ch)
+    return "".join(c if len(c) == 1 else "?" for c in out)
 
 
 def defuse(text: str) -> str:
     """Text that cannot end, open or forge a block, nor cite: see the module docstring."""
     if not text:
         return ""
-    folded = _REF.sub(r"(ref \1)", text.translate(_FOLD))
-    return _HEADER_KEY.sub(r"\1: ", _DELIMITER.sub(_REMOVED, folded))
+    text = _UNSEEN.sub("", text)
+    edits: list[tuple[int, int, str]] = []
+    for pattern, make in ((_DELIMITER, lambda m: _REMOVED), (_REF, lambda m: f"(ref {m.group(1) or m.group(2)})"),
+                          (_HEADER_KEY, lambda m: m.group(1) + ": ")):
+        skeleton = _skeleton(text)
+        edits = [(m.start(), m.end(), make(m)) for m in pattern.finditer(skeleton)]
+        for start, end, replacement in reversed(edits):
+            text = text[:start] + replacement + text[end:]
+    return text
 
 
 def one_line(text: str) -> str:

@@ -4,13 +4,14 @@ prompt snippets and the KB hash. Services add embeddings, Chroma and caching aro
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
 from r42_app.core.fence import SNIPPET_END, SNIPPET_START, defuse, fence, one_line  # noqa: F401 (re-exported)
 from r42_app.core.injection import detect_injection_markers
 from r42_app.core.kb import Relation, Topic
 from r42_app.core.lexical import BM25Index, Hit, TfidfIndex, topic_terms
+from r42_app.core.visible import visible_markdown
 from r42_app.core.text import STOP_WORDS, WORD_RE, fold, tokenize, words
 
 CONTEXT_TOPICS = 10
@@ -26,6 +27,12 @@ MAX_QUERY_CHARS = 2000
 CHUNK_WORDS = 40
 CHUNK_OVERLAP = 10
 MAX_CHUNKS = 1
+
+
+def visible_topic(topic: Topic) -> Topic:
+    """The topic as a reader sees it: its content without comments and hidden elements (core/visible.py)."""
+    content = visible_markdown(topic.content)
+    return topic if content == topic.content else replace(topic, content=content)
 
 
 def kb_hash(topics: Iterable[Topic], relations: Iterable[Relation]) -> str:
@@ -139,7 +146,7 @@ class TenantIndex:
 
     @classmethod
     def build(cls, topics: Sequence[Topic], relations: Sequence[Relation]) -> "TenantIndex":
-        topics = list(topics)
+        topics = [visible_topic(t) for t in topics]
         docs = [topic_terms(t) for t in topics]
         return cls(
             topics=topics,

@@ -152,20 +152,9 @@ class AuthService:
             raise AuthError(UNREACHABLE if exc.status == 0 else "Aanmelden lukte niet. Probeer het opnieuw.") from exc
 
     def verify(self, token: str) -> Session | None:
-        """The session behind a stored token, or None when it is invalid or expired. PocketBase hands back a
-        refreshable token renewed (an API client's) and the browser's own, which cannot be refreshed, as it is."""
-        if not token or len(token) > 4096:
-            return None
-        pb = PocketBase(self.pb_url, token=token, timeout=10)
-        try:
-            data = pb.send("POST", "/api/collections/users/auth-refresh", params={"expand": "tenant"})
-        except PBError as exc:
-            if exc.status == 0:
-                raise AuthError(UNREACHABLE) from exc
-            return None
-        finally:
-            pb.close()
-        return Session(token=data["token"], user=_user_from(data["record"]))
+        """The session behind a stored token, checked with PocketBase now, or None when it is invalid, revoked
+        or expired. Nothing is renewed: a session ends when its token does (SECURITY.md)."""
+        return self.check(token, fresh=True)
 
     def check(self, token: str, fresh: bool = False) -> Session | None:
         """The session behind an API client's token, cheaply: a verified token is remembered for
@@ -193,7 +182,8 @@ class AuthService:
         session = Session(token=token, user=_user_from(resp.json()))
         if len(self._checked) >= CHECK_CACHE_SIZE:
             self._checked.clear()  # bounded memory; the next checks ask again
-        self._checked[token] = (session, now)
+        # remembered until the cache window ends, or the token's own end if that comes first
+        self._checked[token] = (session, min(now, now - CHECK_CACHE_S + float(claims["exp"]) - time.time()))
         return session
 
     def remembered(self, token: str) -> Session | None:

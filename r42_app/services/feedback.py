@@ -13,6 +13,15 @@ from r42_app.services.pb import PBError, PocketBase, quote
 RATINGS = ("up", "down")
 MAX_QUESTION = 2000  # the schema's max (pb_migrations/1764400800_r42_limits.js); longer texts are cut here
 MAX_ANSWER = 8000  # R42's answer: ~1,024 tokens a model round fit; a longer one is kept from the start
+# PocketBase also caps a row at 24,000 bytes (pb_hooks/r42_rules.js): the texts are cut to these byte budgets.
+QUESTION_BYTES, ANSWER_BYTES, CITATIONS = 4000, 16000, 10
+
+
+def _cut(text: str, chars: int, size: int) -> str:
+    """`text` cut to `chars` characters and `size` bytes of UTF-8, between characters."""
+    text = text[:chars]
+    data = text.encode("utf-8")
+    return text if len(data) <= size else data[:size].decode("utf-8", "ignore")
 FEEDBACK_PER_MINUTE = 20  # per user; pb_hooks/r42_rules.js counts them for every writer
 TOO_FAST = "Je hebt veel beoordelingen vlak na elkaar gegeven. Wacht een minuut en probeer het dan opnieuw."
 
@@ -44,12 +53,13 @@ class FeedbackStore:
             raise FeedbackError("Een beoordeling is duim omhoog of duim omlaag.")
         if not tenant_id or not user_id or not message_id or not answer.strip():
             raise FeedbackError("Er is geen antwoord om te beoordelen.")
-        cites = [{"slug": str(c.get("slug", ""))[:80], "label": str(c.get("label", ""))[:200]}
-                 for c in citations[:20] if isinstance(c, dict)]
+        cites = [{"slug": str(c.get("slug", ""))[:80], "label": _cut(str(c.get("label", "")), 120, 200)}
+                 for c in citations[:CITATIONS] if isinstance(c, dict)]
         try:
             self.pb.create("chat_feedback", {"tenant": tenant_id, "user": user_id, "rating": rating,
-                                             "message_id": message_id[:64], "question": question[:MAX_QUESTION],
-                                             "answer": answer[:MAX_ANSWER], "citations": cites})
+                                             "message_id": message_id[:64],
+                                             "question": _cut(question, MAX_QUESTION, QUESTION_BYTES),
+                                             "answer": _cut(answer, MAX_ANSWER, ANSWER_BYTES), "citations": cites})
         except PBError as exc:
             if exc.status == 429:
                 raise FeedbackError(TOO_FAST) from exc

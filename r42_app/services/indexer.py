@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from r42_app.core.retrieval import MAX_CHUNKS, chunk_text
+from r42_app.core.retrieval import MAX_CHUNKS, chunk_text, visible_topic
 from r42_app.services.embeddings import Embedder
 from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBStore, Tenant
 from r42_app.services.outbox import Renewal, claim, held_elsewhere, worker_id
@@ -125,7 +125,7 @@ class Indexer:
                 tenant = Tenant(tid, tslug, tslug)
                 topics = self.kb.topics_by_slug(tenant, slugs)
                 present = [topics[s] for s in slugs if s in topics]
-                chunks = [chunk_text(topic, max_chunks=self.max_chunks) for topic in present]
+                chunks = [chunk_text(visible_topic(topic), max_chunks=self.max_chunks) for topic in present]
                 texts = [text for topic_chunks in chunks for text in topic_chunks]
                 vectors = self.embedder.encode(texts) if texts else None
                 batch, offset = [], 0

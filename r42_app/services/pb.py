@@ -7,6 +7,8 @@ knowledge-base write stays all-or-nothing.
 
 from __future__ import annotations
 
+import base64
+
 import json
 import threading
 import time
@@ -146,9 +148,14 @@ class PocketBase:
             self._token_at = time.monotonic()  # first: the sign-in below goes through send() too
             self.auth_with_password(SUPERUSERS, *self._superuser)
 
-    def auth_refresh(self, collection: str = "users") -> dict[str, Any]:
-        """Check this client's token and return `{token, record}` with a fresh token."""
-        return self.send("POST", f"/api/collections/{collection}/auth-refresh")
+    def me(self, collection: str = "users") -> dict[str, Any]:
+        """The record this client's token signs in as (PocketBase checks the token; nothing is renewed)."""
+        payload = (self.token or "").split(".")[1] if self.token and self.token.count(".") == 2 else ""
+        try:
+            claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))) if payload else {}
+        except ValueError:
+            claims = {}
+        return self.send("GET", f"/api/collections/{collection}/records/{claims.get('id', '-')}")
 
     # -- records ------------------------------------------------------------------
 

@@ -108,6 +108,9 @@ class UIMessage:
 _PARTIAL_REF = re.compile(r"\[(?:r(?:e(?:f(?::\d*)?)?)?)?$")
 
 
+CITATION_MARK = "r42:bron"  # the title of a citation link; components/r42_sanitize.js makes it a chip
+
+
 def _link_text(label: str) -> str:
     """A topic label as the text of a markdown link: it cannot close the link or open a tag."""
     return re.sub(r"([\\\[\]<>`*_])", r"\\\1", label)
@@ -120,8 +123,9 @@ def _display(content: str, citations: list[UICitation], streaming: bool = False)
 
     def link(match):
         c = by_ref.get(int(match.group(1)))
-        return f" [{_link_text(c.label)}](/topics/{c.slug})" if c else match.group(0)
+        return f' [{_link_text(c.label)}](/topics/{c.slug} "{CITATION_MARK}")' if c else match.group(0)
 
+    content = content.replace(CITATION_MARK, "")  # only links made here are source chips (r42_sanitize.js)
     if streaming:
         content = _PARTIAL_REF.sub("", content)
     return REF_RE.sub(link, content)

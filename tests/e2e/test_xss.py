@@ -170,6 +170,23 @@ def test_every_payload_is_harmless_in_a_model_answer(served_app, page, claude, a
     assert_harmless(page, ".r42-assistant >> nth=-1 >> .r42-md", attacker_clean, dialogs)
 
 
+def test_only_r42s_own_citations_look_like_sources(served_app, page, claude):
+    """A link the model (or text it repeats) writes to a page of the app is a plain link, not a source chip, even
+    with the mark R42 gives its own chips."""
+    claude.reply_text('Het basispensioen [ref:1]. Zie ook [de officiële bron](/topics/aow) en '
+                      '[nog een bron](/topics/aow "r42:bron").')
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Wat is de AOW?")
+    answer = page.locator(".r42-assistant").last
+    expect(answer).to_contain_text("nog een bron")
+    expect(answer.locator("[data-r42-cite]")).to_have_count(1)  # the [ref:1] chip
+    for text in ("de officiële bron", "nog een bron"):
+        link = answer.get_by_text(text, exact=True)
+        expect(link).not_to_have_attribute("data-r42-cite", "true")
+        assert link.evaluate("el => getComputedStyle(el).textDecorationLine") == "underline"
+
+
 def test_the_reported_payload_is_harmless_in_a_model_answer_on_its_own(served_app, page, claude, attacker_clean):
     claude.reply_text(payload_text(PAYLOADS[0]["markdown"], attacker_clean) + "\n\nEinde.")
     dialogs = watch(page)

@@ -27,7 +27,7 @@ def ctx(pb_server, seeded, admin_pb, app_env):
     """The demo tenant, the learner (as a PocketBase client with its own token) and cleanup."""
     demo = admin_pb.first("tenants", 'slug = "demo"')
     learner = pb_server.user("learner@example.com")
-    me = learner.send("POST", "/api/collections/users/auth-refresh")["record"]
+    me = learner.me()
     before = {r["id"] for r in admin_pb.all("suggestions")}
     yield demo, learner, me
     for row in admin_pb.all("suggestions"):

@@ -99,7 +99,7 @@ def test_admin_writes_own_tenant_but_never_acme(pb_server, seeded, admin_pb):
 def test_learner_files_only_own_suggestions(pb_server, seeded, admin_pb):
     learner = pb_server.user("learner@example.com")
     admin_user = admin_pb.first("users", 'email = "admin@example.com"')
-    me = learner.auth_refresh()["record"]
+    me = learner.me()
     delta = {"reason": "test", "topics": [{"id": "eigen-voorstel", "label": "Eigen voorstel", "type": "concept",
                                            "description": "Een test."}], "relations": []}
     row = learner.create("suggestions", {"tenant": me["tenant"], "user": me["id"], "delta": delta,
@@ -126,7 +126,7 @@ def test_users_cannot_touch_superuser_collections(pb_server, seeded, name):
 
 def test_users_cannot_promote_themselves(pb_server, seeded, admin_pb):
     learner = pb_server.user("learner@example.com")
-    me = learner.auth_refresh()["record"]
+    me = learner.me()
     with pytest.raises(PBError):
         learner.update("users", me["id"], {"role": "admin"})
     assert admin_pb.get("users", me["id"])["role"] == "learner"
@@ -139,7 +139,7 @@ def test_users_see_only_own_quiz_sessions_and_access_rows(pb_server, seeded, adm
                                             "started": "2026-01-01 10:00:00Z", "expires": "2026-01-01 10:30:00Z"})
     access = admin_pb.create("chatbot_access", {"tenant": other["tenant"], "user": other["id"], "overrides": {}})
     try:
-        own_id = learner.auth_refresh()["record"]["id"]
+        own_id = learner.me()["id"]
         visible = learner.all("quiz_sessions")  # the learner's own sessions only (other tests may leave ended ones)
         assert row["id"] not in {r["id"] for r in visible} and all(r["user"] == own_id for r in visible)
         assert learner.all("chatbot_access") == []

@@ -1,0 +1,38 @@
+"""The part of a topic's markdown a reader can see: what search, the model and the topic page work with.
+
+The browser's sanitiser (components/r42_sanitize.js) drops HTML comments and the elements it strips with
+their content (scripts, styles, templates, frames, SVG, ...). Text inside them is never shown to a learner,
+so it must not reach the model or the index either: there it would be a hidden channel for instructions or
+keyword stuffing. Code (fenced blocks and inline code spans) is shown as written and kept as written.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Keep in step with STRIP in components/r42_sanitize.js.
+HIDDEN_ELEMENTS = ("script", "style", "template", "iframe", "frame", "frameset", "object", "embed", "applet",
+                   "noscript", "noembed", "noframes", "textarea", "title", "xmp", "plaintext", "svg", "math",
+                   "select", "option", "datalist", "head")
+_CODE = re.compile(r"(```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`)", re.S)
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+_NAMES = "|".join(HIDDEN_ELEMENTS)
+# An element with its content up to its end tag; without one, to the end (the browser reads on as its content).
+_HIDDEN = re.compile(rf"<\s*({_NAMES})\b[^>]*>.*?(?:<\s*/\s*\1\s*>|\Z)", re.S | re.I)
+_VOID = re.compile(r"<\s*(?:link|meta|base)\b[^>]*>", re.I)
+
+
+def _strip(text: str) -> str:
+    while True:  # removing one can join its neighbours into another (`<sty<style></style>le>`)
+        before = text
+        text = _VOID.sub("", _HIDDEN.sub("", _COMMENT.sub("", text)))
+        if text == before:
+            return text
+
+
+def visible_markdown(markdown: str) -> str:
+    """`markdown` without HTML comments and hidden elements outside code (see the module docstring)."""
+    if "<" not in markdown:
+        return markdown
+    parts = _CODE.split(markdown)
+    return "".join(part if i % 2 else _strip(part) for i, part in enumerate(parts))
