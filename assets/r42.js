@@ -161,3 +161,24 @@ setInterval(function () {
   var b = document.getElementById('r42-stream-check');
   if (b) b.click();
 }, 4000);
+
+// -- passage links --
+// A citation chip opens a topic at a passage (/topics/<slug>#p-...). The page's content arrives after the
+// route changes, so wait for the passage, scroll to it and mark it until the hash changes.
+(function () {
+  var done = '';
+  setInterval(function () {
+    var hash = window.location.hash, key = window.location.pathname + hash;
+    if (!hash || hash.indexOf('#p-') !== 0 || key === done) return;
+    var target = document.getElementById(decodeURIComponent(hash.slice(1)));
+    if (!target || !target.classList.contains('r42-passage')) return;
+    done = key;
+    document.querySelectorAll('.r42-passage-hit').forEach(function (el) { el.classList.remove('r42-passage-hit'); });
+    target.classList.add('r42-passage-hit');
+    target.scrollIntoView({ block: 'start', behavior: 'smooth' });
+    target.setAttribute('tabindex', '-1');
+    target.focus({ preventScroll: true });
+    setTimeout(function () { target.classList.remove('r42-passage-hit'); }, 4000);
+  }, 250);
+  window.addEventListener('popstate', function () { done = ''; });
+})();

@@ -55,7 +55,7 @@ from r42_app.core.redact import redacted_url
 from r42_app.core.retrieval import render_snippets
 from r42_app.services.access import AccessError, AccessStore
 from r42_app.services.costs import OUTBOX_COST, CostPersister, CostReports, CreditError, CreditStore
-from r42_app.services.embeddings import SentenceEmbedder
+from r42_app.services.embeddings import make_embedder
 from r42_app.services.indexer import Indexer, requeue_failed
 from r42_app.services.injection import install_learned_model
 from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBError, KBStore, Tenant
@@ -114,11 +114,12 @@ class Services:
     def __init__(self, cfg: Settings, pb: PocketBase):
         self.pb = pb
         self.kb = KBStore(pb)
-        self.vectors = VectorStore(path=cfg.chroma_dir, url=cfg.chroma_url, token=cfg.chroma_token)
-        self.embedder = SentenceEmbedder(cfg.embed_model)
-        self.retriever = Retriever(self.kb, self.vectors, self.embedder, max_chunks=cfg.embed_chunks)
+        self.embedder = make_embedder(cfg.embed_model)
+        self.vectors = VectorStore(path=cfg.chroma_dir, url=cfg.chroma_url, token=cfg.chroma_token,
+                                   model_id=self.embedder.model_id)
+        self.retriever = Retriever(self.kb, self.vectors, self.embedder, cache_bytes=cfg.vector_cache_mb << 20)
         install_learned_model(cfg.injection_model_file)
-        self.indexer = Indexer(pb, self.kb, self.vectors, self.embedder, max_chunks=cfg.embed_chunks)
+        self.indexer = Indexer(pb, self.kb, self.vectors, self.embedder)
 
 
 # -- serve ---------------------------------------------------------------------------
@@ -436,13 +437,32 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
     return 0
 
 
+HANDOFF_TIMEOUT_S = 3600.0  # how long `--now` waits for the app to index what it queued
+
+
 def _index_now(services: Services, tenant_id: str | None) -> None:
-    """Drain the tenant's pending outbox rows now, with a progress bar, so search sees every topic."""
+    """Drain the tenant's pending outbox rows now, with a progress bar, so search sees every topic. When another
+    process (the running app) writes the embedded index, it does the indexing: this waits for it to finish."""
     total = services.indexer.pending_count(tenant_id)
     if total == 0:
         return
-    done = [0]
     bar = _progress("indexing")
+    if not services.vectors.can_write():
+        print("the running app indexes these topics (it holds the embedded index); waiting for it "
+              "(Ctrl-C stops waiting, the app goes on)", file=sys.stderr, flush=True)
+        deadline = time.monotonic() + HANDOFF_TIMEOUT_S
+        left = total
+        while left and time.monotonic() < deadline:
+            bar(total - left, total)
+            time.sleep(1.0)
+            left = services.indexer.pending_count(tenant_id)
+        bar(total - left, total)
+        if left:
+            _err(f"{left} topic(s) still wait in the outbox; the app goes on indexing them")
+        else:
+            print(f"the app indexed {total} topic(s)")
+        return
+    done = [0]
 
     def step(n: int) -> None:
         done[0] += n
@@ -455,7 +475,7 @@ def _index_now(services: Services, tenant_id: str | None) -> None:
         _err(f"{stats.failed_rows} topic(s) could not be indexed yet (see `last_error` in the outbox); "
              "they are retried by the app or `r42 worker`")
     else:
-        print(f"indexed {stats.topics_indexed} topics ({stats.chunks} chunks) in {stats.seconds:.1f}s")
+        print(f"indexed {stats.topics_indexed} topics ({stats.passages} new passages embedded) in {stats.seconds:.1f}s")
 
 
 def cmd_kb_export(args: argparse.Namespace) -> int:
@@ -610,6 +630,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
     roles = ("index", "cost") if args.role == "all" else (args.role,)
     with admin_connection(cfg, wait_s=0 if args.once else 120) as pb:
         indexer = Services(cfg, pb).indexer if "index" in roles else None
+        if indexer is not None and not indexer.vectors.can_write():
+            _err(f"another process (the app?) writes the embedded index in {cfg.chroma_dir}, and two writers "
+                 "corrupt it: run the app with R42_APP_INDEXER=0, or a Chroma server for every process "
+                 "(`r42 serve --chroma-server`, CHROMA_URL)")
+            return 1
         costs = CostPersister(pb) if "cost" in roles else None
         if indexer is not None:
             indexer.rows_per_run = args.batch_size
@@ -630,7 +655,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
                 summary["worker"] = indexer.worker
                 stats = indexer.drain(tenant_id, wait_for_leases=True)
                 summary.update(rows=stats.rows, topics_indexed=stats.topics_indexed,
-                               topics_deleted=stats.topics_deleted, chunks=stats.chunks, index_failed_rows=stats.failed_rows)
+                               topics_deleted=stats.topics_deleted, passages=stats.passages, index_failed_rows=stats.failed_rows)
                 failed += stats.failed_rows
             if costs is not None:
                 spent = costs.drain(wait_for_leases=True)
@@ -642,7 +667,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
             else:
                 parts = []
                 if indexer is not None:
-                    parts.append(f"indexed {summary['topics_indexed']} topics ({summary['chunks']} chunks), deleted "
+                    parts.append(f"indexed {summary['topics_indexed']} topics ({summary['passages']} new passages), deleted "
                                  f"{summary['topics_deleted']}, {summary['index_failed_rows']} row(s) failed")
                 if costs is not None:
                     parts.append(f"persisted {summary['cost_events']} cost event(s) ({summary['cost_duplicates']} "
@@ -679,6 +704,14 @@ def cmd_rag_backfill(args: argparse.Namespace) -> int:
                 tenants = [services.kb.require_tenant(args.tenant)]
             except KBError as exc:
                 return _fail(str(exc))
+        if args.rebuild:
+            if not services.vectors.can_write():
+                return _fail("the running app holds the embedded index: stop it first (Ctrl-C), then rebuild")
+            for tenant in tenants:
+                services.vectors.drop(tenant.id)
+                for name in services.vectors.other_models(tenant.id):
+                    services.vectors.drop_collection(name)
+            print(f"dropped the stored vectors of {len(tenants)} tenant(s)")
         total = sum(services.kb.emit_reindex(t) for t in tenants)
         print(f"queued {total} topic(s) of {len(tenants)} tenant(s) for indexing")
         if args.now:
@@ -1063,6 +1096,8 @@ def build_parser() -> argparse.ArgumentParser:
     backfill = chatbot_sub.add_parser("rag-backfill", help="queue every topic for (re)indexing")
     backfill.add_argument("--tenant", required=True, help="tenant slug, or * for all tenants")
     backfill.add_argument("--now", action="store_true", help="index right away instead of leaving it to the worker")
+    backfill.add_argument("--rebuild", action="store_true",
+                          help="drop the tenant's stored vectors first (a damaged or bloated index: `r42 doctor` says)")
     backfill.set_defaults(func=cmd_rag_backfill)
     for name, what in (("user-grant", "grant"), ("user-deny", "deny"), ("user-inherit", "inherit (follow the default)")):
         override = chatbot_sub.add_parser(name, help=f"{what} one capability for one user")

@@ -91,7 +91,7 @@ class Settings:
     pb_url_override: str = ""
     app_indexer: bool = True
     app_costs: bool = True  # R42_APP_COSTS=0: the backend leaves AI cost events to `r42 worker --role cost`
-    embed_chunks: int = 1
+    vector_cache_mb: int = 1024  # R42_VECTOR_CACHE_MB: passage vectors kept in memory for search, all tenants
     model_timeout: float = 60.0
     cors_origins: tuple[str, ...] = ()
     capability_overrides_enabled: bool = True  # false: the rollback switch (exact `capability_scopes` lists)
@@ -189,7 +189,7 @@ def load_settings() -> Settings:
         mcp_config=env.get("R42_MCP_CONFIG", ""),
         chat_per_minute=_count("R42_CHAT_PER_MINUTE", 12, 10_000),
         chat_burst=_count("R42_CHAT_BURST", 4, 1_000),
-        embed_chunks=_count("R42_EMBED_CHUNKS", 1, 16),
+        vector_cache_mb=_count("R42_VECTOR_CACHE_MB", 1024, 1 << 20),
         model_timeout=float(_count("R42_MODEL_TIMEOUT", 60, 600)),
         cors_origins=_origins("R42_CORS_ORIGINS"),
         session_hours=_count("R42_SESSION_HOURS", 8, 24 * 7),

@@ -4,7 +4,9 @@
 
     {"type": "text", "text": ...}                      a piece of the answer
     {"type": "tool", "name": ..., "input": ...}        the model used a tool
-    {"type": "citation", "ref", "slug", "label", "url"} a [ref:N] that matches a snippet of this turn
+    {"type": "sources", "sources": [{"ref", "slug", "label", "passage", "url"}, ...]}  before any text
+    {"type": "citation", "ref", "slug", "label", "passage", "url"}  a [ref:N] that matches a snippet of this turn;
+                                                       url = /topics/<slug>#<passage>
     {"type": "delta", "delta", "notes"}                a valid propose_graph_delta, for the user to confirm
     {"type": "delta_rejected", "message"}              a proposed edit that could not be used
     {"type": "confirm_required", "id", "tool", "input"} a high-risk external tool waits for the user's yes/no
@@ -211,9 +213,12 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     turn_id = uuid.uuid4().hex
     rounds: list[Round] = []
     if snippets and (deps.rag_snippets or deps.llm is None):  # what [ref:N] will point at, before any text
-        yield {"type": "sources", "sources": [{"ref": s.ref, "slug": s.slug, "label": s.label} for s in snippets]}
+        yield {"type": "sources", "sources": [{"ref": s.ref, "slug": s.slug, "label": s.label, "passage": s.anchor,
+                                               "url": s.url} for s in snippets]}
     if deps.llm is None:
-        texts = {s.slug: f"{t.description}\n\n{t.content}" for s in snippets
+        # the topic's description and the snippet's passages (the ones that fit the question): the chip of a
+        # sentence opens the topic at the snippet's best passage
+        texts = {s.slug: f"{t.description}\n\n{s.text}" for s in snippets
                  if (t := index.topics[index.by_slug[s.slug]] if s.slug in index.by_slug else None) is not None}
         answer = offline_answer(question, snippets, texts=texts)
         yield {"type": "text", "text": answer}
@@ -278,7 +283,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
 
     citations, stale = resolve_citations(answer, snippets)
     for c in citations:
-        yield {"type": "citation", "ref": c.ref, "slug": c.slug, "label": c.label, "url": f"/topics/{c.slug}"}
+        yield {"type": "citation", "ref": c.ref, "slug": c.slug, "label": c.label, "passage": c.anchor, "url": c.url}
     if stale:
         log.warning("answer cited %d reference(s) that match no snippet: %s", len(stale), stale)
     yield {"type": "done", "offline": deps.llm is None, "mode_used": result.mode_used,

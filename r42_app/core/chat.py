@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from r42_app.core.retrieval import Snippet
+from r42_app.core.retrieval import Snippet, topic_url
 from r42_app.core.text import tokenize
 
 MAX_TURNS = 12
@@ -76,6 +76,11 @@ class Citation:
     ref: int
     slug: str
     label: str
+    anchor: str = ""  # the cited passage
+
+    @property
+    def url(self) -> str:
+        return topic_url(self.slug, self.anchor)
 
 
 def clean_text(text: str) -> str:
@@ -154,7 +159,7 @@ def resolve_citations(text: str, snippets: Sequence[Snippet]) -> tuple[list[Cita
     for match in REF_RE.finditer(text):
         n = int(match.group(1))
         if n in by_ref:
-            cited.setdefault(n, Citation(n, by_ref[n].slug, by_ref[n].label))
+            cited.setdefault(n, Citation(n, by_ref[n].slug, by_ref[n].label, by_ref[n].anchor))
         elif n not in stale:
             stale.append(n)
     return list(cited.values()), stale

@@ -48,6 +48,21 @@ def topic_terms(topic: Topic) -> list[str]:
     )
 
 
+HEADING_WEIGHT = 2
+
+
+def passage_terms(topic: Topic, heading: Sequence[str], text: str, first: bool) -> list[str]:
+    """The weighted bag of terms of one passage: the topic's label (every passage is about its topic), its
+    description (first passage only: said once per topic), the heading path, then the passage's text."""
+    slug_words = topic.slug.replace("-", " ")
+    return (
+        tokenize(f"{topic.label} {slug_words}") * LABEL_WEIGHT
+        + (tokenize(topic.description) * DESCRIPTION_WEIGHT if first else [])
+        + tokenize(" ".join(heading)) * HEADING_WEIGHT
+        + tokenize(text) * CONTENT_WEIGHT
+    )
+
+
 @dataclass(frozen=True)
 class Hit:
     """A document index and its score."""
@@ -100,6 +115,11 @@ def _counts_matrix(docs: Sequence[Sequence[str]], vocab: Vocabulary) -> sparse.c
             cols.append(vocab.ids[term])
             vals.append(count)
     return sparse.csr_matrix((np.array(vals, dtype=np.float64), (rows, cols)), shape=(len(docs), len(vocab)))
+
+
+def top_hits(scores: np.ndarray, k: int) -> list[Hit]:
+    """The k best positive scores as hits, best first (ties by index)."""
+    return _top(scores, k)
 
 
 def _top(scores: np.ndarray, k: int) -> list[Hit]:

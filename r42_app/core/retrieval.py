@@ -1,4 +1,4 @@
-"""The pure half of R42's grounding: the per-tenant lexical index, the KB context block, chunks,
+"""The pure half of R42's grounding: the per-tenant lexical index over passages, the KB context block,
 prompt snippets and the KB hash. Services add embeddings, Chroma and caching around it."""
 
 from __future__ import annotations
@@ -7,10 +7,13 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from r42_app.core.fence import SNIPPET_END, SNIPPET_START, defuse, fence, one_line  # noqa: F401 (re-exported)
 from r42_app.core.injection import detect_injection_markers
 from r42_app.core.kb import Relation, Topic
-from r42_app.core.lexical import BM25Index, Hit, TfidfIndex, topic_terms
+from r42_app.core.lexical import BM25Index, Hit, TfidfIndex, passage_terms, top_hits
+from r42_app.core.passages import Passage, overlap, split_passages
 from r42_app.core.visible import visible_markdown
 from r42_app.core.text import STOP_WORDS, WORD_RE, fold, tokenize, words
 
@@ -18,15 +21,11 @@ CONTEXT_TOPICS = 10
 CONTEXT_CONTENT_TOPICS = 5
 CONTEXT_CONTENT_CHARS = 1000
 LEXICAL_CANDIDATES = 50
+# Lexically, a topic scores as its best passage plus half its second best: on the Dutch set that recovers most of
+# what scoring whole topics had (0.751 -> 0.764 nDCG@10; whole topics 0.769), and a long article is not drowned
+# out by short topics that repeat one term (docs/BENCHMARKS.md).
+LEXICAL_SECOND = 0.5
 MAX_QUERY_CHARS = 2000
-# The embedding model reads 128 tokens (what all-MiniLM-L6-v2 was trained on) and its English
-# word pieces cost Dutch ~3.3 tokens a word, so chunks are short. Only the first `max_chunks`
-# chunks are embedded (R42_EMBED_CHUNKS, default 1): embedding is the whole cost of indexing on
-# a CPU, and on the evaluation sets more chunks barely moved re-ranking quality
-# (docs/BENCHMARKS.md). Lexical search always covers the whole text.
-CHUNK_WORDS = 40
-CHUNK_OVERLAP = 10
-MAX_CHUNKS = 1
 
 
 def visible_topic(topic: Topic) -> Topic:
@@ -50,23 +49,6 @@ def kb_hash(topics: Iterable[Topic], relations: Iterable[Relation]) -> str:
 def clean_query(query: str) -> str:
     """Trim and cap a query so a 10,000-character paste costs no more than a long question."""
     return " ".join((query or "").split())[:MAX_QUERY_CHARS]
-
-
-def chunk_text(topic: Topic, size: int = CHUNK_WORDS, overlap: int = CHUNK_OVERLAP,
-               max_chunks: int = MAX_CHUNKS) -> list[str]:
-    """The topic's text in overlapping word windows for embedding: the first chunk starts with the
-    label and description, later ones with the label only."""
-    header = f"{topic.label}. {topic.description}"
-    body = topic.content.split()
-    if not body:
-        return [header]
-    step = max(1, size - overlap)
-    chunks = []
-    for start in range(0, len(body), step):
-        chunks.append(f"{header if not chunks else topic.label}\n{' '.join(body[start:start + size])}")
-        if start + size >= len(body) or len(chunks) >= max_chunks:
-            break
-    return chunks
 
 
 class LabelMatcher:
@@ -123,9 +105,15 @@ def english_share(topics: Sequence[Topic], budget: int = 200_000) -> float:
     return min(1.0, max(0.0, (en / (en + nl) - 0.25) / 0.5))
 
 
+def topic_passages(topic: Topic) -> list[Passage]:
+    """A topic's passages; a topic without content is one empty passage (its label and description)."""
+    return split_passages(topic.slug, topic.content) or [Passage(topic.slug, "", (), "", 0, 0)]
+
+
 @dataclass
 class TenantIndex:
-    """Everything lexical about one tenant's knowledge base, rebuilt when its hash changes."""
+    """Everything lexical about one tenant's knowledge base, rebuilt when its hash changes. The lexical
+    indexes are over passages (core/passages.py); a topic scores as its best passage."""
 
     topics: list[Topic]
     relations: list[Relation]
@@ -135,19 +123,38 @@ class TenantIndex:
     labels: LabelMatcher
     by_slug: dict[str, int] = field(default_factory=dict)
     english: float = 0.5
+    passages: list[Passage] = field(default_factory=list)
+    starts: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))  # topic i: [starts[i], starts[i+1])
     _markers: dict[tuple[int, str], list[str]] = field(default_factory=dict, repr=False)
 
-    def markers(self, i: int, part: str, text: str) -> list[str]:
-        """The injection markers of one topic's text for the prompt, computed once per index."""
-        key = (i, part)
+    def card_markers(self, i: int) -> list[str]:
+        """The injection markers of topic `i`'s label and description, computed once per index."""
+        key = (i, "card")
         if key not in self._markers:
-            self._markers[key] = detect_injection_markers(text)
+            self._markers[key] = detect_injection_markers(f"{self.topics[i].label}\n{self.topics[i].description}")
+        return self._markers[key]
+
+    def passage_markers(self, p: int) -> list[str]:
+        """The injection markers of passage `p` (with its heading path), computed once per index."""
+        key = (p, "passage")
+        if key not in self._markers:
+            passage = self.passages[p]
+            self._markers[key] = detect_injection_markers(f"{passage.heading_path}\n{passage.text}")
         return self._markers[key]
 
     @classmethod
     def build(cls, topics: Sequence[Topic], relations: Sequence[Relation]) -> "TenantIndex":
         topics = [visible_topic(t) for t in topics]
-        docs = [topic_terms(t) for t in topics]
+        passages: list[Passage] = []
+        docs: list[list[str]] = []
+        starts = [0]
+        for topic in topics:
+            parts = topic_passages(topic)
+            for k, passage in enumerate(parts):
+                before = overlap(passage, parts[k - 1] if k else None)
+                docs.append(passage_terms(topic, passage.heading, f"{before}\n{passage.text}", first=k == 0))
+            passages.extend(parts)
+            starts.append(len(passages))
         return cls(
             topics=topics,
             relations=list(relations),
@@ -157,7 +164,39 @@ class TenantIndex:
             labels=LabelMatcher(topics),
             by_slug={t.slug: i for i, t in enumerate(topics)},
             english=english_share(topics),
+            passages=passages,
+            starts=np.asarray(starts, dtype=np.int64),
         )
+
+    # -- passages -------------------------------------------------------------------------
+
+    def passage_range(self, i: int) -> range:
+        """The indexes of topic `i`'s passages in `passages`."""
+        return range(int(self.starts[i]), int(self.starts[i + 1]))
+
+    def topic_scores(self, passage_scores: np.ndarray, second: float = 0.0) -> np.ndarray:
+        """Each topic's score: its best passage's, plus `second` times its second best (a topic that matches in
+        two places is a little more likely the one; bounded, so a long topic does not win by length)."""
+        if not self.topics:
+            return np.zeros(0)
+        best = np.maximum.reduceat(passage_scores, self.starts[:-1])
+        if not second:
+            return best
+        lengths = np.diff(self.starts)
+        rest = np.where(passage_scores == np.repeat(best, lengths), -np.inf, passage_scores)
+        runner_up = np.maximum.reduceat(rest, self.starts[:-1])
+        return best + second * np.where(np.isfinite(runner_up) & (runner_up > 0), runner_up, 0.0)
+
+    def best_passages(self, i: int, passage_scores: np.ndarray, k: int = 3) -> list[int]:
+        """Topic `i`'s k best passages for these scores (those that score), best first; its first passage when
+        none does."""
+        span = self.passage_range(i)
+        ranked = sorted((p for p in span if passage_scores[p] > 0), key=lambda p: (-passage_scores[p], p))
+        return ranked[:k] or [span.start]
+
+    def passage_scores(self, query: str) -> np.ndarray:
+        """BM25 (with the compound fallback) of every passage for a query."""
+        return self.bm25.scores(self.query_terms(query))
 
     def named(self, query: str) -> list[int]:
         """Topics the query names by their exact label or id, when that name is what it asks about: a name
@@ -197,8 +236,13 @@ class TenantIndex:
         return sum(1 for t in terms if t in self.bm25.vocab.ids) / len(terms) if terms else 0.0
 
     def lexical_candidates(self, query: str, k: int = LEXICAL_CANDIDATES) -> list[Hit]:
-        """BM25 (with the compound fallback) top-k for a query."""
-        return self.bm25.search(self.query_terms(query), k)
+        """BM25 (with the compound fallback) top-k topics for a query, each scored by its best passage."""
+        return top_hits(self.topic_scores(self.passage_scores(query), LEXICAL_SECOND), k)
+
+    def context_topics(self, query: str, k: int) -> tuple[list[Hit], np.ndarray]:
+        """The TF-IDF top-k topics (by best passage) and every passage's TF-IDF score."""
+        scores = self.tfidf.scores(tokenize(query))
+        return top_hits(self.topic_scores(scores, LEXICAL_SECOND), k), scores
 
 
 @dataclass
@@ -215,9 +259,11 @@ class KBContext:
 def build_kb_context_from_index(index: TenantIndex, message: str, tenant_name: str = "") -> KBContext:
     """The R42 spec, step by step: (1) the index is given; (2) top 10 topics by TF-IDF with the compound
     fallback; (3) topics named verbatim always in; (4) relations only with both ends in the set;
-    (5) ~1000 characters of content for up to 5 topics, named first, then best-ranked; (6) the KB hash."""
+    (5) ~1000 characters of content for up to 5 topics, named first, then best-ranked: the passages of each that
+    fit the message best (the first ones when none does); (6) the KB hash."""
     message = clean_query(message)
-    ranked = [h.doc for h in index.tfidf.search(tokenize(message), CONTEXT_TOPICS)]
+    hits, passage_scores = index.context_topics(message, CONTEXT_TOPICS)
+    ranked = [h.doc for h in hits]
     mentioned = index.labels.find(message)
     selected = list(dict.fromkeys(mentioned + ranked))
     chosen = {index.topics[i].slug for i in selected}
@@ -232,17 +278,19 @@ def build_kb_context_from_index(index: TenantIndex, message: str, tenant_name: s
         for i in selected:
             t = index.topics[i]
             named = " [named in the message]" if i in mentioned else ""
-            flag = "suspect=true" if index.markers(i, "card", f"{t.label}\n{t.description}") else "suspect=false"
+            flag = "suspect=true" if index.card_markers(i) else "suspect=false"
             lines.append(f"- {t.slug} · {one_line(t.label)} · {t.type}: {one_line(t.description)}{named} · {flag}")
         if relations:
             lines.append("Relations between these topics:")
             lines.extend(f"- {r.source} --{r.type}--> {r.target}" for r in relations)
-        lines.append("Learning content, one block per topic:")
+        lines.append("Learning content, one block per topic: the passages that fit the message best, in the "
+                     "order of the topic, each under its heading path (§):")
         for i in with_content:
             t = index.topics[i]
-            content = t.content if len(t.content) <= CONTEXT_CONTENT_CHARS else t.content[:CONTEXT_CONTENT_CHARS].rsplit(" ", 1)[0] + " …"
-            lines.append(fence(content or "(no learning content yet)", t.slug, t.label,
-                               index.markers(i, "content", f"{t.label}\n{content}")))
+            chosen = passages_within(index, i, passage_scores, CONTEXT_CONTENT_CHARS)
+            text = passages_text(index, chosen)
+            markers = sorted({m for p, _ in chosen for m in index.passage_markers(p)} | set(index.card_markers(i)))
+            lines.append(fence(text or "(no learning content yet)", t.slug, t.label, markers))
     lines.append(f"KB hash: {index.hash}")
     return KBContext(
         text="\n".join(lines),
@@ -251,6 +299,55 @@ def build_kb_context_from_index(index: TenantIndex, message: str, tenant_name: s
         content_slugs=[index.topics[i].slug for i in with_content],
         hash=index.hash,
     )
+
+
+MIN_PART_CHARS = 200  # the rest of a budget smaller than this is left unused rather than filled with a scrap
+
+
+def passages_within(index: TenantIndex, i: int, scores: np.ndarray, budget: int) -> list[tuple[int, int]]:
+    """Topic `i`'s passages that fit a message best within `budget` characters, as (passage, characters to
+    show) in document order: by score (those that score), then from the start of the topic when none does. A
+    passage that does not fit whole is shown in part when enough budget is left for it."""
+    span = index.passage_range(i)
+    ranked = sorted((p for p in span if scores[p] > 0), key=lambda p: (-scores[p], p)) or list(span)
+    chosen, left = [], budget
+    for p in ranked:
+        size = len(index.passages[p].text)
+        if size <= left:
+            chosen.append((p, size))
+            left -= size
+        elif left >= MIN_PART_CHARS or not chosen:
+            chosen.append((p, left))
+            left = 0
+        if left < MIN_PART_CHARS:
+            break
+    return sorted(chosen)
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` cut near `limit` characters: after a sentence when one ends in the second half, else at a word."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    end = max(cut.rfind(". "), cut.rfind(".\n"), cut.rfind("? "), cut.rfind("! "))
+    return (cut[:end + 1] if end > limit // 2 else cut.rsplit(" ", 1)[0]) + " …"
+
+
+def passages_text(index: TenantIndex, chosen: Sequence[tuple[int, int]]) -> str:
+    """Passages for the prompt: each under its heading path (§), `…` where passages are left out (between
+    them, and after the last when the topic goes on), each cut to its share of the budget."""
+    parts, last = [], None
+    for p, limit in chosen:
+        passage = index.passages[p]
+        if last is not None and passage.order != last + 1:
+            parts.append("…")
+        text = _cut(passage.text, limit)
+        parts.append(f"§ {passage.heading_path}\n{text}" if passage.heading else text)
+        last = passage.order
+    if chosen and chosen[-1][0] + 1 < len(index.passages) and index.passages[chosen[-1][0] + 1].order > 0 \
+            and not parts[-1].endswith("…"):
+        parts.append("…")
+    return "\n".join(parts)
 
 
 @dataclass
@@ -263,24 +360,58 @@ class Snippet:
     text: str
     score: float
     markers: list[str] = field(default_factory=list)
+    anchor: str = ""  # the best passage's anchor: the citation opens the topic there
 
     @property
     def suspect(self) -> bool:
         return bool(self.markers)
 
+    @property
+    def url(self) -> str:
+        return topic_url(self.slug, self.anchor)
 
-def make_snippet(ref: int, topic: Topic, text: str, score: float) -> Snippet:
+
+def topic_url(slug: str, anchor: str = "") -> str:
+    """Where a citation points: the topic page, scrolled to the passage when there is one."""
+    return f"/topics/{slug}#{anchor}" if anchor else f"/topics/{slug}"
+
+
+def make_snippet(ref: int, topic: Topic, text: str, score: float, anchor: str = "") -> Snippet:
     """A snippet with its injection markers detected."""
-    return Snippet(ref, topic.slug, topic.label, text, score, detect_injection_markers(f"{topic.label}\n{text}"))
+    return Snippet(ref, topic.slug, topic.label, text, score, detect_injection_markers(f"{topic.label}\n{text}"),
+                   anchor)
+
+
+def snippet_passages(index: TenantIndex, chosen: Sequence[int]) -> str:
+    """The text of a snippet: its passages (best first) under their heading paths."""
+    parts = []
+    for p in chosen:
+        passage = index.passages[p]
+        parts.append(f"§ {passage.heading_path}\n{passage.text}" if passage.heading else passage.text)
+    return "\n…\n".join(parts)
+
+
+def passage_key(slug: str, anchor: str) -> str:
+    """A passage's key within its tenant (in the vector store): topic and anchor (`card` for a topic without
+    content, whose one passage is its label and description)."""
+    return f"{slug}#{anchor or 'card'}"
+
+
+def embedding_inputs(topic: Topic) -> list[tuple[str, str]]:
+    """(key, text) of every passage of a topic, as the embedding model reads them: the topic's label (and, for the
+    first, its description), the heading path, the overlap with the passage before, then the passage."""
+    topic = visible_topic(topic)
+    parts = topic_passages(topic)
+    out = []
+    for k, passage in enumerate(parts):
+        head = topic.label + (f". {topic.description}" if k == 0 and topic.description else "")
+        if passage.heading:
+            head += f" › {passage.heading_path}"
+        before = overlap(passage, parts[k - 1] if k else None)
+        out.append((passage_key(topic.slug, passage.anchor), "\n".join(x for x in (head, before, passage.text) if x)))
+    return out
 
 
 def render_snippets(snippets: Sequence[Snippet]) -> str:
     """Snippets for the prompt: fenced data (core/fence.py), each with its [ref:N], slug, label and suspect flag."""
     return "\n".join(fence(s.text, s.slug, s.label, s.markers, ref=s.ref) for s in snippets)
-
-
-def best_chunk(topic: Topic, query: str) -> str:
-    """The chunk of a topic that shares most query terms (the lexical choice of snippet text)."""
-    chunks = chunk_text(topic)
-    terms = set(tokenize(query))
-    return max(chunks, key=lambda c: (len(terms & set(tokenize(c))), -chunks.index(c)))

@@ -18,6 +18,7 @@ ROLES = ("user", "assistant", "notice")
 STATUSES = ("ok", "incomplete", "error", "offline", "quota")  # quota: refused, the tenant has no AI credit
 DELTA_STATES = ("", "pending", "applied", "suggested", "declined", "failed")
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_ANCHOR = re.compile(r"^(?:p-[0-9a-f]{10}(?:-\d{1,4})?)?$")
 
 
 def storage_key(user_id: str) -> str:
@@ -29,6 +30,7 @@ class ThreadCitation:
     ref: int = 0
     slug: str = ""
     label: str = ""
+    anchor: str = ""  # the cited passage (core/passages.py anchors: "p-" and hex)
 
 
 @dataclass
@@ -121,7 +123,10 @@ def _message(raw: Any) -> ThreadMessage:
     for c in raw.get("citations") or []:
         if not isinstance(c, dict) or not isinstance(c.get("ref"), int) or not _SLUG.match(str(c.get("slug", ""))):
             raise ValueError("bad citation")
-        cites.append(ThreadCitation(c["ref"], c["slug"], str(c.get("label", ""))[:200]))
+        anchor = c.get("anchor", "")
+        if not isinstance(anchor, str) or not _ANCHOR.match(anchor):
+            raise ValueError("bad citation")
+        cites.append(ThreadCitation(c["ref"], c["slug"], str(c.get("label", ""))[:200], anchor))
     delta, delta_state = raw.get("delta") or {}, raw.get("delta_state", "")
     if not isinstance(delta, dict) or delta_state not in DELTA_STATES or len(json.dumps(delta)) > 20_000:
         raise ValueError("bad delta")

@@ -275,7 +275,9 @@ def topic_view() -> rx.Component:
                 rx.text(LearnState.topic.description, size="4", color_scheme="gray", id="topic-description"),
                 rx.cond(
                     LearnState.topic_content != "",
-                    rx.box(safe_markdown(LearnState.topic_content), style=PROSE, width="100%", id="topic-content"),
+                    rx.box(rx.foreach(LearnState.passages, lambda p: rx.box(
+                        safe_markdown(p.text), id=p.anchor, class_name="r42-passage")),
+                        style=PROSE, width="100%", id="topic-content"),
                     rx.text("Voor dit onderwerp is nog geen leerinhoud geschreven.", color_scheme="gray",
                             font_style="italic"),
                 ),

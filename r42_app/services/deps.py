@@ -7,7 +7,7 @@ import functools
 from r42_app.services.access import AccessStore
 from r42_app.services.auth import SIGNIN_FAILURES_PER_MINUTE, AuthService
 from r42_app.services.costs import CostPersister, CostRecorder, PriceTable
-from r42_app.services.embeddings import SentenceEmbedder
+from r42_app.services.embeddings import Embedder, make_embedder
 from r42_app.services.mcp import DEFAULT_REGISTRY, McpHub
 from r42_app.services.indexer import Indexer
 from r42_app.services.kb_store import KBStore
@@ -52,16 +52,16 @@ def auth_service() -> AuthService:
 
 
 @functools.lru_cache(maxsize=1)
-def embedder() -> SentenceEmbedder:
-    """The embedding model, loaded on first use (R42_EMBED_MODEL or the packaged all-MiniLM-L6-v2)."""
-    return SentenceEmbedder(settings().embed_model)
+def embedder() -> Embedder:
+    """The embedding model, loaded on first use (R42_EMBED_MODEL; multilingual-e5-small by default)."""
+    return make_embedder(settings().embed_model)
 
 
 @functools.lru_cache(maxsize=1)
 def vector_store() -> VectorStore:
     """Chroma: a server when CHROMA_URL is set, else embedded under the data dir."""
     cfg = settings()
-    return VectorStore(path=cfg.chroma_dir, url=cfg.chroma_url, token=cfg.chroma_token)
+    return VectorStore(path=cfg.chroma_dir, url=cfg.chroma_url, token=cfg.chroma_token, model_id=embedder().model_id)
 
 
 @functools.lru_cache(maxsize=1)
@@ -69,12 +69,12 @@ def retriever() -> Retriever:
     from r42_app.services.injection import install_learned_model
 
     install_learned_model(settings().injection_model_file)  # the snippets' injection markers use it
-    return Retriever(kb_store(), vector_store(), embedder(), max_chunks=settings().embed_chunks)
+    return Retriever(kb_store(), vector_store(), embedder(), cache_bytes=settings().vector_cache_mb << 20)
 
 
 @functools.lru_cache(maxsize=1)
 def indexer() -> Indexer:
-    return Indexer(admin_pb(), kb_store(), vector_store(), embedder(), max_chunks=settings().embed_chunks)
+    return Indexer(admin_pb(), kb_store(), vector_store(), embedder())
 
 
 @functools.lru_cache(maxsize=1)

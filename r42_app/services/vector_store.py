@@ -1,17 +1,36 @@
-"""The Chroma collection `rag-kb-articles`: topic chunks with tenant, topic and chunk metadata.
+"""Passage vectors in Chroma: one collection per tenant and embedding model.
 
-Every read takes a tenant: results are filtered by it in Chroma *and* checked again on the
-returned metadata, so a bug in a filter can never hand one tenant another tenant's text.
+Chroma is the durable store; search itself runs exactly over the vectors in memory (services/retrieval.py),
+so Chroma's HNSW index is written but never needed for an answer. How it is used keeps it sane:
+
+- **One writer per embedded store.** The embedded client is single-process, and two processes writing one
+  directory corrupt its segments and grow `link_lists.bin` without bound (the disk filled at 74 GB). A
+  process must hold the store's lock to write (`IndexBusy` otherwise): the app holds it while it runs, and
+  the CLI then hands indexing to the app through the outbox. A Chroma server (CHROMA_URL) takes any number
+  of writers.
+- **Only changed passages are written.** Passage ids are stable (core/passages.py): the indexer adds the
+  new ones and deletes the stale ones; an unchanged passage is never written again (no upserts).
+- **Compaction.** Chroma's HNSW never reuses the slot of a deleted vector, so churn grows the segment
+  (data_level0.bin has a slot for every vector ever added). Each collection counts what was ever written; once
+  that passes COMPACT_RATIO times what is live, the collection is rebuilt from its live vectors.
+- **No documents.** Only vectors and their topic go in: the text lives in PocketBase and the lexical index.
+
+Every read takes a tenant; returned metadata is checked against it, so a bug can never hand one tenant
+another tenant's vectors. A failed call drops the client and the next opens it anew (a directory that was
+deleted or restored is picked up without a restart).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import logging
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -19,54 +38,42 @@ from r42_app.core.redact import redacted_url
 
 log = logging.getLogger(__name__)
 
-COLLECTION = "rag-kb-articles"
-MAX_CHUNKS_PER_TOPIC = 16
-
-
-_HELD: dict[str, object] = {}  # lock files this process holds on embedded indexes (kept open while it runs)
-
-
-def _warn_if_shared(path: Path) -> bool:
-    """The embedded Chroma client is single-process. Take a lock on the index; when another process already
-    holds it, say so plainly (two writers corrupt the index): use a Chroma server instead. True if shared."""
-    import fcntl
-
-    key = str(path.resolve())
-    if key in _HELD:
-        return False
-    handle = open(path / ".r42-open.lock", "a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        handle.close()
-        log.warning("another process has the embedded Chroma index in %s open: the embedded client is "
-                    "single-process, and two writers can corrupt it. Run a Chroma server (`r42 serve "
-                    "--chroma-server`, or `chroma run`) and set CHROMA_URL for every process", path)
-        return True
-    _HELD[key] = handle
-    return False
+PREFIX = "r42-kb"
+LEGACY = "rag-kb-articles"
+# Measured on 50,000 passages (docs/BENCHMARKS.md): larger batches mean fewer resize-and-persist rounds.
+HNSW = {"hnsw:space": "cosine", "hnsw:batch_size": 1000, "hnsw:sync_threshold": 10000}
+COMPACT_RATIO = 1.5  # rebuild once ever-written vectors exceed live ones by half ...
+COMPACT_MIN = 2000  # ... and by at least this many
+WRITE_BATCH = 4000  # Chroma refuses batches above ~5,400 rows
+READ_PAGE = 5000
+WRITTEN = "r42:written"
+MODEL = "r42:model"
 
 
 class VectorStoreUnavailable(RuntimeError):
     """Chroma cannot be opened or reached."""
 
 
+class IndexBusy(VectorStoreUnavailable):
+    """Another process writes this embedded store: this one may not (see the module docstring)."""
+
+
 class TenantLeak(RuntimeError):
     """Chroma returned a row of another tenant: never shown, always logged."""
 
 
+def collection_name(tenant: str, model_id: str) -> str:
+    return f"{PREFIX}-{tenant}-{hashlib.sha1(model_id.encode()).hexdigest()[:8]}"
+
+
 @dataclass(frozen=True)
-class ChunkVectors:
+class StoredVectors:
+    keys: list[str]
     slugs: list[str]
-    chunks: list[int]
-    texts: list[str]
-    embeddings: np.ndarray
+    vectors: np.ndarray
 
 
-def chunk_id(tenant: str, slug: str, chunk: int) -> str:
-    return f"{tenant}:{slug}:{chunk}"
-
-
+_HELD: dict[str, object] = {}  # lock files this process holds on embedded stores (kept open while it runs)
 _OPEN_LOCKS: dict[str, threading.Lock] = {}
 _OPEN_LOCKS_GUARD = threading.Lock()
 
@@ -77,34 +84,64 @@ def _lock_for(key: str) -> threading.Lock:
         return _OPEN_LOCKS.setdefault(key, threading.Lock())
 
 
-class VectorStore:
-    """Adapter over one Chroma collection; `tenant` is a required argument of every read.
+def writer_lock(path: Path) -> bool:
+    """Take (or hold) the single-writer lock of an embedded store; False when another process has it."""
+    key = str(path.resolve())
+    if key in _HELD:
+        return True
+    path.mkdir(parents=True, exist_ok=True)
+    handle = open(path / ".r42-writer.lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        return False
+    _HELD[key] = handle
+    return True
 
-    It recovers by itself: a failed call (a deleted or corrupt directory, a server gone) drops the
-    client, and the next call opens it again, so a directory that was put back or rebuilt by a
-    re-index is used without a restart."""
+
+def held_elsewhere(path: Path) -> bool:
+    """Another process writes the embedded store at `path` (this one does not hold its lock)."""
+    if str(path.resolve()) in _HELD or not path.exists():
+        return False
+    lock = path / ".r42-writer.lock"
+    if not lock.exists():
+        return False
+    with open(lock, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
+class VectorStore:
+    """Adapter over Chroma; `tenant` is a required argument of every call."""
 
     SQLITE = "chroma.sqlite3"
 
-    def __init__(self, path: Path | None = None, url: str = "", token: str = ""):
+    def __init__(self, path: Path | None = None, url: str = "", token: str = "", model_id: str = ""):
         self.path = path
         self.url = url
         self.token = token  # sent as a bearer token to a Chroma server that requires one (R42_CHROMA_TOKEN)
-        self._collection = None
+        self.model_id = model_id
+        self._client = None
+        self._collections: dict[str, object] = {}
         self._key = url or str(path)
 
+    # -- connection -------------------------------------------------------------------------
+
     def _open(self):
-        collection = self._collection
-        if collection is not None and not self.url and not (self.path / self.SQLITE).exists():
+        if self._client is not None and not self.url and not (self.path / self.SQLITE).exists():
             log.warning("the Chroma directory %s is gone; opening it anew (run `r42 chatbot rag-backfill` to "
                         "rebuild the index)", self.path)
             self.reset()
-            collection = None
-        if collection is not None:
-            return collection
+        if self._client is not None:
+            return self._client
         with _lock_for(self._key):
-            if self._collection is not None:
-                return self._collection
+            if self._client is not None:
+                return self._client
             try:
                 import chromadb
 
@@ -114,27 +151,43 @@ class VectorStore:
 
                     parsed = urlparse(self.url)
                     headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
-                    client = chromadb.HttpClient(host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
-                                                 ssl=parsed.scheme == "https", headers=headers, settings=settings)
+                    self._client = chromadb.HttpClient(host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
+                                                       ssl=parsed.scheme == "https", headers=headers, settings=settings)
                 else:
                     assert self.path is not None
                     self.path.mkdir(parents=True, exist_ok=True)
-                    _warn_if_shared(self.path)
-                    client = chromadb.PersistentClient(path=str(self.path), settings=settings)
-                # embedding_function=None: we always pass vectors; Chroma's default would download a model.
-                self._collection = client.get_or_create_collection(
-                    COLLECTION, embedding_function=None, metadata={"hnsw:space": "cosine"}
-                )
+                    self._client = chromadb.PersistentClient(path=str(self.path), settings=settings)
             except Exception as exc:
                 self._forget_system()
                 where = redacted_url(self.url) if self.url else self.path
                 raise VectorStoreUnavailable(f"Chroma is unavailable ({where}): {exc}") from exc
-        return self._collection
+        return self._client
+
+    def _collection(self, tenant: str, create: bool):
+        name = collection_name(tenant, self.model_id)
+        client = self._open()  # first: it notices a directory that was deleted under it
+        col = self._collections.get(name)
+        if col is not None:
+            return col
+        if create:
+            # embedding_function=None: we always pass vectors; Chroma's default would download a model.
+            col = client.get_or_create_collection(name, embedding_function=None,
+                                                  metadata={**HNSW, MODEL: self.model_id, "tenant": tenant})
+        else:
+            try:
+                col = client.get_collection(name, embedding_function=None)
+            except Exception as exc:  # not found (its type differs between clients): nothing stored yet
+                if "does not exist" in str(exc) or "not found" in str(exc).lower():
+                    return None
+                raise
+        self._collections[name] = col
+        return col
 
     def reset(self) -> None:
         """Forget the open client (after a failure): the next call opens Chroma again."""
         with _lock_for(self._key):
-            self._collection = None
+            self._client = None
+            self._collections.clear()
             self._forget_system()
 
     def _forget_system(self) -> None:
@@ -153,43 +206,114 @@ class VectorStore:
     def _call(self, what: str, fn):
         """Run one Chroma call; any failure resets the client and is reported as VectorStoreUnavailable."""
         try:
-            return fn(self._open())
-        except VectorStoreUnavailable:
+            return fn()
+        except (VectorStoreUnavailable, TenantLeak):
             raise
         except Exception as exc:
             self.reset()
             raise VectorStoreUnavailable(f"Chroma {what} failed: {exc}") from exc
 
-    # -- writes (the indexer) --------------------------------------------------------
+    def can_write(self) -> bool:
+        """This process may write (a server, or the embedded store's lock is ours or free)."""
+        return bool(self.url) or writer_lock(self.path)
 
-    def replace_topics(self, tenant: str, topics: Sequence[tuple[str, Sequence[str], np.ndarray]]) -> None:
-        """Make each topic's chunks exactly its texts: upsert by deterministic id, then drop the ids
-        beyond them. Idempotent, and one Chroma call of each kind for the whole batch."""
-        if not tenant:
-            raise ValueError("refusing to index a topic without a tenant")
-        ids, embeddings, documents, metadatas, stale = [], [], [], [], []
-        for slug, texts, vectors in topics:
-            texts = list(texts)[:MAX_CHUNKS_PER_TOPIC]
-            for i, text in enumerate(texts):
-                ids.append(chunk_id(tenant, slug, i))
-                documents.append(text)
-                metadatas.append({"tenant": tenant, "topic": slug, "chunk": i})
-            embeddings.extend(np.asarray(vectors, dtype=np.float32)[: len(texts)].tolist())
-            stale += [chunk_id(tenant, slug, i) for i in range(len(texts), MAX_CHUNKS_PER_TOPIC)]
-        def write(col):
-            if ids:
-                col.upsert(ids=ids, embeddings=embeddings, documents=documents, metadatas=metadatas)
-            if stale:
-                col.delete(ids=stale)
+    def _require_writer(self) -> None:
+        if not self.can_write():
+            raise IndexBusy(f"another process (the app, `r42 serve`?) writes the embedded index in {self.path}; "
+                            "it indexes through the outbox, or run a Chroma server (CHROMA_URL) for several writers")
 
-        self._call("write", write)
+    # -- writes (the indexer) ---------------------------------------------------------------
+
+    def keys(self, tenant: str, slugs: Iterable[str] | None = None) -> dict[str, str]:
+        """The stored passage keys of a tenant (of these topics only, if given) -> their topic."""
+        _need(tenant)
+
+        def read() -> dict[str, str]:
+            col = self._collection(tenant, create=False)
+            if col is None:
+                return {}
+            wanted = None if slugs is None else sorted(set(slugs))
+            if wanted == []:
+                return {}
+            where = None if wanted is None else {"topic": {"$in": wanted}}
+            out: dict[str, str] = {}
+            for offset in range(0, 10**9, READ_PAGE):
+                got = col.get(where=where, include=["metadatas"], limit=READ_PAGE, offset=offset)
+                metas = got["metadatas"] or []
+                self._checked(tenant, metas)
+                out.update((_key(i), m["topic"]) for i, m in zip(got["ids"], metas))
+                if len(got["ids"]) < READ_PAGE:
+                    return out
+            return out
+
+        return self._call("read", read)
+
+    def write(self, tenant: str, add: Sequence[tuple[str, str, np.ndarray]], delete: Sequence[str] = ()) -> None:
+        """Add these (key, topic, vector) and delete these keys; then compact when churn calls for it."""
+        _need(tenant)
+        if not add and not delete:
+            return
+        self._require_writer()
+
+        def run() -> None:
+            col = self._collection(tenant, create=True)
+            if delete:
+                for start in range(0, len(delete), WRITE_BATCH):
+                    col.delete(ids=[_id(tenant, k) for k in delete[start:start + WRITE_BATCH]])
+            for start in range(0, len(add), WRITE_BATCH):
+                part = add[start:start + WRITE_BATCH]
+                col.add(ids=[_id(tenant, k) for k, _, _ in part],
+                        embeddings=np.asarray([v for _, _, v in part], dtype=np.float32),
+                        metadatas=[{"tenant": tenant, "topic": slug} for _, slug, _ in part])
+            written = int((col.metadata or {}).get(WRITTEN, 0)) + len(add)
+            live = col.count()
+            if written > COMPACT_RATIO * live + COMPACT_MIN:
+                self._compact(tenant, col)
+            else:
+                col.modify(metadata={**_user_metadata(col), WRITTEN: written})
+
+        self._call("write", run)
 
     def delete_topics(self, tenant: str, slugs: Sequence[str]) -> None:
-        ids = [chunk_id(tenant, slug, i) for slug in slugs for i in range(MAX_CHUNKS_PER_TOPIC)]
-        if ids:
-            self._call("delete", lambda col: col.delete(ids=ids))
+        stored = self.keys(tenant, slugs)
+        self.write(tenant, [], list(stored))
 
-    # -- reads (always per tenant) ------------------------------------------------------
+    def _compact(self, tenant: str, col) -> None:
+        """Rebuild a collection from its live vectors (Chroma never reuses a deleted vector's slot)."""
+        live = self._read_vectors(tenant, col, None)
+        client = self._open()
+        name = col.name
+        temp = f"{name}-compacting"
+        with contextlib.suppress(Exception):
+            client.delete_collection(temp)
+        fresh = client.create_collection(temp, embedding_function=None,
+                                         metadata={**HNSW, MODEL: self.model_id, "tenant": tenant,
+                                                   WRITTEN: len(live.keys)})
+        for start in range(0, len(live.keys), WRITE_BATCH):
+            fresh.add(ids=[_id(tenant, k) for k in live.keys[start:start + WRITE_BATCH]],
+                      embeddings=live.vectors[start:start + WRITE_BATCH],
+                      metadatas=[{"tenant": tenant, "topic": s} for s in live.slugs[start:start + WRITE_BATCH]])
+        client.delete_collection(name)
+        fresh.modify(name=name)
+        self._collections.pop(name, None)
+        self._remove_orphans()
+        log.info("compacted the index of tenant %s: %d live vectors", tenant, len(live.keys))
+
+    def drop(self, tenant: str, model_id: str | None = None) -> None:
+        """Delete a tenant's collection (of another model, when `model_id` is given)."""
+        _need(tenant)
+        self._require_writer()
+        name = collection_name(tenant, self.model_id if model_id is None else model_id)
+
+        def run() -> None:
+            with contextlib.suppress(Exception):
+                self._open().delete_collection(name)
+            self._collections.pop(name, None)
+            self._remove_orphans()
+
+        self._call("drop", run)
+
+    # -- reads (always per tenant) ----------------------------------------------------------
 
     def _checked(self, tenant: str, metadatas) -> None:
         for meta in metadatas:
@@ -197,48 +321,164 @@ class VectorStore:
                 log.error("Chroma returned a row of tenant %r for tenant %r", (meta or {}).get("tenant"), tenant)
                 raise TenantLeak("cross-tenant row from the vector store")
 
-    def topic_vectors(self, tenant: str, slugs: Sequence[str] | Mapping[str, int],
-                      max_chunks: int = MAX_CHUNKS_PER_TOPIC) -> ChunkVectors:
-        """The chunk vectors of the given topics of `tenant`: `{slug: number of chunks}` asks for exactly
-        those (what the indexer wrote; Chroma can fail a whole lookup over ids it never had), a list of
-        slugs for their first `max_chunks`.
+    def _read_vectors(self, tenant: str, col, keys: Sequence[str] | None) -> StoredVectors:
+        out_keys, slugs, parts = [], [], []
+        if keys is not None:
+            pages = [list(keys[s:s + READ_PAGE]) for s in range(0, len(keys), READ_PAGE)]
+        else:
+            pages = None
+        offset = 0
+        while True:
+            if pages is not None:
+                if not pages:
+                    break
+                got = col.get(ids=[_id(tenant, k) for k in pages.pop(0)], include=["embeddings", "metadatas"])
+            else:
+                got = col.get(include=["embeddings", "metadatas"], limit=READ_PAGE, offset=offset)
+                offset += READ_PAGE
+            metas = got["metadatas"] or []
+            self._checked(tenant, metas)
+            emb = got["embeddings"]
+            if len(got["ids"]):
+                out_keys += [_key(i) for i in got["ids"]]
+                slugs += [m["topic"] for m in metas]
+                parts.append(np.asarray(emb, dtype=np.float32))
+            if pages is None and len(got["ids"]) < READ_PAGE:
+                break
+        matrix = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+        return StoredVectors(out_keys, slugs, matrix)
 
-        Fetched by id: chunk ids start with the tenant, so the id list is the tenant filter in the
-        store (a `where` on top of an id list costs Chroma ~10x more), and metadata is checked again.
-        """
-        if not tenant:
-            raise ValueError("tenant is required")
-        if not slugs:
-            return ChunkVectors([], [], [], np.zeros((0, 0), dtype=np.float32))
-        counts = dict(slugs) if isinstance(slugs, Mapping) else {slug: max_chunks for slug in slugs}
-        ids = [chunk_id(tenant, slug, i) for slug, n in counts.items() for i in range(min(n, MAX_CHUNKS_PER_TOPIC))]
-        got = self._call("query", lambda col: col.get(ids=ids, include=["embeddings", "metadatas", "documents"]))
-        metas = got["metadatas"] or []
-        self._checked(tenant, metas)
-        emb = got["embeddings"]
-        return ChunkVectors(
-            [m["topic"] for m in metas],
-            [int(m["chunk"]) for m in metas],
-            list(got["documents"] or []),
-            np.asarray(emb if emb is not None else np.zeros((0, 0)), dtype=np.float32),
-        )
+    def vectors(self, tenant: str, keys: Sequence[str] | None = None) -> StoredVectors:
+        """The stored vectors of a tenant: all of them, or those of these keys that exist."""
+        _need(tenant)
 
-    def nearest(self, tenant: str, embedding: np.ndarray, k: int) -> list[tuple[str, int, str, float]]:
-        """Nearest chunks of `tenant` as (slug, chunk, text, cosine similarity)."""
-        if not tenant:
-            raise ValueError("tenant is required")
-        res = self._call("query", lambda col: col.query(
-            query_embeddings=[np.asarray(embedding, dtype=np.float32).tolist()], n_results=k,
-            where={"tenant": tenant}, include=["metadatas", "documents", "distances"]))
-        metas = (res["metadatas"] or [[]])[0]
-        self._checked(tenant, metas)
-        docs = (res["documents"] or [[]])[0]
-        dists = (res["distances"] or [[]])[0]
-        return [(m["topic"], int(m["chunk"]), d, 1.0 - float(dist)) for m, d, dist in zip(metas, docs, dists)]
+        def read() -> StoredVectors:
+            col = self._collection(tenant, create=False)
+            if col is None or (keys is not None and not keys):
+                return StoredVectors([], [], np.zeros((0, 0), dtype=np.float32))
+            return self._read_vectors(tenant, col, keys)
+
+        return self._call("read", read)
 
     def count(self, tenant: str) -> int:
-        """Number of chunks stored for a tenant."""
-        return len(self._call("count", lambda col: col.get(where={"tenant": tenant}, include=[]))["ids"])
+        """Number of passage vectors stored for a tenant."""
+        _need(tenant)
 
-    def chunk_ids(self, tenant: str) -> list[str]:
-        return sorted(self._call("count", lambda col: col.get(where={"tenant": tenant}, include=[]))["ids"])
+        def read() -> int:
+            col = self._collection(tenant, create=False)
+            return 0 if col is None else col.count()
+
+        return self._call("count", read)
+
+    def stats(self, tenant: str) -> dict:
+        """What `r42 doctor` reports: live vectors, vectors ever written since the last compaction, model."""
+        _need(tenant)
+
+        def read() -> dict:
+            col = self._collection(tenant, create=False)
+            if col is None:
+                return {"vectors": 0, "written": 0, "model": self.model_id}
+            meta = col.metadata or {}
+            return {"vectors": col.count(), "written": int(meta.get(WRITTEN, 0)), "model": meta.get(MODEL, "")}
+
+        return self._call("stats", read)
+
+    def other_models(self, tenant: str) -> list[str]:
+        """Collections of this tenant written by another embedding model (left over after a model change)."""
+        _need(tenant)
+        mine = collection_name(tenant, self.model_id)
+
+        def read() -> list[str]:
+            names = [getattr(c, "name", c) for c in self._open().list_collections()]
+            return [n for n in names if n.startswith(f"{PREFIX}-{tenant}-") and n != mine
+                    and not n.endswith("-compacting")]
+
+        return self._call("list", read)
+
+    def drop_collection(self, name: str) -> None:
+        self._require_writer()
+
+        def run() -> None:
+            self._open().delete_collection(name)
+            self._collections.pop(name, None)
+            self._remove_orphans()
+
+        self._call("drop", run)
+
+    def drop_legacy(self) -> None:
+        """Drop the single collection of R42 before passages (`rag-kb-articles`, first chunks only)."""
+        self._require_writer()
+
+        def run() -> None:
+            client = self._open()
+            if LEGACY in [getattr(c, "name", c) for c in client.list_collections()]:
+                client.delete_collection(LEGACY)
+                self._remove_orphans()
+                log.info("dropped %s, the index from before passages", LEGACY)
+
+        self._call("drop", run)
+
+    # -- the embedded store on disk ---------------------------------------------------------
+
+    def _segment_dirs(self) -> dict[str, str]:
+        """Collection name -> the directory of its vector segment (an embedded store; read from Chroma's own
+        catalogue, read-only: an internal table, so any surprise means "unknown")."""
+        if self.url or self.path is None or not (self.path / self.SQLITE).exists():
+            return {}
+        import sqlite3
+
+        try:
+            with contextlib.closing(sqlite3.connect(f"file:{self.path / self.SQLITE}?mode=ro", uri=True,
+                                                    timeout=5)) as db:
+                rows = db.execute("SELECT c.name, s.id FROM segments s JOIN collections c ON s.collection = c.id "
+                                  "WHERE s.scope = 'VECTOR'").fetchall()
+        except sqlite3.Error:
+            return {}
+        return {name: segment for name, segment in rows}
+
+    def _remove_orphans(self) -> None:
+        """Chroma leaves a deleted collection's segment directory on disk: remove the ones nothing refers to."""
+        if self.url or self.path is None:
+            return
+        known = set(self._segment_dirs().values())
+        if not known:
+            return
+        import shutil
+
+        for entry in self.path.iterdir():
+            if entry.is_dir() and _UUID.fullmatch(entry.name) and entry.name not in known:
+                shutil.rmtree(entry, ignore_errors=True)
+
+    def segment_bytes(self, tenant: str) -> int:
+        """Bytes on disk of a tenant's vector segment (0 for a server or when unknown)."""
+        segment = self._segment_dirs().get(collection_name(tenant, self.model_id))
+        if not segment or not (self.path / segment).is_dir():
+            return 0
+        return sum(f.stat().st_size for f in (self.path / segment).iterdir() if f.is_file())
+
+    def size_bytes(self) -> int:
+        """Bytes on disk of an embedded store (0 for a server)."""
+        if self.url or self.path is None or not self.path.exists():
+            return 0
+        return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _need(tenant: str) -> None:
+    if not tenant:
+        raise ValueError("tenant is required")
+
+
+def _id(tenant: str, key: str) -> str:
+    return f"{tenant}:{key}"
+
+
+def _key(chroma_id: str) -> str:
+    return chroma_id.split(":", 1)[1]
+
+
+def _user_metadata(col) -> dict:
+    """The collection's metadata without the HNSW keys (Chroma refuses to modify those)."""
+    return {k: v for k, v in (col.metadata or {}).items() if not k.startswith("hnsw:")}

@@ -23,6 +23,7 @@ from r42_app.chat.turn import ChatRefused, run_turn
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, chat_availability
 from r42_app.core.chat import MAX_MESSAGE_CHARS, REF_RE, ChatInputError
 from r42_app.core.delta import describe_delta
+from r42_app.core.retrieval import topic_url
 from r42_app.core.mcp import ConfirmationError
 from r42_app.core.thread import (
     ThreadCitation,
@@ -85,6 +86,7 @@ class UICitation:
     ref: int = 0
     slug: str = ""
     label: str = ""
+    anchor: str = ""
 
 
 @dataclasses.dataclass
@@ -123,7 +125,7 @@ def _display(content: str, citations: list[UICitation], streaming: bool = False)
 
     def link(match):
         c = by_ref.get(int(match.group(1)))
-        return f' [{_link_text(c.label)}](/topics/{c.slug} "{CITATION_MARK}")' if c else match.group(0)
+        return f' [{_link_text(c.label)}]({topic_url(c.slug, c.anchor)} "{CITATION_MARK}")' if c else match.group(0)
 
     content = content.replace(CITATION_MARK, "")  # only links made here are source chips (r42_sanitize.js)
     if streaming:
@@ -139,7 +141,7 @@ def _cited(content: str, sources: list[UICitation]) -> list[UICitation]:
 
 
 def _ui(m: ThreadMessage) -> UIMessage:
-    cites = [UICitation(c.ref, c.slug, c.label) for c in m.citations]
+    cites = [UICitation(c.ref, c.slug, c.label, c.anchor) for c in m.citations]
     return UIMessage(m.id, m.role, m.content, m.status, cites, _display(m.content, cites), m.delta, m.delta_state,
                      describe_delta(m.delta))
 
@@ -162,7 +164,7 @@ def _plain(value):
 
 def _thread(m: UIMessage) -> ThreadMessage:
     status = "incomplete" if m.status == "streaming" else m.status  # a reload mid-answer finds it unfinished
-    return ThreadMessage(m.id, m.role, m.content, status, [ThreadCitation(c.ref, c.slug, c.label) for c in m.citations],
+    return ThreadMessage(m.id, m.role, m.content, status, [ThreadCitation(c.ref, c.slug, c.label, c.anchor) for c in m.citations],
                          _plain(m.delta), m.delta_state)
 
 
@@ -575,12 +577,14 @@ class ChatState(rx.State):
                             break
                         kind = event["type"]
                         if kind == "sources":
-                            sources = [UICitation(x["ref"], x["slug"], x["label"]) for x in event["sources"]]
+                            sources = [UICitation(x["ref"], x["slug"], x["label"], x.get("passage", ""))
+                                       for x in event["sources"]]
                         elif kind == "text":
                             text += event["text"]
                             self._set_last(content=text, display=_display(text, sources, streaming=True))
                         elif kind == "citation":
-                            citations.append(UICitation(event["ref"], event["slug"], event["label"]))
+                            citations.append(UICitation(event["ref"], event["slug"], event["label"],
+                                                        event.get("passage", "")))
                         elif kind == "delta":
                             delta = event["delta"]
                         elif kind == "delta_rejected":

@@ -16,6 +16,8 @@ from r42_app.core.kb import (
     Topic,
     filter_topics,
 )
+from r42_app.core.passages import split_passages
+from r42_app.core.retrieval import visible_topic
 from r42_app.services import deps
 from r42_app.services.kb_store import Tenant
 from r42_app.services.pb import PBError
@@ -33,6 +35,14 @@ class TopicCard:
     type: str = ""
     type_label: str = ""
     description: str = ""
+
+
+@dataclasses.dataclass
+class PassageView:
+    """One passage of a topic on its page: a citation opens the page at its anchor."""
+
+    anchor: str = ""
+    text: str = ""
 
 
 @dataclasses.dataclass
@@ -69,6 +79,7 @@ class LearnState(rx.State):
 
     topic: TopicCard = TopicCard()
     topic_content: str = ""
+    passages: list[PassageView] = []
     topic_found: bool = True
     topic_loading: bool = True
     outgoing: list[RelationLink] = []
@@ -150,11 +161,14 @@ class LearnState(rx.State):
         if topic is None:
             self.topic = TopicCard(slug=slug)
             self.topic_content = ""
+            self.passages = []
             self.outgoing, self.incoming = [], []
         else:
             labels = {t.slug: t.label for t in self._topics}
             self.topic = _card(topic)
-            self.topic_content = topic.content
+            shown = visible_topic(topic)  # what search and R42 read is what the page shows
+            self.topic_content = shown.content
+            self.passages = [PassageView(p.anchor, p.text) for p in split_passages(topic.slug, shown.content)]
             self.outgoing = [
                 RelationLink(RELATION_LABELS[r.type], r.target, labels.get(r.target, r.target), r.type)
                 for r in relations

@@ -2,7 +2,7 @@
 
 import pytest
 
-from r42_app.services.embeddings import SentenceEmbedder
+from r42_app.services.embeddings import make_embedder
 from r42_app.services.indexer import Indexer
 from r42_app.services.kb_store import KBStore
 from r42_app.services.retrieval import Retriever
@@ -11,14 +11,14 @@ from r42_app.services.vector_store import VectorStore
 
 @pytest.fixture(scope="session")
 def embedder():
-    return SentenceEmbedder()
+    return make_embedder()  # the product's default: multilingual-e5-small
 
 
 @pytest.fixture(scope="session")
 def indexed(admin_pb, seeded, embedder, tmp_path_factory):
     """Demo and acme indexed into a fresh Chroma directory through the outbox."""
     kb = KBStore(admin_pb)
-    vectors = VectorStore(path=tmp_path_factory.mktemp("chroma"))
+    vectors = VectorStore(path=tmp_path_factory.mktemp("chroma"), model_id=embedder.model_id)
     indexer = Indexer(admin_pb, kb, vectors, embedder)
     for slug in ("demo", "acme"):
         kb.emit_reindex(kb.require_tenant(slug))

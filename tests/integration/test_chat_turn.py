@@ -102,11 +102,14 @@ async def test_tool_loop_stops_after_four_rounds(make_deps, claude, learner):
     assert len([e for e in events if e["type"] == "tool"]) == 4 and events[-1]["type"] == "done"
 
 
-async def test_citations_link_to_topics_and_stale_refs_are_reported(make_deps, claude, learner):
+async def test_citations_link_to_the_cited_passage_and_stale_refs_are_reported(make_deps, claude, learner):
     claude.reply_text("Eerst [ref:1], dan [ref:1] en [ref:9].")
     events = await collect(run_turn(learner, ask("Wat is de dekkingsgraad?"), make_deps()))
     cites = [e for e in events if e["type"] == "citation"]
-    assert len(cites) == 1 and cites[0]["ref"] == 1 and cites[0]["url"] == f"/topics/{cites[0]['slug']}"
+    assert len(cites) == 1 and cites[0]["ref"] == 1 and cites[0]["passage"].startswith("p-")
+    assert cites[0]["url"] == f"/topics/{cites[0]['slug']}#{cites[0]['passage']}"
+    (source,) = [s for e in events if e["type"] == "sources" for s in e["sources"] if s["ref"] == 1]
+    assert source["url"] == cites[0]["url"]  # the chip links there while the answer streams
     assert events[-1]["stale_refs"] == [9]
 
 
@@ -206,6 +209,8 @@ async def test_the_sources_come_before_any_text_so_refs_can_be_chips_while_strea
     events = await collect(run_turn(learner, ask("Wat is waardeoverdracht?"), make_deps()))
     assert events[0]["type"] == "sources" and events[1]["type"] == "text"
     first = events[0]["sources"][0]
-    assert first == {"ref": 1, "slug": "waardeoverdracht", "label": "Waardeoverdracht"}  # the named topic, ref 1
+    assert {k: first[k] for k in ("ref", "slug", "label")} == {"ref": 1, "slug": "waardeoverdracht",
+                                                               "label": "Waardeoverdracht"}  # the named topic, ref 1
+    assert first["url"] == f"/topics/waardeoverdracht#{first['passage']}"
     cited = [e for e in events if e["type"] == "citation"]
-    assert cited and cited[0]["slug"] == first["slug"]
+    assert cited and cited[0]["slug"] == first["slug"] and cited[0]["url"] == first["url"]

@@ -36,7 +36,7 @@ def test_concurrent_first_opens_of_a_fresh_directory_succeed(tmp_path):
 def own_index(admin_pb, seeded, embedder, tmp_path):
     """Tenant acme indexed into a Chroma directory of this test only."""
     kb = KBStore(admin_pb)
-    vectors = VectorStore(path=tmp_path / "chroma")
+    vectors = VectorStore(path=tmp_path / "chroma", model_id=embedder.model_id)
     indexer = Indexer(admin_pb, kb, vectors, embedder)
     acme = kb.require_tenant("acme")
     kb.emit_reindex(acme)
@@ -44,17 +44,20 @@ def own_index(admin_pb, seeded, embedder, tmp_path):
     return kb, vectors, indexer, Retriever(kb, vectors, embedder), acme, tmp_path / "chroma"
 
 
-def test_a_deleted_index_falls_back_to_fts_and_a_reindex_restores_hybrid(own_index):
+def test_a_deleted_index_falls_back_to_fts_and_a_reindex_restores_hybrid(own_index, embedder):
     kb, vectors, indexer, retriever, acme, path = own_index
     assert retriever.kb_search(acme, "heftruck veiligheid", "hybrid").mode_used == "hybrid"
     shutil.rmtree(path)
+    # the running process keeps searching with the vectors it holds in memory ...
+    assert retriever.kb_search(acme, "heftruck veiligheid", "hybrid").mode_used == "hybrid"
+    restarted = Retriever(kb, vectors, embedder)  # ... one that starts now finds no index
     for mode in ("hybrid", "semantic"):
-        result = retriever.kb_search(acme, "heftruck veiligheid", mode)
+        result = restarted.kb_search(acme, "heftruck veiligheid", mode)
         assert result.mode_used == "fts" and result.hits  # honest about the fallback, still an answer
     kb.emit_reindex(acme)
     stats = indexer.drain(tenant_id=acme.id)
-    assert stats.failed_rows == 0 and stats.topics_indexed > 0
-    assert retriever.kb_search(acme, "heftruck veiligheid", "hybrid").mode_used == "hybrid"  # same process
+    assert stats.failed_rows == 0 and stats.topics_indexed > 0 and stats.passages > 0
+    assert restarted.kb_search(acme, "heftruck veiligheid", "hybrid").mode_used == "hybrid"  # same process
 
 
 def test_a_corrupt_index_falls_back_and_a_good_copy_is_used_again(own_index, tmp_path):
@@ -64,10 +67,12 @@ def test_a_corrupt_index_falls_back_and_a_good_copy_is_used_again(own_index, tmp
     shutil.copytree(path, good)
     (path / "chroma.sqlite3").write_bytes(b"this is not a database" * 100)
     vectors.reset()  # as after a failed call
-    assert retriever.kb_search(acme, "heftruck veiligheid", "semantic").mode_used == "fts"
+    fresh = Retriever(retriever.kb, vectors, retriever.embedder)  # a process that opens it now
+    assert fresh.kb_search(acme, "heftruck veiligheid", "semantic").mode_used == "fts"
     shutil.rmtree(path)
     shutil.copytree(good, path)
-    assert retriever.kb_search(acme, "heftruck veiligheid", "semantic").mode_used == "semantic"
+    again = Retriever(retriever.kb, vectors, retriever.embedder)
+    assert again.kb_search(acme, "heftruck veiligheid", "semantic").mode_used == "semantic"
 
 
 def test_failed_rows_are_retried_and_can_be_requeued(own_index, admin_pb):

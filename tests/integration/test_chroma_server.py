@@ -42,11 +42,11 @@ def unit(seed):
 
 
 def test_http_client_writes_and_reads_per_tenant(chroma_url):
-    store = VectorStore(url=chroma_url)
-    store.replace_topics("tenant-a", [("aow", ["AOW tekst"], np.stack([unit(1)]))])
-    store.replace_topics("tenant-b", [("aow", ["geheim van b"], np.stack([unit(1)]))])
-    near = store.nearest("tenant-a", unit(1), 5)
-    assert [(slug, text) for slug, _, text, _ in near] == [("aow", "AOW tekst")]
-    assert store.topic_vectors("tenant-a", ["aow"], 1).texts == ["AOW tekst"]
+    store = VectorStore(url=chroma_url, model_id="test")
+    store.write("tenant-a", [("aow#p-1", "aow", unit(1))])
+    store.write("tenant-b", [("aow#p-1", "aow", unit(2))])
+    got = store.vectors("tenant-a")
+    assert got.keys == ["aow#p-1"] and got.slugs == ["aow"] and np.allclose(got.vectors[0], unit(1), atol=1e-6)
+    assert store.keys("tenant-b") == {"aow#p-1": "aow"}
     store.delete_topics("tenant-a", ["aow"])
     assert store.count("tenant-a") == 0 and store.count("tenant-b") == 1

@@ -36,7 +36,13 @@ def r42(pb_server, data_dir, *args, timeout=300):
 def backfilled(pb_server, seeded, cli_data_dir):
     result = r42(pb_server, cli_data_dir, "chatbot", "rag-backfill", "--tenant", "demo", "--now")
     assert result.returncode == 0, result.stderr
-    assert "queued 50 topic(s) of 1 tenant(s)" in result.stdout and "indexed 50 topics" in result.stdout
+    assert "queued 50 topic(s) of 1 tenant(s)" in result.stdout and "indexed " in result.stdout
+    from r42_app.services.e5 import MODEL_ID
+    from r42_app.services.kb_store import KBStore as Store
+
+    demo = Store(pb_server.admin_client()).require_tenant("demo")
+    stored = set(VectorStore(path=cli_data_dir / "chroma", model_id=MODEL_ID).keys(demo.id).values())
+    assert stored == {t.slug for t in Store(pb_server.admin_client()).topic_summaries(demo)}  # every topic
     return cli_data_dir
 
 
@@ -137,9 +143,10 @@ def test_worker_killed_mid_batch_indexes_every_topic_exactly_once(pb_server, adm
     assert rerun.returncode == 0, rerun.stderr
     assert len(admin_pb.all("outbox", filter=flt + ' && status = "done"', fields="id")) == n
 
-    from r42_app.core.retrieval import chunk_text
+    from r42_app.core.retrieval import embedding_inputs
+    from r42_app.services.e5 import MODEL_ID
     from r42_app.services.kb_store import KBStore as Store
 
-    expected = {f"{tenant.id}:{t.slug}:{i}" for t in Store(admin_pb).topics(tenant) for i in range(len(chunk_text(t)))}
-    ids = VectorStore(path=data / "chroma").chunk_ids(tenant.id)
-    assert len(ids) == len(set(ids)) == len(expected) and set(ids) == expected
+    expected = {key for t in Store(admin_pb).topics(tenant) for key, _ in embedding_inputs(t)}
+    stored = VectorStore(path=data / "chroma", model_id=MODEL_ID).keys(tenant.id)
+    assert set(stored) == expected  # every passage once: none lost with the killed worker, none twice

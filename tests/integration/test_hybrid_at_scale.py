@@ -1,6 +1,6 @@
-"""Hybrid search on a knowledge base of 5,000+ topics we did not write (issue 15): Chroma is only asked
-for chunk ids the indexer wrote, every query runs as hybrid (no fallback, nothing logged), hybrid really
-re-ranks, and a topic named by its label comes first in every mode."""
+"""Hybrid search on a knowledge base of 5,000+ topics we did not write (issues 15, 22): the vector store is read
+once and then only asked for passages the indexer wrote, every query runs as hybrid (no fallback, nothing
+logged), hybrid really re-ranks, and a topic named by its label comes first in every mode."""
 
 import logging
 import tempfile
@@ -30,7 +30,7 @@ def large(admin_pb, embedder):
     kb.import_document("stdlib-5k", doc, tenant_name="Stdlib 5k")
     tenant = kb.require_tenant("stdlib-5k")
     with tempfile.TemporaryDirectory() as chroma:
-        vectors = VectorStore(path=Path(chroma))
+        vectors = VectorStore(path=Path(chroma), model_id=embedder.model_id)
         stats = Indexer(admin_pb, kb, vectors, embedder).drain()
         assert stats.failed_rows == 0 and vectors.count(tenant.id) >= TOPICS
         yield kb, tenant, vectors, Retriever(kb, vectors, embedder)
@@ -39,17 +39,15 @@ def large(admin_pb, embedder):
 
 def test_hybrid_at_5000_topics_asks_chroma_only_for_ids_it_holds_and_never_falls_back(large, caplog):
     _kb, tenant, vectors, retriever = large
-    stored = set(vectors.chunk_ids(tenant.id))
-    asked: list[str] = []
-    original = vectors.topic_vectors
+    stored = set(vectors.keys(tenant.id))
+    asked: list = []
+    original = vectors.vectors
 
-    def recording(tenant_id, slugs, *args):
-        from r42_app.services.vector_store import chunk_id
+    def recording(tenant_id, keys=None):
+        asked.append(None if keys is None else list(keys))
+        return original(tenant_id, keys)
 
-        asked.extend(chunk_id(tenant_id, slug, i) for slug, n in dict(slugs).items() for i in range(n))
-        return original(tenant_id, slugs, *args)
-
-    vectors.topic_vectors = recording
+    vectors.vectors = recording
     questions = en_stdlib_kb.questions()
     caplog.set_level(logging.WARNING)
     differs, gains = 0, []
@@ -59,7 +57,8 @@ def test_hybrid_at_5000_topics_asks_chroma_only_for_ids_it_holds_and_never_falls
         assert hybrid.mode_used == "hybrid", q["qid"]
         differs += [h.slug for h in hybrid.hits] != [h.slug for h in fts.hits]
         gains.append(ndcg_at_k([h.slug for h in hybrid.hits], q["rel"]) - ndcg_at_k([h.slug for h in fts.hits], q["rel"]))
-    assert asked and set(asked) <= stored  # never an id that cannot exist
+    assert asked[0] is None and len(asked) <= 2  # read once (all of it), then served from memory
+    assert all(set(keys) <= stored for keys in asked[1:])  # never an id that cannot exist
     assert not [r for r in caplog.records if "falling back" in r.getMessage() or "fts" in r.getMessage()]
     assert differs >= len(questions) // 2  # it really re-ranks
     assert sum(gains) > 0  # and, over the graded questions, for the better

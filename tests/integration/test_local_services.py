@@ -16,7 +16,7 @@ import pytest
 
 from r42_app.services.pb_server import PocketBaseServer, ensure_superuser
 from r42_app.services.sidecars import ChromaServer, RedisServer, redis_binary
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.vector_store import VectorStore, collection_name
 from tests.conftest import free_port
 
 COLLECTIONS = "/api/v2/tenants/default_tenant/databases/default_database/collections"
@@ -101,18 +101,18 @@ def unit(seed):
 
 
 def test_the_chroma_server_refuses_requests_without_its_token(chroma):
-    store = VectorStore(url=chroma.url, token=chroma.token)
-    store.replace_topics("tenant-a", [("aow", ["AOW tekst"], np.stack([unit(1)]))])
+    store = VectorStore(url=chroma.url, token=chroma.token, model_id="test")
+    store.write("tenant-a", [("geheime-regeling#p-1", "geheime-regeling", unit(1))])
     bearer = {"Authorization": f"Bearer {chroma.token}"}
     listed = httpx.get(chroma.url + COLLECTIONS, headers=bearer)
-    assert listed.status_code == 200 and [c["name"] for c in listed.json()] == ["rag-kb-articles"]
-    documents = f"{chroma.url}{COLLECTIONS}/{listed.json()[0]['id']}/get"
+    assert listed.status_code == 200 and [c["name"] for c in listed.json()] == [collection_name("tenant-a", "test")]
+    rows = f"{chroma.url}{COLLECTIONS}/{listed.json()[0]['id']}/get"
     for headers in ({}, {"Authorization": "Bearer not-the-token"}):
         for refused in (httpx.get(chroma.url + COLLECTIONS, headers=headers),
-                        httpx.post(documents, json={"include": ["documents"]}, headers=headers)):
+                        httpx.post(rows, json={"include": ["metadatas", "embeddings"]}, headers=headers)):
             assert refused.status_code in (401, 403), (headers, refused.status_code)
-            assert "rag-kb-articles" not in refused.text and "AOW tekst" not in refused.text
-    assert "AOW tekst" in httpx.post(documents, json={"include": ["documents"]}, headers=bearer).text
+            assert "r42-kb" not in refused.text and "geheime-regeling" not in refused.text
+    assert "geheime-regeling" in httpx.post(rows, json={"include": ["metadatas"]}, headers=bearer).text
     assert httpx.get(chroma.url + "/api/v2/heartbeat").status_code == 200  # health checks need no token
     token_file = chroma.data_dir.parent / "chroma.token"
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600 and token_file.read_text().strip() == chroma.token
@@ -120,14 +120,12 @@ def test_the_chroma_server_refuses_requests_without_its_token(chroma):
 
 
 def test_the_adapter_reads_and_writes_per_tenant_through_the_token_server(chroma):
-    store = VectorStore(url=chroma.url, token=chroma.token)
-    store.replace_topics("tenant-b", [("aow", ["geheim van b"], np.stack([unit(1)])),
-                                      ("anw", ["nabestaanden", "tweede deel"], np.stack([unit(2), unit(3)]))])
-    store.replace_topics("tenant-c", [("aow", ["tekst van c"], np.stack([unit(1)]))])
-    assert [(s, t) for s, _, t, _ in store.nearest("tenant-b", unit(1), 5)][0] == ("aow", "geheim van b")
-    got = store.topic_vectors("tenant-b", {"anw": 2})  # embeddings over HTTP (chromadb's server needed a fix)
-    assert got.texts == ["nabestaanden", "tweede deel"] and got.embeddings.shape == (2, 384)
-    assert np.allclose(got.embeddings[1], unit(3), atol=1e-6)
+    store = VectorStore(url=chroma.url, token=chroma.token, model_id="test")
+    store.write("tenant-b", [("aow#p-1", "aow", unit(1)), ("anw#p-1", "anw", unit(2)), ("anw#p-2", "anw", unit(3))])
+    store.write("tenant-c", [("aow#p-1", "aow", unit(1))])
+    got = store.vectors("tenant-b", ["anw#p-1", "anw#p-2"])  # embeddings over HTTP (chromadb's server needed a fix)
+    assert got.keys == ["anw#p-1", "anw#p-2"] and got.vectors.shape == (2, 384)
+    assert np.allclose(got.vectors[1], unit(3), atol=1e-6)
     store.delete_topics("tenant-b", ["aow"])
     assert store.count("tenant-b") == 2 and store.count("tenant-c") == 1
 
@@ -135,13 +133,14 @@ def test_the_adapter_reads_and_writes_per_tenant_through_the_token_server(chroma
 def test_a_restarted_chroma_server_keeps_its_token_and_its_index(tmp_path):
     first = ChromaServer(tmp_path / "chroma").start()
     try:
-        VectorStore(url=first.url, token=first.token).replace_topics("t", [("x", ["blijft"], np.stack([unit(4)]))])
+        VectorStore(url=first.url, token=first.token, model_id="test").write("t", [("x#p-1", "x", unit(4))])
     finally:
         first.stop()
     again = ChromaServer(tmp_path / "chroma").start()
     try:
         assert again.token == first.token
-        assert VectorStore(url=again.url, token=again.token).topic_vectors("t", ["x"], 1).texts == ["blijft"]
+        kept = VectorStore(url=again.url, token=again.token, model_id="test").vectors("t")
+        assert kept.keys == ["x#p-1"] and np.allclose(kept.vectors[0], unit(4), atol=1e-6)
     finally:
         again.stop()
 

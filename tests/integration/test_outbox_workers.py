@@ -16,6 +16,7 @@ import pytest
 from r42_app.services.kb_store import KBStore
 from r42_app.services.outbox import claim
 from r42_app.services.pb import PBError
+from r42_app.services.e5 import MODEL_ID as E5_MODEL
 from r42_app.services.vector_store import VectorStore
 from tests.integration.test_chroma_server import chroma_url  # noqa: F401  (the `chroma run` fixture)
 
@@ -124,26 +125,31 @@ def test_two_index_workers_racing_on_1000_rows_index_every_topic_exactly_once(pb
     rows = admin_pb.all("outbox", filter=flt, fields="id,status,attempts,claimed_by")
     assert len(rows) == n and all(r["status"] == "done" and r["attempts"] == 1 for r in rows)
     assert {r["claimed_by"] for r in rows} == {r["worker"] for r in results}
-    ids = VectorStore(url=chroma_url).chunk_ids(tenant.id)
-    assert len(ids) == len(set(ids)) == n
+    keys = VectorStore(url=chroma_url, model_id=E5_MODEL).keys(tenant.id)
+    assert len(keys) == n and len(set(keys.values())) == n  # one passage each, every topic once
 
 
-def test_a_second_process_opening_the_embedded_index_is_told_to_use_a_server(tmp_path, caplog):
+def test_a_second_process_may_not_write_the_embedded_index_and_is_told_why(tmp_path):
+    """Issue 22: two writers on one embedded store corrupted it and filled the disk; a warning was no fix."""
+    import numpy as np
+
     from r42_app.services import vector_store
 
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from pathlib import Path; from r42_app.services.vector_store import _warn_if_shared; "
-        f"assert not _warn_if_shared(Path({str(tmp_path)!r})); print('held', flush=True); time.sleep(60)")],
+        "import sys, time; from pathlib import Path; from r42_app.services.vector_store import writer_lock; "
+        f"assert writer_lock(Path({str(tmp_path)!r})); print('held', flush=True); time.sleep(60)")],
         stdout=subprocess.PIPE, text=True)
+    store = VectorStore(path=tmp_path, model_id="test")
     try:
         assert holder.stdout.readline().strip() == "held"
-        with caplog.at_level("WARNING"):
-            assert vector_store._warn_if_shared(tmp_path)
-        assert "single-process" in caplog.text and "CHROMA_URL" in caplog.text
+        assert vector_store.held_elsewhere(tmp_path) and not store.can_write()
+        with pytest.raises(vector_store.IndexBusy, match="CHROMA_URL"):
+            store.write("t", [("x#card", "x", np.ones(384, dtype=np.float32) / 384 ** 0.5)])
+        assert store.count("t") == 0  # nothing was written
     finally:
         holder.kill()
         holder.wait(10)
-    assert not vector_store._warn_if_shared(tmp_path)  # the holder is gone: this process takes the lock quietly
+    assert store.can_write() and not vector_store.held_elsewhere(tmp_path)  # the holder is gone: this one may
 
 
 def test_a_topic_another_worker_holds_is_not_handed_out_twice(admin_pb, fake_tenant):

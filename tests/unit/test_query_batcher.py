@@ -18,6 +18,9 @@ class SlowEmbedder:
         self.fail = fail
         self.lock = threading.Lock()
 
+    def encode_queries(self, texts):
+        return self.encode(texts)
+
     def encode(self, texts):
         with self.lock:
             self.batches.append(list(texts))

@@ -10,7 +10,7 @@ from r42_app.core.retrieval import (
     SNIPPET_START,
     TenantIndex,
     build_kb_context_from_index,
-    chunk_text,
+    embedding_inputs,
     make_snippet,
     render_snippets,
 )
@@ -62,8 +62,22 @@ def test_content_for_at_most_five_topics_cut_near_1000_chars(kb):
     assert len(ctx.content_slugs) == CONTEXT_CONTENT_TOPICS
     opening = "---KB TEXT START--- topic=pensioenregeling label='Pensioenregeling' suspect=false\n"
     section = ctx.text.split(opening)[1].split("\n---KB TEXT END---")[0]
-    assert 900 <= len(section) <= 1010 and section.endswith("…")
+    assert 900 <= len(section) <= 1010 and "…" in section  # the budget filled, and the cut is marked
     assert ctx.text.count("---KB TEXT START---") == ctx.text.count("---KB TEXT END---") == CONTEXT_CONTENT_TOPICS
+
+
+def test_the_context_gives_the_passages_that_fit_the_question_not_the_start_of_the_topic():
+    filler = "\n\n".join(f"## Deel {i}\n\n" + " ".join(f"Algemene uitleg {i} over regels en afspraken." for _ in range(12))
+                         for i in range(12))
+    answer = ("## Ontslag\n\nBij ontslag stopt de opbouw en wordt de deelnemer een slaper met een premievrije "
+              "aanspraak. De aanspraak blijft staan bij de pensioenuitvoerder tot de pensioendatum, en groeit mee "
+              "met de toeslagen die het fonds verleent.")
+    long_topic = topic("handboek", "Handboek", "Het handboek voor deelnemers.", f"{filler}\n\n{answer}\n\n{filler}")
+    index = TenantIndex.build([long_topic, topic("aow", "AOW", content="Iedereen krijgt AOW.")], [])
+    ctx = build_kb_context_from_index(index, "Wat gebeurt er met mijn opbouw bij ontslag?")
+    block = ctx.text.split("---KB TEXT START--- topic=handboek")[1].split("---KB TEXT END---")[0]
+    assert "premievrije aanspraak" in block and "§ Ontslag" in block
+    assert len(block) < 1300 and "Deel 0" not in block  # the seed's budget, spent on what fits
 
 
 def test_context_ends_with_the_kb_hash_and_hash_tracks_changes(kb):
@@ -96,16 +110,24 @@ def test_snippets_are_marked_numbered_and_cannot_break_out():
     assert "ignore_previous" in s2.markers
 
 
-def test_chunks_overlap_and_carry_the_header():
-    t = topic("x", "Label", "Beschrijving.", " ".join(f"w{i}" for i in range(300)))
-    chunks = chunk_text(t, size=120, overlap=30, max_chunks=10)
-    assert len(chunks) == 3 and chunks[0].startswith("Label. Beschrijving.\n")
-    assert all(c.startswith("Label\n") for c in chunks[1:])
-    assert "w90 " in chunks[0] and "w90 " in chunks[1]  # 30 words of overlap
-    two = chunk_text(t, max_chunks=2)
-    assert len(two) == 2 and "w30 " in two[0] and "w30 " in two[1]  # 10 words of overlap
-    assert len(chunk_text(t)) == 1  # by default only the first chunk is embedded
-    assert chunk_text(topic("y", "Leeg")) == ["Leeg. Een onderwerp."]
+def test_every_passage_is_embedded_with_its_topic_and_heading_path():
+    content = "\n\n".join(f"## Deel {i}\n\n" + " ".join(f"Zin {i}.{j} over de regeling." for j in range(20))
+                           for i in range(6))
+    inputs = embedding_inputs(topic("x", "Label", "Beschrijving.", content))
+    assert len(inputs) == 6  # no first-chunk cap: every passage
+    assert inputs[0][1].startswith("Label. Beschrijving. › Deel 0\n")
+    assert all(text.startswith(f"Label › Deel {i}\n") for i, (_key, text) in enumerate(inputs) if i)
+    assert all(key.startswith("x#p-") for key, _ in inputs) and len({k for k, _ in inputs}) == 6
+    assert embedding_inputs(topic("y", "Leeg")) == [("y#card", "Leeg. Een onderwerp.")]
+
+
+def test_passage_keys_are_stable_when_other_parts_of_the_topic_change():
+    first = "## Eén\n\n" + "Het eerste deel gaat over de opbouw van pensioen in de regeling. " * 8
+    second = "## Twee\n\n" + "Het tweede deel gaat over de uitkering na de pensioendatum. " * 8
+    before = dict(embedding_inputs(topic("x", "X", content=f"{first}\n\n{second}")))
+    after = dict(embedding_inputs(topic("x", "X", content=f"{first}\n\n{second} Met een nieuwe zin erbij.")))
+    assert len(before) == len(after) == 2
+    assert len(set(before) & set(after)) == 1  # only the edited passage has a new key (and a new vector)
 
 
 def test_metrics():
