@@ -157,13 +157,34 @@ class _Index:
         return np.asarray(matrix[:, cols] @ weights).ravel()
 
 
-class TfidfIndex(_Index):
-    """Sublinear TF-IDF with L2-normalised document vectors; score = dot product with the query."""
+def _base_values(base: "_Index | None", vocab: Vocabulary, base_values: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """For a delta segment: which of its terms the base knows (mask) and the base's value for them."""
+    known = np.zeros(len(vocab), dtype=bool)
+    values = np.zeros(len(vocab))
+    if base is not None and base_values is not None:
+        for term, tid in vocab.ids.items():
+            bid = base.vocab.ids.get(term)
+            if bid is not None:
+                known[tid] = True
+                values[tid] = base_values[bid]
+    return known, values
 
-    def __init__(self, docs: Sequence[Sequence[str]]):
+
+class TfidfIndex(_Index):
+    """Sublinear TF-IDF with L2-normalised document vectors; score = dot product with the query.
+
+    With `base`, this is a delta segment: documents added after `base` was built, scored with the base's
+    statistics (its idf for the terms it knows; a new term's idf from the base and delta together), so the
+    two segments' scores are comparable and adding a document costs only the delta."""
+
+    def __init__(self, docs: Sequence[Sequence[str]], base: "TfidfIndex | None" = None):
         super().__init__(docs)
         df = np.bincount(self.counts.indices, minlength=len(self.vocab))
-        self.idf = np.log((1 + self.n_docs) / (1 + df)) + 1.0
+        n = self.n_docs + (base.n_docs if base is not None else 0)
+        self.idf = np.log((1 + n) / (1 + df)) + 1.0
+        if base is not None:
+            known, values = _base_values(base, self.vocab, base.idf)
+            self.idf = np.where(known, values, self.idf)
         tf = self.counts.copy()
         tf.data = 1.0 + np.log(tf.data)
         weighted = tf.multiply(self.idf).tocsr()
@@ -185,20 +206,31 @@ class BM25Index(_Index):
     precomputed as one sparse term-weight matrix so a query is a few column sums."""
 
     def __init__(self, docs: Sequence[Sequence[str]], k1: float = BM25_K1, b: float = BM25_B,
-                 epsilon: float = BM25_EPSILON):
+                 epsilon: float = BM25_EPSILON, base: "BM25Index | None" = None):
+        """With `base`, a delta segment scored with the base's statistics (see TfidfIndex)."""
         super().__init__(docs)
-        n = self.n_docs
+        n = self.n_docs + (base.n_docs if base is not None else 0)
         df = np.bincount(self.counts.indices, minlength=len(self.vocab)).astype(np.float64)
         idf = np.log(n - df + 0.5) - np.log(df + 0.5) if n else df
-        if len(idf):
-            average_idf = idf.sum() / len(idf)
-            idf = np.where(idf < 0, epsilon * average_idf, idf)
+        if base is not None:
+            self.average_idf = base.average_idf
+            idf = np.where(idf < 0, epsilon * self.average_idf, idf)
+            known, values = _base_values(base, self.vocab, base.idf)
+            idf = np.where(known, values, idf)
+        else:
+            self.average_idf = idf.sum() / len(idf) if len(idf) else 0.0
+            if len(idf):
+                idf = np.where(idf < 0, epsilon * self.average_idf, idf)
         self.idf = idf
         doc_len = np.array([len(d) for d in docs], dtype=np.float64)
-        avgdl = doc_len.sum() / n if n else 0.0
+        if base is not None and base.avgdl:
+            avgdl = base.avgdl
+        else:
+            avgdl = doc_len.sum() / len(doc_len) if len(doc_len) else 0.0
+        self.avgdl = avgdl
         coo = self.counts.tocoo()
         tf = coo.data
-        norm = k1 * (1 - b + b * doc_len[coo.row] / avgdl) if n else tf
+        norm = k1 * (1 - b + b * doc_len[coo.row] / avgdl) if n and avgdl else tf
         data = idf[coo.col] * tf * (k1 + 1) / (tf + norm)
         self._csc = sparse.csc_matrix((data, (coo.row, coo.col)), shape=self.counts.shape)
 

@@ -4,6 +4,7 @@ prompt snippets and the KB hash. Services add embeddings, Chroma and caching aro
 from __future__ import annotations
 
 import hashlib
+import secrets
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
@@ -34,16 +35,29 @@ def visible_topic(topic: Topic) -> Topic:
     return topic if content == topic.content else replace(topic, content=content)
 
 
+_MASK64 = (1 << 64) - 1
+
+
+def _digest(*fields: str) -> int:
+    return int.from_bytes(hashlib.sha256("\x1f".join(fields).encode()).digest()[:8], "big")
+
+
+def topic_digest(t: Topic) -> int:
+    return _digest("topic", t.slug, t.label, t.type, t.description, t.content)
+
+
+def relations_digest(relations: Iterable[Relation]) -> int:
+    return sum(_digest("relation", *r.key) for r in relations) & _MASK64
+
+
+def _hash_of(topics_sum: int, relations_sum: int) -> str:
+    return hashlib.sha256(f"{topics_sum:016x}{relations_sum:016x}".encode()).hexdigest()[:12]
+
+
 def kb_hash(topics: Iterable[Topic], relations: Iterable[Relation]) -> str:
-    """A short hash that changes whenever any topic or relation changes."""
-    digest = hashlib.sha256()
-    for t in sorted(topics, key=lambda t: t.slug):
-        digest.update("\x1f".join((t.slug, t.label, t.type, t.description, t.content)).encode())
-        digest.update(b"\x1e")
-    digest.update(b"\x1d")
-    for r in sorted(relations, key=lambda r: r.key):
-        digest.update("\x1f".join(r.key).encode() + b"\x1e")
-    return digest.hexdigest()[:12]
+    """A short hash that changes whenever any topic or relation changes. It is a sum of per-topic and
+    per-relation digests, so an edit updates it without reading every topic again."""
+    return _hash_of(sum(topic_digest(t) for t in topics) & _MASK64, relations_digest(relations))
 
 
 def clean_query(query: str) -> str:
@@ -61,6 +75,17 @@ class LabelMatcher:
                 if phrase:
                     self.phrases.setdefault(phrase, []).append(i)
         self.max_len = max((len(p) for p in self.phrases), default=0)
+
+    def extended(self, topics: Sequence[Topic], offset: int) -> "LabelMatcher":
+        """A copy that also knows `topics`, numbered from `offset` (this one is left as it is: readers may hold it)."""
+        out = LabelMatcher(())
+        out.phrases = dict(self.phrases)
+        for i, topic in enumerate(topics, start=offset):
+            for phrase in {tuple(words(topic.label)), tuple(topic.slug.split("-"))}:
+                if phrase:
+                    out.phrases[phrase] = [*out.phrases.get(phrase, ()), i]
+        out.max_len = max([self.max_len, *(len(p) for t in topics for p in (words(t.label), t.slug.split("-")))])
+        return out
 
     def spans(self, message: str) -> list[tuple[int, int, int]]:
         """(start, end, topic index) of every id or label phrase in the message, on word boundaries."""
@@ -110,10 +135,35 @@ def topic_passages(topic: Topic) -> list[Passage]:
     return split_passages(topic.slug, topic.content) or [Passage(topic.slug, "", (), "", 0, 0)]
 
 
+# A tenant's index takes edits into a delta segment; once the delta holds this many passages (or this share of the
+# base), the next change rebuilds the whole index (core/lexical.py: the delta is scored with the base's statistics).
+DELTA_MAX_PASSAGES = 5000
+DELTA_MAX_SHARE = 0.2
+
+
+def _topic_docs(topics: Sequence[Topic]) -> tuple[list[Passage], list[list[str]], list[int]]:
+    """Passages, their weighted terms and the number of passages per topic."""
+    passages: list[Passage] = []
+    docs: list[list[str]] = []
+    sizes: list[int] = []
+    for topic in topics:
+        parts = topic_passages(topic)
+        for k, passage in enumerate(parts):
+            before = overlap(passage, parts[k - 1] if k else None)
+            docs.append(passage_terms(topic, passage.heading, f"{before}\n{passage.text}", first=k == 0))
+        passages.extend(parts)
+        sizes.append(len(parts))
+    return passages, docs, sizes
+
+
 @dataclass
 class TenantIndex:
-    """Everything lexical about one tenant's knowledge base, rebuilt when its hash changes. The lexical
-    indexes are over passages (core/passages.py); a topic scores as its best passage."""
+    """Everything lexical about one tenant's knowledge base. The lexical indexes are over passages
+    (core/passages.py); a topic scores as its best passage.
+
+    Edits do not rebuild it: `updated` returns a new index that shares everything with this one and puts the
+    edited topics' passages in a small delta segment, with the old versions' slots marked dead (`alive`). Readers
+    holding the old index are never disturbed. Once the delta is large, `updated` rebuilds."""
 
     topics: list[Topic]
     relations: list[Relation]
@@ -125,6 +175,18 @@ class TenantIndex:
     english: float = 0.5
     passages: list[Passage] = field(default_factory=list)
     starts: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))  # topic i: [starts[i], starts[i+1])
+    # The delta segment: topics and passages after the base's (`base_topics`, `base_passages`).
+    base_topics: int = 0
+    base_passages: int = 0
+    delta_docs: list[list[str]] = field(default_factory=list)
+    bm25_delta: BM25Index | None = None
+    tfidf_delta: TfidfIndex | None = None
+    alive: np.ndarray | None = None  # per topic; None: all alive
+    dead_passages: np.ndarray | None = None  # per passage; None: none dead
+    # Indexes derived by `updated` from one build share its lineage: each one's passages extend the one before.
+    lineage: str = field(default_factory=lambda: secrets.token_hex(6))
+    topics_sum: int = 0
+    relations_sum: int = 0
     _markers: dict[tuple[int, str], list[str]] = field(default_factory=dict, repr=False)
 
     def card_markers(self, i: int) -> list[str]:
@@ -145,28 +207,115 @@ class TenantIndex:
     @classmethod
     def build(cls, topics: Sequence[Topic], relations: Sequence[Relation]) -> "TenantIndex":
         topics = [visible_topic(t) for t in topics]
-        passages: list[Passage] = []
-        docs: list[list[str]] = []
-        starts = [0]
-        for topic in topics:
-            parts = topic_passages(topic)
-            for k, passage in enumerate(parts):
-                before = overlap(passage, parts[k - 1] if k else None)
-                docs.append(passage_terms(topic, passage.heading, f"{before}\n{passage.text}", first=k == 0))
-            passages.extend(parts)
-            starts.append(len(passages))
+        passages, docs, sizes = _topic_docs(topics)
+        topics_sum = sum(topic_digest(t) for t in topics) & _MASK64
+        relations_sum = relations_digest(relations)
         return cls(
             topics=topics,
             relations=list(relations),
-            hash=kb_hash(topics, relations),
+            hash=_hash_of(topics_sum, relations_sum),
             tfidf=TfidfIndex(docs),
             bm25=BM25Index(docs),
             labels=LabelMatcher(topics),
             by_slug={t.slug: i for i, t in enumerate(topics)},
             english=english_share(topics),
             passages=passages,
-            starts=np.asarray(starts, dtype=np.int64),
+            starts=np.asarray([0, *np.cumsum(sizes, dtype=np.int64)], dtype=np.int64),
+            base_topics=len(topics),
+            base_passages=len(passages),
+            topics_sum=topics_sum,
+            relations_sum=relations_sum,
         )
+
+    @property
+    def aligned_key(self) -> tuple:
+        """What a per-passage array aligned with this index depends on (the hash alone does not say: an edit and
+        its undo give the same hash but more passages)."""
+        return (self.lineage, len(self.passages), self.hash)
+
+    def live_topics(self) -> list[Topic]:
+        """The current topics (without the old versions of edited ones)."""
+        if self.alive is None:
+            return list(self.topics)
+        return [t for t, keep in zip(self.topics, self.alive) if keep]
+
+    def is_alive(self, i: int) -> bool:
+        return self.alive is None or bool(self.alive[i])
+
+    def updated(self, changed: Sequence[Topic], deleted: Iterable[str] = (),
+                relations: Sequence[Relation] | None = None) -> "TenantIndex":
+        """This index with `changed` topics created or replaced, `deleted` slugs gone and, when given, the new
+        relations. Costs the changed topics plus the delta segment, not the whole knowledge base; rebuilds once
+        the delta is large (DELTA_MAX_PASSAGES, DELTA_MAX_SHARE)."""
+        changed = [visible_topic(t) for t in changed]
+        changed = [t for t in changed if t.slug not in self.by_slug or self.topics[self.by_slug[t.slug]] != t]
+        deleted = [slug for slug in dict.fromkeys(deleted) if slug in self.by_slug]
+        relations = self.relations if relations is None else list(relations)
+        if not changed and not deleted:
+            if relations is self.relations:
+                return self
+            relations_sum = relations_digest(relations)
+            return replace(self, relations=relations, relations_sum=relations_sum,
+                           hash=_hash_of(self.topics_sum, relations_sum), _markers={})
+        passages, docs, sizes = _topic_docs(changed)
+        delta = len(self.passages) - self.base_passages + len(passages)
+        if delta > DELTA_MAX_PASSAGES or delta > DELTA_MAX_SHARE * max(1, self.base_passages):
+            topics = {t.slug: t for t in self.live_topics()}
+            for slug in deleted:
+                topics.pop(slug, None)
+            topics.update({t.slug: t for t in changed})
+            return TenantIndex.build(sorted(topics.values(), key=lambda t: t.label), relations)
+
+        gone = [self.by_slug[t.slug] for t in changed if t.slug in self.by_slug] + [self.by_slug[s] for s in deleted]
+        alive = np.ones(len(self.topics), dtype=bool) if self.alive is None else self.alive.copy()
+        alive[gone] = False
+        alive = np.concatenate([alive, np.ones(len(changed), dtype=bool)])
+        dead = np.zeros(len(self.passages), dtype=bool) if self.dead_passages is None else self.dead_passages.copy()
+        for i in gone:
+            dead[self.starts[i]:self.starts[i + 1]] = True
+        dead = np.concatenate([dead, np.zeros(len(passages), dtype=bool)])
+        by_slug = dict(self.by_slug)
+        for slug in deleted:
+            del by_slug[slug]
+        offset = len(self.topics)
+        for k, t in enumerate(changed):
+            by_slug[t.slug] = offset + k
+        topics_sum = self.topics_sum
+        for i in gone:
+            topics_sum -= topic_digest(self.topics[i])
+        topics_sum = (topics_sum + sum(topic_digest(t) for t in changed)) & _MASK64
+        relations_sum = self.relations_sum if relations is self.relations else relations_digest(relations)
+        delta_docs = self.delta_docs + docs
+        return replace(
+            self,
+            topics=self.topics + changed,
+            relations=relations,
+            hash=_hash_of(topics_sum, relations_sum),
+            labels=self.labels.extended(changed, offset),
+            by_slug=by_slug,
+            passages=self.passages + passages,
+            starts=np.concatenate([self.starts, self.starts[-1] + np.cumsum(sizes, dtype=np.int64)]),
+            delta_docs=delta_docs,
+            bm25_delta=BM25Index(delta_docs, base=self.bm25),
+            tfidf_delta=TfidfIndex(delta_docs, base=self.tfidf),
+            alive=alive,
+            dead_passages=dead,
+            topics_sum=topics_sum,
+            relations_sum=relations_sum,
+            _markers={k: v for k, v in self._markers.items() if k[0] < (offset if k[1] == "card" else len(self.passages))},
+        )
+
+    def _segments(self, base, delta, terms: Sequence[str]) -> np.ndarray:
+        scores = base.scores(terms)
+        if delta is not None:
+            scores = np.concatenate([scores, delta.scores(terms)])
+        if self.dead_passages is not None:
+            scores[self.dead_passages] = 0.0
+        return scores
+
+    def knows(self, term: str) -> bool:
+        """Whether a term occurs in the knowledge base (in either segment)."""
+        return term in self.bm25.vocab.ids or (self.bm25_delta is not None and term in self.bm25_delta.vocab.ids)
 
     # -- passages -------------------------------------------------------------------------
 
@@ -196,7 +345,7 @@ class TenantIndex:
 
     def passage_scores(self, query: str) -> np.ndarray:
         """BM25 (with the compound fallback) of every passage for a query."""
-        return self.bm25.scores(self.query_terms(query))
+        return self._segments(self.bm25, self.bm25_delta, self.query_terms(query))
 
     def named(self, query: str) -> list[int]:
         """Topics the query names by their exact label or id, when that name is what it asks about: a name
@@ -205,7 +354,7 @@ class TenantIndex:
         a name ("sort a list of records" does not name the topic `list`). A name inside a longer matched
         name does not count on its own (`bijzonder partnerpensioen` does not also name `partnerpensioen`).
         Longest name first, then in order of mention."""
-        spans = self.labels.spans(query)
+        spans = [span for span in self.labels.spans(query) if self.is_alive(span[2])]
         content = sum(1 for w in words(clean_query(query)) if w not in STOP_WORDS)
         kept: dict[int, tuple[int, int]] = {}
         for start, end, i in spans:
@@ -224,7 +373,7 @@ class TenantIndex:
         for match in WORD_RE.findall(fold(clean_query(query))):
             parts = [p for p in match.split("-") if p]
             joined = "".join(parts)
-            if len(parts) > 1 and joined in self.bm25.vocab.ids:
+            if len(parts) > 1 and self.knows(joined):
                 terms.append(joined)
             else:
                 terms.extend(p for p in parts if p not in STOP_WORDS and p not in QUERY_FILLER)
@@ -233,7 +382,7 @@ class TenantIndex:
     def coverage(self, query: str) -> float:
         """Share of the query's terms that occur verbatim in this KB (English questions on a Dutch KB score low)."""
         terms = self.query_terms(query)
-        return sum(1 for t in terms if t in self.bm25.vocab.ids) / len(terms) if terms else 0.0
+        return sum(1 for t in terms if self.knows(t)) / len(terms) if terms else 0.0
 
     def lexical_candidates(self, query: str, k: int = LEXICAL_CANDIDATES) -> list[Hit]:
         """BM25 (with the compound fallback) top-k topics for a query, each scored by its best passage."""
@@ -241,7 +390,7 @@ class TenantIndex:
 
     def context_topics(self, query: str, k: int) -> tuple[list[Hit], np.ndarray]:
         """The TF-IDF top-k topics (by best passage) and every passage's TF-IDF score."""
-        scores = self.tfidf.scores(tokenize(query))
+        scores = self._segments(self.tfidf, self.tfidf_delta, tokenize(query))
         return top_hits(self.topic_scores(scores, LEXICAL_SECOND), k), scores
 
 
@@ -264,7 +413,7 @@ def build_kb_context_from_index(index: TenantIndex, message: str, tenant_name: s
     message = clean_query(message)
     hits, passage_scores = index.context_topics(message, CONTEXT_TOPICS)
     ranked = [h.doc for h in hits]
-    mentioned = index.labels.find(message)
+    mentioned = [i for i in index.labels.find(message) if index.is_alive(i)]
     selected = list(dict.fromkeys(mentioned + ranked))
     chosen = {index.topics[i].slug for i in selected}
     relations = [r for r in index.relations if r.source in chosen and r.target in chosen]

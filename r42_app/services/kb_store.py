@@ -204,6 +204,15 @@ class KBStore:
         flt = f"tenant = {quote(tenant.id)}"
         return self.pb.change_marker("topics", flt) + self.pb.change_marker("relations", flt)
 
+    def topics_updated_since(self, tenant: Tenant, updated: str) -> list[Topic]:
+        """Topics created or updated at or after `updated` (a PocketBase timestamp, as `fingerprint` gives it)."""
+        flt = f"tenant = {quote(tenant.id)} && updated >= {quote(updated)}"
+        return [_topic_from(row) for row in self.pb.all("topics", filter=flt, sort="updated")]
+
+    def topic_slugs(self, tenant: Tenant) -> set[str]:
+        """The slugs of the tenant's topics (one light query: no content)."""
+        return set(self._slugs(tenant))
+
     def topics_by_slug(self, tenant: Tenant, slugs: Iterable[str]) -> dict[str, Topic]:
         """The named topics of a tenant that exist (missing slugs are simply absent)."""
         out: dict[str, Topic] = {}

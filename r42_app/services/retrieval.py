@@ -59,6 +59,7 @@ READY_SHARE = 0.9  # semantic search runs once this share of a tenant's passages
 # How long a checked index is trusted before PocketBase is asked again whether the KB changed:
 # an edit is searchable within this time (the spec asks for within a second).
 FRESHNESS_S = 0.5
+MAX_CACHED_INDEXES = 64  # tenants whose lexical index is kept in memory (least recently used go first)
 VECTOR_CACHE_BYTES = 1024 * 1024 * 1024  # R42_VECTOR_CACHE_MB: passage vectors kept in memory, all tenants
 
 
@@ -116,7 +117,13 @@ class TenantVectors:
     matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
     index_hash: str = ""
     passage_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    missing: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # keys of the live passages without a vector
+    missing_at: list[int] = field(default_factory=list)  # and their indexes in the index's passages
+    dead: np.ndarray | None = None
+    live: int = 0
+    lineage: str = ""
+    aligned_to: tuple = ()
+    _keys: list[str] = field(default_factory=list)
     fetched_at: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -125,7 +132,7 @@ class TenantVectors:
         return int(self.matrix.nbytes)
 
     def ready(self) -> bool:
-        n = len(self.passage_rows)
+        n = self.live
         return n > 0 and (n - len(self.missing)) >= READY_SHARE * n
 
     def add(self, keys: list[str], vectors: np.ndarray) -> None:
@@ -137,20 +144,54 @@ class TenantVectors:
         self.matrix = block if self.matrix.size == 0 else np.concatenate([self.matrix, block])
         for offset, (key, _) in enumerate(fresh):
             self.rows[key] = start + offset
+        if self.missing:
+            self._map(self.missing_at)
 
-    def align(self, index: TenantIndex) -> None:
-        """Map the index's passages to rows; the ones without a vector are `missing`."""
-        keys = [passage_key(p.slug, p.anchor) for p in index.passages]
-        self.passage_rows = np.fromiter((self.rows.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
-        self.missing = [k for k, row in zip(keys, self.passage_rows) if row < 0]
+    def _map(self, at: list[int]) -> None:
+        """Look the passages `at` up again (vectors may have arrived); keeps `missing` those still without."""
+        still = []
+        for p, key in zip(at, self.keys_at(at)):
+            row = self.rows.get(key, -1)
+            self.passage_rows[p] = row
+            if row < 0:
+                still.append(p)
+        self.missing_at = still
+        self.missing = self.keys_at(still)
+
+    def keys_at(self, at: list[int]) -> list[str]:
+        return [self._keys[p] for p in at]
+
+    def align(self, index: TenantIndex) -> list[str]:
+        """Map the index's passages to rows; the live ones without a vector are `missing`. An index derived from
+        the one last aligned (same lineage) costs only its new passages. Returns the keys newly missing."""
+        if index.lineage == self.lineage and len(self.passage_rows) <= len(index.passages):
+            start = len(self.passage_rows)
+        else:
+            start, self._keys, self.passage_rows, self.missing_at = 0, [], np.zeros(0, dtype=np.int64), []
+        new_keys = [passage_key(p.slug, p.anchor) for p in index.passages[start:]]
+        self._keys = self._keys + new_keys
+        self.passage_rows = np.concatenate([self.passage_rows, np.fromiter(
+            (self.rows.get(k, -1) for k in new_keys), dtype=np.int64, count=len(new_keys))])
+        dead = index.dead_passages
+        fresh = [p for p in range(start, len(index.passages)) if self.passage_rows[p] < 0]
+        self.missing_at = [p for p in self.missing_at if dead is None or not dead[p]] + fresh
+        self.missing = self.keys_at(self.missing_at)
+        self.dead = dead
+        self.live = len(index.passages) - (int(dead.sum()) if dead is not None else 0)
+        self.lineage = index.lineage
         self.index_hash = index.hash
+        self.aligned_to = index.aligned_key
+        return self.keys_at(fresh)
 
     def similarities(self, vector: np.ndarray) -> np.ndarray:
-        """Cosine of every passage of the aligned index with `vector`; NaN where a passage has no vector."""
+        """Cosine of every passage of the aligned index with `vector`; NaN where a passage has no vector or is
+        an old version of an edited topic."""
         out = np.full(len(self.passage_rows), np.nan, dtype=np.float32)
         if self.matrix.size:
             sims = self.matrix @ np.asarray(vector, dtype=np.float32)
             have = self.passage_rows >= 0
+            if self.dead is not None:
+                have &= ~self.dead
             out[have] = sims[self.passage_rows[have]]
         return out
 
@@ -159,13 +200,14 @@ class Retriever:
     """Per-process retrieval service; indexes and vectors are cached per tenant until its KB changes."""
 
     def __init__(self, kb: KBStore, vectors: VectorStore | None, embedder: Embedder | None,
-                 cache_bytes: int = VECTOR_CACHE_BYTES):
+                 cache_bytes: int = VECTOR_CACHE_BYTES, max_indexes: int = MAX_CACHED_INDEXES):
         self.kb = kb
         self.vectors = vectors
         self.embedder = embedder
         self.cache_bytes = cache_bytes
         self._queries: QueryBatcher | None = None
-        self._indexes: dict[str, tuple[tuple, TenantIndex]] = {}
+        self._indexes: OrderedDict[str, tuple[tuple, TenantIndex]] = OrderedDict()
+        self.max_indexes = max_indexes
         self._checked_at: dict[str, float] = {}
         self._vectors: OrderedDict[str, TenantVectors] = OrderedDict()
         self._lock = threading.Lock()
@@ -180,10 +222,12 @@ class Retriever:
         return tenant
 
     def index(self, tenant: Tenant) -> TenantIndex:
-        """The tenant's lexical index, rebuilt only when a topic or relation changed."""
+        """The tenant's lexical index. Checked against PocketBase at most every FRESHNESS_S; an edit is taken in
+        incrementally (only the topics updated since, TenantIndex.updated), a first use loads the whole KB."""
         cached = self._indexes.get(tenant.id)
         now = time.monotonic()
         if cached and now - self._checked_at.get(tenant.id, 0.0) < FRESHNESS_S:
+            self._indexes.move_to_end(tenant.id)
             return cached[1]
         fingerprint = self.kb.fingerprint(tenant)
         self._checked_at[tenant.id] = now
@@ -193,12 +237,30 @@ class Retriever:
             cached = self._indexes.get(tenant.id)
             if cached and cached[0] == fingerprint:
                 return cached[1]
-            kb = self.kb.load(tenant)
-            index = TenantIndex.build(kb.topics, kb.relations)
-            if cached and cached[1].hash == index.hash:
-                index = cached[1]
+            index = self._refresh(tenant, cached, fingerprint)
             self._indexes[tenant.id] = (fingerprint, index)
+            self._indexes.move_to_end(tenant.id)
+            while len(self._indexes) > self.max_indexes:  # cold tenants go (their vectors too)
+                gone, _ = self._indexes.popitem(last=False)
+                self._vectors.pop(gone, None)
+                self._checked_at.pop(gone, None)
             return index
+
+    def _refresh(self, tenant: Tenant, cached: tuple[tuple, TenantIndex] | None, fingerprint: tuple) -> TenantIndex:
+        if cached is not None and len(cached[0]) == 4 and len(fingerprint) == 4 and cached[0][1]:
+            (old_count, old_updated, old_rel_count, old_rel_updated), index = cached
+            changed = self.kb.topics_updated_since(tenant, old_updated)
+            new = sum(1 for t in changed if t.slug not in index.by_slug)
+            deleted: set[str] = set()
+            if fingerprint[0] != old_count + new:  # some topic is gone: find which (slugs only)
+                deleted = set(index.by_slug) - self.kb.topic_slugs(tenant)
+            relations = None
+            if (fingerprint[2], fingerprint[3]) != (old_rel_count, old_rel_updated):
+                relations = self.kb.relations(tenant)
+            return index.updated(changed, deleted, relations)
+        kb = self.kb.load(tenant)
+        index = TenantIndex.build(kb.topics, kb.relations)
+        return cached[1] if cached and cached[1].hash == index.hash else index
 
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
@@ -234,19 +296,26 @@ class Retriever:
                     stored = self.vectors.vectors(tenant.id)
                     held.add(stored.keys, stored.vectors)
                     held.fetched_at = time.monotonic()
-                if held.index_hash != index.hash:
-                    held.align(index)
-                    if len(held.rows) > 2 * max(1, len(held.passage_rows)) + 1000:  # mostly stale: start over
+                fresh: list[str] = []
+                if held.aligned_to != index.aligned_key:
+                    fresh = held.align(index)
+                    if len(held.rows) > 2 * max(1, held.live) + 1000:  # mostly stale: start over
                         held.rows, held.matrix = {}, np.zeros((0, 0), dtype=np.float32)
                         stored = self.vectors.vectors(tenant.id)
                         held.add(stored.keys, stored.vectors)
-                        held.align(index)
-                if held.missing and time.monotonic() - held.fetched_at >= FRESHNESS_S:  # stored since?
+                        held.lineage = ""
+                        fresh = held.align(index)
+                # Passages new to this index are looked up at once (an edit is searchable as soon as the indexer
+                # stored it); the ones still missing after that, at most every FRESHNESS_S.
+                if fresh and not first:
+                    stored = self.vectors.vectors(tenant.id, fresh)
+                    if stored.keys:
+                        held.add(stored.keys, stored.vectors)
+                elif held.missing and time.monotonic() - held.fetched_at >= FRESHNESS_S:  # stored since?
                     stored = self.vectors.vectors(tenant.id, held.missing)
                     held.fetched_at = time.monotonic()
                     if stored.keys:
                         held.add(stored.keys, stored.vectors)
-                        held.align(index)
         except (VectorStoreUnavailable, TenantLeak) as exc:
             self._warn_once("chroma", f"vector store unavailable, falling back to fts: {exc}")
             with self._lock:
@@ -269,7 +338,7 @@ class Retriever:
             return None
         if not held.ready():
             self._warn_once(f"empty:{tenant.id}", f"the semantic index of tenant {tenant.slug} covers "
-                            f"{len(held.passage_rows) - len(held.missing)} of {len(held.passage_rows)} passages; "
+                            f"{held.live - len(held.missing)} of {held.live} passages; "
                             f"using fts until the indexer is done (`r42 doctor` shows progress; "
                             f"`r42 chatbot rag-backfill --tenant {tenant.slug} --now` rebuilds it)")
             return None
@@ -312,7 +381,7 @@ class Retriever:
         if w >= NEIGHBOURS_FROM:  # the embeddings lead: their top joins the candidates
             sem_topics = index.topic_scores(np.nan_to_num(sims, nan=-1.0))
             candidates += list(np.argsort(-sem_topics, kind="stable")[:SEMANTIC_CANDIDATES])
-        candidates = list(dict.fromkeys(int(c) for c in candidates))
+        candidates = [c for c in dict.fromkeys(int(c) for c in candidates) if index.is_alive(c)]
         if not candidates:
             return []
         rows = np.concatenate([np.arange(index.starts[i], index.starts[i + 1]) for i in candidates])
@@ -373,5 +442,5 @@ class Retriever:
         """(passages with a vector, passages) of the tenant's index, for `r42 doctor`."""
         index = self.index(tenant)
         held = self.tenant_vectors(tenant, index)
-        n = len(index.passages)
+        n = len(index.passages) - (int(index.dead_passages.sum()) if index.dead_passages is not None else 0)
         return (0 if held is None else n - len(held.missing), n)

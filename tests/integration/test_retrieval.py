@@ -157,6 +157,37 @@ def test_a_topic_edit_is_searchable_at_once(retriever, indexed):
         kb.update_topic(demo, "franchise", _original["franchise"])
 
 
+def test_an_edit_is_taken_in_incrementally_lexically_and_semantically(indexed):
+    """After the indexer stores an edit, the next search finds it in every mode, without the tenant's index being
+    rebuilt (the edit goes into the delta segment), and a deleted topic is gone from every mode."""
+    kb, vectors, indexer, _ = indexed
+    retriever = Retriever(kb, vectors, indexed[3].embedder)
+    demo = retriever.tenant("demo")
+    first = retriever.index(demo)
+    retriever.kb_search(demo, "pensioen", "hybrid", 3)  # vectors loaded and aligned
+    kb.create_topic(demo, {"id": "kwartelkoning", "label": "Kwartelkoning", "type": "concept",
+                           "description": "Een vogel van graslanden.",
+                           "content": "De kwartelkoning is een schuwe weidevogel die 's nachts roept in hooilanden."})
+    try:
+        indexer.drain(demo.id)
+        time.sleep(FRESHNESS_S)
+        index = retriever.index(demo)
+        assert index.lineage == first.lineage and index.bm25_delta is not None  # taken in, not rebuilt
+        for mode in ("fts", "semantic", "hybrid"):
+            res = retriever.kb_search(demo, "Welke vogel roept 's nachts in het hooiland?", mode, 3)
+            assert res.mode_used == mode and res.hits[0].slug == "kwartelkoning", (mode, res.hits)
+        res = retriever.kb_search(demo, "bird that calls at night in hay meadows", "semantic", 3)
+        assert res.hits[0].slug == "kwartelkoning"
+    finally:
+        kb.delete_topic(demo, "kwartelkoning")
+        indexer.drain(demo.id)
+    time.sleep(FRESHNESS_S)
+    for mode in ("fts", "semantic", "hybrid"):
+        res = retriever.kb_search(demo, "Welke vogel roept 's nachts in het hooiland?", mode, 5)
+        assert res.mode_used == mode and "kwartelkoning" not in [h.slug for h in res.hits]
+    assert retriever.index(demo).hash == first.hash  # back to the same knowledge base
+
+
 _original = {}
 
 
