@@ -73,7 +73,8 @@ def split_sentences(text: str) -> list[str]:
 
 
 def _plain_heading(text: str) -> str:
-    return re.sub(r"[*_`]+", "", text).strip()
+    """A heading without its emphasis marks; an underscore inside a word (`time.thread_time`) stays."""
+    return re.sub(r"(?<![^\W_])_+|_+(?![^\W_])", "", re.sub(r"[*`]+", "", text)).strip()
 
 
 def _blocks(content: str) -> Iterator[tuple[str, list[str]]]:

@@ -66,9 +66,11 @@ def clean_query(query: str) -> str:
 
 
 class LabelMatcher:
-    """Finds topics whose id or label appears verbatim in a message (case-insensitive, on word boundaries)."""
+    """Finds topics whose id or label appears verbatim in a message (case-insensitive, on word boundaries).
+    An extended matcher keeps its base's phrases and adds its own (no copy of the base per edit)."""
 
-    def __init__(self, topics: Sequence[Topic]):
+    def __init__(self, topics: Sequence[Topic], base: "LabelMatcher | None" = None):
+        self.base = base
         self.phrases: dict[tuple[str, ...], list[int]] = {}
         for i, topic in enumerate(topics):
             for phrase in {tuple(words(topic.label)), tuple(topic.slug.split("-"))}:
@@ -76,15 +78,20 @@ class LabelMatcher:
                     self.phrases.setdefault(phrase, []).append(i)
         self.max_len = max((len(p) for p in self.phrases), default=0)
 
+    def _get(self, phrase: tuple[str, ...]) -> list[int]:
+        own = self.phrases.get(phrase, ())
+        return [*self.base.phrases.get(phrase, ()), *own] if self.base is not None else list(own)
+
     def extended(self, topics: Sequence[Topic], offset: int) -> "LabelMatcher":
-        """A copy that also knows `topics`, numbered from `offset` (this one is left as it is: readers may hold it)."""
-        out = LabelMatcher(())
-        out.phrases = dict(self.phrases)
+        """A matcher that also knows `topics`, numbered from `offset` (this one is left as it is: readers may
+        hold it). Its own phrases are this one's additions plus the new ones; the base is shared."""
+        out = LabelMatcher((), base=self.base if self.base is not None else self)
+        out.phrases = {k: list(v) for k, v in self.phrases.items()} if self.base is not None else {}
         for i, topic in enumerate(topics, start=offset):
             for phrase in {tuple(words(topic.label)), tuple(topic.slug.split("-"))}:
                 if phrase:
-                    out.phrases[phrase] = [*out.phrases.get(phrase, ()), i]
-        out.max_len = max([self.max_len, *(len(p) for t in topics for p in (words(t.label), t.slug.split("-")))])
+                    out.phrases.setdefault(phrase, []).append(i)
+        out.max_len = max([out.base.max_len, *(len(p) for p in out.phrases)])
         return out
 
     def spans(self, message: str) -> list[tuple[int, int, int]]:
@@ -93,7 +100,7 @@ class LabelMatcher:
         out = []
         for start in range(len(tokens)):
             for n in range(1, min(self.max_len, len(tokens) - start) + 1):
-                out.extend((start, start + n, i) for i in self.phrases.get(tuple(tokens[start:start + n]), ()))
+                out.extend((start, start + n, i) for i in self._get(tuple(tokens[start:start + n])))
         return out
 
     def find(self, message: str) -> list[int]:
@@ -102,7 +109,7 @@ class LabelMatcher:
         found: dict[int, None] = {}
         for start in range(len(tokens)):
             for n in range(1, min(self.max_len, len(tokens) - start) + 1):
-                for i in self.phrases.get(tuple(tokens[start:start + n]), ()):
+                for i in self._get(tuple(tokens[start:start + n])):
                     found.setdefault(i)
         return list(found)
 

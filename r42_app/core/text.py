@@ -27,9 +27,18 @@ STOP_WORDS = frozenset(
 )
 
 
+# The combining diacritical marks (all of U+0300-U+036F but the grapheme joiner, which combines with nothing):
+# removed in one pass; any other combining character is left to the slow path.
+_DIACRITICS = re.compile("[\u0300-\u034e\u0350-\u036f]+")
+
+
 def fold(text: str) -> str:
     """Lowercase, strip diacritics and invisible characters: `Beëindiging` -> `beeindiging`."""
-    decomposed = unicodedata.normalize("NFKD", text.translate(_ZERO_WIDTH).casefold())
+    if text.isascii():
+        return text.casefold()
+    decomposed = _DIACRITICS.sub("", unicodedata.normalize("NFKD", text.translate(_ZERO_WIDTH).casefold()))
+    if decomposed.isascii():
+        return decomposed
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 

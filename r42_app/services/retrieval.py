@@ -123,13 +123,14 @@ class TenantVectors:
     live: int = 0
     lineage: str = ""
     aligned_to: tuple = ()
+    _buffer: np.ndarray | None = None
     _keys: list[str] = field(default_factory=list)
     fetched_at: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def nbytes(self) -> int:
-        return int(self.matrix.nbytes)
+        return int(self._buffer.nbytes if self._buffer is not None else self.matrix.nbytes)
 
     def ready(self) -> bool:
         n = self.live
@@ -141,7 +142,15 @@ class TenantVectors:
             return
         start = len(self.rows)
         block = np.asarray([v for _, v in fresh], dtype=np.float32)
-        self.matrix = block if self.matrix.size == 0 else np.concatenate([self.matrix, block])
+        end = start + len(block)
+        if self._buffer is None or end > len(self._buffer) or self._buffer.shape[1] != block.shape[1]:
+            # grow by half again (an edit appends one vector: copying 154 MB per edit at 100k would not do)
+            grown = np.empty((max(end, int(start * 1.5) + 64), block.shape[1]), dtype=np.float32)
+            if start:
+                grown[:start] = self.matrix
+            self._buffer = grown
+        self._buffer[start:end] = block
+        self.matrix = self._buffer[:end]  # a view: readers holding the old view are undisturbed
         for offset, (key, _) in enumerate(fresh):
             self.rows[key] = start + offset
         if self.missing:
@@ -300,7 +309,7 @@ class Retriever:
                 if held.aligned_to != index.aligned_key:
                     fresh = held.align(index)
                     if len(held.rows) > 2 * max(1, held.live) + 1000:  # mostly stale: start over
-                        held.rows, held.matrix = {}, np.zeros((0, 0), dtype=np.float32)
+                        held.rows, held.matrix, held._buffer = {}, np.zeros((0, 0), dtype=np.float32), None
                         stored = self.vectors.vectors(tenant.id)
                         held.add(stored.keys, stored.vectors)
                         held.lineage = ""

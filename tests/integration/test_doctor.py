@@ -36,3 +36,58 @@ def test_the_doctor_says_when_rag_snippets_are_switched_off(pb_server, seeded, m
     monkeypatch.setenv("R42_RAG_SNIPPETS_ENABLED", "false")
     checks = {c["name"]: c for c in json.loads(run_cli(pb_server, "doctor", "--tenant", "demo", "--json").stdout)}
     assert checks["rag snippets"]["status"] == "WARN" and "R42_RAG_SNIPPETS_ENABLED=false" in checks["rag snippets"]["detail"]
+
+
+WRITE_VECTORS = """
+import sys
+import numpy as np
+from r42_app.services.embeddings import make_embedder
+from r42_app.services.vector_store import VectorStore
+path, tenant, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+store = VectorStore(path=__import__("pathlib").Path(path), model_id=make_embedder().model_id)
+rng = np.random.default_rng(7)
+v = rng.standard_normal((n, 384)).astype(np.float32)
+v /= np.linalg.norm(v, axis=1, keepdims=True)
+store.write(tenant, [(f"oud-{i // 3}#p-{i:010x}", f"oud-{i // 3}", v[i]) for i in range(n)])
+print(store._segment_dirs()[__import__("r42_app.services.vector_store", fromlist=["x"]).collection_name(tenant, store.model_id)])
+"""
+
+
+def test_a_damaged_segment_is_a_fail_whose_fix_rebuilds_it(pb_server, admin_pb, seeded):
+    """A tenant's vector segment on disk is damaged (here: overwritten, as a full disk or a killed writer leaves
+    it): `r42 doctor` FAILs that index with the command that rebuilds it, and that command brings it back."""
+    import subprocess
+    import sys
+
+    kb = KBStore(admin_pb)
+    tenant, _ = kb.ensure_tenant("kapot")
+    for slug, text in (("hooiland", "De kwartelkoning roept 's nachts in het hooiland."),
+                       ("weide", "Een weidevogel broedt in het voorjaar in natte graslanden.")):
+        kb.create_topic(tenant, {"id": slug, "label": slug.title(), "type": "concept", "description": "Vogels.",
+                                 "content": text})
+    chroma = pb_server.data_dir / "chroma"
+    try:
+        # 12,000 vectors: above the sync threshold, so the HNSW segment is on disk (in another process: the
+        # store's single-writer lock is held for a process's life)
+        made = subprocess.run([sys.executable, "-c", WRITE_VECTORS, str(chroma), tenant.id, "12000"],
+                              capture_output=True, text=True, timeout=300)
+        assert made.returncode == 0, made.stderr
+        segment = chroma / made.stdout.strip().splitlines()[-1]
+        damaged = [f for f in segment.iterdir() if f.suffix == ".bin"]
+        assert damaged, list(segment.iterdir())
+        for f in damaged:
+            f.write_bytes(b"\x00\xff" * 2048)
+
+        out = run_cli(pb_server, "doctor", "--tenant", "kapot", "--json")
+        assert out.returncode == 1, out.stdout + out.stderr
+        index = {c["name"]: c for c in json.loads(out.stdout)}["index kapot"]
+        assert index["status"] == "FAIL" and "cannot be read" in index["detail"], index
+        assert index["fix"] == "r42 chatbot rag-backfill --tenant kapot --now --rebuild"
+
+        fixed = run_cli(pb_server, "chatbot", "rag-backfill", "--tenant", "kapot", "--now", "--rebuild")
+        assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+        out = run_cli(pb_server, "doctor", "--tenant", "kapot", "--json")
+        index = {c["name"]: c for c in json.loads(out.stdout)}["index kapot"]
+        assert index["status"] == "OK" and "all 2 passages" in index["detail"], index
+    finally:
+        admin_pb.delete("tenants", tenant.id)

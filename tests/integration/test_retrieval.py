@@ -315,6 +315,7 @@ def test_an_answer_deep_in_a_long_topic_reaches_the_snippet_and_its_citation_poi
                            "description": "Het lange handboek.", "content": "\n\n".join(sections)})
     try:
         indexer.drain(demo.id)
+        time.sleep(FRESHNESS_S)  # the index trusts itself this long before asking PocketBase again
         for mode in ("fts", "semantic", "hybrid"):
             res = retriever.kb_search(demo, "Bouw ik pensioen op tijdens mijn zwangerschapsverlof?", mode, 5)
             hit = next(h for h in res.hits if h.slug == "handboek-lang")
