@@ -52,10 +52,13 @@ def test_streamed_answer_with_citation_chip_that_opens_the_topic(served_app, pag
     expect(chip).to_have_count(1)
     expect(last).to_contain_text("[ref:9]")  # a stale reference stays plain text
     href, label = chip.get_attribute("href"), chip.inner_text().strip()
-    assert href.startswith("/topics/")
+    assert re.fullmatch(r"/topics/[a-z0-9-]+#p-[0-9a-f]{10}", href), href  # the topic, at the cited passage
     chip.click()
     expect(page).to_have_url(re.compile(re.escape(href) + "$"))
     expect(page.locator("#topic-title")).to_have_text(label)  # the chip opens the topic it names
+    passage = page.locator(f"[id='{href.split('#', 1)[1]}']")  # scrolled to the passage, marked for a moment
+    expect(passage).to_have_class(re.compile(r"\br42-passage-hit\b"))
+    expect(passage).to_be_in_viewport()
 
 
 def test_thread_survives_reload_is_per_user_and_clears_with_confirmation(served_app, browser, claude):
