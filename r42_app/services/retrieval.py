@@ -59,7 +59,9 @@ READY_SHARE = 0.9  # semantic search runs once this share of a tenant's passages
 # How long a checked index is trusted before PocketBase is asked again whether the KB changed:
 # an edit is searchable within this time (the spec asks for within a second).
 FRESHNESS_S = 0.5
-MAX_CACHED_INDEXES = 64  # tenants whose lexical index is kept in memory (least recently used go first)
+MAX_CACHED_INDEXES = 64  # tenants whose lexical index is kept in memory (least recently used go first) ...
+INDEX_BYTES_PER_PASSAGE = 4000  # ... within a budget: a lexical index takes ~3.8 KB per passage (377 MB at 100k)
+INDEX_CACHE_BYTES = 2 * 1024 * 1024 * 1024
 VECTOR_CACHE_BYTES = 1024 * 1024 * 1024  # R42_VECTOR_CACHE_MB: passage vectors kept in memory, all tenants
 
 
@@ -249,7 +251,9 @@ class Retriever:
             index = self._refresh(tenant, cached, fingerprint)
             self._indexes[tenant.id] = (fingerprint, index)
             self._indexes.move_to_end(tenant.id)
-            while len(self._indexes) > self.max_indexes:  # cold tenants go (their vectors too)
+            while len(self._indexes) > 1 and (len(self._indexes) > self.max_indexes or sum(
+                    len(i.passages) for _, i in self._indexes.values()) * INDEX_BYTES_PER_PASSAGE > INDEX_CACHE_BYTES):
+                # cold tenants go (their vectors too)
                 gone, _ = self._indexes.popitem(last=False)
                 self._vectors.pop(gone, None)
                 self._checked_at.pop(gone, None)

@@ -327,3 +327,14 @@ def test_an_answer_deep_in_a_long_topic_reaches_the_snippet_and_its_citation_poi
     finally:
         kb.delete_topic(demo, "handboek-lang")
         indexer.drain(demo.id)
+
+
+def test_cold_tenants_are_evicted_and_come_back_on_their_next_question(indexed):
+    kb, vectors, _, warm = indexed
+    retriever = Retriever(kb, vectors, warm.embedder, max_indexes=1)
+    demo, acme = retriever.tenant("demo"), retriever.tenant("acme")
+    assert retriever.kb_search(demo, "dekkingsgraad", "hybrid", 3).mode_used == "hybrid"
+    assert retriever.kb_search(acme, "heftruck", "hybrid", 3).mode_used == "hybrid"
+    assert list(retriever._indexes) == [acme.id] and list(retriever._vectors) == [acme.id]  # demo's memory is freed
+    res = retriever.kb_search(demo, "dekkingsgraad", "hybrid", 3)
+    assert res.mode_used == "hybrid" and res.hits[0].slug == "dekkingsgraad"
