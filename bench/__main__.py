@@ -21,6 +21,7 @@ BENCHMARKS = {
     "indexing": "bench_indexing",
     "quality": "bench_quality",
     "long": "bench_long",
+    "index-size": "bench_index_size",
     "chat": "bench_chat",
     "graph": "bench_graph",
     "costs": "bench_costs",
