@@ -11,21 +11,25 @@ from __future__ import annotations
 import re
 
 # Keep in step with STRIP in components/r42_sanitize.js.
-HIDDEN_ELEMENTS = ("script", "style", "template", "iframe", "frame", "frameset", "object", "embed", "applet",
+HIDDEN_ELEMENTS = ("script", "style", "template", "iframe", "frame", "frameset", "object", "applet",
                    "noscript", "noembed", "noframes", "textarea", "title", "xmp", "plaintext", "svg", "math",
                    "select", "option", "datalist", "head")
 _CODE = re.compile(r"(```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`)", re.S)
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _NAMES = "|".join(HIDDEN_ELEMENTS)
 # An element with its content up to its end tag; without one, to the end (the browser reads on as its content).
-_HIDDEN = re.compile(rf"<\s*({_NAMES})\b[^>]*>.*?(?:<\s*/\s*\1\s*>|\Z)", re.S | re.I)
-_VOID = re.compile(r"<\s*(?:link|meta|base)\b[^>]*>", re.I)
+# A tag starts with `<` and its name at once, as HTML reads it (`< script>` is text).
+_HIDDEN = re.compile(rf"<({_NAMES})\b[^>]*>.*?(?:</\1\b[^>]*>|\Z)", re.S | re.I)
+_VOID = re.compile(r"<(?:link|meta|base|embed)\b[^>]*>", re.I)  # void elements: no content, no end tag
 
 
 def _strip(text: str) -> str:
-    while True:  # removing one can join its neighbours into another (`<sty<style></style>le>`)
+    # What is removed leaves a space, so its neighbours cannot join into a new tag (`<scr<script></script>ipt>`
+    # leaves `<scr ipt>`, which is no script, as the browser, which parses once, never sees one either). The loop
+    # is a second guard.
+    while True:
         before = text
-        text = _VOID.sub("", _HIDDEN.sub("", _COMMENT.sub("", text)))
+        text = _VOID.sub(" ", _HIDDEN.sub(" ", _COMMENT.sub(" ", text)))
         if text == before:
             return text
 
