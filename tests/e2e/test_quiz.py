@@ -82,6 +82,8 @@ def test_editing_the_flag_by_hand_does_not_unlock_chat(served_app, page, claude)
     sign_in(page, served_app, "learner@example.com", path="/testen")
     uid = user_id(page)
     start_quiz(page)
+    # the app sets the flag just after the first question shows: overwrite it only once it is there
+    page.wait_for_function(f"localStorage.getItem('quiz:active:{uid}') === 'true'")
     page.evaluate(f"localStorage.setItem('quiz:active:{uid}', 'false')")
     expect(page.locator("#r42-launcher")).to_be_visible()  # the browser believes the flag...
     claude.reply_text("Dit mag niet verschijnen.")
