@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import ms, p50, p95, pocketbase, synthetic_topics
+from bench.common import Clocked, ms, p50, p95, pocketbase, synthetic_topics
 from r42_app.core.kb import Topic, parse_topic
 from r42_app.core.retrieval import LEXICAL_CANDIDATES, TenantIndex, embedding_inputs
 from r42_app.services.embeddings import make_embedder
@@ -40,28 +40,6 @@ EDIT_SIZE = 100_000
 WRITE_CHUNK = 20_000
 FOREIGN = ["pension", "employer", "change", "jobs", "partner", "death", "transfer", "value", "retire", "early",
            "salary", "premium"]
-
-
-class Clocked:
-    """A proxy that adds up the time spent in each method of `target` (to break a path down)."""
-
-    def __init__(self, target):
-        self._target = target
-        self.spent: dict[str, float] = defaultdict(float)
-
-    def __getattr__(self, name):
-        attr = getattr(self._target, name)
-        if not callable(attr):
-            return attr
-
-        def call(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                return attr(*args, **kwargs)
-            finally:
-                self.spent[name] += time.perf_counter() - start
-
-        return call
 
 
 class MemoQueries:

@@ -18,7 +18,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from bench.common import pocketbase
+from bench.common import Clocked, pocketbase
 from r42_app.core.kb import Topic
 from r42_app.core.retrieval import embedding_inputs
 from r42_app.services.embeddings import make_embedder
@@ -54,28 +54,6 @@ def timed(fn):
     wall, cpu = time.perf_counter(), time.process_time()
     out = fn()
     return out, time.perf_counter() - wall, time.process_time() - cpu
-
-
-class Clocked:
-    """A proxy that adds up the time spent in each method of `target` (to break the indexer's time down)."""
-
-    def __init__(self, target):
-        self._target = target
-        self.spent: dict[str, float] = defaultdict(float)
-
-    def __getattr__(self, name):
-        attr = getattr(self._target, name)
-        if not callable(attr):
-            return attr
-
-        def call(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                return attr(*args, **kwargs)
-            finally:
-                self.spent[name] += time.perf_counter() - start
-
-        return call
 
 
 def breakdown(wall: float, model: Clocked, store: Clocked) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections import defaultdict
 import json
 import os
 import random
@@ -122,3 +123,25 @@ def synthetic_topics(n: int, seed: int = 42, content_words: int = 40) -> list[di
          "description": text(10) + ".", "content": text(content_words)}
         for i in range(n)
     ]
+
+
+class Clocked:
+    """A proxy that adds up the time spent in each method of `target` (to break a path down: indexer, store, model)."""
+
+    def __init__(self, target):
+        self._target = target
+        self.spent: dict[str, float] = defaultdict(float)
+
+    def __getattr__(self, name):
+        attr = getattr(self._target, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return attr(*args, **kwargs)
+            finally:
+                self.spent[name] += time.perf_counter() - start
+
+        return call
