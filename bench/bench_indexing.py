@@ -15,7 +15,6 @@ import json
 import os
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
 from bench.common import Clocked, pocketbase
