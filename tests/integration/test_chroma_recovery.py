@@ -4,6 +4,7 @@ is back, and `failed` outbox rows are retried rather than abandoned."""
 
 import shutil
 import threading
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from r42_app.services.indexer import Indexer, requeue_failed
 from r42_app.services.kb_store import OUTBOX_UPSERT, KBStore
 from r42_app.services.pb import pb_time
-from r42_app.services.retrieval import Retriever
+from r42_app.services.retrieval import FRESHNESS_S, Retriever
 from r42_app.services.vector_store import VectorStore
 
 
@@ -57,6 +58,7 @@ def test_a_deleted_index_falls_back_to_fts_and_a_reindex_restores_hybrid(own_ind
     kb.emit_reindex(acme)
     stats = indexer.drain(tenant_id=acme.id)
     assert stats.failed_rows == 0 and stats.topics_indexed > 0 and stats.passages > 0
+    time.sleep(FRESHNESS_S)  # passages still missing are looked up again at most this often (a fast drain races it)
     assert restarted.kb_search(acme, "heftruck veiligheid", "hybrid").mode_used == "hybrid"  # same process
 
 
