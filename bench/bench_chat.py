@@ -16,13 +16,13 @@ from bench.bench_hybrid import big_kb
 from bench.common import CHROMIUM_ARGS, ms, p50, p95, served_app
 from r42_app.chat.turn import ChatDeps, run_turn
 from r42_app.core.chat import system_blocks
+from r42_app.core.identity import SignedInUser
 from r42_app.core.tools import BUILTIN_TOOLS
-from r42_app.services.access import AccessStore
-from r42_app.services.auth import SignedInUser
-from r42_app.services.embeddings import SentenceEmbedder
-from r42_app.services.llm import AnthropicLLM
-from r42_app.services.quiz_store import QuizStore
+from r42_app.services.adapters.embeddings import SentenceEmbedder
+from r42_app.services.adapters.llm import AnthropicLLM
 from r42_app.services.retrieval import Retriever
+from r42_app.services.store.access import AccessStore
+from r42_app.services.store.quiz_store import QuizStore
 from tests.fakes.anthropic_api import FakeAnthropic
 
 ROOT = Path(__file__).resolve().parents[1]

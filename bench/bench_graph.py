@@ -12,8 +12,8 @@ import random
 import time
 
 from bench.common import CHROMIUM_ARGS, ms, p50, p95, served_app, synthetic_topics
-from r42_app.services.kb_store import KBStore
-from r42_app.services.seed import DemoUser, ensure_user
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.seed import DemoUser, ensure_user
 
 SIZES = (200, 2000)
 LOADS = 7

@@ -26,12 +26,12 @@ import numpy as np
 from bench.common import Clocked, ms, p50, p95, pocketbase, synthetic_topics
 from r42_app.core.kb import Topic, parse_topic
 from r42_app.core.retrieval import LEXICAL_CANDIDATES, TenantIndex, embedding_inputs
-from r42_app.services.embeddings import make_embedder
-from r42_app.services.indexer import Indexer
-from r42_app.services.kb_store import KBStore
-from r42_app.services.pb import BatchRequest
+from r42_app.services.adapters.embeddings import make_embedder
+from r42_app.services.adapters.vector_store import VectorStore
+from r42_app.services.outbox.indexer import Indexer
 from r42_app.services.retrieval import FRESHNESS_S, SEMANTIC_CANDIDATES, Retriever
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.pb import BatchRequest
 
 SIZES = (10_000, 100_000)
 QUERIES = 100

@@ -8,9 +8,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from r42_app.services.kb_store import KBStore, _topic_body
-from r42_app.services.pb import PocketBase
-from r42_app.services.pb_server import PocketBaseServer, ensure_superuser
+from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
+from r42_app.services.store.kb_store import KBStore, _topic_body
+from r42_app.services.store.pb import PocketBase
 
 RUNS = 3
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import chromadb
 import numpy as np
 
-from r42_app.services import vector_store
-from r42_app.services.vector_store import VectorStore, _id
+from r42_app.services.adapters import vector_store
+from r42_app.services.adapters.vector_store import VectorStore, _id
 
 DIM = 384
 PARAMS_N = 20_000

@@ -20,11 +20,11 @@ from pathlib import Path
 from bench.common import Clocked, pocketbase
 from r42_app.core.kb import Topic
 from r42_app.core.retrieval import embedding_inputs
-from r42_app.services.embeddings import make_embedder
-from r42_app.services.indexer import Indexer
-from r42_app.services.kb_store import KBStore
-from r42_app.services.seed import SEED_DIR
-from r42_app.services.vector_store import HNSW, VectorStore
+from r42_app.services.adapters.embeddings import make_embedder
+from r42_app.services.adapters.vector_store import HNSW, VectorStore
+from r42_app.services.outbox.indexer import Indexer
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.seed import SEED_DIR
 
 COPIES = 2  # the 50 demo topics twice over: 100 real Dutch topics, ~300 passages
 BIG_COPIES = (100, 50, 20, 10)  # 5,000 topics if the e5 rate allows it within BIG_BUDGET_S, else fewer

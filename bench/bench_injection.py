@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bench import injection_learned
 from r42_app.core.injection import detect_injection_markers
-from r42_app.services.seed import SEED_DIR
+from r42_app.services.store.seed import SEED_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 WHEELS = ROOT / "tools" / "bench-wheels"

@@ -51,16 +51,16 @@ from bench import en_stdlib_kb
 from bench.common import pocketbase
 from r42_app.chat.turn import ChatDeps, run_turn
 from r42_app.core.fence import defuse
+from r42_app.core.identity import SignedInUser, Tenant
 from r42_app.core.metrics import ndcg_at_k
 from r42_app.core.passages import split_sentences
-from r42_app.services.auth import SignedInUser
-from r42_app.services.embeddings import make_embedder
-from r42_app.services.indexer import Indexer
-from r42_app.services.kb_store import KBStore, Tenant
-from r42_app.services.llm import LLMEvent
+from r42_app.services.adapters.embeddings import make_embedder
+from r42_app.services.adapters.llm import LLMEvent
+from r42_app.services.adapters.vector_store import VectorStore
+from r42_app.services.outbox.indexer import Indexer
 from r42_app.services.retrieval import MAX_TOP_K, MODES, Retriever
-from r42_app.services.seed import SEED_DIR
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.seed import SEED_DIR
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 ARTICLE_WORDS = 1200  # an article closes once it holds this many words

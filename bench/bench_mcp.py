@@ -12,12 +12,12 @@ from pathlib import Path
 from bench.common import ms, p50, p95, pocketbase
 from r42_app.chat.external import ExternalRuntime, wrap_high_risk_execute
 from r42_app.chat.tools import TurnContext
+from r42_app.core.identity import SignedInUser
 from r42_app.core.mcp import McpConfig, McpServerSpec
 from r42_app.core.ratelimit import RateLimiter
-from r42_app.services.audit import ToolAudit
-from r42_app.services.auth import SignedInUser
-from r42_app.services.kb_store import KBStore
-from r42_app.services.mcp import McpHub, McpRegistry
+from r42_app.services.adapters.mcp import McpHub, McpRegistry
+from r42_app.services.store.audit import ToolAudit
+from r42_app.services.store.kb_store import KBStore
 
 CALLS = 200
 BOOTS = 5

@@ -13,15 +13,14 @@ import tempfile
 from pathlib import Path
 
 import r42_app.core.lexical as lexical
-
 from bench import en_stdlib_kb
 from bench.common import pocketbase
 from r42_app.core.injection import detect_injection_markers
 from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from r42_app.services import retrieval
-from r42_app.services.embeddings import make_embedder
-from r42_app.services.indexer import Indexer
-from r42_app.services.kb_store import KBStore
+from r42_app.services.adapters.embeddings import make_embedder
+from r42_app.services.adapters.vector_store import VectorStore
+from r42_app.services.outbox.indexer import Indexer
 from r42_app.services.retrieval import (
     COVERAGE_THRESHOLD,
     MODES,
@@ -29,8 +28,8 @@ from r42_app.services.retrieval import (
     Retriever,
     semantic_weight,
 )
-from r42_app.services.seed import SEED_DIR
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.seed import SEED_DIR
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 

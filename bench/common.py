@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import contextlib
-from collections import defaultdict
 import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterator
 
-from r42_app.services.pb import PocketBase
-from r42_app.services.pb_server import PocketBaseServer, ensure_superuser
+from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
+from r42_app.services.store.pb import PocketBase
 
 SYLLABLES = ["pen", "sioen", "re", "ge", "ling", "part", "ner", "waar", "de", "over", "dracht", "pre", "mie",
              "uit", "ke", "ring", "aan", "spraak", "fonds", "deel", "ne", "mer", "werk", "ge", "ver", "bouw",

@@ -20,9 +20,9 @@ from __future__ import annotations
 import ast
 import json
 import random
+import sys
 import zipfile
 import zlib
-import sys
 from pathlib import Path
 
 import numpy as np

@@ -39,9 +39,9 @@ from r42_app.chat.turn import ChatRefused, check_turn, run_turn
 from r42_app.core.chat import ChatInputError, validate_messages
 from r42_app.core.mcp import ConfirmationError
 from r42_app.services import deps
-from r42_app.services.auth import AuthError, Session
-from r42_app.services.loop_lag import MONITOR
 from r42_app.services.retrieval import MODES
+from r42_app.services.runtime.loop_lag import MONITOR
+from r42_app.services.store.auth import AuthError, Session
 
 REFUSAL_STATUS = {"unauthenticated": 401, "forbidden": 403, "chatbot_disabled": 403, "capability_denied": 403,
                   "quiz_active": 423, "quota_exceeded": 402, "rate_limited": 429, "unavailable": 503}

@@ -50,22 +50,23 @@ import httpx
 
 from r42_app.core.capabilities import CAPABILITIES, DENY, GRANT, INHERIT
 from r42_app.core.costs import USD_PER_CREDIT, TenantCredits
+from r42_app.core.identity import Tenant
 from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from r42_app.core.redact import redacted_url
 from r42_app.core.retrieval import render_snippets
-from r42_app.services.access import AccessError, AccessStore
-from r42_app.services.costs import OUTBOX_COST, CostPersister, CostReports, CreditError, CreditStore
-from r42_app.services.embeddings import make_embedder
-from r42_app.services.indexer import Indexer, requeue_failed
-from r42_app.services.injection import install_learned_model
-from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBError, KBStore, Tenant
-from r42_app.services.pb import PBError, PocketBase
-from r42_app.services.pb_server import ROOT, PocketBaseServer, ensure_superuser, load_superuser
-from r42_app.services.private import PRIVATE_UMASK, close_to_others
+from r42_app.services.adapters.embeddings import make_embedder
+from r42_app.services.adapters.injection import install_learned_model
+from r42_app.services.adapters.vector_store import VectorStore
+from r42_app.services.outbox.indexer import Indexer, requeue_failed
 from r42_app.services.retrieval import MODES, Retriever, UnknownTenant
-from r42_app.services.seed import DEMO_USERS, ensure_mcp_config, seed_demo
-from r42_app.services.sidecars import ChromaServer, RedisServer
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.runtime.pb_server import ROOT, PocketBaseServer, ensure_superuser, load_superuser
+from r42_app.services.runtime.private import PRIVATE_UMASK, close_to_others
+from r42_app.services.runtime.sidecars import ChromaServer, RedisServer
+from r42_app.services.store.access import AccessError, AccessStore
+from r42_app.services.store.costs import OUTBOX_COST, CostPersister, CostReports, CreditError, CreditStore
+from r42_app.services.store.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBError, KBStore
+from r42_app.services.store.pb import PBError, PocketBase
+from r42_app.services.store.seed import DEMO_USERS, ensure_mcp_config, seed_demo
 from r42_app.settings import MAX_BACKEND_WORKERS, Settings, load_settings
 
 EXIT_INVALID = 2
@@ -623,7 +624,7 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     """The outbox consumers as a process of their own: `--role index` (Chroma), `cost` (AI cost events)
-    or `all`. Several may run at once, on one machine or several: rows are leased (services/outbox.py)."""
+    or `all`. Several may run at once, on one machine or several: rows are leased (services/outbox/outbox.py)."""
     import asyncio
 
     cfg = load_settings()
@@ -929,7 +930,7 @@ def cmd_mcp_status(args: argparse.Namespace) -> int:
     """Connect to every configured MCP server once and list it with its tools and their risk."""
     import asyncio
 
-    from r42_app.services.mcp import McpHub, McpRegistry
+    from r42_app.services.adapters.mcp import McpHub, McpRegistry
 
     cfg = load_settings()
     registry = McpRegistry()
@@ -973,7 +974,7 @@ def cmd_outbox_retry(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Check everything R42 needs; exit status 1 when anything FAILs."""
-    from r42_app.services.doctor import FAIL, Doctor
+    from r42_app.services.runtime.doctor import FAIL, Doctor
 
     cfg = load_settings()
     with admin_connection(cfg) as pb:
@@ -995,7 +996,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 def cmd_backup(args: argparse.Namespace) -> int:
     """create: PocketBase's own backup, downloaded to FILE; restore: put one back (PocketBase restarts)."""
-    from r42_app.services.backup import BackupError, create_backup, restore_backup
+    from r42_app.services.store.backup import BackupError, create_backup, restore_backup
 
     cfg = load_settings()
     if args.backup_command == "restore":

@@ -3,8 +3,8 @@
 import reflex as rx
 
 from r42_app.api import api
-from r42_app.http_headers import security_headers
 from r42_app.components.theme import STYLE
+from r42_app.http_headers import security_headers
 from r42_app.pages import (
     admin_chatbot,
     admin_costs,
@@ -16,19 +16,18 @@ from r42_app.pages import (
     learn,
     quiz,
 )
+from r42_app.services.runtime import reflex_patches  # several workers: a reconnect keeps its session
 from r42_app.state.admin_topics import AdminTopicsState
 from r42_app.state.auth import AuthState, page_loader
 from r42_app.state.chat import ChatState
 from r42_app.state.chatbot_settings import ChatbotSettingsState
 from r42_app.state.costs import CostsState
 from r42_app.state.feedback import FeedbackState
-from r42_app.state.tools import ToolsState
 from r42_app.state.graph import GraphState
 from r42_app.state.learn import LearnState
 from r42_app.state.quiz import QuizState
 from r42_app.state.suggestions import SuggestionsState
-
-from r42_app.services import reflex_patches  # noqa: E402  (several workers: a reconnect keeps its session)
+from r42_app.state.tools import ToolsState
 
 reflex_patches.apply()
 
@@ -88,7 +87,7 @@ async def watch_loop_lag() -> None:
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
-    from r42_app.services.loop_lag import MONITOR
+    from r42_app.services.runtime.loop_lag import MONITOR
 
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(THREADS, thread_name_prefix="r42-io"))
     await MONITOR.run()

@@ -11,8 +11,8 @@ from typing import Iterator
 
 import pytest
 
-from r42_app.services.pb import PocketBase
-from r42_app.services.pb_server import PocketBaseServer, SuperuserCredentials, ensure_superuser
+from r42_app.services.runtime.pb_server import PocketBaseServer, SuperuserCredentials, ensure_superuser
+from r42_app.services.store.pb import PocketBase
 
 DEMO_PASSWORD = "test-demo-pass-1"
 
@@ -95,7 +95,7 @@ def admin_pb(pb_server) -> PocketBase:
 @pytest.fixture(scope="session")
 def seeded(pb_server, admin_pb):
     """The demo tenants, users and knowledge bases (seeded once per session)."""
-    from r42_app.services.seed import seed_demo
+    from r42_app.services.store.seed import seed_demo
 
     return seed_demo(admin_pb, DEMO_PASSWORD, log=lambda _m: None)
 

@@ -12,9 +12,9 @@ from typing import Any
 from r42_app.chat.turn import ChatDeps, check_turn
 from r42_app.core.capabilities import DATA_WRITE
 from r42_app.core.delta import GraphSnapshot, Rejected, validate_delta
-from r42_app.services.auth import SignedInUser
-from r42_app.services.kb_store import KBError
-from r42_app.services.pb import PBError
+from r42_app.core.identity import SignedInUser
+from r42_app.services.store.kb_store import KBError
+from r42_app.services.store.pb import PBError
 
 
 class DeltaNotApplied(Exception):

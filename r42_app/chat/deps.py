@@ -9,9 +9,9 @@ from r42_app.chat.tools import ToolRegistry, builtin_registry
 from r42_app.chat.turn import ChatDeps
 from r42_app.core.ratelimit import RateLimiter
 from r42_app.services import deps
-from r42_app.services.audit import ToolAudit
-from r42_app.services.llm import AnthropicLLM
-from r42_app.services.mcp import DEFAULT_REGISTRY
+from r42_app.services.adapters.llm import AnthropicLLM
+from r42_app.services.adapters.mcp import DEFAULT_REGISTRY
+from r42_app.services.store.audit import ToolAudit
 
 
 @functools.lru_cache(maxsize=1)
@@ -32,7 +32,7 @@ def rate_limiter():
     serve the app (else each would grant the whole limit again)."""
     cfg = deps.settings()
     if cfg.redis_url:
-        from r42_app.services.shared_limiter import SharedRateLimiter
+        from r42_app.services.runtime.shared_limiter import SharedRateLimiter
 
         return SharedRateLimiter(cfg.redis_url, per_minute=cfg.chat_per_minute, burst=cfg.chat_burst)
     return RateLimiter(per_minute=cfg.chat_per_minute, burst=cfg.chat_burst)
@@ -53,7 +53,7 @@ def external_runtime() -> ExternalRuntime:
     per_minute = deps.mcp_hub().config.calls_per_minute
     redis_url = deps.settings().redis_url
     if redis_url:  # several workers: one limit per user and tool across them
-        from r42_app.services.shared_limiter import SharedRateLimiter
+        from r42_app.services.runtime.shared_limiter import SharedRateLimiter
 
         limiter = SharedRateLimiter(redis_url, per_minute=per_minute, burst=per_minute, prefix="r42:rl:tool:")
     else:

@@ -32,8 +32,8 @@ from r42_app.core.mcp import (
 )
 from r42_app.core.ratelimit import RateLimiter
 from r42_app.core.tools import ToolSpec
-from r42_app.services.audit import ToolAudit
-from r42_app.services.mcp import McpRegistry, McpToolEntry
+from r42_app.services.adapters.mcp import McpRegistry, McpToolEntry
+from r42_app.services.store.audit import ToolAudit
 
 log = logging.getLogger(__name__)
 

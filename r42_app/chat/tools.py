@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable
 
 from r42_app.core.delta import Rejected, validate_delta
 from r42_app.core.fence import fence, one_line
+from r42_app.core.identity import SignedInUser, Tenant
 from r42_app.core.injection import detect_injection_markers
 from r42_app.core.retrieval import Snippet, make_snippet, render_snippets, visible_topic
 from r42_app.core.tools import BUILTIN_TOOLS, KB_SEARCH_TOOL, LOOKUP_TOPIC, PROPOSE_GRAPH_DELTA, ToolSpec
-from r42_app.services.auth import SignedInUser
-from r42_app.services.kb_store import Tenant
 from r42_app.services.retrieval import MODES
 
 if TYPE_CHECKING:  # the turn builds the context; tools only read it

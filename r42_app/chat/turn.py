@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Protocol
 
+from r42_app.chat.tools import ToolRegistry, TurnContext, builtin_registry
 from r42_app.core.capabilities import DEFAULT_CAPABILITIES, QA_HELP
 from r42_app.core.chat import (
     MAX_TOOL_ROUNDS,
@@ -34,14 +35,13 @@ from r42_app.core.chat import (
     validate_messages,
 )
 from r42_app.core.costs import QuotaExceeded, Round, Usage, assert_tenant_ai_credit_access
+from r42_app.core.identity import SignedInUser
 from r42_app.core.ratelimit import RateLimiter
 from r42_app.core.retrieval import render_snippets
-from r42_app.chat.tools import ToolRegistry, TurnContext, builtin_registry
-from r42_app.services.auth import SignedInUser
-from r42_app.services.kb_store import KBStore
-from r42_app.services.llm import LLMError, LLMEvent
-from r42_app.services.pb import PBError
+from r42_app.services.adapters.llm import LLMError, LLMEvent
 from r42_app.services.retrieval import MODES, Retriever
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.pb import PBError
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from r42_app.core.injection import detect_injection_markers
 from r42_app.core.kb import Relation, Topic
 from r42_app.core.lexical import BM25Index, Hit, TfidfIndex, passage_terms, top_hits
 from r42_app.core.passages import Passage, overlap, split_passages
-from r42_app.core.visible import visible_markdown
 from r42_app.core.text import STOP_WORDS, WORD_RE, fold, tokenize, words
+from r42_app.core.visible import visible_markdown
 
 CONTEXT_TOPICS = 10
 CONTEXT_CONTENT_TOPICS = 5

@@ -4,7 +4,8 @@ import reflex as rx
 
 from r42_app.components.common import empty_state, skeleton_lines
 from r42_app.components.shell import page_frame
-from r42_app.state.suggestions import SuggestionRow, SuggestionsState as S
+from r42_app.state.suggestions import SuggestionRow
+from r42_app.state.suggestions import SuggestionsState as S
 
 
 def suggestion_card(row: SuggestionRow) -> rx.Component:

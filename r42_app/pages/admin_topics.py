@@ -6,7 +6,8 @@ from r42_app.components.common import empty_state, error_callout, skeleton_lines
 from r42_app.components.markdown import safe_markdown
 from r42_app.components.shell import page_frame
 from r42_app.core.kb import RELATION_LABELS, TOPIC_TYPES, TYPE_LABELS
-from r42_app.state.admin_topics import AdminRelationRow, AdminTopicRow, AdminTopicsState as S
+from r42_app.state.admin_topics import AdminRelationRow, AdminTopicRow
+from r42_app.state.admin_topics import AdminTopicsState as S
 
 
 def frame(body: rx.Component) -> rx.Component:

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import functools
 
-from r42_app.services.access import AccessStore
-from r42_app.services.auth import SIGNIN_FAILURES_PER_MINUTE, AuthService
-from r42_app.services.costs import CostPersister, CostRecorder, PriceTable
-from r42_app.services.embeddings import Embedder, make_embedder
-from r42_app.services.mcp import DEFAULT_REGISTRY, McpHub
-from r42_app.services.indexer import Indexer
-from r42_app.services.kb_store import KBStore
-from r42_app.services.pb import PocketBase
-from r42_app.services.pb_server import load_superuser
-from r42_app.services.quiz_store import QuizStore
+from r42_app.services.adapters.embeddings import Embedder, make_embedder
+from r42_app.services.adapters.mcp import DEFAULT_REGISTRY, McpHub
+from r42_app.services.adapters.vector_store import VectorStore
+from r42_app.services.outbox.indexer import Indexer
 from r42_app.services.retrieval import Retriever
-from r42_app.services.suggestions import SuggestionStore
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.runtime.pb_server import load_superuser
+from r42_app.services.store.access import AccessStore
+from r42_app.services.store.auth import SIGNIN_FAILURES_PER_MINUTE, AuthService
+from r42_app.services.store.costs import CostPersister, CostRecorder, PriceTable
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.pb import PocketBase
+from r42_app.services.store.quiz_store import QuizStore
+from r42_app.services.store.suggestions import SuggestionStore
 from r42_app.settings import Settings, load_settings
 
 
@@ -45,7 +45,7 @@ def auth_service() -> AuthService:
     cfg = settings()
     failures = None
     if cfg.redis_url:
-        from r42_app.services.shared_limiter import SharedFailureLimiter
+        from r42_app.services.runtime.shared_limiter import SharedFailureLimiter
 
         failures = SharedFailureLimiter(cfg.redis_url, limit=SIGNIN_FAILURES_PER_MINUTE, window=60.0)
     return AuthService(cfg.pb_url, admin_pb(), failures, session_s=cfg.session_hours * 3600)
@@ -66,7 +66,7 @@ def vector_store() -> VectorStore:
 
 @functools.lru_cache(maxsize=1)
 def retriever() -> Retriever:
-    from r42_app.services.injection import install_learned_model
+    from r42_app.services.adapters.injection import install_learned_model
 
     install_learned_model(settings().injection_model_file)  # the snippets' injection markers use it
     return Retriever(kb_store(), vector_store(), embedder(), cache_bytes=settings().vector_cache_mb << 20)
@@ -83,7 +83,7 @@ def suggestion_store() -> SuggestionStore:
 
 
 def feedback_store():
-    from r42_app.services.feedback import FeedbackStore
+    from r42_app.services.store.feedback import FeedbackStore
 
     return FeedbackStore(admin_pb())
 

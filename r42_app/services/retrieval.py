@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from r42_app.core.identity import Tenant
 from r42_app.core.retrieval import (
     LEXICAL_CANDIDATES,
     LEXICAL_SECOND,
@@ -31,9 +32,9 @@ from r42_app.core.retrieval import (
     snippet_passages,
 )
 from r42_app.core.text import tokenize
-from r42_app.services.embeddings import Embedder, EmbeddingUnavailable, QueryBatcher
-from r42_app.services.kb_store import KBStore, Tenant
-from r42_app.services.vector_store import TenantLeak, VectorStore, VectorStoreUnavailable
+from r42_app.services.adapters.embeddings import Embedder, EmbeddingUnavailable, QueryBatcher
+from r42_app.services.adapters.vector_store import TenantLeak, VectorStore, VectorStoreUnavailable
+from r42_app.services.store.kb_store import KBStore
 
 log = logging.getLogger(__name__)
 

@@ -12,11 +12,12 @@ from collections import Counter
 
 import reflex as rx
 
+from r42_app.core.identity import Tenant
 from r42_app.core.kb import RELATION_LABELS, RELATION_TYPES, TOPIC_TYPES, TYPE_LABELS, Relation, filter_topics, slugify
 from r42_app.core.messages_nl import to_dutch
 from r42_app.services import deps
-from r42_app.services.kb_store import KBError, Tenant
-from r42_app.services.pb import PBError
+from r42_app.services.store.kb_store import KBError
+from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)

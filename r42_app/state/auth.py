@@ -9,8 +9,9 @@ from typing import Any, Callable
 
 import reflex as rx
 
+from r42_app.core.identity import SignedInUser
 from r42_app.services import deps
-from r42_app.services.auth import AuthError, Session, SignedInUser
+from r42_app.services.store.auth import AuthError, Session
 
 log = logging.getLogger(__name__)
 

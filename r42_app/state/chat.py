@@ -23,8 +23,8 @@ from r42_app.chat.turn import ChatRefused, run_turn
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, chat_availability
 from r42_app.core.chat import MAX_MESSAGE_CHARS, REF_RE, ChatInputError
 from r42_app.core.delta import describe_delta
-from r42_app.core.retrieval import topic_url
 from r42_app.core.mcp import ConfirmationError
+from r42_app.core.retrieval import topic_url
 from r42_app.core.thread import (
     ThreadCitation,
     ThreadMessage,
@@ -37,7 +37,7 @@ from r42_app.core.thread import (
     storage_key,
 )
 from r42_app.services import deps
-from r42_app.services.pb import PBError
+from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
@@ -437,7 +437,7 @@ class ChatState(rx.State):
     @rx.event
     async def rate(self, message_id: str, rating: str):
         """Thumbs up or down: stored with the question, the answer and its citations for the tenant's admins."""
-        from r42_app.services.feedback import FeedbackError
+        from r42_app.services.store.feedback import FeedbackError
 
         user = await self._user()
         index = next((i for i, m in enumerate(self.messages) if m.id == message_id and m.role == "assistant"), None)

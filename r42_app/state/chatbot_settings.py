@@ -20,8 +20,8 @@ from r42_app.core.capabilities import (
 )
 from r42_app.core.text import fold
 from r42_app.services import deps
-from r42_app.services.access import AccessError, UserAccess
-from r42_app.services.pb import PBError
+from r42_app.services.store.access import AccessError, UserAccess
+from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)

@@ -13,8 +13,8 @@ import reflex as rx
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, CHAT_GENERAL, QA_HELP
 from r42_app.core.costs import USD_PER_CREDIT, CostLine
 from r42_app.services import deps
-from r42_app.services.costs import CostReports, CreditError, CreditStore, day_range
-from r42_app.services.pb import PBError
+from r42_app.services.store.costs import CostReports, CreditError, CreditStore, day_range
+from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)

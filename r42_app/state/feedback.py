@@ -9,7 +9,7 @@ import logging
 import reflex as rx
 
 from r42_app.services import deps
-from r42_app.services.pb import PBError
+from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ import reflex as rx
 from r42_app.core.graph import GraphView, build_view, excerpt, neighbours, search_nodes
 from r42_app.core.kb import INVERSE_RELATION_LABELS, RELATION_LABELS, TYPE_LABELS, Relation
 from r42_app.services import deps
-from r42_app.services.pb import PBError
+from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
 

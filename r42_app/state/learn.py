@@ -8,6 +8,7 @@ import logging
 
 import reflex as rx
 
+from r42_app.core.identity import Tenant
 from r42_app.core.kb import (
     INVERSE_RELATION_LABELS,
     RELATION_LABELS,
@@ -19,8 +20,7 @@ from r42_app.core.kb import (
 from r42_app.core.passages import split_passages
 from r42_app.core.retrieval import visible_topic
 from r42_app.services import deps
-from r42_app.services.kb_store import Tenant
-from r42_app.services.pb import PBError
+from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)

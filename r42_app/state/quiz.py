@@ -19,7 +19,7 @@ import reflex as rx
 from r42_app.core.kb import TYPE_LABELS
 from r42_app.core.quiz import DEFAULT_QUESTIONS, QUIZ_MAX_MINUTES, SCOPES, Question, QuizError, generate_quiz, score
 from r42_app.services import deps
-from r42_app.services.pb import PBError
+from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
 

@@ -10,8 +10,8 @@ import reflex as rx
 
 from r42_app.core.delta import describe_delta
 from r42_app.services import deps
-from r42_app.services.kb_store import KBError
-from r42_app.services.pb import PBError
+from r42_app.services.store.kb_store import KBError
+from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)

@@ -12,9 +12,9 @@ import time
 import reflex as rx
 
 from r42_app.services import deps
-from r42_app.services.audit import TOOL_CALL_PREFIX, ToolAudit
-from r42_app.services.mcp import DEFAULT_REGISTRY, read_demo_messages
-from r42_app.services.pb import PBError
+from r42_app.services.adapters.mcp import DEFAULT_REGISTRY, read_demo_messages
+from r42_app.services.store.audit import TOOL_CALL_PREFIX, ToolAudit
+from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)

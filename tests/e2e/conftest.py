@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from r42_app.services.pb import PocketBase
+from r42_app.services.store.pb import PocketBase
 from tests.conftest import DEMO_PASSWORD, free_port
 
 # A loaded 2-core CI machine can take a few seconds to answer a websocket event.
@@ -102,7 +102,7 @@ def attacker():
 
 def write_mcp_config(data_dir: Path, attacker: Attacker) -> Path:
     """The demo MCP servers, plus a hostile read-only one whose answers are XSS payloads (test_xss.py)."""
-    from r42_app.services.seed import demo_mcp_config
+    from r42_app.services.store.seed import demo_mcp_config
 
     config = demo_mcp_config(data_dir / "mcp-demo-messages.jsonl")
     config["mcpServers"]["hostile"] = {"command": sys.executable,

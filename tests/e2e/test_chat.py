@@ -172,7 +172,7 @@ def test_older_turns_are_not_sent_and_the_thread_says_so(served_app, browser, cl
 def test_api_on_the_served_app(served_app, claude):
     import httpx
 
-    from r42_app.services.pb import PocketBase
+    from r42_app.services.store.pb import PocketBase
     from tests.conftest import DEMO_PASSWORD
 
     pb = PocketBase(served_app.pb_url)

@@ -3,7 +3,6 @@
 import time
 
 
-
 def test_backend_drains_the_outbox_into_chroma(served_app):
     pb = served_app.superuser()
     pending = 'status = "pending"'

@@ -20,9 +20,9 @@ import psutil
 import pytest
 from playwright.sync_api import expect
 
-from r42_app.services.auth import TOO_MANY_ATTEMPTS
-from r42_app.services.reflex_patches import HEARTBEAT_PREFIX
-from r42_app.services.sidecars import redis_binary
+from r42_app.services.runtime.reflex_patches import HEARTBEAT_PREFIX
+from r42_app.services.runtime.sidecars import redis_binary
+from r42_app.services.store.auth import TOO_MANY_ATTEMPTS
 from r42_app.state.chat import worker_tag
 from tests.conftest import DEMO_PASSWORD, free_port
 from tests.e2e.conftest import ROOT, sign_in

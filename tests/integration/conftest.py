@@ -2,11 +2,11 @@
 
 import pytest
 
-from r42_app.services.embeddings import make_embedder
-from r42_app.services.indexer import Indexer
-from r42_app.services.kb_store import KBStore
+from r42_app.services.adapters.embeddings import make_embedder
+from r42_app.services.adapters.vector_store import VectorStore
+from r42_app.services.outbox.indexer import Indexer
 from r42_app.services.retrieval import Retriever
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.store.kb_store import KBStore
 
 
 @pytest.fixture(scope="session")

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from r42_app.services.kb_store import KBStore
-from r42_app.services.pb_server import PocketBaseServer, ensure_superuser
-from r42_app.services.seed import seed_demo
+from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.seed import seed_demo
 from tests.conftest import DEMO_PASSWORD, free_port
 
 
@@ -25,7 +25,7 @@ def own_pocketbase(tmp_path):
     data = tmp_path / "data"
     creds = ensure_superuser(data / "pb_data", data / "superuser.json")
     server = PocketBaseServer(data / "pb_data", free_port()).start()
-    from r42_app.services.pb import PocketBase
+    from r42_app.services.store.pb import PocketBase
 
     pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
     seed_demo(pb, DEMO_PASSWORD, log=lambda _m: None)

@@ -11,9 +11,9 @@ import pytest
 from r42_app.api import api
 from r42_app.core.capabilities import DATA_WRITE, DENY, GRANT, KB_SEARCH, QA_HELP, AccessRow
 from r42_app.services import deps
-from r42_app.services.access import AccessStore
-from r42_app.services.kb_store import KBStore
-from r42_app.services.pb import PBError
+from r42_app.services.store.access import AccessStore
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.pb import PBError
 from tests.conftest import throwaway_user
 from tests.integration.conftest import rebuild_chat_deps
 
@@ -152,7 +152,7 @@ async def test_an_admin_confirming_applies_the_edit_at_once(api_env, admin_pb, d
 
 def test_learners_cannot_write_access_rows_or_tenants(pb_server, admin_pb, demo, person):
     user, token = person()
-    from r42_app.services.pb import PocketBase
+    from r42_app.services.store.pb import PocketBase
 
     learner = PocketBase(pb_server.url, token=token)
     with pytest.raises(PBError):
@@ -186,7 +186,7 @@ async def test_the_window_path_is_rate_limited_like_the_api(api_env, admin_pb, d
     """The window runs `run_turn` without a permit (the guard runs inside it): same limiter, same user."""
     from r42_app.chat import deps as chat_deps
     from r42_app.chat.turn import ChatRefused, run_turn
-    from r42_app.services.auth import AuthService
+    from r42_app.services.store.auth import AuthService
 
     user, token = person()
     signed_in = AuthService(deps.settings().pb_url, deps.admin_pb()).verify(token).user

@@ -5,8 +5,8 @@ import pytest
 
 from r42_app.chat.turn import ChatDeps, run_turn
 from r42_app.core.chat import ChatInputError
-from r42_app.services.auth import AuthService
-from r42_app.services.llm import AnthropicLLM
+from r42_app.services.adapters.llm import AnthropicLLM
+from r42_app.services.store.auth import AuthService
 from tests.conftest import DEMO_PASSWORD
 
 pytestmark = pytest.mark.anyio

@@ -9,11 +9,11 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from r42_app.services.indexer import Indexer, requeue_failed
-from r42_app.services.kb_store import OUTBOX_UPSERT, KBStore
-from r42_app.services.pb import pb_time
+from r42_app.services.adapters.vector_store import VectorStore
+from r42_app.services.outbox.indexer import Indexer, requeue_failed
 from r42_app.services.retrieval import FRESHNESS_S, Retriever
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.store.kb_store import OUTBOX_UPSERT, KBStore
+from r42_app.services.store.pb import pb_time
 
 
 def test_concurrent_first_opens_of_a_fresh_directory_succeed(tmp_path):

@@ -10,7 +10,7 @@ import httpx
 import numpy as np
 import pytest
 
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.adapters.vector_store import VectorStore
 from tests.conftest import free_port
 
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from r42_app.services.kb_store import KBStore
+from r42_app.services.store.kb_store import KBStore
 
 
 def run_cli(pb_server, *args, input_text=None):

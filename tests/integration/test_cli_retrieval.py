@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from r42_app.services.kb_store import KBStore
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.adapters.vector_store import VectorStore
+from r42_app.services.store.kb_store import KBStore
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -37,8 +37,8 @@ def backfilled(pb_server, seeded, cli_data_dir):
     result = r42(pb_server, cli_data_dir, "chatbot", "rag-backfill", "--tenant", "demo", "--now")
     assert result.returncode == 0, result.stderr
     assert "queued 50 topic(s) of 1 tenant(s)" in result.stdout and "indexed " in result.stdout
-    from r42_app.services.e5 import MODEL_ID
-    from r42_app.services.kb_store import KBStore as Store
+    from r42_app.services.adapters.e5 import MODEL_ID
+    from r42_app.services.store.kb_store import KBStore as Store
 
     demo = Store(pb_server.admin_client()).require_tenant("demo")
     stored = set(VectorStore(path=cli_data_dir / "chroma", model_id=MODEL_ID).keys(demo.id).values())
@@ -144,8 +144,8 @@ def test_worker_killed_mid_batch_indexes_every_topic_exactly_once(pb_server, adm
     assert len(admin_pb.all("outbox", filter=flt + ' && status = "done"', fields="id")) == n
 
     from r42_app.core.retrieval import embedding_inputs
-    from r42_app.services.e5 import MODEL_ID
-    from r42_app.services.kb_store import KBStore as Store
+    from r42_app.services.adapters.e5 import MODEL_ID
+    from r42_app.services.store.kb_store import KBStore as Store
 
     expected = {key for t in Store(admin_pb).topics(tenant) for key, _ in embedding_inputs(t)}
     stored = VectorStore(path=data / "chroma", model_id=MODEL_ID).keys(tenant.id)

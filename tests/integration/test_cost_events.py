@@ -11,8 +11,8 @@ import pytest
 from r42_app.api import api
 from r42_app.chat import deps as chat_deps
 from r42_app.chat.turn import run_turn
-from r42_app.services.auth import AuthService
-from r42_app.services.costs import OUTBOX_COST, CostPersister
+from r42_app.services.store.auth import AuthService
+from r42_app.services.store.costs import OUTBOX_COST, CostPersister
 from tests.integration.conftest import rebuild_chat_deps
 
 pytestmark = pytest.mark.anyio
@@ -169,7 +169,7 @@ async def test_an_unknown_model_warns_once_and_uses_the_default_price(priced, to
     fake, _demo = priced
     await rebuild_chat_deps()
     monkeypatch.setenv("R42_MODEL", "claude-future-9")
-    caplog.set_level(logging.WARNING, logger="r42_app.services.costs")
+    caplog.set_level(logging.WARNING, logger="r42_app.services.store.costs")
     turn_ids = []
     for _ in range(2):
         fake.reply_text("Kort.", usage={"input_tokens": 1_000_000, "output_tokens": 0,
@@ -183,8 +183,8 @@ async def test_an_unknown_model_warns_once_and_uses_the_default_price(priced, to
 
 def test_a_failure_to_queue_events_is_logged_as_publish_failed_and_never_fails_the_turn(caplog):
     from r42_app.core.costs import Price, Round, Usage
-    from r42_app.services.costs import CostRecorder, PriceTable
-    from r42_app.services.pb import PocketBase
+    from r42_app.services.store.costs import CostRecorder, PriceTable
+    from r42_app.services.store.pb import PocketBase
 
     unreachable = PocketBase("http://127.0.0.1:9", timeout=0.5)  # nothing listens there
     recorder = CostRecorder(unreachable, PriceTable({}, Price(1.0, 5.0)))

@@ -9,8 +9,8 @@ from datetime import date, datetime, timezone
 import pytest
 
 from r42_app.core.costs import AICostEvent, Usage, event_id
-from r42_app.services.costs import CostPersister, CostReports
-from r42_app.services.kb_store import KBStore
+from r42_app.services.store.costs import CostPersister, CostReports
+from r42_app.services.store.kb_store import KBStore
 from tests.conftest import throwaway_user
 from tests.integration.test_cli_kb import run_cli
 
@@ -103,7 +103,7 @@ def test_the_cli_report(pb_server, tenant, persisted):
 
 
 def test_a_drain_of_many_rows_writes_each_event_once_even_with_one_replayed_among_them(admin_pb, tenant):
-    from r42_app.services.costs import OUTBOX_COST
+    from r42_app.services.store.costs import OUTBOX_COST
 
     with throwaway_user(admin_pb, name="Cas Kost", prefix="kost", tenant_slug="kosten-test") as (_e, cas):
         events = [event(tenant, cas["id"], f"{tenant.id}-many{i}", "chatbot:chat_general", Usage(1000, 100), 0.0015)

@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from r42_app.api import api
-from tests.integration.test_cli_kb import run_cli
 from tests.integration.conftest import rebuild_chat_deps
+from tests.integration.test_cli_kb import run_cli
 
 pytestmark = pytest.mark.anyio
 

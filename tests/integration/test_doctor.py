@@ -3,7 +3,7 @@ index is a FAIL with its fix and exit status 1."""
 
 import json
 
-from r42_app.services.kb_store import KBStore
+from r42_app.services.store.kb_store import KBStore
 from tests.integration.test_cli_kb import run_cli
 
 
@@ -41,15 +41,15 @@ def test_the_doctor_says_when_rag_snippets_are_switched_off(pb_server, seeded, m
 WRITE_VECTORS = """
 import sys
 import numpy as np
-from r42_app.services.embeddings import make_embedder
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.adapters.embeddings import make_embedder
+from r42_app.services.adapters.vector_store import VectorStore
 path, tenant, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store = VectorStore(path=__import__("pathlib").Path(path), model_id=make_embedder().model_id)
 rng = np.random.default_rng(7)
 v = rng.standard_normal((n, 384)).astype(np.float32)
 v /= np.linalg.norm(v, axis=1, keepdims=True)
 store.write(tenant, [(f"oud-{i // 3}#p-{i:010x}", f"oud-{i // 3}", v[i]) for i in range(n)])
-print(store._segment_dirs()[__import__("r42_app.services.vector_store", fromlist=["x"]).collection_name(tenant, store.model_id)])
+print(store._segment_dirs()[__import__("r42_app.services.adapters.vector_store", fromlist=["x"]).collection_name(tenant, store.model_id)])
 """
 
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from r42_app.services.pb import PocketBase
+from r42_app.services.store.pb import PocketBase
 from r42_app.state.admin_topics import AdminTopicsState
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState

@@ -6,8 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from r42_app.services.feedback import FEEDBACK_PER_MINUTE, MAX_QUESTION, TOO_FAST, FeedbackError, FeedbackStore
-from r42_app.services.pb import PBError, PocketBase, quote
+from r42_app.services.store.feedback import FEEDBACK_PER_MINUTE, MAX_QUESTION, TOO_FAST, FeedbackError, FeedbackStore
+from r42_app.services.store.pb import PBError, PocketBase, quote
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState, UIMessage
 from tests.conftest import throwaway_user

@@ -4,9 +4,9 @@ and learners cannot write through PocketBase's API either."""
 import pytest
 
 from r42_app.core.delta import GraphSnapshot, ValidDelta, validate_delta
-from r42_app.services.kb_store import KBError, KBStore
-from r42_app.services.pb import PBError
-from r42_app.services.suggestions import SuggestionStore
+from r42_app.services.store.kb_store import KBError, KBStore
+from r42_app.services.store.pb import PBError
+from r42_app.services.store.suggestions import SuggestionStore
 
 
 @pytest.fixture
@@ -59,8 +59,8 @@ def test_apply_delta_is_all_or_nothing(stores, admin_pb):
 
 def _requests_of(kb, tenant, delta):
     from r42_app.core.kb import Topic
-    from r42_app.services.kb_store import _topic_body
-    from r42_app.services.pb import BatchRequest
+    from r42_app.services.store.kb_store import _topic_body
+    from r42_app.services.store.pb import BatchRequest
 
     out = [BatchRequest.create("topics", {"tenant": tenant.id, **_topic_body(Topic(t.id, t.label, t.type,
                                                                                     t.description, ""))})

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from r42_app.api import api
 from r42_app.core.capabilities import CAPABILITIES, DATA_WRITE, DEFAULT_CAPABILITIES
 from r42_app.core.delta import GraphSnapshot, ValidDelta, validate_delta
-from r42_app.services.access import AccessStore
-from r42_app.services.kb_store import KBStore
-from r42_app.services.pb import PBError, PocketBase, quote
-from r42_app.services.pb_server import PocketBaseServer, ensure_superuser
-from r42_app.services.suggestions import SuggestionStore
+from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
+from r42_app.services.store.access import AccessStore
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.pb import PBError, PocketBase, quote
+from r42_app.services.store.suggestions import SuggestionStore
 from tests.conftest import free_port, throwaway_user, user_token
 
 DENIED = "Je mag geen aanvullingen op de kennisbank doen; vraag je beheerder."

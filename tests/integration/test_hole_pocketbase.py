@@ -8,9 +8,9 @@ import asyncio
 import httpx
 import pytest
 
-from r42_app.services.auth import TOO_MANY_ATTEMPTS, AuthError, AuthService
-from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT
-from r42_app.services.pb import PBError, quote
+from r42_app.services.store.auth import TOO_MANY_ATTEMPTS, AuthError, AuthService
+from r42_app.services.store.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT
+from r42_app.services.store.pb import PBError, quote
 from tests.conftest import DEMO_PASSWORD, throwaway_user
 
 
@@ -230,7 +230,7 @@ async def test_tabs_trying_at_the_same_moment_cannot_all_pass_the_per_address_ch
 
 def test_a_tenant_with_topics_and_relations_can_be_deleted(admin_pb, seeded):
     """The topic hooks must not stand in the way of the cascade when an operator deletes a tenant."""
-    from r42_app.services.kb_store import KBStore
+    from r42_app.services.store.kb_store import KBStore
 
     kb = KBStore(admin_pb)
     tenant, _ = kb.ensure_tenant("weg-ermee")

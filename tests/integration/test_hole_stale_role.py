@@ -5,7 +5,7 @@ State classes against the real PocketBase."""
 
 import pytest
 
-from r42_app.services.kb_store import KBStore
+from r42_app.services.store.kb_store import KBStore
 from r42_app.state.admin_topics import AdminTopicsState
 from r42_app.state.auth import SESSION_ENDED, AuthState
 from r42_app.state.suggestions import SuggestionsState

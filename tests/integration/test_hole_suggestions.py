@@ -4,9 +4,9 @@ older version) must never take down the admin pages that list it."""
 
 import pytest
 
-from r42_app.services.kb_store import KBError, KBStore
-from r42_app.services.pb import PBError, quote
-from r42_app.services.suggestions import SuggestionStore
+from r42_app.services.store.kb_store import KBError, KBStore
+from r42_app.services.store.pb import PBError, quote
+from r42_app.services.store.suggestions import SuggestionStore
 from r42_app.state.graph import GraphState
 from r42_app.state.suggestions import SuggestionsState
 from tests.integration.test_state_guards import call, signed_in_root, substate

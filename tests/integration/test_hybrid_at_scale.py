@@ -10,10 +10,10 @@ import pytest
 
 from bench import en_stdlib_kb
 from r42_app.core.metrics import ndcg_at_k
-from r42_app.services.indexer import Indexer
-from r42_app.services.kb_store import KBStore
+from r42_app.services.adapters.vector_store import VectorStore
+from r42_app.services.outbox.indexer import Indexer
 from r42_app.services.retrieval import Retriever
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.store.kb_store import KBStore
 
 TOPICS = 5_000
 

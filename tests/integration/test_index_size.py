@@ -9,7 +9,7 @@ import numpy as np
 
 from r42_app.core.kb import Topic
 from r42_app.core.retrieval import TenantIndex
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.adapters.vector_store import VectorStore
 
 N = 50_000
 DIM = 384

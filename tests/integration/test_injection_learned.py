@@ -7,8 +7,8 @@ import re
 import pytest
 
 from r42_app.core.injection import detect_injection_markers, learned_model, use_learned_model
-from r42_app.services.injection import install_learned_model, load_learned_model
-from r42_app.services.seed import SEED_DIR
+from r42_app.services.adapters.injection import install_learned_model, load_learned_model
+from r42_app.services.store.seed import SEED_DIR
 from r42_app.settings import load_settings
 
 

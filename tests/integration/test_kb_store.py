@@ -3,8 +3,8 @@
 import pytest
 
 from r42_app.core.kb import Relation
-from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBError, KBStore
-from r42_app.services.pb import quote
+from r42_app.services.store.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBError, KBStore
+from r42_app.services.store.pb import quote
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_same_slug_in_two_tenants_holds_different_content(store):
 
 
 def test_batch_is_all_or_nothing(store, tenant, admin_pb):
-    from r42_app.services.pb import BatchRequest, PBError
+    from r42_app.services.store.pb import BatchRequest, PBError
 
     good = BatchRequest.create("topics", {"tenant": tenant.id, "slug": "batch-ok", "label": "B", "type": "concept",
                                           "description": "d"})
@@ -87,7 +87,7 @@ def test_delete_relation(store, tenant):
 
 
 def test_seed_is_idempotent(admin_pb, seeded):
-    from r42_app.services.seed import seed_demo
+    from r42_app.services.store.seed import seed_demo
     from tests.conftest import DEMO_PASSWORD
 
     again = seed_demo(admin_pb, DEMO_PASSWORD, log=lambda _m: None)

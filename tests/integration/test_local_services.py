@@ -14,9 +14,9 @@ import httpx
 import numpy as np
 import pytest
 
-from r42_app.services.pb_server import PocketBaseServer, ensure_superuser
-from r42_app.services.sidecars import ChromaServer, RedisServer, redis_binary
-from r42_app.services.vector_store import VectorStore, collection_name
+from r42_app.services.adapters.vector_store import VectorStore, collection_name
+from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
+from r42_app.services.runtime.sidecars import ChromaServer, RedisServer, redis_binary
 from tests.conftest import free_port
 
 COLLECTIONS = "/api/v2/tenants/default_tenant/databases/default_database/collections"
@@ -76,7 +76,7 @@ def test_the_redis_password_is_random_kept_0600_and_reused(redis, tmp_path):
 
 def test_processes_starting_at_once_agree_on_one_secret(tmp_path):
     target = tmp_path / "secret"
-    code = "import sys; from r42_app.services.private import secret_file; print(secret_file(sys.argv[1]))"
+    code = "import sys; from r42_app.services.runtime.private import secret_file; print(secret_file(sys.argv[1]))"
     procs = [subprocess.Popen([sys.executable, "-c", code, str(target)], stdout=subprocess.PIPE, text=True)
              for _ in range(6)]
     values = {p.communicate(timeout=60)[0].strip() for p in procs}

@@ -18,11 +18,11 @@ from r42_app.chat.turn import ChatDeps, run_turn
 from r42_app.core.capabilities import DENY, EXTERNAL_TOOLS
 from r42_app.core.mcp import ConfirmationError, McpConfig, McpServerSpec
 from r42_app.core.ratelimit import RateLimiter
-from r42_app.services.access import AccessStore
-from r42_app.services.audit import ToolAudit
-from r42_app.services.auth import AuthService
-from r42_app.services.llm import AnthropicLLM
-from r42_app.services.mcp import McpHub, McpRegistry
+from r42_app.services.adapters.llm import AnthropicLLM
+from r42_app.services.adapters.mcp import McpHub, McpRegistry
+from r42_app.services.store.access import AccessStore
+from r42_app.services.store.audit import ToolAudit
+from r42_app.services.store.auth import AuthService
 from tests.conftest import DEMO_PASSWORD, throwaway_user
 
 pytestmark = pytest.mark.anyio
@@ -192,7 +192,7 @@ async def test_without_external_tools_they_are_neither_offered_nor_run(turn_deps
 
 
 def test_the_demo_shows_external_tools_but_new_tenants_start_without(admin_pb, seeded):
-    from r42_app.services.kb_store import KBStore
+    from r42_app.services.store.kb_store import KBStore
 
     assert "external_tools" in admin_pb.first("tenants", 'slug = "demo"')["chatbot_default_capabilities"]
     tenant, _ = KBStore(admin_pb).ensure_tenant("mcp-nieuw")
@@ -204,7 +204,7 @@ def test_the_demo_shows_external_tools_but_new_tenants_start_without(admin_pb, s
 
 async def test_an_idle_connection_stays_up_through_its_checks(monkeypatch):
     """The idle check must not itself drop the connection (the protocol's ping is gone in the SDK)."""
-    import r42_app.services.mcp as mcp_service
+    import r42_app.services.adapters.mcp as mcp_service
 
     monkeypatch.setattr(mcp_service, "PING_EVERY_S", 0.2)
     registry = McpRegistry()
@@ -249,7 +249,7 @@ async def test_a_tool_declared_in_the_config_but_not_provided_is_not_invocable(t
 
 
 def test_the_rollback_switch_connects_to_nothing(tmp_path):
-    from r42_app.services.seed import ensure_mcp_config
+    from r42_app.services.store.seed import ensure_mcp_config
 
     path = tmp_path / "mcp.json"
     ensure_mcp_config(path, tmp_path / "m.jsonl")
@@ -263,7 +263,7 @@ def test_the_rollback_switch_connects_to_nothing(tmp_path):
 def test_the_registry_feeds_the_tool_registry_under_external_tools_unless_switched_off(monkeypatch, app_env):
     from r42_app.chat import deps as chat_deps
     from r42_app.services import deps
-    from r42_app.services.mcp import DEFAULT_REGISTRY, register_mcp_tool_for_chatbot
+    from r42_app.services.adapters.mcp import DEFAULT_REGISTRY, register_mcp_tool_for_chatbot
 
     with pytest.raises(ValueError):
         register_mcp_tool_for_chatbot("bad name", "x", None)

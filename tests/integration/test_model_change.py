@@ -4,11 +4,11 @@ model's index is dropped once the new one is complete."""
 
 import pytest
 
-from r42_app.services.embeddings import make_embedder
-from r42_app.services.indexer import Indexer
-from r42_app.services.kb_store import KBStore
+from r42_app.services.adapters.embeddings import make_embedder
+from r42_app.services.adapters.vector_store import VectorStore
+from r42_app.services.outbox.indexer import Indexer
 from r42_app.services.retrieval import Retriever
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.store.kb_store import KBStore
 
 TOPICS = [
     ("hooiland", "Hooiland", "De kwartelkoning roept 's nachts in het hooiland, van mei tot juli."),

@@ -13,18 +13,18 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from r42_app.services.kb_store import KBStore
-from r42_app.services.outbox import claim
-from r42_app.services.pb import PBError
-from r42_app.services.e5 import MODEL_ID as E5_MODEL
-from r42_app.services.vector_store import VectorStore
+from r42_app.services.adapters.e5 import MODEL_ID as E5_MODEL
+from r42_app.services.adapters.vector_store import VectorStore
+from r42_app.services.outbox.outbox import claim
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.pb import PBError
 from tests.integration.test_chroma_server import chroma_url  # noqa: F401  (the `chroma run` fixture)
 
 TYPE = "rag.index.kbarticle.upsert"
 
 
 def make_rows(admin_pb, tenant_id: str, n: int, prefix: str) -> list[str]:
-    from r42_app.services.pb import BatchRequest
+    from r42_app.services.store.pb import BatchRequest
 
     requests = [BatchRequest.create("outbox", {"type": TYPE, "status": "pending", "attempts": 0,
                                                "payload": {"tenant": tenant_id, "tenant_slug": "x",
@@ -133,10 +133,10 @@ def test_a_second_process_may_not_write_the_embedded_index_and_is_told_why(tmp_p
     """Issue 22: two writers on one embedded store corrupted it and filled the disk; a warning was no fix."""
     import numpy as np
 
-    from r42_app.services import vector_store
+    from r42_app.services.adapters import vector_store
 
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from pathlib import Path; from r42_app.services.vector_store import writer_lock; "
+        "import sys, time; from pathlib import Path; from r42_app.services.adapters.vector_store import writer_lock; "
         f"assert writer_lock(Path({str(tmp_path)!r})); print('held', flush=True); time.sleep(60)")],
         stdout=subprocess.PIPE, text=True)
     store = VectorStore(path=tmp_path, model_id="test")

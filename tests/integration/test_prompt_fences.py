@@ -5,8 +5,8 @@ data: in the context block, in the snippets and in a looked-up topic, no forged 
 import pytest
 
 from r42_app.chat.turn import ChatDeps, run_turn
-from r42_app.services.auth import AuthService
-from r42_app.services.llm import AnthropicLLM
+from r42_app.services.adapters.llm import AnthropicLLM
+from r42_app.services.store.auth import AuthService
 from tests.conftest import DEMO_PASSWORD
 from tests.unit.test_fence import LOOKS_LIKE, blocks
 

@@ -9,8 +9,8 @@ import pytest
 
 from r42_app.api import api
 from r42_app.chat.turn import ChatDeps, ChatRefused, run_turn
-from r42_app.services.auth import AuthService
-from r42_app.services.quiz_store import QuizStore
+from r42_app.services.store.auth import AuthService
+from r42_app.services.store.quiz_store import QuizStore
 from tests.conftest import DEMO_PASSWORD
 
 
@@ -60,7 +60,7 @@ def test_a_learner_cannot_end_or_forge_a_session_through_pocketbase(quizzes, lea
     own = pb_server.user("learner@example.com")
     rows = own.all("quiz_sessions", filter="active = true")  # may read its own
     assert len(rows) == 1
-    from r42_app.services.pb import PBError
+    from r42_app.services.store.pb import PBError
 
     with pytest.raises(PBError):
         own.update("quiz_sessions", rows[0]["id"], {"active": False})
@@ -71,7 +71,7 @@ def test_a_learner_cannot_end_or_forge_a_session_through_pocketbase(quizzes, lea
 
 @pytest.mark.anyio
 async def test_the_turn_is_refused_during_a_quiz_without_calling_the_model(quizzes, learner, indexed, claude):
-    from r42_app.services.llm import AnthropicLLM
+    from r42_app.services.adapters.llm import AnthropicLLM
 
     kb, _, _, retriever = indexed
     llm = AnthropicLLM("test-key", "claude-test", base_url=claude.url, max_retries=0)

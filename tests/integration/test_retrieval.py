@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from r42_app.core.retrieval import SNIPPET_START, render_snippets
-from r42_app.services.embeddings import SentenceEmbedder
-from r42_app.services.indexer import Indexer
+from r42_app.services.adapters.embeddings import SentenceEmbedder
+from r42_app.services.adapters.vector_store import TenantLeak, VectorStore, collection_name
+from r42_app.services.outbox.indexer import Indexer
 from r42_app.services.retrieval import FRESHNESS_S, Retriever, UnknownTenant
-from r42_app.services.vector_store import TenantLeak, VectorStore, collection_name
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -250,7 +250,7 @@ def test_failures_are_retried_with_backoff(indexed, admin_pb):
 
 
 def test_global_topics_are_never_queued_or_indexed(indexed, admin_pb):
-    from r42_app.services.kb_store import OUTBOX_UPSERT, outbox_request
+    from r42_app.services.store.kb_store import OUTBOX_UPSERT, outbox_request
 
     kb, _, indexer, _ = indexed
     assert outbox_request(OUTBOX_UPSERT, None, "iets") is None
@@ -273,20 +273,6 @@ def test_corrupt_chroma_directory_falls_back_to_fts(indexed, embedder, tmp_path)
     assert (bad / "chroma.sqlite3").read_bytes().startswith(b"this is not a database")  # nothing overwritten
 
 
-def test_grounding_functions_use_the_app_services(indexed, app_env):
-    from r42_app.services import deps, grounding
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(deps, "retriever", lambda: indexed[3])
-        res = grounding.kb_search("demo", "dekkingsgraad", mode="fts", top_k=2)
-        assert res.mode_used == "fts" and res.hits[0].slug == "dekkingsgraad" and len(res.hits) == 2
-        assert "dekkingsgraad" in grounding.build_kb_context("demo", "Wat is de dekkingsgraad?").mentioned
-        with pytest.raises(UnknownTenant):
-            grounding.kb_search("nope", "x")
-
-
-@pytest.mark.parametrize("mode", ["fts", "semantic", "hybrid"])
-@pytest.mark.parametrize("query", ["Wat is partnerpensioen?", "partnerpensioen", "Vraag-een over partnerpensioen?"])
 def test_a_topic_named_by_its_label_ranks_first_in_every_mode(retriever, query, mode):
     """Before: hybrid put bijzonder-partnerpensioen first, and the stray `Vraag-een` pulled
     overlijden-verwerken to the top, so the model's [ref:1] pointed at the wrong topic."""

@@ -3,7 +3,7 @@ even for someone who talks to PocketBase directly with their own token."""
 
 import pytest
 
-from r42_app.services.pb import PBError, quote
+from r42_app.services.store.pb import PBError, quote
 
 COLLECTIONS = ["tenants", "users", "topics", "relations", "suggestions", "chatbot_access", "ai_cost_events",
                "outbox", "audit_log", "quiz_sessions"]
@@ -158,8 +158,8 @@ def test_superuser_password_never_reads_as_a_flag(tmp_path):
     import json as _json
     import string
 
-    from r42_app.services.pb import PocketBase
-    from r42_app.services.pb_server import PocketBaseServer, ensure_superuser
+    from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
+    from r42_app.services.store.pb import PocketBase
     from tests.conftest import free_port
 
     fresh = ensure_superuser(tmp_path / "a" / "pb_data", tmp_path / "a.json")

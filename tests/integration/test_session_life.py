@@ -8,7 +8,7 @@ import time
 
 import httpx
 
-from r42_app.services.auth import SESSION_S, AuthService
+from r42_app.services.store.auth import SESSION_S, AuthService
 from tests.conftest import DEMO_PASSWORD, throwaway_user
 
 

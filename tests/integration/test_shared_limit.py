@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from r42_app.services.auth import TOO_MANY_ATTEMPTS, AuthError, AuthService
-from r42_app.services.shared_limiter import SharedFailureLimiter, SharedRateLimiter
-from r42_app.services.sidecars import RedisServer
+from r42_app.services.runtime.shared_limiter import SharedFailureLimiter, SharedRateLimiter
+from r42_app.services.runtime.sidecars import RedisServer
+from r42_app.services.store.auth import TOO_MANY_ATTEMPTS, AuthError, AuthService
 from tests.conftest import DEMO_PASSWORD
 
 pytestmark = pytest.mark.anyio

@@ -6,8 +6,8 @@ refused, the legacy conversion, the tenant default and the master switch."""
 import pytest
 
 from r42_app.core.capabilities import DATA_WRITE, DENY, KB_SEARCH
-from r42_app.services.access import AccessStore
-from r42_app.services.kb_store import KBStore
+from r42_app.services.store.access import AccessStore
+from r42_app.services.store.kb_store import KBStore
 from r42_app.state.chat import ChatState
 from r42_app.state.chatbot_settings import ChatbotSettingsState
 from tests.conftest import throwaway_user

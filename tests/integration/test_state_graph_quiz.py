@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from r42_app.core.delta import GraphSnapshot, validate_delta
-from r42_app.services.kb_store import KBStore
-from r42_app.services.quiz_store import QuizStore
-from r42_app.services.suggestions import SuggestionStore
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.quiz_store import QuizStore
+from r42_app.services.store.suggestions import SuggestionStore
 from r42_app.state.graph import GraphState, dutch_count
 from r42_app.state.quiz import QuizState
 from tests.integration.test_state_guards import call, signed_in_root, substate

@@ -8,7 +8,7 @@ import inspect
 import pytest
 import reflex as rx
 
-from r42_app.services.kb_store import KBStore
+from r42_app.services.store.kb_store import KBStore
 from r42_app.state.admin_topics import AdminTopicsState
 from r42_app.state.auth import AuthState
 from r42_app.state.learn import LearnState
@@ -114,7 +114,7 @@ async def test_wrong_password_is_a_readable_error(store):
 
 async def test_learner_cannot_approve_suggestions_by_calling_the_handler(store, admin_pb):
     from r42_app.core.delta import GraphSnapshot, validate_delta
-    from r42_app.services.suggestions import SuggestionStore
+    from r42_app.services.store.suggestions import SuggestionStore
     from r42_app.state.suggestions import SuggestionsState
 
     demo = store.require_tenant("demo")

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-import r42_app.services.auth as auth_module
+import r42_app.services.store.auth as auth_module
 from r42_app.core.ratelimit import RateLimiter
-from r42_app.services.auth import AuthService
+from r42_app.services.store.auth import AuthService
 from tests.conftest import throwaway_user
 
 
@@ -65,7 +65,7 @@ def test_a_flood_is_refused_before_any_pocketbase_query():
     import asyncio
 
     from r42_app.chat.turn import ChatDeps, ChatRefused, check_turn
-    from r42_app.services.auth import SignedInUser
+    from r42_app.core.identity import SignedInUser
 
     class Counting:
         def __init__(self):
@@ -96,7 +96,7 @@ def test_three_hundred_at_once_run_the_lookups_only_for_the_burst_and_a_refused_
     import time as _time
 
     from r42_app.chat.turn import ChatDeps, ChatRefused, check_turn
-    from r42_app.services.auth import SignedInUser
+    from r42_app.core.identity import SignedInUser
 
     class Slow:
         """PocketBase taking 20 ms per lookup: every request that passed a mere peek would run one."""

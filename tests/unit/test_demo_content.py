@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from r42_app.core.kb import RELATION_TYPES, TOPIC_TYPES, parse_import
-from r42_app.services.seed import SEED_DIR
+from r42_app.services.store.seed import SEED_DIR
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,8 @@
 
 import re
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from r42_app.core.chat import PREAMBLE, PREAMBLE_WITHOUT_SNIPPETS, system_blocks
 from r42_app.core.fence import SNIPPET_END, SNIPPET_START, TEXT_END, TEXT_START, defuse, fence

@@ -66,7 +66,7 @@ def test_chat_messages_are_accepted_or_refused_with_a_message(raw):
 @FUZZ
 @given(json_values)
 def test_a_stored_suggestion_row_never_breaks_the_reader(delta):
-    from r42_app.services.suggestions import _suggestion
+    from r42_app.services.store.suggestions import _suggestion
 
     s = _suggestion({"id": "x", "delta": delta, "status": "pending", "reason": delta if isinstance(delta, str) else ""})
     assert isinstance(s.valid, bool) and (s.valid or s.problem)

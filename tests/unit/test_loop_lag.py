@@ -3,7 +3,7 @@
 import asyncio
 import time
 
-from r42_app.services.loop_lag import LoopLag
+from r42_app.services.runtime.loop_lag import LoopLag
 
 
 def test_a_blocking_call_on_the_loop_shows_as_lag():

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from r42_app.services.embeddings import QueryBatcher
+from r42_app.services.adapters.embeddings import QueryBatcher
 
 
 class SlowEmbedder:

@@ -17,7 +17,7 @@ import threading
 import uuid
 from datetime import datetime, timedelta, timezone
 
-from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time, quote
+from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
 
 log = logging.getLogger(__name__)
 

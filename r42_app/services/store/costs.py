@@ -34,16 +34,16 @@ from r42_app.core.costs import (
     cost_events,
     price_for,
 )
-from r42_app.services.audit import audit_request
-from r42_app.services.kb_store import Tenant
-from r42_app.services.outbox import Renewal, claim, held_elsewhere, worker_id
-from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time, quote
+from r42_app.core.identity import Tenant
+from r42_app.services.outbox.outbox import Renewal, claim, held_elsewhere, worker_id
+from r42_app.services.store.audit import audit_request
+from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
 
 publish_log = logging.getLogger("r42.ai_cost.publisher")
 log = logging.getLogger(__name__)
 
 OUTBOX_COST = "ai.cost.event.persist"
-PRICE_TABLE = Path(__file__).resolve().parents[1] / "config" / "model_prices.json"
+PRICE_TABLE = Path(__file__).resolve().parents[2] / "config" / "model_prices.json"
 MAX_ATTEMPTS = 8
 BATCH_REQUESTS = 400  # sub-requests per transaction (PocketBase allows 500)
 
@@ -139,7 +139,7 @@ class CostPersister:
         self.worker = worker or worker_id("cost")
 
     def pending(self, limit: int) -> list[dict]:
-        """Claim up to `limit` due rows for this persister (services/outbox.py)."""
+        """Claim up to `limit` due rows for this persister (services/outbox/outbox.py)."""
         return claim(self.pb, self.worker, (OUTBOX_COST,), limit, now=self.clock())
 
     def _requests(self, event: AICostEvent, unlimited: bool) -> list[BatchRequest]:
@@ -262,9 +262,7 @@ class CostPersister:
             time.sleep(0.5)
 
     def _fail(self, row: dict, exc: Exception, final: bool = False) -> None:
-        from r42_app.services.indexer import backoff
-
-        from r42_app.services.indexer import FAILED_RETRY_S
+        from r42_app.services.outbox.indexer import FAILED_RETRY_S, backoff
 
         attempts = int(row.get("attempts", 0)) + 1
         body: dict = {"attempts": attempts, "last_error": f"{type(exc).__name__}: {exc}"[:2000],

@@ -23,9 +23,9 @@ from r42_app.core.capabilities import (
     with_override,
 )
 from r42_app.core.costs import TenantCredits
-from r42_app.services.audit import audit_request
-from r42_app.services.kb_store import Tenant
-from r42_app.services.pb import BatchRequest, PBError, PocketBase, quote
+from r42_app.core.identity import Tenant
+from r42_app.services.store.audit import audit_request
+from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
 
 log = logging.getLogger(__name__)
 

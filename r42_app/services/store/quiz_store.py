@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Callable
 
+from r42_app.core.identity import Tenant
 from r42_app.core.quiz import QUIZ_MAX_MINUTES, expires_at
-from r42_app.services.kb_store import Tenant
-from r42_app.services.pb import PBError, PocketBase, pb_time, quote
+from r42_app.services.store.pb import PBError, PocketBase, pb_time, quote
 
 
 class QuizStore:

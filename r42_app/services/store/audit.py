@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from r42_app.services.kb_store import Tenant
-from r42_app.services.pb import BatchRequest, PocketBase, quote
+from r42_app.core.identity import Tenant
+from r42_app.services.store.pb import BatchRequest, PocketBase, quote
 
 
 def audit_request(tenant: Tenant, actor_id: str, actor: str, tool: str, target: str, what: str, before: str,

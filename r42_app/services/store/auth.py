@@ -12,9 +12,9 @@ from typing import Any
 
 import httpx
 
+from r42_app.core.identity import SignedInUser
 from r42_app.core.ratelimit import FailureLimiter
-from r42_app.services.kb_store import Tenant
-from r42_app.services.pb import PBError, PocketBase
+from r42_app.services.store.pb import PBError, PocketBase
 
 ROLES = ("learner", "admin")
 
@@ -25,28 +25,6 @@ class AuthError(Exception):
 
 class WrongPassword(AuthError):
     """PocketBase refused the email and password (what the per-address limit counts)."""
-
-
-@dataclass(frozen=True)
-class SignedInUser:
-    """Who is signed in, as PocketBase says (never as the browser says)."""
-
-    id: str
-    email: str
-    name: str
-    role: str
-    tenant_id: str
-    tenant_slug: str
-    tenant_name: str
-
-    @property
-    def is_admin(self) -> bool:
-        return self.role == "admin"
-
-    @property
-    def tenant(self) -> Tenant:
-        """The user's tenant: the only one anything they do may touch."""
-        return Tenant(self.tenant_id, self.tenant_slug, self.tenant_name)
 
 
 @dataclass(frozen=True)

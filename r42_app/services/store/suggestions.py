@@ -7,9 +7,9 @@ from datetime import datetime, timezone
 from typing import Any
 
 from r42_app.core.delta import StoredDeltaError, ValidDelta, read_stored_delta
-from r42_app.services.kb_store import KBError, KBStore, Tenant
-from r42_app.services.pb import PBError, PocketBase, pb_time, quote
-
+from r42_app.core.identity import Tenant
+from r42_app.services.store.kb_store import KBError, KBStore
+from r42_app.services.store.pb import PBError, PocketBase, pb_time, quote
 
 MAX_OPEN_SUGGESTIONS = 20  # per user; the same number is in pb_hooks/r42_rules.js
 TOO_MANY_OPEN = (f"Je hebt al {MAX_OPEN_SUGGESTIONS} open voorstellen; wacht tot een beheerder ze heeft "

@@ -8,7 +8,6 @@ knowledge-base write stays all-or-nothing.
 from __future__ import annotations
 
 import base64
-
 import json
 import threading
 import time

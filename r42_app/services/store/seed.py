@@ -7,11 +7,20 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from r42_app.core.capabilities import DATA_WRITE, DEFAULT_CAPABILITIES, DENY, KB_SEARCH, QA_HELP, AccessRow, with_override
-from r42_app.services.kb_store import ImportResult, KBStore, Tenant
-from r42_app.services.pb import PBError, PocketBase, quote
+from r42_app.core.capabilities import (
+    DATA_WRITE,
+    DEFAULT_CAPABILITIES,
+    DENY,
+    KB_SEARCH,
+    QA_HELP,
+    AccessRow,
+    with_override,
+)
+from r42_app.core.identity import Tenant
+from r42_app.services.store.kb_store import ImportResult, KBStore
+from r42_app.services.store.pb import PBError, PocketBase, quote
 
-SEED_DIR = Path(__file__).resolve().parents[1] / "seed_data"
+SEED_DIR = Path(__file__).resolve().parents[2] / "seed_data"
 
 
 @dataclass(frozen=True)

@@ -10,15 +10,16 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from r42_app.core.capabilities import AccessRow
+from r42_app.core.identity import Tenant
 from r42_app.core.redact import redacted_url
-from r42_app.services.costs import OUTBOX_COST, CreditStore
-from r42_app.services.embeddings import Embedder
-from r42_app.services.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBStore, Tenant
-from r42_app.services.mcp import McpHub, McpRegistry
-from r42_app.services.pb import PocketBase, pb_time, quote
-from r42_app.services.pb_server import pocketbase_binary
+from r42_app.services.adapters.embeddings import Embedder
+from r42_app.services.adapters.mcp import McpHub, McpRegistry
+from r42_app.services.adapters.vector_store import COMPACT_RATIO, VectorStore, VectorStoreUnavailable
 from r42_app.services.retrieval import READY_SHARE, Retriever
-from r42_app.services.vector_store import COMPACT_RATIO, VectorStore, VectorStoreUnavailable
+from r42_app.services.runtime.pb_server import pocketbase_binary
+from r42_app.services.store.costs import OUTBOX_COST, CreditStore
+from r42_app.services.store.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBStore
+from r42_app.services.store.pb import PocketBase, pb_time, quote
 from r42_app.settings import Settings
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
@@ -160,7 +161,7 @@ class Doctor:
         return out
 
     def injection_model(self) -> list[Check]:
-        from r42_app.services.injection import load_learned_model
+        from r42_app.services.adapters.injection import load_learned_model
 
         try:
             model = load_learned_model(self.cfg.injection_model_file)

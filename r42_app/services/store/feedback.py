@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from r42_app.services.pb import PBError, PocketBase, quote
+from r42_app.services.store.pb import PBError, PocketBase, quote
 
 RATINGS = ("up", "down")
 MAX_QUESTION = 2000  # the schema's max (pb_migrations/1764400800_r42_limits.js); longer texts are cut here

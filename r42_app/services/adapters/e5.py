@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from r42_app.services.embeddings import EmbeddingUnavailable
+from r42_app.services.adapters.embeddings import EmbeddingUnavailable
 
 log = logging.getLogger(__name__)
 

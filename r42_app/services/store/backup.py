@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from r42_app.services.pb import PBError, PocketBase
+from r42_app.services.store.pb import PBError, PocketBase
 
 NAME = re.compile(r"^[a-z0-9_-]+\.zip$")
 

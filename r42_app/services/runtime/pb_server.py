@@ -16,9 +16,9 @@ from pathlib import Path
 import httpx
 
 from r42_app.core.redact import masked, shown
-from r42_app.services.private import PRIVATE_UMASK, close_to_others
+from r42_app.services.runtime.private import PRIVATE_UMASK, close_to_others
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MIGRATIONS_DIR = ROOT / "pb_migrations"
 HOOKS_DIR = ROOT / "pb_hooks"  # rules that hold for every writer (pb_hooks/r42.pb.js)
 

@@ -6,7 +6,7 @@ core and on-disk format as `chroma run`) with its token authentication switched 
 the bearer token with 403, except the heartbeat, the version and the API's description. The token is read from
 its file (mode 0600, made if missing), so it is on no command line.
 
-    python -m r42_app.services.chroma_server --path DIR --port N --token-file FILE [--host 127.0.0.1]
+    python -m r42_app.services.runtime.chroma_server --path DIR --port N --token-file FILE [--host 127.0.0.1]
 
 Two fixes to chromadb 1.5.9's server, both to `get` and `query`: the Rust core returns embeddings as lists
 while the server calls `.tolist()` on each (an AttributeError, chroma-core/chroma PR 5350), and FastAPI's
@@ -25,7 +25,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from r42_app.services.private import secret_file
+from r42_app.services.runtime.private import secret_file
 
 TOKEN_PROVIDER = "chromadb.auth.token_authn.TokenAuthenticationServerProvider"
 
@@ -71,7 +71,7 @@ def build_app(path: Path, token: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m r42_app.services.chroma_server",
+    parser = argparse.ArgumentParser(prog="python -m r42_app.services.runtime.chroma_server",
                                      description="chromadb's server with a bearer token (R42)")
     parser.add_argument("--path", required=True, type=Path, help="the index directory")
     parser.add_argument("--host", default="127.0.0.1")

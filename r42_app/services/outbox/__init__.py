@@ -1,0 +1,1 @@
+"""Outbox consumers: background work that PocketBase queues (indexing, AI cost events)."""

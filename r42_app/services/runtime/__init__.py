@@ -1,0 +1,1 @@
+"""Running the parts: PocketBase and Chroma servers, sidecars, shared worker state, health checks."""
