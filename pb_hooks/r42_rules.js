@@ -4,10 +4,10 @@
 
 const MAX_TOPICS = 3; // core/delta.py MAX_TOPICS
 const MAX_RELATIONS = 5; // core/delta.py MAX_RELATIONS
-const MAX_OPEN_SUGGESTIONS = 20; // services/suggestions.py MAX_OPEN_SUGGESTIONS
+const MAX_OPEN_SUGGESTIONS = 20; // services/store/suggestions.py MAX_OPEN_SUGGESTIONS
 const SIGNIN_MAX_FAILURES = 5; // per identity ...
 const SIGNIN_WINDOW_MS = 60 * 1000; // ... per minute
-const FEEDBACK_PER_MINUTE = 20; // ratings per user, whoever writes them (services/feedback.py FEEDBACK_PER_MINUTE)
+const FEEDBACK_PER_MINUTE = 20; // ratings per user, whoever writes them (services/store/feedback.py FEEDBACK_PER_MINUTE)
 const FEEDBACK_TOO_FAST = "Je hebt veel beoordelingen vlak na elkaar gegeven. Wacht een minuut en probeer het dan opnieuw.";
 const DATA_WRITE_DENIED = "Je mag geen aanvullingen op de kennisbank doen; vraag je beheerder."; // chat/turn.py REFUSALS
 const CHATBOT_DISABLED = "R42 staat uit voor je organisatie. Je beheerder kan R42 weer aanzetten.";
@@ -80,7 +80,7 @@ function knownCapabilities(ids) {
 }
 
 // resolve_capabilities(tenant_default, access, overrides_enabled) on the stored (parsed) JSON: `tenantDefault`
-// is tenants.chatbot_default_capabilities (not a list: the default set, as services/access.py reads it),
+// is tenants.chatbot_default_capabilities (not a list: the default set, as services/store/access.py reads it),
 // `access` null or {capability_scopes, overrides} of the user's chatbot_access row. Malformed parts read as empty.
 function resolveCapabilities(tenantDefault, access, overridesEnabled) {
   const base = Array.isArray(tenantDefault) ? knownCapabilities(tenantDefault) : DEFAULT_CAPABILITIES.slice();
@@ -265,7 +265,7 @@ function throttleSignIn(e) {
 // Ratings: FEEDBACK_PER_MINUTE creates a minute per user, whoever writes them (the app rates for a user
 // over its superuser connection, so the row's user counts; a user token counts as its own user).
 // The schema caps characters; an emoji is 4 bytes, so the row's stored size is capped too.
-const FEEDBACK_MAX_BYTES = 24000; // services/feedback.py cuts its texts to fit
+const FEEDBACK_MAX_BYTES = 24000; // services/store/feedback.py cuts its texts to fit
 
 function utf8Bytes(s) {
   let n = 0;
