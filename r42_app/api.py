@@ -27,21 +27,20 @@ import logging
 import math
 from typing import Any
 
-import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from r42_app.chat import deps as chat_deps
 from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
 from r42_app.chat.turn import ChatRefused, check_turn, run_turn
+from r42_app.container import services
 from r42_app.core.chat import ChatInputError, validate_messages
 from r42_app.core.mcp import ConfirmationError
-from r42_app.services import deps
 from r42_app.services.retrieval import MODES
 from r42_app.services.runtime.loop_lag import MONITOR
 from r42_app.services.store.auth import AuthError, Session
+from r42_app.services.store.pb import pocketbase_answers
 
 REFUSAL_STATUS = {"unauthenticated": 401, "forbidden": 403, "chatbot_disabled": 403, "capability_denied": 403,
                   "quiz_active": 423, "quota_exceeded": 402, "rate_limited": 429, "unavailable": 503}
@@ -62,8 +61,8 @@ def _error(status: int, kind: str, message: str, headers: dict | None = None) ->
 async def health(request: Request) -> JSONResponse:  # noqa: ARG001
     """`GET /api/health`: the app answers and can reach PocketBase; also each MCP server's state (a server
     that is down makes only its tools unavailable, not the app: it does not change the status)."""
-    ok = await _pocketbase_answers(deps.settings().pb_url, HEALTH_TIMEOUT_S)
-    mcp = {s.name: s.state for s in deps.mcp_hub().statuses()}
+    ok = await pocketbase_answers(services().settings.pb_url, HEALTH_TIMEOUT_S)
+    mcp = {s.name: s.state for s in services().mcp_hub.statuses()}
     return JSONResponse({"status": "ok" if ok else "degraded", "pocketbase": ok, "mcp": mcp,
                          "event_loop_lag": MONITOR.summary()}, status_code=200 if ok else 503)
 
@@ -112,17 +111,6 @@ def _parse_json(raw: bytes) -> Any:
     return value
 
 
-async def _pocketbase_answers(url: str, timeout: float) -> bool:
-    """PocketBase's health, within `timeout` whatever it does (stopped, hung, gone): an async request
-    under a hard deadline, no thread that a hung server could hold."""
-    try:
-        async with httpx.AsyncClient(base_url=url, timeout=timeout) as client:
-            resp = await asyncio.wait_for(client.get("/api/health"), timeout)
-        return resp.status_code == 200
-    except (httpx.HTTPError, asyncio.TimeoutError):
-        return False
-
-
 def _refused(exc: ChatRefused) -> JSONResponse:
     """A guard refusal as its status (429 with Retry-After; 402 with the reason and credit metadata)."""
     headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} if exc.kind == "rate_limited" else None
@@ -140,7 +128,7 @@ def _bearer(request: Request) -> str:
 async def _session(token: str, fresh: bool = False) -> Session | JSONResponse:
     """The signed-in session of a PocketBase token, or the error response (401, or 503 when
     PocketBase cannot be asked)."""
-    auth = deps.auth_service()
+    auth = services().auth
     remembered = None if fresh else auth.remembered(token)
     if remembered is not None:  # checked moments ago: no PocketBase call, no thread
         return remembered
@@ -188,7 +176,7 @@ async def quiz_end(request: Request) -> JSONResponse:
     session = await _session(token)
     if isinstance(session, JSONResponse):
         return session
-    ended = await asyncio.to_thread(deps.quiz_store().end, session.user.id)
+    ended = await asyncio.to_thread(services().quiz.end, session.user.id)
     return JSONResponse({"ended": ended})
 
 
@@ -205,7 +193,7 @@ async def chat(request: Request):
         messages = validate_messages(body.get("messages"))
         if mode not in MODES:
             raise ChatInputError(f"mode must be one of {', '.join(MODES)}")
-        permit = await check_turn(session.user, chat_deps.chat_deps())  # once per turn, before anything streams
+        permit = await check_turn(session.user, services().chat)  # once per turn, before anything streams
     except ChatInputError as exc:
         return _error(400, "invalid_request", str(exc))
     except ChatRefused as exc:
@@ -215,7 +203,7 @@ async def chat(request: Request):
 
     async def events():
         try:
-            async for event in run_turn(session.user, raw, chat_deps.chat_deps(), mode, permit=permit):
+            async for event in run_turn(session.user, raw, services().chat, mode, permit=permit):
                 yield f"data: {json.dumps(event, ensure_ascii=False)}\n\n"
         except (ChatInputError, ChatRefused) as exc:
             yield f"data: {json.dumps({'type': 'error', 'kind': 'refused', 'message': str(exc)})}\n\n"
@@ -238,7 +226,7 @@ async def chat_delta(request: Request) -> JSONResponse:
     if not isinstance(body, dict) or not isinstance(body.get("delta"), dict):
         return _error(400, "invalid_request", 'The body must be {"delta": {"reason", "topics", "relations"}}.')
     try:
-        outcome = await confirm_delta(session.user, body["delta"], chat_deps.chat_deps())
+        outcome = await confirm_delta(session.user, body["delta"], services().chat)
     except ChatRefused as exc:
         return _refused(exc)
     except DeltaNotApplied as exc:
@@ -259,7 +247,7 @@ async def chat_confirm(request: Request) -> JSONResponse:
     if not isinstance(body, dict) or not isinstance(body.get("id"), str) or body.get("decision") not in ("allow", "deny"):
         return _error(400, "invalid_request", 'The body must be {"id": "<confirmation id>", "decision": "allow"|"deny"}.')
     try:
-        chat_deps.external_runtime().broker.answer(body["id"], session.user.id, body["decision"])
+        services().external.broker.answer(body["id"], session.user.id, body["decision"])
     except ConfirmationError as exc:
         return _error(CONFIRM_STATUS.get(exc.kind, 404), f"confirmation_{exc.kind}", exc.message)
     return JSONResponse({"id": body["id"], "decision": body["decision"]})

@@ -48,24 +48,22 @@ from typing import Callable, Iterator
 
 import httpx
 
+from r42_app.container import PocketBaseUnreachable, Services, connected, pocketbase_running
 from r42_app.core.capabilities import CAPABILITIES, DENY, GRANT, INHERIT
 from r42_app.core.costs import USD_PER_CREDIT, TenantCredits
 from r42_app.core.identity import Tenant
 from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from r42_app.core.redact import redacted_url
 from r42_app.core.retrieval import render_snippets
-from r42_app.services.adapters.embeddings import make_embedder
-from r42_app.services.adapters.injection import install_learned_model
-from r42_app.services.adapters.vector_store import VectorStore
-from r42_app.services.outbox.indexer import Indexer, requeue_failed
-from r42_app.services.retrieval import MODES, Retriever, UnknownTenant
-from r42_app.services.runtime.pb_server import ROOT, PocketBaseServer, ensure_superuser, load_superuser
-from r42_app.services.runtime.private import PRIVATE_UMASK, close_to_others
+from r42_app.services.outbox.indexer import requeue_failed
+from r42_app.services.retrieval import MODES, UnknownTenant
+from r42_app.services.runtime.pb_server import ROOT, PocketBaseServer, ensure_superuser
+from r42_app.services.runtime.private import PRIVATE_UMASK, private_data_dir
 from r42_app.services.runtime.sidecars import ChromaServer, RedisServer
 from r42_app.services.store.access import AccessError, AccessStore
-from r42_app.services.store.costs import OUTBOX_COST, CostPersister, CostReports, CreditError, CreditStore
-from r42_app.services.store.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBError, KBStore
-from r42_app.services.store.pb import PBError, PocketBase
+from r42_app.services.store.costs import OUTBOX_COST, CreditError
+from r42_app.services.store.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBError
+from r42_app.services.store.pb import PBError
 from r42_app.services.store.seed import DEMO_USERS, ensure_mcp_config, seed_demo
 from r42_app.settings import MAX_BACKEND_WORKERS, Settings, load_settings
 
@@ -74,53 +72,6 @@ EXIT_INVALID = 2
 
 def _err(message: str) -> None:
     print(f"r42: {message}", file=sys.stderr)
-
-
-@contextlib.contextmanager
-def admin_connection(cfg: Settings, wait_s: float = 0.0) -> Iterator[PocketBase]:
-    """A superuser connection to the running PocketBase, or to one started just for this command. With
-    `wait_s` and R42_PB_URL set, a PocketBase that is still starting is waited for that long."""
-    server: PocketBaseServer | None = None
-    probe = PocketBase(cfg.pb_url, timeout=2)
-    deadline = time.monotonic() + (wait_s if cfg.pb_url_override else 0)
-    running = probe.health()
-    while not running and time.monotonic() < deadline:
-        time.sleep(1)
-        running = probe.health()
-    probe.close()
-    if not running:
-        if cfg.pb_url_override:
-            raise SystemExit(f"r42: PocketBase at {cfg.pb_url} is not reachable")
-        try:
-            _private_data_dir(cfg)
-            ensure_superuser(cfg.pb_data_dir, cfg.superuser_file)
-            server = PocketBaseServer(cfg.pb_data_dir, cfg.pb_port, origins=cfg.allowed_origins).start()
-        except RuntimeError as exc:  # says what failed, secrets masked
-            raise SystemExit(f"r42: {exc}") from None
-    try:
-        creds = load_superuser(cfg.superuser_file)
-        pb = PocketBase(cfg.pb_url).as_superuser(creds.email, creds.password)
-        try:
-            yield pb
-        finally:
-            pb.close()
-    finally:
-        if server:
-            server.stop()
-
-
-class Services:
-    """What the retrieval commands need, built on one superuser connection."""
-
-    def __init__(self, cfg: Settings, pb: PocketBase):
-        self.pb = pb
-        self.kb = KBStore(pb)
-        self.embedder = make_embedder(cfg.embed_model)
-        self.vectors = VectorStore(path=cfg.chroma_dir, url=cfg.chroma_url, token=cfg.chroma_token,
-                                   model_id=self.embedder.model_id)
-        self.retriever = Retriever(self.kb, self.vectors, self.embedder, cache_bytes=cfg.vector_cache_mb << 20)
-        install_learned_model(cfg.injection_model_file)
-        self.indexer = Indexer(pb, self.kb, self.vectors, self.embedder)
 
 
 # -- serve ---------------------------------------------------------------------------
@@ -268,19 +219,10 @@ class Supervisor:
         return True
 
 
-def _private_data_dir(cfg: Settings) -> None:
-    """The data dir 0700 and nothing in it open to other local users, an older one included (issue 21); so is
-    Reflex's `.states` beside the app (its state files hold users' tokens), which an older run may have left open."""
-    cfg.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    close_to_others(cfg.data_dir)
-    if (ROOT / ".states").exists():
-        close_to_others(ROOT / ".states")
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     cfg = load_settings()
     os.umask(PRIVATE_UMASK)  # for everything serve and its children write: PocketBase, Redis, Chroma, the app
-    _private_data_dir(cfg)
+    private_data_dir(cfg.data_dir)
     workers = args.workers or cfg.backend_workers
     if not 1 <= workers <= MAX_BACKEND_WORKERS:
         _err(f"--workers must be from 1 to {MAX_BACKEND_WORKERS}, got {workers}")
@@ -298,15 +240,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     try:
         say(f"starting PocketBase on 127.0.0.1:{cfg.pb_port} (data in {cfg.data_dir})")
-        creds = ensure_superuser(cfg.pb_data_dir, cfg.superuser_file)
+        ensure_superuser(cfg.pb_data_dir, cfg.superuser_file)
         pb_server = PocketBaseServer(cfg.pb_data_dir, cfg.pb_port, origins=cfg.allowed_origins).start()
         shutdown.children.append(pb_server.proc)
-        pb = PocketBase(pb_server.url).as_superuser(creds.email, creds.password)
+        seeding = Services(dataclasses.replace(cfg, pb_url_override=pb_server.url))
         if not args.no_seed:
-            seed_demo(pb, cfg.demo_password, log=say)
+            seed_demo(seeding.admin_pb, cfg.demo_password, log=say)
             if not cfg.mcp_config and ensure_mcp_config(cfg.mcp_config_file, cfg.mcp_demo_messages):
                 say(f"wrote the demo MCP servers to {cfg.mcp_config_file}")
-        pb.close()
+        seeding.close()
         env["GRANIAN_WORKERS"] = str(workers)
         if cfg.redis_url:  # given: used however many workers there are
             env["REFLEX_REDIS_URL"] = cfg.redis_url
@@ -378,8 +320,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_seed(args: argparse.Namespace) -> int:
     cfg = load_settings()
     try:
-        with admin_connection(cfg) as pb:
-            seed_demo(pb, cfg.demo_password)
+        with connected(cfg) as svc:
+            seed_demo(svc.admin_pb, cfg.demo_password)
     except (PBError, KBError, ValueError) as exc:
         _err(str(exc))
         return 1
@@ -413,8 +355,8 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
         _err(f"{path}: not valid JSON ({exc}); nothing was written")
         return EXIT_INVALID
     try:
-        with admin_connection(cfg) as pb:
-            store = KBStore(pb)
+        with connected(cfg) as svc:
+            store = svc.kb
             plan, issues = store.validate_import(args.tenant, data)
             if plan is None:
                 _err(f"{path}: {len(issues)} problem(s); nothing was written")
@@ -425,7 +367,7 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
                 return EXIT_INVALID
             result = store.import_document(args.tenant, data, progress=_progress("writing"), tenant_name=args.name)
             if not args.no_index:
-                _index_now(Services(cfg, pb), result.tenant.id)
+                _index_now(svc, result.tenant.id)
     except KBError as exc:
         _err(str(exc))
         return EXIT_INVALID if exc.issues else 1
@@ -482,8 +424,8 @@ def _index_now(services: Services, tenant_id: str | None) -> None:
 def cmd_kb_export(args: argparse.Namespace) -> int:
     cfg = load_settings()
     try:
-        with admin_connection(cfg) as pb:
-            doc = KBStore(pb).export_document(args.tenant)
+        with connected(cfg) as svc:
+            doc = svc.kb.export_document(args.tenant)
     except KBError as exc:
         _err(str(exc))
         return EXIT_INVALID
@@ -531,8 +473,7 @@ def _fail(message: str) -> int:
 @contextlib.contextmanager
 def tenant_services(cfg: Settings, tenant_slug: str) -> Iterator[tuple[Services, Tenant]]:
     """Services on a superuser connection plus the named tenant; an unknown tenant exits with status 2."""
-    with admin_connection(cfg) as pb:
-        services = Services(cfg, pb)
+    with connected(cfg) as services:
         try:
             tenant = services.retriever.tenant(tenant_slug)
         except UnknownTenant as exc:
@@ -629,14 +570,14 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     cfg = load_settings()
     roles = ("index", "cost") if args.role == "all" else (args.role,)
-    with admin_connection(cfg, wait_s=0 if args.once else 120) as pb:
-        indexer = Services(cfg, pb).indexer if "index" in roles else None
+    with connected(cfg, wait_s=0 if args.once else 120) as svc:
+        indexer = svc.indexer if "index" in roles else None
         if indexer is not None and not indexer.vectors.can_write():
             _err(f"another process (the app?) writes the embedded index in {cfg.chroma_dir}, and two writers "
                  "corrupt it: run the app with R42_APP_INDEXER=0, or a Chroma server for every process "
                  "(`r42 serve --chroma-server`, CHROMA_URL)")
             return 1
-        costs = CostPersister(pb) if "cost" in roles else None
+        costs = svc.cost_persister if "cost" in roles else None
         if indexer is not None:
             indexer.rows_per_run = args.batch_size
         tenant_id = None
@@ -645,7 +586,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
                 _err("--tenant applies to --once --role index only")
                 return 2
             try:
-                tenant_id = KBStore(pb).require_tenant(args.tenant).id
+                tenant_id = svc.kb.require_tenant(args.tenant).id
             except KBError as exc:
                 _err(str(exc))
                 return 2
@@ -696,10 +637,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_rag_backfill(args: argparse.Namespace) -> int:
     cfg = load_settings()
-    with admin_connection(cfg) as pb:
-        services = Services(cfg, pb)
+    with connected(cfg) as svc:
+        services = svc
         if args.tenant == "*":
-            tenants = [services.kb.require_tenant(row["slug"]) for row in pb.all("tenants", fields="slug")]
+            tenants = [services.kb.require_tenant(row["slug"]) for row in svc.admin_pb.all("tenants", fields="slug")]
         else:
             try:
                 tenants = [services.kb.require_tenant(args.tenant)]
@@ -725,9 +666,9 @@ def cmd_rag_backfill(args: argparse.Namespace) -> int:
 # -- capabilities (issue 11) -------------------------------------------------------------
 
 
-def _capability_tenants(pb: PocketBase, slug: str) -> list[Tenant]:
+def _capability_tenants(svc: Services, slug: str) -> list[Tenant]:
     """The tenant named by slug (or every tenant for *); an unknown slug exits with status 2."""
-    kb = KBStore(pb)
+    kb, pb = svc.kb, svc.admin_pb
     if slug == "*":
         return [kb.require_tenant(row["slug"]) for row in pb.all("tenants", fields="slug", sort="slug")]
     tenant = kb.tenant(slug)
@@ -753,9 +694,9 @@ def cmd_chatbot_override(args: argparse.Namespace) -> int:
     """user-grant / user-deny / user-inherit: one override for one user, audited as the CLI."""
     value = {"user-grant": GRANT, "user-deny": DENY, "user-inherit": INHERIT}[args.chatbot_command]
     cfg = load_settings()
-    with admin_connection(cfg) as pb:
-        store = AccessStore(pb, overrides_enabled=cfg.capability_overrides_enabled)
-        tenant = _capability_tenants(pb, args.tenant)[0]
+    with connected(cfg) as svc:
+        store = svc.access
+        tenant = _capability_tenants(svc, args.tenant)[0]
         user = _user_of(store, tenant, args.email)
         _chatbot, before = store.effective(tenant.id, user["id"])
         try:
@@ -771,9 +712,9 @@ def cmd_chatbot_switch(args: argparse.Namespace) -> int:
     """enable / disable: the tenant's master switch."""
     enabled = args.chatbot_command == "enable"
     cfg = load_settings()
-    with admin_connection(cfg) as pb:
-        tenant = _capability_tenants(pb, args.tenant)[0]
-        changed = AccessStore(pb).set_enabled(tenant, enabled, "", "cli")
+    with connected(cfg) as svc:
+        tenant = _capability_tenants(svc, args.tenant)[0]
+        changed = svc.access.set_enabled(tenant, enabled, "", "cli")
     state = "on" if enabled else "off"
     print(f"R42 is {state} for {tenant.slug}" + ("" if changed else " (it already was)"))
     return 0
@@ -782,9 +723,9 @@ def cmd_chatbot_switch(args: argparse.Namespace) -> int:
 def cmd_chatbot_access(args: argparse.Namespace) -> int:
     """Users x capabilities of a tenant, and each user's effective set."""
     cfg = load_settings()
-    with admin_connection(cfg) as pb:
-        store = AccessStore(pb, overrides_enabled=cfg.capability_overrides_enabled)
-        tenant = _capability_tenants(pb, args.tenant)[0]
+    with connected(cfg) as svc:
+        store = svc.access
+        tenant = _capability_tenants(svc, args.tenant)[0]
         chatbot = store.tenant_chatbot(tenant.id)
         users = store.users(tenant)
         if args.email:
@@ -816,10 +757,10 @@ def cmd_chatbot_access(args: argparse.Namespace) -> int:
 def cmd_chatbot_migrate(args: argparse.Namespace) -> int:
     """migrate-legacy: exact lists -> overrides with the same effective set, printed before and after."""
     cfg = load_settings()
-    with admin_connection(cfg) as pb:
-        store = AccessStore(pb, overrides_enabled=cfg.capability_overrides_enabled)
+    with connected(cfg) as svc:
+        store = svc.access
         total = 0
-        for tenant in _capability_tenants(pb, args.tenant):
+        for tenant in _capability_tenants(svc, args.tenant):
             try:
                 done = store.migrate_legacy(tenant, None, "", "cli", dry_run=args.dry_run)
             except AccessError as exc:
@@ -844,9 +785,9 @@ def cmd_credits(args: argparse.Namespace) -> int:
     if args.credits_command in ("set", "add") and args.amount is None and args.unlimited is None:
         return _fail(f"`r42 credits {args.credits_command}` needs an amount of credits, or --unlimited/--limited")
     cfg = load_settings()
-    with admin_connection(cfg) as pb:
-        tenant = _capability_tenants(pb, args.tenant)[0]
-        store = CreditStore(pb)
+    with connected(cfg) as svc:
+        tenant = _capability_tenants(svc, args.tenant)[0]
+        store = svc.credits
         if args.credits_command == "show":
             print(_credits_line(tenant, store.show(tenant)))
             return 0
@@ -872,13 +813,13 @@ def cmd_costs_report(args: argparse.Namespace) -> int:
     today = datetime.now(timezone.utc).date()
     since, until = args.since or today.replace(day=1), args.until or today
     cfg = load_settings()
-    with admin_connection(cfg) as pb:
-        tenant = _capability_tenants(pb, args.tenant)[0]
+    with connected(cfg) as svc:
+        tenant = _capability_tenants(svc, args.tenant)[0]
         try:
-            report = CostReports(pb).report(tenant, since, until)
+            report = svc.cost_reports.report(tenant, since, until)
         except ValueError as exc:
             return _fail(str(exc))
-        left = CreditStore(pb).show(tenant)
+        left = svc.credits.show(tenant)
     if args.by == "day":
         lines = [(d, sum(report.by_day[d].values())) for d in report.days]
         rows = [{"day": d, "cost_usd": round(usd, 6)} for d, usd in lines]
@@ -930,11 +871,11 @@ def cmd_mcp_status(args: argparse.Namespace) -> int:
     """Connect to every configured MCP server once and list it with its tools and their risk."""
     import asyncio
 
-    from r42_app.services.adapters.mcp import McpHub, McpRegistry
+    from r42_app.services.adapters.mcp import DEFAULT_REGISTRY
 
     cfg = load_settings()
-    registry = McpRegistry()
-    hub = McpHub.from_file(cfg.mcp_config_file, registry, enabled=cfg.mcp_enabled)
+    hub = Services(cfg).mcp_hub  # this process's own: nothing else here uses the registry it fills
+    registry = DEFAULT_REGISTRY
     if hub.config_error:
         return _fail(hub.config_error)
 
@@ -966,8 +907,8 @@ def cmd_outbox_retry(args: argparse.Namespace) -> int:
     kinds = {"index": (OUTBOX_UPSERT, OUTBOX_DELETE), "cost": (OUTBOX_COST,)}
     types = kinds.get(args.kind, kinds["index"] + kinds["cost"])
     cfg = load_settings()
-    with admin_connection(cfg) as pb:
-        count = requeue_failed(pb, types)
+    with connected(cfg) as svc:
+        count = requeue_failed(svc.admin_pb, types)
     print(f"{count} failed outbox row(s) queued again; the app or `r42 worker` picks them up")
     return 0
 
@@ -977,10 +918,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from r42_app.services.runtime.doctor import FAIL, Doctor
 
     cfg = load_settings()
-    with admin_connection(cfg) as pb:
-        services = Services(cfg, pb)
+    with connected(cfg) as svc:
+        services = svc
         try:
-            checks = Doctor(cfg, pb, services.embedder, services.vectors).run(args.tenant)
+            checks = Doctor(cfg, svc.admin_pb, services.embedder, services.vectors).run(args.tenant)
         except KBError as exc:
             return _fail(str(exc))
     if args.json:
@@ -1003,20 +944,18 @@ def cmd_backup(args: argparse.Namespace) -> int:
         source = Path(args.file)
         if not source.is_file():
             return _fail(f"{source} is not a file")
-        probe = PocketBase(cfg.pb_url, timeout=2)
-        running = probe.health()
-        probe.close()
+        running = pocketbase_running(cfg)
         if running and not args.force:
             return _fail(f"PocketBase at {cfg.pb_url} is running: restoring replaces all of its data. Stop R42 "
                          "first, or add --force to restore into the running instance.")
-    with admin_connection(cfg) as pb:
+    with connected(cfg) as svc:
         try:
             if args.backup_command == "create":
-                target = create_backup(pb, Path(args.file) if args.file else cfg.data_dir / "backups")
+                target = create_backup(svc.admin_pb, Path(args.file) if args.file else cfg.data_dir / "backups")
                 print(f"backup written to {target} ({target.stat().st_size / 1_000_000:.1f} MB); the search index "
                       "is not in it: `r42 chatbot rag-backfill --tenant '*' --now` rebuilds it after a restore")
             else:
-                restore_backup(pb, Path(args.file))
+                restore_backup(svc.admin_pb, Path(args.file))
                 print(f"restored {args.file}; now rebuild the search index: "
                       "r42 chatbot rag-backfill --tenant '*' --now")
         except BackupError as exc:
@@ -1180,7 +1119,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except PocketBaseUnreachable as exc:
+        _err(str(exc))
+        return 1
 
 
 if __name__ == "__main__":

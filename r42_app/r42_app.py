@@ -52,27 +52,27 @@ app = rx.App(
 
 async def index_outbox() -> None:
     """Keep the search index fresh: drain the outbox for as long as the backend runs."""
-    from r42_app.services import deps
+    from r42_app.container import services
 
-    if deps.settings().app_indexer:
-        await deps.indexer().run_forever()
+    if services().settings.app_indexer:
+        await services().indexer.run_forever()
 
 
 async def persist_costs() -> None:
     """Persist the AI cost events that chat turns queue in the outbox (and debit credits once each)."""
-    from r42_app.services import deps
+    from r42_app.container import services
 
-    if deps.settings().app_costs:
-        await deps.cost_persister().run_forever()
+    if services().settings.app_costs:
+        await services().cost_persister.run_forever()
 
 
 async def run_mcp_servers() -> None:
     """Connect to the configured MCP servers at boot and keep them connected (reconnecting with backoff)."""
     import asyncio
 
-    from r42_app.services import deps
+    from r42_app.container import services
 
-    hub = deps.mcp_hub()
+    hub = services().mcp_hub
     await hub.start()
     try:
         await asyncio.Event().wait()

@@ -102,15 +102,18 @@ def seeded(pb_server, admin_pb):
 
 @pytest.fixture
 def app_env(pb_server, monkeypatch):
-    """Point the app's services (r42_app.services.deps) at the test PocketBase."""
-    from r42_app.services import deps
+    """A services container of this test's own (r42_app.container), pointed at the test PocketBase; it is
+    built from the environment on first use, so a test may change the environment before it asks."""
+    from r42_app import container
 
     monkeypatch.setenv("R42_PB_URL", pb_server.url)
     monkeypatch.setenv("R42_DATA_DIR", str(pb_server.data_dir))
     monkeypatch.setenv("R42_DEMO_PASSWORD", DEMO_PASSWORD)
-    deps.reset()
+    previous = container.use(None)
     yield
-    deps.reset()
+    built = container.use(previous)
+    if built is not None:
+        built.close()
 
 
 @pytest.fixture(scope="session")

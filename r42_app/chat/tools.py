@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable, Protocol
 
 from r42_app.core.delta import Rejected, validate_delta
 from r42_app.core.fence import fence, one_line
@@ -21,12 +21,18 @@ from r42_app.core.identity import SignedInUser, Tenant
 from r42_app.core.injection import detect_injection_markers
 from r42_app.core.retrieval import Snippet, make_snippet, render_snippets, visible_topic
 from r42_app.core.tools import BUILTIN_TOOLS, KB_SEARCH_TOOL, LOOKUP_TOPIC, PROPOSE_GRAPH_DELTA, ToolSpec
-from r42_app.services.retrieval import MODES
-
-if TYPE_CHECKING:  # the turn builds the context; tools only read it
-    from r42_app.chat.turn import ChatDeps
+from r42_app.services.retrieval import MODES, Retriever
+from r42_app.services.store.kb_store import KBStore
 
 log = logging.getLogger(__name__)
+
+
+class ToolDeps(Protocol):
+    """What the tools read of the turn's dependencies (chat.turn.ChatDeps has it all)."""
+
+    kb: KBStore
+    retriever: Retriever
+    external: Any  # chat.external.ExternalRuntime, or None when external tools are off
 
 
 @dataclass
@@ -36,7 +42,7 @@ class TurnContext:
     user: SignedInUser
     tenant: Tenant
     capabilities: frozenset[str]
-    deps: "ChatDeps"
+    deps: ToolDeps
     snippets: list[Snippet] = field(default_factory=list)
     emit: Callable[[dict[str, Any]], Awaitable[None]] = field(default=None)  # stream an event while a tool runs
 

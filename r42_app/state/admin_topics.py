@@ -12,10 +12,10 @@ from collections import Counter
 
 import reflex as rx
 
+from r42_app.container import services
 from r42_app.core.identity import Tenant
 from r42_app.core.kb import RELATION_LABELS, RELATION_TYPES, TOPIC_TYPES, TYPE_LABELS, Relation, filter_topics, slugify
 from r42_app.core.messages_nl import to_dutch
-from r42_app.services import deps
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
@@ -97,7 +97,7 @@ class AdminTopicsState(rx.State):
     # -- list -----------------------------------------------------------------------
 
     async def _refresh_rows(self, tenant: Tenant) -> None:
-        store = deps.kb_store()
+        store = services().kb
         topics, relations = await asyncio.gather(asyncio.to_thread(store.topic_summaries, tenant),
                                                  asyncio.to_thread(store.relations, tenant))
         counts: Counter[str] = Counter()
@@ -149,7 +149,7 @@ class AdminTopicsState(rx.State):
         self.confirm_delete = ""
         label = next((r.label for r in self.rows if r.slug == slug), slug)
         try:
-            removed = await asyncio.to_thread(deps.kb_store().delete_topic, tenant, slug)
+            removed = await asyncio.to_thread(services().kb.delete_topic, tenant, slug)
         except KBError as exc:
             return rx.toast.error(str(exc))
         await self._refresh_rows(tenant)
@@ -177,7 +177,7 @@ class AdminTopicsState(rx.State):
         self.saving = False
 
     async def _load_relations(self, tenant: Tenant, slug: str) -> None:
-        store = deps.kb_store()
+        store = services().kb
         topics, relations = await asyncio.gather(asyncio.to_thread(store.topic_summaries, tenant),
                                                  asyncio.to_thread(store.relations_of, tenant, slug))
         labels = {t.slug: t.label for t in topics}
@@ -210,7 +210,7 @@ class AdminTopicsState(rx.State):
             return
         slug = str(self.router.page.params.get("slug", ""))
         self.loading = True
-        topic = await asyncio.to_thread(deps.kb_store().topic, tenant, slug)
+        topic = await asyncio.to_thread(services().kb.topic, tenant, slug)
         self.found = topic is not None
         if topic is not None:
             self.f_slug, self.f_label, self.f_type = topic.slug, topic.label, topic.type
@@ -262,7 +262,7 @@ class AdminTopicsState(rx.State):
             "description": self.f_description,
             "content": self.f_content,
         }
-        store = deps.kb_store()
+        store = services().kb
         try:
             if self.is_new:
                 topic = await asyncio.to_thread(store.create_topic, tenant, raw)
@@ -301,7 +301,7 @@ class AdminTopicsState(rx.State):
             self.relation_error = "Kies het onderwerp waarnaar de relatie wijst."
             return
         try:
-            await asyncio.to_thread(deps.kb_store().add_relation, tenant,
+            await asyncio.to_thread(services().kb.add_relation, tenant,
                                     {"source": self.f_slug, "target": self.r_target, "type": self.r_type})
         except KBError as exc:
             self.relation_error = "; ".join(to_dutch(i.message) for i in exc.issues) or str(exc)
@@ -316,7 +316,7 @@ class AdminTopicsState(rx.State):
         if tenant is None:
             return rx.toast.error(REFUSED)
         try:
-            await asyncio.to_thread(deps.kb_store().delete_relation, tenant, Relation(source, target, rtype))
+            await asyncio.to_thread(services().kb.delete_relation, tenant, Relation(source, target, rtype))
         except KBError as exc:
             return rx.toast.error(str(exc))
         await self._load_relations(tenant, self.f_slug)

@@ -9,8 +9,8 @@ from typing import Any, Callable
 
 import reflex as rx
 
+from r42_app.container import services
 from r42_app.core.identity import SignedInUser
-from r42_app.services import deps
 from r42_app.services.store.auth import AuthError, Session
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ class AuthState(rx.State):
         age = time.time() - self._verified_at
         if self._user is None or token != self._verified_token or fresh or age >= VERIFY_TTL_S:
             try:
-                session = await asyncio.to_thread(deps.auth_service().verify, token)
+                session = await asyncio.to_thread(services().auth.verify, token)
             except AuthError as exc:  # PocketBase unreachable: keep what we knew; writes fail on their own
                 log.warning("session check failed: %s", exc)
             else:
@@ -128,7 +128,7 @@ class AuthState(rx.State):
     async def sign_in(self, form: dict):
         self.signin_error = ""
         try:
-            session = await deps.auth_service().sign_in_from(  # the limit is async; PocketBase in a thread
+            session = await services().auth.sign_in_from(  # the limit is async; PocketBase in a thread
                 self.router.session.client_ip, str(form.get("email", "")), str(form.get("password", "")))
         except AuthError as exc:
             self.signin_error = str(exc)

@@ -18,8 +18,8 @@ import uuid
 import reflex as rx
 
 from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
-from r42_app.chat.deps import chat_deps, external_runtime
 from r42_app.chat.turn import ChatRefused, run_turn
+from r42_app.container import services
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, chat_availability
 from r42_app.core.chat import MAX_MESSAGE_CHARS, REF_RE, ChatInputError
 from r42_app.core.delta import describe_delta
@@ -36,7 +36,6 @@ from r42_app.core.thread import (
     serialise,
     storage_key,
 )
-from r42_app.services import deps
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
@@ -257,7 +256,7 @@ class ChatState(rx.State):
         if user is None:
             return
         try:
-            chatbot, resolution = await asyncio.to_thread(deps.access_store().effective, user.tenant_id, user.id)
+            chatbot, resolution = await asyncio.to_thread(services().access.effective, user.tenant_id, user.id)
         except PBError as exc:  # keep what we knew; the turn's own guard still decides
             log.warning("checking R42 access failed: %s", exc)
             return
@@ -276,7 +275,7 @@ class ChatState(rx.State):
         user = await self._user()
         if user is not None:
             try:
-                in_quiz = await asyncio.to_thread(deps.quiz_store().active, user.id)
+                in_quiz = await asyncio.to_thread(services().quiz.active, user.id)
             except PBError:
                 in_quiz = False  # the turn's own guard still refuses if a quiz is running
             if in_quiz:
@@ -295,7 +294,7 @@ class ChatState(rx.State):
         user = await self._user()
         if user is None:
             return
-        self.offline = deps.settings().offline
+        self.offline = services().settings.offline
         if self._user_id == user.id and self.messages:
             return
         self._user_id = user.id
@@ -447,7 +446,7 @@ class ChatState(rx.State):
         question = next((m.content for m in reversed(self.messages[:index]) if m.role == "user"), "")
         cites = [{"slug": c.slug, "label": c.label} for c in target.citations]
         try:
-            await asyncio.to_thread(deps.feedback_store().record, user.tenant_id, user.id, rating, question,
+            await asyncio.to_thread(services().feedback.record, user.tenant_id, user.id, rating, question,
                                     target.content, cites, message_id)
         except FeedbackError as exc:  # refused for a reason the user can act on (too many at once): say which
             log.warning("feedback not stored: %s", exc)
@@ -504,7 +503,7 @@ class ChatState(rx.State):
         state, note = "declined", ""
         if yes:
             try:
-                outcome = await confirm_delta(user, _plain(target.delta), chat_deps())
+                outcome = await confirm_delta(user, _plain(target.delta), services().chat)
                 state, note = outcome.state, outcome.message
             except (ChatRefused, DeltaNotApplied) as exc:
                 state, note = "failed", str(exc)
@@ -520,7 +519,7 @@ class ChatState(rx.State):
         if user is None or target is None or target.confirm_state != "pending":
             return
         try:
-            external_runtime().broker.answer(target.confirm_id, user.id, "allow" if allow else "deny")
+            services().external.broker.answer(target.confirm_id, user.id, "allow" if allow else "deny")
             state = "allowed" if allow else "denied"
         except ConfirmationError as exc:
             state = "failed"
@@ -566,7 +565,7 @@ class ChatState(rx.State):
         delta: dict = {}
         rejected: list[str] = []
         try:
-            async with contextlib.aclosing(run_turn(user, history, chat_deps())) as turn:  # stop closes it now
+            async with contextlib.aclosing(run_turn(user, history, services().chat)) as turn:  # stop closes it now
                 async for event in turn:
                     async with self:
                         if self._stream_run != run:  # ended meanwhile (stream_check): write nothing more

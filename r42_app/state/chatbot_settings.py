@@ -9,6 +9,7 @@ import logging
 
 import reflex as rx
 
+from r42_app.container import services
 from r42_app.core.capabilities import (
     CAPABILITIES,
     CAPABILITY_LABELS,
@@ -19,7 +20,6 @@ from r42_app.core.capabilities import (
     with_override,
 )
 from r42_app.core.text import fold
-from r42_app.services import deps
 from r42_app.services.store.access import AccessError, UserAccess
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
@@ -90,7 +90,7 @@ class ChatbotSettingsState(rx.State):
     # -- reading -------------------------------------------------------------------------------
 
     async def _refresh(self, user) -> None:
-        store = deps.access_store()
+        store = services().access
         chatbot, users, changes = await asyncio.gather(
             asyncio.to_thread(store.tenant_chatbot, user.tenant_id), asyncio.to_thread(store.users, user.tenant),
             asyncio.to_thread(store.recent_changes, user.tenant))
@@ -173,7 +173,7 @@ class ChatbotSettingsState(rx.State):
         self.saving = True
         yield
         try:
-            count = await asyncio.to_thread(deps.access_store().save_rows, user.tenant, changes, user.id, user.email)
+            count = await asyncio.to_thread(services().access.save_rows, user.tenant, changes, user.id, user.email)
         except (AccessError, PBError) as exc:
             self.saving = False
             yield rx.toast.error(str(exc))
@@ -189,7 +189,7 @@ class ChatbotSettingsState(rx.State):
         if user is None:
             return rx.toast.error(REFUSED)
         try:
-            done = await asyncio.to_thread(deps.access_store().migrate_legacy, user.tenant, [user_id], user.id,
+            done = await asyncio.to_thread(services().access.migrate_legacy, user.tenant, [user_id], user.id,
                                            user.email)
         except (AccessError, PBError) as exc:
             return rx.toast.error(str(exc))
@@ -209,7 +209,7 @@ class ChatbotSettingsState(rx.State):
             return
         wanted = (set(self.default) | {capability}) if on else (set(self.default) - {capability})
         try:
-            await asyncio.to_thread(deps.access_store().set_default, user.tenant, wanted, user.id, user.email)
+            await asyncio.to_thread(services().access.set_default, user.tenant, wanted, user.id, user.email)
         except (AccessError, PBError) as exc:
             return rx.toast.error(str(exc))
         await self._refresh(user)
@@ -242,7 +242,7 @@ class ChatbotSettingsState(rx.State):
         if user is None:
             return rx.toast.error(REFUSED)
         try:
-            await asyncio.to_thread(deps.access_store().set_enabled, user.tenant, on, user.id, user.email)
+            await asyncio.to_thread(services().access.set_enabled, user.tenant, on, user.id, user.email)
         except (AccessError, PBError) as exc:
             return rx.toast.error(str(exc))
         await self._refresh(user)

@@ -10,10 +10,10 @@ from datetime import date, datetime, timezone
 
 import reflex as rx
 
+from r42_app.container import services
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, CHAT_GENERAL, QA_HELP
 from r42_app.core.costs import USD_PER_CREDIT, CostLine
-from r42_app.services import deps
-from r42_app.services.store.costs import CostReports, CreditError, CreditStore, day_range
+from r42_app.services.store.costs import CreditError, day_range
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
@@ -88,9 +88,9 @@ class CostsState(rx.State):
 
     async def _refresh(self, user) -> None:
         since, until = self._range()
-        pb = deps.admin_pb()
-        report, credits = await asyncio.gather(asyncio.to_thread(CostReports(pb).report, user.tenant, since, until),
-                                               asyncio.to_thread(CreditStore(pb).show, user.tenant))
+        svc = services()
+        report, credits = await asyncio.gather(asyncio.to_thread(svc.cost_reports.report, user.tenant, since, until),
+                                               asyncio.to_thread(svc.credits.show, user.tenant))
         total = report.total
         u = total.usage
         self.events = total.events
@@ -153,7 +153,7 @@ class CostsState(rx.State):
             return rx.toast.error(REFUSED)
         since, until = self._range()
         try:
-            data = await asyncio.to_thread(CostReports(deps.admin_pb()).events_csv, user.tenant, since, until)
+            data = await asyncio.to_thread(services().cost_reports.events_csv, user.tenant, since, until)
         except PBError as exc:
             return rx.toast.error(f"Exporteren mislukt: {exc}")
         return rx.download(data=data, filename=f"r42-kosten-{user.tenant.slug}-{self.since}-{self.until}.csv")
@@ -173,7 +173,7 @@ class CostsState(rx.State):
         except ValueError:
             return rx.toast.error("Vul een aantal credits in, bijvoorbeeld 5000.")
         try:
-            await asyncio.to_thread(CreditStore(deps.admin_pb()).change, user.tenant, user.id, user.email, add=amount)
+            await asyncio.to_thread(services().credits.change, user.tenant, user.id, user.email, add=amount)
         except CreditError as exc:
             return rx.toast.error(str(exc))
         self.add_amount = ""

@@ -8,7 +8,7 @@ import logging
 
 import reflex as rx
 
-from r42_app.services import deps
+from r42_app.container import services
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
@@ -45,7 +45,7 @@ class FeedbackState(rx.State):
         self.loading, self.load_error = True, ""
         yield
         try:
-            found = await asyncio.to_thread(deps.feedback_store().recent, user.tenant_id)
+            found = await asyncio.to_thread(services().feedback.recent, user.tenant_id)
         except PBError as exc:
             log.error("loading feedback failed: %s", exc)
             self.load_error = "De beoordelingen konden niet worden geladen. Probeer het opnieuw."

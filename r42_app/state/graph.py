@@ -10,9 +10,9 @@ import logging
 
 import reflex as rx
 
+from r42_app.container import services
 from r42_app.core.graph import GraphView, build_view, excerpt, neighbours, search_nodes
 from r42_app.core.kb import INVERSE_RELATION_LABELS, RELATION_LABELS, TYPE_LABELS, Relation
-from r42_app.services import deps
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
@@ -53,15 +53,15 @@ class Panel:
 
 def _fingerprint(user) -> tuple:
     """The tenant's graph change marker (plus its suggestions' for admins): blocking, run in a thread."""
-    marker = deps.kb_store().fingerprint(user.tenant)
-    return marker + deps.suggestion_store().fingerprint(user.tenant) if user.is_admin else marker
+    marker = services().kb.fingerprint(user.tenant)
+    return marker + services().suggestions.fingerprint(user.tenant) if user.is_admin else marker
 
 
 def _fetch(user) -> tuple:
     """(fingerprint, topics, relations, pending suggestion deltas): blocking, run in a thread."""
-    store = deps.kb_store()
+    store = services().kb
     seen = _fingerprint(user)
-    pending = ([s.delta for s in deps.suggestion_store().list(user.tenant, "pending") if s.valid]
+    pending = ([s.delta for s in services().suggestions.list(user.tenant, "pending") if s.valid]
                if user.is_admin else [])
     return seen, store.topic_summaries(user.tenant), store.relations(user.tenant), pending
 
@@ -206,7 +206,7 @@ class GraphState(rx.State):
             description = self._pending_descriptions.get(slug, "")
         else:
             # deleted meanwhile: the next poll drops the node
-            topic = await asyncio.to_thread(deps.kb_store().topic, user.tenant, slug)
+            topic = await asyncio.to_thread(services().kb.topic, user.tenant, slug)
             text = excerpt(topic.content) if topic else ""
             description = topic.description if topic else ""
         self.panel = Panel(slug, node.label, node.type, TYPE_LABELS.get(node.type, node.type), description, text,

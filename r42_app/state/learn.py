@@ -8,6 +8,7 @@ import logging
 
 import reflex as rx
 
+from r42_app.container import services
 from r42_app.core.identity import Tenant
 from r42_app.core.kb import (
     INVERSE_RELATION_LABELS,
@@ -19,7 +20,6 @@ from r42_app.core.kb import (
 )
 from r42_app.core.passages import split_passages
 from r42_app.core.retrieval import visible_topic
-from r42_app.services import deps
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
@@ -107,7 +107,7 @@ class LearnState(rx.State):
     async def _ensure_topics(self, tenant: Tenant, force: bool = False) -> None:
         if self._tenant_id == tenant.id and self._topics and not force:
             return
-        self._topics = await asyncio.to_thread(deps.kb_store().topic_summaries, tenant)
+        self._topics = await asyncio.to_thread(services().kb.topic_summaries, tenant)
         self._tenant_id = tenant.id
         self.total = len(self._topics)
         self.type_counts = [
@@ -146,7 +146,7 @@ class LearnState(rx.State):
         self.topic_loading = True
         self.load_error = ""
         yield
-        store = deps.kb_store()
+        store = services().kb
         try:
             await self._ensure_topics(tenant)
             self.loading = False

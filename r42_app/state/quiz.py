@@ -16,9 +16,9 @@ import time
 
 import reflex as rx
 
+from r42_app.container import services
 from r42_app.core.kb import TYPE_LABELS
 from r42_app.core.quiz import DEFAULT_QUESTIONS, QUIZ_MAX_MINUTES, SCOPES, Question, QuizError, generate_quiz, score
-from r42_app.services import deps
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
@@ -56,7 +56,7 @@ def flag_script(user_id: str, on: bool) -> str:
 async def end_quiz(user) -> list:
     """Close the user's server quiz session and clear the browser flag (events to return)."""
     try:
-        await asyncio.to_thread(deps.quiz_store().end, user.id)
+        await asyncio.to_thread(services().quiz.end, user.id)
     except PBError as exc:  # the row still expires by itself
         log.error("ending the quiz of %s failed: %s", user.id, exc)
     return [rx.call_script(flag_script(user.id, False))]
@@ -148,9 +148,9 @@ class QuizState(rx.State):
         self.error, self.starting = "", True
         yield
         try:
-            kb = await asyncio.to_thread(deps.kb_store().load, user.tenant)
+            kb = await asyncio.to_thread(services().kb.load, user.tenant)
             key = generate_quiz(kb.topics, kb.relations, self.scope, DEFAULT_QUESTIONS)
-            session = await asyncio.to_thread(deps.quiz_store().start, user.tenant, user.id)
+            session = await asyncio.to_thread(services().quiz.start, user.tenant, user.id)
         except QuizError as exc:
             self.error = str(exc)
             return
@@ -191,7 +191,7 @@ class QuizState(rx.State):
             return
         user = await self._user()
         try:
-            status = await asyncio.to_thread(deps.quiz_store().attempt_status, user.id, self._session) if user else "ended"
+            status = await asyncio.to_thread(services().quiz.attempt_status, user.id, self._session) if user else "ended"
         except PBError as exc:
             log.error("checking the quiz session failed: %s", exc)
             return rx.toast.error("Je antwoord kon niet worden opgeslagen. Probeer het opnieuw.")

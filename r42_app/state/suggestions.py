@@ -8,8 +8,8 @@ import logging
 
 import reflex as rx
 
+from r42_app.container import services
 from r42_app.core.delta import describe_delta
-from r42_app.services import deps
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
@@ -38,7 +38,7 @@ class SuggestionRow:
 
 def _fetch(tenant) -> tuple:
     """(change marker, every suggestion of the tenant): blocking, run in a thread."""
-    store = deps.suggestion_store()
+    store = services().suggestions
     return store.fingerprint(tenant), store.list(tenant)
 
 
@@ -93,7 +93,7 @@ class SuggestionsState(rx.State):
             return
         tenant = user.tenant
         try:
-            if await asyncio.to_thread(deps.suggestion_store().fingerprint, tenant) != self._seen:
+            if await asyncio.to_thread(services().suggestions.fingerprint, tenant) != self._seen:
                 await self._refresh(user)
                 self.load_error = ""
         except PBError as exc:
@@ -111,7 +111,7 @@ class SuggestionsState(rx.State):
         if user is None:
             return rx.toast.error(REFUSED)
         tenant = user.tenant
-        store = deps.suggestion_store()
+        store = services().suggestions
         try:
             if approve:
                 applied = await asyncio.to_thread(store.approve, tenant, suggestion_id, user.id)

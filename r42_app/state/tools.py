@@ -11,9 +11,9 @@ import time
 
 import reflex as rx
 
-from r42_app.services import deps
+from r42_app.container import services
 from r42_app.services.adapters.mcp import DEFAULT_REGISTRY, read_demo_messages
-from r42_app.services.store.audit import TOOL_CALL_PREFIX, ToolAudit
+from r42_app.services.store.audit import TOOL_CALL_PREFIX
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
@@ -95,8 +95,8 @@ class ToolsState(rx.State):
         return user
 
     def _servers(self) -> None:
-        hub = deps.mcp_hub()
-        cfg = deps.settings()
+        hub = services().mcp_hub
+        cfg = services().settings
         self.config_file = str(cfg.mcp_config_file) if cfg.mcp_enabled else "R42_MCP_ENABLED=false"
         self.config_error = hub.config_error
         self.servers = [ServerRow(s.name, s.transport, s.state, STATE_LABELS.get(s.state, s.state), s.last_error,
@@ -110,8 +110,8 @@ class ToolsState(rx.State):
         tool = "" if self.tool_filter == "all" else self.tool_filter
         status = "" if self.status_filter == "all" else self.status_filter
         rows, messages = await asyncio.gather(
-            asyncio.to_thread(ToolAudit(deps.admin_pb()).recent, user.tenant_id, tool, status, 100),
-            asyncio.to_thread(read_demo_messages, deps.settings().mcp_demo_messages, user.tenant.slug))
+            asyncio.to_thread(services().tool_audit.recent, user.tenant_id, tool, status, 100),
+            asyncio.to_thread(read_demo_messages, services().settings.mcp_demo_messages, user.tenant.slug))
         self.calls = [CallRow(str(r.get("created", ""))[:19].replace("T", " "),
                               ((r.get("expand") or {}).get("user") or {}).get("email", ""),
                               str(r.get("tool", "")).removeprefix(TOOL_CALL_PREFIX), str(r.get("status", "")),

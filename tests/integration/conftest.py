@@ -35,31 +35,27 @@ def retriever(indexed):
 
 @pytest.fixture
 async def api_env(pb_server, seeded, claude, monkeypatch):
-    """The app's services and chat deps pointed at the test PocketBase and the fake Claude (for the
-    HTTP API); yields the fake. The turn's Anthropic client is closed in the test's own event loop (one
-    left to the garbage collector tries to close itself on a later test's loop: "Event loop is closed")."""
-    from r42_app.chat import deps as chat_deps
-    from r42_app.services import deps
+    """A services container of this test's own, pointed at the test PocketBase and the fake Claude (for the
+    HTTP API); yields the fake. The container is closed in the test's own event loop (an Anthropic client left
+    to the garbage collector tries to close itself on a later test's loop: "Event loop is closed")."""
+    from r42_app import container
 
     monkeypatch.setenv("R42_PB_URL", pb_server.url)
     monkeypatch.setenv("R42_DATA_DIR", str(pb_server.data_dir))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", claude.url)
     monkeypatch.setenv("R42_MODEL", "claude-test")
-    deps.reset()
-    chat_deps.reset()
+    previous = container.use(None)
     yield claude
-    await rebuild_chat_deps()
+    await rebuild_services()
+    container.use(previous)
 
 
-async def rebuild_chat_deps() -> None:
-    """Forget the app's services after an environment change, closing the turn's Anthropic client in
-    this test's event loop first (one left to the garbage collector tries to close itself on a later
-    test's loop: "Event loop is closed")."""
-    from r42_app.chat import deps as chat_deps
-    from r42_app.services import deps
+async def rebuild_services() -> None:
+    """Close this process's container (in this test's event loop) and build the next one from the environment on
+    its next use: what a restart with a changed environment does."""
+    from r42_app import container
 
-    if chat_deps.chat_deps.cache_info().currsize and chat_deps.chat_deps().llm is not None:
-        await chat_deps.chat_deps().llm.aclose()
-    deps.reset()
-    chat_deps.reset()
+    built = container.use(None)
+    if built is not None:
+        await built.aclose()

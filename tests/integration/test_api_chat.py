@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from r42_app.api import api
-from tests.integration.conftest import rebuild_chat_deps
+from tests.integration.conftest import rebuild_services
 
 pytestmark = pytest.mark.anyio
 
@@ -77,7 +77,7 @@ async def test_model_error_is_an_error_event(api_env, token):
 
 
 async def test_offline_without_api_key(api_env, token, monkeypatch):
-    await rebuild_chat_deps()
+    await rebuild_services()
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     resp = await post(token, {"messages": [{"role": "user", "content": "Wat is de dekkingsgraad?"}], "mode": "fts"})
     events = events_of(resp)

@@ -9,13 +9,13 @@ import httpx
 import pytest
 
 from r42_app.api import api
+from r42_app.container import services
 from r42_app.core.capabilities import DATA_WRITE, DENY, GRANT, KB_SEARCH, QA_HELP, AccessRow
-from r42_app.services import deps
 from r42_app.services.store.access import AccessStore
 from r42_app.services.store.kb_store import KBStore
 from r42_app.services.store.pb import PBError
 from tests.conftest import throwaway_user
-from tests.integration.conftest import rebuild_chat_deps
+from tests.integration.conftest import rebuild_services
 
 pytestmark = pytest.mark.anyio
 
@@ -174,7 +174,7 @@ async def test_the_rollback_switch_reads_the_exact_list(api_env, admin_pb, demo,
     await ask(token)
     assert offered(api_env.requests[-1]) == ["kb_search", "lookup_topic", "propose_graph_delta"]
 
-    await rebuild_chat_deps()
+    await rebuild_services()
     monkeypatch.setenv("R42_CAPABILITY_OVERRIDES_ENABLED", "false")
     api_env.reply_text("Exacte lijst.")
     await ask(token)
@@ -184,16 +184,15 @@ async def test_the_rollback_switch_reads_the_exact_list(api_env, admin_pb, demo,
 
 async def test_the_window_path_is_rate_limited_like_the_api(api_env, admin_pb, demo, person):
     """The window runs `run_turn` without a permit (the guard runs inside it): same limiter, same user."""
-    from r42_app.chat import deps as chat_deps
     from r42_app.chat.turn import ChatRefused, run_turn
     from r42_app.services.store.auth import AuthService
 
     user, token = person()
-    signed_in = AuthService(deps.settings().pb_url, deps.admin_pb()).verify(token).user
+    signed_in = AuthService(services().settings.pb_url, services().admin_pb).verify(token).user
     for _ in range(4):
         api_env.reply_text("Ja.")
         assert (await ask(token)).status_code == 200
     with pytest.raises(ChatRefused) as refused:
-        async for _ in run_turn(signed_in, [{"role": "user", "content": "Nog een?"}], chat_deps.chat_deps(), "fts"):
+        async for _ in run_turn(signed_in, [{"role": "user", "content": "Nog een?"}], services().chat, "fts"):
             pass
     assert refused.value.kind == "rate_limited" and refused.value.retry_after > 0

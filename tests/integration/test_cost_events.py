@@ -9,11 +9,11 @@ import httpx
 import pytest
 
 from r42_app.api import api
-from r42_app.chat import deps as chat_deps
 from r42_app.chat.turn import run_turn
+from r42_app.container import services
 from r42_app.services.store.auth import AuthService
 from r42_app.services.store.costs import OUTBOX_COST, CostPersister
-from tests.integration.conftest import rebuild_chat_deps
+from tests.integration.conftest import rebuild_services
 
 pytestmark = pytest.mark.anyio
 
@@ -25,7 +25,7 @@ ROUND_2 = {"input_tokens": 1500, "output_tokens": 200, "cache_creation_input_tok
 async def priced(api_env, monkeypatch, admin_pb):
     """api_env with a model the price table knows (Haiku: $1 in, $5 out per million), demo's credits
     restored and cost rows of the test removed afterwards."""
-    await rebuild_chat_deps()
+    await rebuild_services()
     monkeypatch.setenv("R42_MODEL", "claude-haiku-4-5")
     CostPersister(admin_pb).drain()  # cost rows that earlier tests left in the outbox are not this test's
     demo = admin_pb.first("tenants", 'slug = "demo"')
@@ -36,7 +36,7 @@ async def priced(api_env, monkeypatch, admin_pb):
     for r in admin_pb.all("outbox", filter=f'type = "{OUTBOX_COST}"'):
         if r["id"] not in outbox_before:
             admin_pb.delete("outbox", r["id"])
-    await rebuild_chat_deps()
+    await rebuild_services()
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ async def ask(token, question="Wat is de dekkingsgraad?"):
 
 async def settle(admin_pb):
     """Wait for the turn's outbox row, then run the persister as the app backend would."""
-    await chat_deps.chat_deps().costs.flush()
+    await services().chat.costs.flush()
     return CostPersister(admin_pb).drain()
 
 
@@ -104,7 +104,7 @@ async def test_a_stopped_answer_still_records_what_was_spent(priced, pb_server, 
     fake, _demo = priced
     fake.reply_text("Een lang antwoord dat niet afkomt", chunk_delay=0.3, usage=ROUND_2)
     user = AuthService(pb_server.url, pb_server.admin_client()).sign_in("learner@example.com", "test-demo-pass-1").user
-    turn = run_turn(user, [{"role": "user", "content": "Vertel alles."}], chat_deps.chat_deps(), "fts")
+    turn = run_turn(user, [{"role": "user", "content": "Vertel alles."}], services().chat, "fts")
     async for event in turn:
         if event["type"] == "text":
             break  # the user presses stop after the first words
@@ -155,19 +155,19 @@ async def test_an_unlimited_plan_records_cost_but_debits_nothing(priced, token, 
 
 async def test_the_switch_off_writes_no_events(priced, token, admin_pb, monkeypatch):
     fake, _demo = priced
-    await rebuild_chat_deps()
+    await rebuild_services()
     monkeypatch.setenv("AI_COST_TRACKING_ENABLED", "false")
     rows_before = len(admin_pb.all("outbox", filter=f'type = "{OUTBOX_COST}"'))
     fake.reply_text("Kort.", usage=ROUND_2)
     events = await ask(token)
     assert events[-1]["type"] == "done"
-    await chat_deps.chat_deps().costs.flush()
+    await services().chat.costs.flush()
     assert len(admin_pb.all("outbox", filter=f'type = "{OUTBOX_COST}"')) == rows_before
 
 
 async def test_an_unknown_model_warns_once_and_uses_the_default_price(priced, token, admin_pb, monkeypatch, caplog):
     fake, _demo = priced
-    await rebuild_chat_deps()
+    await rebuild_services()
     monkeypatch.setenv("R42_MODEL", "claude-future-9")
     caplog.set_level(logging.WARNING, logger="r42_app.services.store.costs")
     turn_ids = []

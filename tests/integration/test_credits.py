@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from r42_app.api import api
-from tests.integration.conftest import rebuild_chat_deps
+from tests.integration.conftest import rebuild_services
 from tests.integration.test_cli_kb import run_cli
 
 pytestmark = pytest.mark.anyio
@@ -63,7 +63,7 @@ async def test_an_unlimited_plan_and_the_offline_mode_need_no_credits(api_env, t
     run_cli(pb_server, "credits", "set", "--tenant", "demo", "--limited")
     assert (await ask(token)).status_code == 402
 
-    await rebuild_chat_deps()
+    await rebuild_services()
     monkeypatch.setenv("ANTHROPIC_API_KEY", "")  # offline: no model, no cost, no check
     resp = await ask(token)
     events = [json.loads(line[6:]) for line in resp.text.splitlines() if line.startswith("data: ")]

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from r42_app.api import api
-from r42_app.chat import deps as chat_deps
+from r42_app.container import services
 from tests.unit.test_fuzz import json_values
 
 OK_STATUSES = {200, 400, 401, 402, 403, 404, 409, 410, 413, 422, 423, 429}
@@ -34,8 +34,8 @@ async def post(path, body, token):
 
 @pytest.mark.anyio
 async def test_random_bodies_never_break_the_api(api_env, token, admin_pb, caplog, monkeypatch):
-    monkeypatch.setattr(chat_deps.rate_limiter(), "burst", 10_000)  # the limiter is tested elsewhere
-    monkeypatch.setattr(chat_deps.rate_limiter(), "rate", 10_000.0)
+    monkeypatch.setattr(services().rate_limiter, "burst", 10_000)  # the limiter is tested elsewhere
+    monkeypatch.setattr(services().rate_limiter, "rate", 10_000.0)
     suggestions_before = len(admin_pb.all("suggestions"))
     seen: list[tuple[str, int]] = []
 

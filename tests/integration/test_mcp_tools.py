@@ -261,8 +261,8 @@ def test_the_rollback_switch_connects_to_nothing(tmp_path):
 
 
 def test_the_registry_feeds_the_tool_registry_under_external_tools_unless_switched_off(monkeypatch, app_env):
-    from r42_app.chat import deps as chat_deps
-    from r42_app.services import deps
+    from r42_app import container
+    from r42_app.container import services
     from r42_app.services.adapters.mcp import DEFAULT_REGISTRY, register_mcp_tool_for_chatbot
 
     with pytest.raises(ValueError):
@@ -271,13 +271,12 @@ def test_the_registry_feeds_the_tool_registry_under_external_tools_unless_switch
         register_mcp_tool_for_chatbot("crm__x", "x", None, risk="medium")
     register_mcp_tool_for_chatbot("crm__lookup", "Look a customer up.", None, invoke=None, risk="low")
     try:
-        offered = {t.name: t for t in chat_deps.tool_registry().offered({EXTERNAL_TOOLS})}
+        offered = {t.name: t for t in services().tools.offered({EXTERNAL_TOOLS})}
         assert list(offered) == ["crm__lookup"] and offered["crm__lookup"].spec.risk == "low"
-        assert chat_deps.tool_registry().offered({"qa_help", "kb_search"})[0].name == "lookup_topic"
+        assert services().tools.offered({"qa_help", "kb_search"})[0].name == "lookup_topic"
         monkeypatch.setenv("R42_MCP_ENABLED", "false")
-        deps.reset()
-        chat_deps.reset()
-        assert chat_deps.tool_registry().offered({EXTERNAL_TOOLS}) == []
+        container.use(None)
+        assert services().tools.offered({EXTERNAL_TOOLS}) == []
     finally:
         DEFAULT_REGISTRY.clear()
-        chat_deps.reset()
+        container.use(None)

@@ -65,3 +65,14 @@ def _close(path: Path) -> None:
             os.chmod(path, stat.S_IMODE(st.st_mode) & 0o700)
     except FileNotFoundError:  # a journal or temp file that went away meanwhile
         pass
+
+
+def private_data_dir(data_dir: Path) -> None:
+    """The data dir 0700 and nothing in it open to other local users, an older one included (issue 21); so is
+    Reflex's `.states` beside the app (its state files hold users' tokens), which an older run may have left open."""
+    from r42_app.services.runtime.pb_server import ROOT
+
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    close_to_others(data_dir)
+    if (ROOT / ".states").exists():
+        close_to_others(ROOT / ".states")

@@ -7,6 +7,7 @@ knowledge-base write stays all-or-nothing.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import threading
@@ -246,3 +247,14 @@ class PocketBase:
             return True
         except PBError:
             return False
+
+
+async def pocketbase_answers(url: str, timeout: float) -> bool:
+    """PocketBase's health, within `timeout` whatever it does (stopped, hung, gone): an async request
+    under a hard deadline, no thread that a hung server could hold."""
+    try:
+        async with httpx.AsyncClient(base_url=url, timeout=timeout) as client:
+            resp = await asyncio.wait_for(client.get("/api/health"), timeout)
+        return resp.status_code == 200
+    except (httpx.HTTPError, asyncio.TimeoutError):
+        return False

@@ -1,0 +1,394 @@
+"""The one place R42's services are built: a `Services` container made from `Settings`.
+
+Every part of a process (the Reflex states, `api.py`, the CLI, the workers) asks the process's container
+(`services()`) for what it needs; nothing else constructs a store, an adapter or a client. Each service is
+built on first use and kept for the life of the container, so a process opens one superuser connection, loads
+the embedding model once and keeps one Anthropic client (one HTTP connection pool) for every turn.
+
+Tests build a container per test from their own `Settings` (and, where the real thing cannot run, a fake
+passed in), install it with `use()`, and `close()` it afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
+
+from r42_app.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from r42_app.chat.external import ExternalRuntime
+    from r42_app.chat.tools import ToolRegistry
+    from r42_app.chat.turn import ChatDeps
+    from r42_app.core.ratelimit import RateLimiter
+    from r42_app.services.adapters.embeddings import Embedder
+    from r42_app.services.adapters.llm import AnthropicLLM
+    from r42_app.services.adapters.mcp import McpHub
+    from r42_app.services.adapters.vector_store import VectorStore
+    from r42_app.services.outbox.indexer import Indexer
+    from r42_app.services.retrieval import Retriever
+    from r42_app.services.store.access import AccessStore
+    from r42_app.services.store.audit import ToolAudit
+    from r42_app.services.store.auth import AuthService
+    from r42_app.services.store.costs import CostPersister, CostRecorder, CostReports, CreditStore
+    from r42_app.services.store.feedback import FeedbackStore
+    from r42_app.services.store.kb_store import KBStore
+    from r42_app.services.store.pb import PocketBase
+    from r42_app.services.store.quiz_store import QuizStore
+    from r42_app.services.store.suggestions import SuggestionStore
+
+T = TypeVar("T")
+_UNSET: Any = object()
+
+
+class Services:
+    """Every service of one process, built lazily from `settings`.
+
+    `admin_pb`, `embedder` and `llm` may be given (a CLI command's own superuser connection, a test's fake
+    model); everything else is built here. Building is thread-safe: two threads asking at once get one object.
+    """
+
+    def __init__(self, settings: Settings, *, admin_pb: PocketBase | None = None, embedder: Embedder | None = None,
+                 llm: Any = _UNSET):
+        self.settings = settings
+        self._built: dict[str, Any] = {}
+        self._lock = threading.RLock()
+        self._owns_pb = admin_pb is None
+        if admin_pb is not None:
+            self._built["admin_pb"] = admin_pb
+        if embedder is not None:
+            self._built["embedder"] = embedder
+        if llm is not _UNSET:
+            self._built["llm"] = llm
+
+    def _once(self, name: str, build: Callable[[], T]) -> T:
+        try:
+            return self._built[name]
+        except KeyError:
+            pass
+        with self._lock:
+            if name not in self._built:
+                self._built[name] = build()
+            return self._built[name]
+
+    def built(self, name: str) -> bool:
+        """Whether `name` has been built yet (health checks that must not build what they report on)."""
+        return name in self._built
+
+    # -- PocketBase and its stores --------------------------------------------------------
+
+    @property
+    def admin_pb(self) -> PocketBase:
+        """A superuser connection for server-side work (credentials from the data dir, never from the client)."""
+        def build() -> PocketBase:
+            from r42_app.services.runtime.pb_server import load_superuser
+            from r42_app.services.store.pb import PocketBase
+
+            creds = load_superuser(self.settings.superuser_file)
+            return PocketBase(self.settings.pb_url).as_superuser(creds.email, creds.password)
+        return self._once("admin_pb", build)
+
+    @property
+    def kb(self) -> KBStore:
+        from r42_app.services.store.kb_store import KBStore
+
+        return self._once("kb", lambda: KBStore(self.admin_pb))
+
+    @property
+    def auth(self) -> AuthService:
+        """Sign-ins and token checks; with several backend workers (a Redis URL) the wrong-password limit per
+        browser address is shared in Redis, else each worker would allow it again."""
+        def build() -> AuthService:
+            from r42_app.services.store.auth import SIGNIN_FAILURES_PER_MINUTE, AuthService
+
+            failures = None
+            if self.settings.redis_url:
+                from r42_app.services.runtime.shared_limiter import SharedFailureLimiter
+
+                failures = SharedFailureLimiter(self.settings.redis_url, limit=SIGNIN_FAILURES_PER_MINUTE,
+                                                window=60.0)
+            return AuthService(self.settings.pb_url, self.admin_pb, failures,
+                               session_s=self.settings.session_hours * 3600)
+        return self._once("auth", build)
+
+    @property
+    def suggestions(self) -> SuggestionStore:
+        from r42_app.services.store.suggestions import SuggestionStore
+
+        return self._once("suggestions", lambda: SuggestionStore(self.admin_pb, self.kb))
+
+    @property
+    def feedback(self) -> FeedbackStore:
+        from r42_app.services.store.feedback import FeedbackStore
+
+        return self._once("feedback", lambda: FeedbackStore(self.admin_pb))
+
+    @property
+    def quiz(self) -> QuizStore:
+        from r42_app.services.store.quiz_store import QuizStore
+
+        return self._once("quiz", lambda: QuizStore(self.admin_pb))
+
+    @property
+    def access(self) -> AccessStore:
+        from r42_app.services.store.access import AccessStore
+
+        return self._once("access", lambda: AccessStore(
+            self.admin_pb, overrides_enabled=self.settings.capability_overrides_enabled))
+
+    @property
+    def cost_recorder(self) -> CostRecorder:
+        def build() -> CostRecorder:
+            from r42_app.services.store.costs import CostRecorder, PriceTable
+
+            return CostRecorder(self.admin_pb, PriceTable.load(self.settings.price_table or None),
+                                enabled=self.settings.cost_tracking)
+        return self._once("cost_recorder", build)
+
+    @property
+    def cost_persister(self) -> CostPersister:
+        from r42_app.services.store.costs import CostPersister
+
+        return self._once("cost_persister", lambda: CostPersister(self.admin_pb))
+
+    @property
+    def cost_reports(self) -> CostReports:
+        from r42_app.services.store.costs import CostReports
+
+        return self._once("cost_reports", lambda: CostReports(self.admin_pb))
+
+    @property
+    def credits(self) -> CreditStore:
+        from r42_app.services.store.costs import CreditStore
+
+        return self._once("credits", lambda: CreditStore(self.admin_pb))
+
+    @property
+    def tool_audit(self) -> ToolAudit:
+        from r42_app.services.store.audit import ToolAudit
+
+        return self._once("tool_audit", lambda: ToolAudit(self.admin_pb))
+
+    # -- search ---------------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedding model, loaded on first use (R42_EMBED_MODEL; multilingual-e5-small by default)."""
+        from r42_app.services.adapters.embeddings import make_embedder
+
+        return self._once("embedder", lambda: make_embedder(self.settings.embed_model))
+
+    @property
+    def vectors(self) -> VectorStore:
+        """Chroma: a server when CHROMA_URL is set, else embedded under the data dir."""
+        def build() -> VectorStore:
+            from r42_app.services.adapters.vector_store import VectorStore
+
+            cfg = self.settings
+            return VectorStore(path=cfg.chroma_dir, url=cfg.chroma_url, token=cfg.chroma_token,
+                               model_id=self.embedder.model_id)
+        return self._once("vectors", build)
+
+    @property
+    def retriever(self) -> Retriever:
+        def build() -> Retriever:
+            from r42_app.services.adapters.injection import install_learned_model
+            from r42_app.services.retrieval import Retriever
+
+            install_learned_model(self.settings.injection_model_file)  # the snippets' injection markers use it
+            return Retriever(self.kb, self.vectors, self.embedder, cache_bytes=self.settings.vector_cache_mb << 20)
+        return self._once("retriever", build)
+
+    @property
+    def indexer(self) -> Indexer:
+        from r42_app.services.outbox.indexer import Indexer
+
+        return self._once("indexer", lambda: Indexer(self.admin_pb, self.kb, self.vectors, self.embedder))
+
+    # -- the chat turn --------------------------------------------------------------------
+
+    @property
+    def llm(self) -> AnthropicLLM | None:
+        """Claude when ANTHROPIC_API_KEY is set (one client, one connection pool for every turn), else None:
+        the offline extractive answerer."""
+        def build() -> AnthropicLLM | None:
+            from r42_app.services.adapters.llm import AnthropicLLM
+
+            cfg = self.settings
+            if cfg.offline:
+                return None
+            return AnthropicLLM(cfg.anthropic_api_key, cfg.model, base_url=cfg.anthropic_base_url,
+                                timeout=cfg.model_timeout)
+        return self._once("llm", build)
+
+    @property
+    def mcp_hub(self) -> McpHub:
+        """The MCP servers of this process (started by the app backend at boot)."""
+        def build() -> McpHub:
+            from r42_app.services.adapters.mcp import DEFAULT_REGISTRY, McpHub
+
+            return McpHub.from_file(self.settings.mcp_config_file, DEFAULT_REGISTRY, enabled=self.settings.mcp_enabled)
+        return self._once("mcp_hub", build)
+
+    @property
+    def rate_limiter(self) -> RateLimiter:
+        """The chat limit per user: in memory for one backend worker; in the shared Redis when several workers
+        serve the app (else each would grant the whole limit again)."""
+        def build() -> Any:
+            cfg = self.settings
+            if cfg.redis_url:
+                from r42_app.services.runtime.shared_limiter import SharedRateLimiter
+
+                return SharedRateLimiter(cfg.redis_url, per_minute=cfg.chat_per_minute, burst=cfg.chat_burst)
+            from r42_app.core.ratelimit import RateLimiter
+
+            return RateLimiter(per_minute=cfg.chat_per_minute, burst=cfg.chat_burst)
+        return self._once("rate_limiter", build)
+
+    @property
+    def tools(self) -> ToolRegistry:
+        """R42's own tools, plus the MCP servers' tools (capability external_tools) unless R42_MCP_ENABLED=false."""
+        def build() -> ToolRegistry:
+            from r42_app.chat.external import create_mcp_external_tools_provider
+            from r42_app.chat.tools import builtin_registry
+            from r42_app.services.adapters.mcp import DEFAULT_REGISTRY
+
+            registry = builtin_registry()
+            if self.settings.mcp_enabled:
+                registry.add_provider(create_mcp_external_tools_provider(DEFAULT_REGISTRY))
+            return registry
+        return self._once("tools", build)
+
+    @property
+    def external(self) -> ExternalRuntime:
+        """Audit, per-user-per-tool rate limit and confirmations of external tool calls."""
+        def build() -> ExternalRuntime:
+            from r42_app.chat.external import ExternalRuntime
+
+            per_minute = self.mcp_hub.config.calls_per_minute
+            if self.settings.redis_url:  # several workers: one limit per user and tool across them
+                from r42_app.services.runtime.shared_limiter import SharedRateLimiter
+
+                limiter: Any = SharedRateLimiter(self.settings.redis_url, per_minute=per_minute, burst=per_minute,
+                                                 prefix="r42:rl:tool:")
+            else:
+                from r42_app.core.ratelimit import RateLimiter
+
+                limiter = RateLimiter(per_minute=per_minute, burst=per_minute)
+            return ExternalRuntime(self.tool_audit, limiter)
+        return self._once("external", build)
+
+    @property
+    def chat(self) -> ChatDeps:
+        """What a chat turn needs, as one typed view of this container (the window and the HTTP API share it)."""
+        def build() -> ChatDeps:
+            from r42_app.chat.turn import ChatDeps
+
+            llm = self.llm
+            return ChatDeps(retriever=self.retriever, kb=self.kb, llm=llm, quiz=self.quiz, access=self.access,
+                            limiter=self.rate_limiter, tools=self.tools, suggestions=self.suggestions,
+                            costs=None if llm is None else self.cost_recorder, upgrade_url=self.settings.upgrade_url,
+                            external=self.external, rag_snippets=self.settings.rag_snippets_enabled)
+        return self._once("chat", build)
+
+    # -- life -------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Close what holds connections, in the caller's event loop (the Anthropic client's pool is async)."""
+        llm = self._built.get("llm")
+        if llm is not None and hasattr(llm, "aclose"):
+            await llm.aclose()
+        self.close()
+
+    def close(self) -> None:
+        """Close the superuser connection (if this container opened it) and forget every built service."""
+        with self._lock:
+            pb = self._built.pop("admin_pb", None)
+            self._built.clear()
+        if pb is not None and self._owns_pb:
+            with contextlib.suppress(Exception):
+                pb.close()
+
+
+class PocketBaseUnreachable(RuntimeError):
+    """R42_PB_URL names a PocketBase that does not answer, or the embedded one would not start."""
+
+
+def pocketbase_running(settings: Settings) -> bool:
+    from r42_app.services.store.pb import PocketBase
+
+    probe = PocketBase(settings.pb_url, timeout=2)
+    try:
+        return probe.health()
+    finally:
+        probe.close()
+
+
+@contextlib.contextmanager
+def connected(settings: Settings, wait_s: float = 0.0) -> Iterator[Services]:
+    """A container on a superuser connection to the running PocketBase, or to one started just for this block
+    (a CLI command). With `wait_s` and R42_PB_URL set, a PocketBase that is still starting is waited for."""
+    import time
+
+    from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
+    from r42_app.services.runtime.private import private_data_dir
+
+    server: PocketBaseServer | None = None
+    deadline = time.monotonic() + (wait_s if settings.pb_url_override else 0)
+    running = pocketbase_running(settings)
+    while not running and time.monotonic() < deadline:
+        time.sleep(1)
+        running = pocketbase_running(settings)
+    if not running:
+        if settings.pb_url_override:
+            raise PocketBaseUnreachable(f"PocketBase at {settings.pb_url} is not reachable")
+        try:
+            private_data_dir(settings.data_dir)
+            ensure_superuser(settings.pb_data_dir, settings.superuser_file)
+            server = PocketBaseServer(settings.pb_data_dir, settings.pb_port, origins=settings.allowed_origins).start()
+        except RuntimeError as exc:  # says what failed, secrets masked
+            raise PocketBaseUnreachable(str(exc)) from None
+    container = Services(settings)
+    try:
+        container.admin_pb  # signs in now: a wrong superuser file fails here, not halfway through a command
+        yield container
+    finally:
+        container.close()
+        if server:
+            server.stop()
+
+
+_current: Services | None = None
+_current_lock = threading.Lock()
+
+
+def services() -> Services:
+    """The container of this process, built from the environment on first use."""
+    global _current
+    current = _current
+    if current is not None:
+        return current
+    with _current_lock:
+        if _current is None:
+            _current = Services(load_settings())
+        return _current
+
+
+def use(container: Services | None) -> Services | None:
+    """Make `container` this process's container (None: build a fresh one from the environment on next use);
+    returns the one it replaces."""
+    global _current
+    with _current_lock:
+        previous, _current = _current, container
+    return previous
+
+
+@contextlib.contextmanager
+def using(container: Services) -> Iterator[Services]:
+    """`container` as this process's container for a block (tests), the previous one back afterwards."""
+    previous = use(container)
+    try:
+        yield container
+    finally:
+        use(previous)
