@@ -204,7 +204,7 @@ async def chat(request: Request):
     async def events():
         try:
             async for event in run_turn(session.user, raw, services().chat, mode, permit=permit):
-                yield f"data: {json.dumps(event, ensure_ascii=False)}\n\n"
+                yield f"data: {json.dumps(event.to_json(), ensure_ascii=False)}\n\n"
         except (ChatInputError, ChatRefused) as exc:
             yield f"data: {json.dumps({'type': 'error', 'kind': 'refused', 'message': str(exc)})}\n\n"
         except Exception:  # anything else: the stream still ends with an event, never a silent cut

@@ -2,7 +2,7 @@
 it per user and tool, asks the user first when the tool is high risk, runs it with a timeout, and
 writes an audit row whatever happens.
 
-A high-risk call streams `{"type": "confirm_required", "id", "tool", "input"}` and waits (at most 5
+A high-risk call streams a `ConfirmRequired` event (chat/events.py) and waits (at most 5
 minutes) for the user's answer: the chat window's Toestaan / Weigeren, or `POST /api/chat/confirm
 {"id", "decision": "allow"|"deny"}`. The answer is bound to the user, the tool and the exact
 arguments, and used once.
@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from r42_app.chat import events
 from r42_app.chat.tools import Tool, ToolResult, TurnContext
 from r42_app.core.capabilities import EXTERNAL_TOOLS
 from r42_app.core.fence import defuse
@@ -54,7 +55,7 @@ class ConfirmationBroker:
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         self._waiting[confirmation.id] = (future, confirmation)
         try:
-            await ctx.emit({"type": "confirm_required", "id": confirmation.id, "tool": tool, "input": arguments})
+            await ctx.emit(events.ConfirmRequired(confirmation.id, tool, arguments))
             return await asyncio.wait_for(future, self.ttl), confirmation
         except asyncio.TimeoutError:
             return "expired", confirmation

@@ -15,10 +15,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Protocol
 
+from r42_app.chat import events
 from r42_app.core.delta import Rejected, validate_delta
 from r42_app.core.fence import fence, one_line
 from r42_app.core.identity import SignedInUser, Tenant
 from r42_app.core.injection import detect_injection_markers
+from r42_app.core.messages import msg
 from r42_app.core.retrieval import Snippet, make_snippet, render_snippets, visible_topic
 from r42_app.core.tools import BUILTIN_TOOLS, KB_SEARCH_TOOL, LOOKUP_TOPIC, PROPOSE_GRAPH_DELTA, ToolSpec
 from r42_app.services.retrieval import MODES, Retriever
@@ -44,21 +46,21 @@ class TurnContext:
     capabilities: frozenset[str]
     deps: ToolDeps
     snippets: list[Snippet] = field(default_factory=list)
-    emit: Callable[[dict[str, Any]], Awaitable[None]] = field(default=None)  # stream an event while a tool runs
+    emit: Callable[[events.ChatEvent], Awaitable[None]] = field(default=None)  # stream an event while a tool runs
 
     def __post_init__(self) -> None:
         if self.emit is None:
             self.emit = _discard
 
 
-async def _discard(_event: dict[str, Any]) -> None:
+async def _discard(_event: events.ChatEvent) -> None:
     return None
 
 
 @dataclass
 class ToolResult:
     content: str
-    events: list[dict[str, Any]] = field(default_factory=list)  # streamed to the user after the `tool` event
+    events: list[events.ChatEvent] = field(default_factory=list)  # streamed to the user after the `tool` event
     is_error: bool = False
 
 
@@ -166,11 +168,10 @@ async def propose_graph_delta(ctx: TurnContext, tool_input: dict[str, Any]) -> T
     checked = validate_delta(tool_input, await asyncio.to_thread(ctx.deps.retriever.index, ctx.tenant))
     if isinstance(checked, Rejected):
         return ToolResult(f"The edit was rejected and not shown to the user: {checked.message}",
-                          [{"type": "delta_rejected",
-                            "message": f"R42 proposed an edit that could not be used: {checked.message}"}])
+                          [events.DeltaRejected(msg("delta.unusable"))])
     return ToolResult("The edit is shown to the user, who decides whether to apply it (admins) or to suggest it to "
                       "the admins (learners). Do not claim it has been applied.",
-                      [{"type": "delta", "delta": checked.as_dict(), "notes": list(checked.notes)}])
+                      [events.DeltaProposed(checked.as_dict(), tuple(checked.notes))])
 
 
 HANDLERS: dict[str, Handler] = {LOOKUP_TOPIC.name: lookup_topic, KB_SEARCH_TOOL.name: kb_search,

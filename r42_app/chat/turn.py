@@ -1,17 +1,7 @@
 """One chat turn: guard -> context -> prompt -> model stream -> tools -> citations.
 
-`run_turn` is an async generator of plain-dict events, the same ones the HTTP API streams:
-
-    {"type": "text", "text": ...}                      a piece of the answer
-    {"type": "tool", "name": ..., "input": ...}        the model used a tool
-    {"type": "sources", "sources": [{"ref", "slug", "label", "passage", "url"}, ...]}  before any text
-    {"type": "citation", "ref", "slug", "label", "passage", "url"}  a [ref:N] that matches a snippet of this turn;
-                                                       url = /topics/<slug>#<passage>
-    {"type": "delta", "delta", "notes"}                a valid propose_graph_delta, for the user to confirm
-    {"type": "delta_rejected", "message"}              a proposed edit that could not be used
-    {"type": "confirm_required", "id", "tool", "input"} a high-risk external tool waits for the user's yes/no
-    {"type": "error", "kind", "message", "retryable"}  the turn failed (text sent before it stays)
-    {"type": "done", "offline", "mode_used", "dropped", "stale_refs", "usage", "turn_id"}
+`run_turn` is an async generator of the typed events of chat/events.py (the HTTP API streams each as
+`event.to_json()`; the window translates them in chat/window.py).
 """
 
 from __future__ import annotations
@@ -23,6 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Protocol
 
+from r42_app.chat import events
 from r42_app.chat.tools import ToolRegistry, TurnContext, builtin_registry
 from r42_app.core.capabilities import DEFAULT_CAPABILITIES, QA_HELP
 from r42_app.core.chat import (
@@ -36,6 +27,7 @@ from r42_app.core.chat import (
 )
 from r42_app.core.costs import QuotaExceeded, Round, Usage, assert_tenant_ai_credit_access
 from r42_app.core.identity import SignedInUser
+from r42_app.core.messages import msg
 from r42_app.core.ratelimit import RateLimiter
 from r42_app.core.retrieval import render_snippets
 from r42_app.services.adapters.llm import LLMError, LLMEvent
@@ -65,17 +57,10 @@ class AccessLookup(Protocol):
     def effective(self, tenant_id: str, user_id: str) -> tuple[Any, Any]: ...
 
 
-QUIZ_MESSAGE = ("Je bent bezig met een toets. R42 is weer beschikbaar zodra je de toets afrondt of verlaat.")
-REFUSALS = {
-    "unauthenticated": "Meld je aan om R42 te gebruiken.",
-    "forbidden": "Je account hoort bij geen organisatie.",
-    "chatbot_disabled": "R42 staat uit voor je organisatie. Je beheerder kan R42 weer aanzetten.",
-    "capability_denied": "Je beheerder heeft R42 voor jou uitgezet.",
-    "data_write_denied": "Je mag geen aanvullingen op de kennisbank doen; vraag je beheerder.",
-    "rate_limited": "Je stelt veel vragen vlak na elkaar. Wacht even en probeer het dan opnieuw.",
-    "unavailable": "R42 kan nu niet controleren wat je mag. Probeer het zo opnieuw.",
-    "quiz_active": QUIZ_MESSAGE,
-}
+REFUSAL_KINDS = ("unauthenticated", "forbidden", "chatbot_disabled", "capability_denied", "data_write_denied",
+                 "rate_limited", "unavailable", "quiz_active")
+REFUSALS = {kind: msg(f"chat.{kind}") for kind in REFUSAL_KINDS}
+QUIZ_MESSAGE = REFUSALS["quiz_active"]
 
 
 class LLM(Protocol):
@@ -174,7 +159,7 @@ async def _none() -> None:
 
 
 async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps, mode: str = "hybrid",
-                   permit: TurnPermit | None = None) -> AsyncIterator[dict]:
+                   permit: TurnPermit | None = None) -> AsyncIterator[events.ChatEvent]:
     """Answer the last user message. Raises ChatInputError / ChatRefused before anything streams.
     Callers that already ran `check_turn` (the API, to answer with a status code) pass its permit;
     otherwise the guard runs here, alongside grounding (nothing streams and no model is called before
@@ -213,15 +198,14 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     turn_id = uuid.uuid4().hex
     rounds: list[Round] = []
     if snippets and (deps.rag_snippets or deps.llm is None):  # what [ref:N] will point at, before any text
-        yield {"type": "sources", "sources": [{"ref": s.ref, "slug": s.slug, "label": s.label, "passage": s.anchor,
-                                               "url": s.url} for s in snippets]}
+        yield events.Sources(tuple(events.Source(s.ref, s.slug, s.label, s.anchor, s.url) for s in snippets))
     if deps.llm is None:
         # the topic's description and the snippet's passages (the ones that fit the question): the chip of a
         # sentence opens the topic at the snippet's best passage
         texts = {s.slug: f"{t.description}\n\n{s.text}" for s in snippets
                  if (t := index.topics[index.by_slug[s.slug]] if s.slug in index.by_slug else None) is not None}
         answer = offline_answer(question, snippets, texts=texts)
-        yield {"type": "text", "text": answer}
+        yield events.Text(answer)
     else:
         pending_events: asyncio.Queue = asyncio.Queue()  # what a running tool streams (a confirmation card)
         if not deps.rag_snippets:  # the rollback switch: the model gets the KB context and its tools only
@@ -241,7 +225,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
                     if event.kind == "text":
                         round_text += event.text
                         answer += event.text
-                        yield {"type": "text", "text": event.text}
+                        yield events.Text(event.text)
                     elif event.kind == "usage":
                         spent = Usage.from_sdk(event.usage)
                     elif event.kind == "tool_use":
@@ -260,7 +244,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
                 results = []
                 for call in calls:
                     if call.tool_name in offered:
-                        yield {"type": "tool", "name": call.tool_name, "input": call.tool_input}
+                        yield events.ToolUsed(call.tool_name, call.tool_input)
                     running = asyncio.ensure_future(deps.tools.dispatch(ctx, call.tool_name, call.tool_input, offered))
                     async for event in _while_running(running, pending_events):
                         yield event
@@ -274,7 +258,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
                 convo.append({"role": "user", "content": results})
         except LLMError as exc:
             log.warning("model call failed (%s): %s", exc.kind, exc)
-            yield {"type": "error", "kind": exc.kind, "message": exc.message, "retryable": exc.retryable}
+            yield events.Error(exc.kind, exc.message, exc.retryable)
             return
         finally:  # also when the model failed or the user stopped the answer: what was spent is recorded
             if spent is not None and spent.total:
@@ -283,15 +267,14 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
 
     citations, stale = resolve_citations(answer, snippets)
     for c in citations:
-        yield {"type": "citation", "ref": c.ref, "slug": c.slug, "label": c.label, "passage": c.anchor, "url": c.url}
+        yield events.Citation(c.ref, c.slug, c.label, c.anchor, c.url)
     if stale:
         log.warning("answer cited %d reference(s) that match no snippet: %s", len(stale), stale)
-    yield {"type": "done", "offline": deps.llm is None, "mode_used": result.mode_used,
-           "rag_snippets": deps.rag_snippets, "dropped": dropped,
-           "stale_refs": stale, "usage": usage, "turn_id": turn_id}
+    yield events.Done(offline=deps.llm is None, mode_used=result.mode_used, rag_snippets=deps.rag_snippets,
+                      dropped=dropped, stale_refs=list(stale), usage=usage, turn_id=turn_id)
 
 
-async def _while_running(task: asyncio.Future, queue: asyncio.Queue) -> AsyncIterator[dict]:
+async def _while_running(task: asyncio.Future, queue: asyncio.Queue) -> AsyncIterator[events.ChatEvent]:
     """The events a tool streams while it runs (a high-risk tool's confirm_required), until it is done.
     Closing the turn meanwhile (the user stops it) cancels the tool."""
     try:

@@ -4,8 +4,9 @@ import reflex as rx
 
 from r42_app.components.markdown import safe_markdown
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_HELP, CAPABILITY_LABELS
+from r42_app.core.chat_view import UIMessage
 from r42_app.state.auth import AuthState
-from r42_app.state.chat import ChatState, UIMessage
+from r42_app.state.chat import ChatState
 
 
 def mark(size: str = "2", id: str = "r42-mark") -> rx.Component:

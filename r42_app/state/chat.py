@@ -10,7 +10,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import socket
 import time
 import uuid
@@ -19,31 +18,24 @@ import reflex as rx
 
 from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
 from r42_app.chat.turn import ChatRefused, run_turn
+from r42_app.chat.window import AnswerView
 from r42_app.container import services
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, chat_availability
-from r42_app.core.chat import MAX_MESSAGE_CHARS, REF_RE, ChatInputError
-from r42_app.core.delta import describe_delta
-from r42_app.core.mcp import ConfirmationError
-from r42_app.core.retrieval import topic_url
-from r42_app.core.thread import (
-    ThreadCitation,
-    ThreadMessage,
-    cleared_at,
-    greeting,
-    merge,
-    parse,
-    removed_ids,
-    serialise,
-    storage_key,
+from r42_app.core.chat import MAX_MESSAGE_CHARS, ChatInputError
+from r42_app.core.chat_view import (
+    UIMessage,
+    copy_text,
+    display,
+    model_history,
+    plain,
 )
+from r42_app.core.mcp import ConfirmationError
+from r42_app.core.messages import msg, nl_number
 from r42_app.services.store.pb import PBError
-from r42_app.state.auth import AuthState
+from r42_app.state.chat_thread import ThreadMixin
 
 log = logging.getLogger(__name__)
 
-RESTORE_NOTICE = "Je eerdere gesprek kon niet worden gelezen en is opnieuw begonnen."
-DROPPED_NOTICE = "Oudere berichten zijn niet meegestuurd; R42 kijkt naar de laatste 12 vragen."
-CUT_OFF = "De verbinding met de server werd onderbroken; dit antwoord is niet afgemaakt. Probeer het opnieuw."
 # This backend process, as the owner of the answers it streams. With several workers (issue 17) the tab
 # may reconnect to another worker while the answer's owner died: stream_check then ends the answer.
 # (the pid is read when asked: Granian forks its workers from a process that imported this module)
@@ -80,116 +72,13 @@ def _owner_alive(owner: str, beat: float) -> bool:
     return time.time() - beat < STALE_STREAM_S
 
 
-@dataclasses.dataclass
-class UICitation:
-    ref: int = 0
-    slug: str = ""
-    label: str = ""
-    anchor: str = ""
+class ChatState(ThreadMixin, rx.State):
+    """What the R42 window shows; the stored thread's events are ThreadMixin's (state/chat_thread.py)."""
 
-
-@dataclasses.dataclass
-class UIMessage:
-    id: str = ""
-    role: str = "assistant"
-    content: str = ""
-    status: str = "ok"
-    citations: list[UICitation] = dataclasses.field(default_factory=list)
-    display: str = ""
-    delta: dict = dataclasses.field(default_factory=dict)
-    delta_state: str = ""
-    delta_lines: list[str] = dataclasses.field(default_factory=list)
-    confirm_id: str = ""  # a high-risk external tool waiting for the user's yes (not kept in the thread)
-    confirm_tool: str = ""
-    confirm_lines: list[str] = dataclasses.field(default_factory=list)
-    confirm_state: str = ""  # pending | allowed | denied | failed
-    rating: str = ""  # up | down: the user's thumbs on this answer (stored for the admins)
-
-
-_PARTIAL_REF = re.compile(r"\[(?:r(?:e(?:f(?::\d*)?)?)?)?$")
-
-
-CITATION_MARK = "r42:bron"  # the title of a citation link; components/r42_sanitize.js makes it a chip
-
-
-def _link_text(label: str) -> str:
-    """A topic label as the text of a markdown link: it cannot close the link or open a tag."""
-    return re.sub(r"([\\\[\]<>`*_])", r"\\\1", label)
-
-
-def _display(content: str, citations: list[UICitation], streaming: bool = False) -> str:
-    """Markdown with each [ref:N] of this turn as a link chip to its topic; other refs stay plain text.
-    While streaming, a reference still arriving (`[ref:` at the very end) is held back."""
-    by_ref = {c.ref: c for c in citations}
-
-    def link(match):
-        c = by_ref.get(int(match.group(1)))
-        return f' [{_link_text(c.label)}]({topic_url(c.slug, c.anchor)} "{CITATION_MARK}")' if c else match.group(0)
-
-    content = content.replace(CITATION_MARK, "")  # only links made here are source chips (r42_sanitize.js)
-    if streaming:
-        content = _PARTIAL_REF.sub("", content)
-    return REF_RE.sub(link, content)
-
-
-def _cited(content: str, sources: list[UICitation]) -> list[UICitation]:
-    """The sources an answer cites, in order of first use (for an answer that ended before its citations)."""
-    by_ref = {c.ref: c for c in sources}
-    refs = dict.fromkeys(int(m.group(1)) for m in REF_RE.finditer(content))
-    return [by_ref[r] for r in refs if r in by_ref]
-
-
-def _ui(m: ThreadMessage) -> UIMessage:
-    cites = [UICitation(c.ref, c.slug, c.label, c.anchor) for c in m.citations]
-    return UIMessage(m.id, m.role, m.content, m.status, cites, _display(m.content, cites), m.delta, m.delta_state,
-                     describe_delta(m.delta))
-
-
-def confirm_lines(arguments) -> list[str]:
-    """A tool's arguments as readable lines for the confirmation card."""
-    if not isinstance(arguments, dict) or not arguments:
-        return ["(geen gegevens)"]
-    return [f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"[:300] for k, v in arguments.items()]
-
-
-def _plain(value):
-    """A plain copy of a value held in State (Reflex wraps dicts and lists in proxies)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _thread(m: UIMessage) -> ThreadMessage:
-    status = "incomplete" if m.status == "streaming" else m.status  # a reload mid-answer finds it unfinished
-    return ThreadMessage(m.id, m.role, m.content, status, [ThreadCitation(c.ref, c.slug, c.label, c.anchor) for c in m.citations],
-                         _plain(m.delta), m.delta_state)
-
-
-def _read_thread(user_id: str, callback):
-    """Ask the browser for this user's stored thread; `callback` receives it (or None)."""
-    return rx.call_script(f"window.localStorage.getItem({json.dumps(storage_key(user_id))})", callback=callback)
-
-
-class ChatState(rx.State):
-    """What the R42 window shows."""
-
-    is_open: bool = False
-    messages: list[UIMessage] = []
-    streaming: bool = False
-    mark: str = "idle"  # idle | typing | error
-    error: str = ""
-    notice: str = ""
-    offline: bool = False
     availability: str = ""  # "" (R42 answers) | "disabled" (off for the tenant) | "denied" (no qa_help)
     my_capabilities: list[str] = []  # what R42 may do for this user, in words (account menu)
     show_capabilities: bool = False
-    queued: str = ""  # a question typed while R42 was answering: sent when the answer ends
-    _user_id: str = ""
     _stop: bool = False
-    _cleared: float = 0.0  # when this user's thread was last cleared (in any tab)
-    _removed: list[str] = []  # ids of messages taken out (regenerate, edit), so other tabs drop them too
     _keep_open: bool = False  # a citation chip was clicked: the window stays open on the page it opens
     _stream_owner: str = ""  # "host:pid" of the backend worker streaming the current answer
     _stream_beat: float = 0.0  # when it last wrote to it
@@ -220,10 +109,6 @@ class ChatState(rx.State):
         return next((m.content for m in reversed(self.messages) if m.role == "user"), "")
 
     # -- opening and the stored thread ------------------------------------------------
-
-    async def _user(self, fresh: bool = False):
-        auth = await self.get_state(AuthState)
-        return await auth.user(fresh)
 
     @rx.event
     async def toggle(self):
@@ -279,7 +164,7 @@ class ChatState(rx.State):
             except PBError:
                 in_quiz = False  # the turn's own guard still refuses if a quiz is running
             if in_quiz:
-                return rx.toast.info("R42 is vergrendeld zolang je toets loopt. Rond de toets af of stop ermee.")
+                return rx.toast.info(msg("chat.quiz_locked"))
         self.is_open = True
         fill = (f"(function fill(n) {{ var el = document.getElementById('r42-input'); "
                 f"if (el) {{ el.value = {json.dumps(question[:MAX_MESSAGE_CHARS])}; el.focus(); "
@@ -287,102 +172,6 @@ class ChatState(rx.State):
                 f"else if (n < 60) {{ setTimeout(function () {{ fill(n + 1); }}, 50); }} }})(0)")
         return [ChatState.load_thread, rx.call_script(fill)]
 
-
-    @rx.event
-    async def load_thread(self):
-        """Read this user's thread from localStorage (once per user per tab)."""
-        user = await self._user()
-        if user is None:
-            return
-        self.offline = services().settings.offline
-        if self._user_id == user.id and self.messages:
-            return
-        self._user_id = user.id
-        self.messages = []
-        return _read_thread(user.id, ChatState.receive_thread)
-
-    @rx.event
-    async def receive_thread(self, raw: str | None):
-        user = await self._user()
-        if user is None or user.id != self._user_id:
-            return
-        messages, problem = parse(raw)
-        self._cleared, self._removed = cleared_at(raw), removed_ids(raw)
-        if messages is None:
-            log.warning("replacing an unreadable stored thread (%s) for user %s", problem, user.id)
-            self.notice = RESTORE_NOTICE
-            messages = []
-        self.messages = [_ui(m) for m in messages] or [_ui(greeting(user.name, user.tenant_name))]
-        if problem:
-            return ChatState.save_thread
-
-    @rx.event
-    async def save_thread(self):
-        user = await self._user()
-        if user is None or user.id != self._user_id:
-            return
-        data = serialise([_thread(m) for m in self.messages if m.role != "notice" or m.content], self._cleared,
-                         self._removed)
-        # Merged by message id with what another tab may have stored meanwhile (r42SaveThread in r42_app.py).
-        return rx.call_script(f"window.r42SaveThread({json.dumps(storage_key(user.id))}, {json.dumps(data)})",
-                              callback=ChatState.follow_thread)
-
-    @rx.event
-    async def follow_thread(self, raw: str | None):
-        """The thread as stored after a merge, or after another tab saved (the `storage` event): this tab
-        shows the union. Not while an answer streams here; the next save merges again."""
-        user = await self._user()
-        if user is None or user.id != self._user_id or self.streaming or not raw:
-            return
-        messages, _problem = parse(raw)
-        if not messages:
-            return
-        cleared = cleared_at(raw)
-        self._removed = list(dict.fromkeys([*self._removed, *removed_ids(raw)]))[-200:]
-        mine = [_thread(m) for m in self.messages if m.role != "notice" or m.content]
-        if cleared > self._cleared:  # cleared in another tab: start from what it left
-            self._cleared = cleared
-            merged = messages
-        else:  # never a step back: a placeholder stored earlier does not replace the answer that came since
-            merged = merge(mine, messages, set(self._removed))
-        if merged != mine:
-            self.messages = [_ui(m) for m in merged]
-
-    @rx.event
-    async def reload_thread(self):
-        """Another tab changed this user's stored thread."""
-        user = await self._user()
-        if user is None or user.id != self._user_id:
-            return
-        return _read_thread(user.id, ChatState.follow_thread)
-
-    @rx.event
-    async def clear_thread(self):
-        """Wipe the stored thread and start again with the greeting."""
-        user = await self._user()
-        if user is None or self.streaming:
-            return
-        self.messages = [_ui(greeting(user.name, user.tenant_name))]
-        self.notice = self.error = ""
-        self.mark = "idle"
-        self._cleared = time.time()  # other tabs drop what came before
-        key = json.dumps(storage_key(user.id))
-        return [rx.call_script(f"window.localStorage.removeItem({key})"), ChatState.save_thread]
-
-    @rx.event
-    def forget(self, user_id: str = ""):
-        """On sign-out: nothing of this user stays in the tab, nor in this browser's storage (a shared
-        computer must not show the next person this user's conversation)."""
-        user_id = user_id or self._user_id
-        self.messages, self._user_id, self.is_open = [], "", False
-        self.notice = self.error = self.queued = ""
-        self.mark = "idle"
-        if user_id:
-            return rx.call_script(f"window.localStorage.removeItem({json.dumps(storage_key(user_id))})")
-
-    @rx.event
-    def dismiss_notice(self):
-        self.notice = ""
 
     # -- asking ---------------------------------------------------------------------------
 
@@ -394,15 +183,14 @@ class ChatState(rx.State):
         if not text:
             return
         if len(text) > MAX_MESSAGE_CHARS:
-            self.error = (f"Je bericht is {len(text):,} tekens; het maximum is {MAX_MESSAGE_CHARS:,}. "
-                          f"Maak het korter en verstuur opnieuw.").replace(",", ".")
+            self.error = msg("chat.too_long", length=nl_number(len(text)), maximum=nl_number(MAX_MESSAGE_CHARS))
             return
         if self.streaming:
             self.queued = text
             return rx.set_value("r42-input", "")
         if await self._user() is None:
             return
-        if self.error.startswith("Je bericht is "):
+        if self.error.startswith(msg("chat.too_long").split("{")[0]):
             self.error = ""
         self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "user", text, "ok", [], text)]
         return [rx.set_value("r42-input", ""), *self._start()]
@@ -430,8 +218,7 @@ class ChatState(rx.State):
         target = next((m for m in self.messages if m.id == message_id), None)
         if target is None:
             return
-        text = re.sub(r"[ \t]+", " ", REF_RE.sub("", target.content)).replace(" .", ".").strip()
-        return [rx.set_clipboard(text), rx.toast("Antwoord gekopieerd", duration=1500)]
+        return [rx.set_clipboard(copy_text(target.content)), rx.toast(msg("chat.copied"), duration=1500)]
 
     @rx.event
     async def rate(self, message_id: str, rating: str):
@@ -450,12 +237,12 @@ class ChatState(rx.State):
                                     target.content, cites, message_id)
         except FeedbackError as exc:  # refused for a reason the user can act on (too many at once): say which
             log.warning("feedback not stored: %s", exc)
-            return rx.toast.error(f"Je beoordeling is niet opgeslagen. {exc}")
+            return rx.toast.error(msg("chat.rating_refused", reason=exc.user_message))
         except PBError as exc:
             log.warning("feedback not stored: %s", exc)
-            return rx.toast.error("Je beoordeling is niet opgeslagen; probeer het later opnieuw.")
+            return rx.toast.error(msg("chat.rating_not_stored"))
         self.messages = [dataclasses.replace(m, rating=rating) if m.id == message_id else m for m in self.messages]
-        return rx.toast("Bedankt! Je beoordeling helpt de beheerders R42 te verbeteren.", duration=2000)
+        return rx.toast(msg("chat.rated"), duration=2000)
 
     @rx.event
     def regenerate(self):
@@ -503,7 +290,7 @@ class ChatState(rx.State):
         state, note = "declined", ""
         if yes:
             try:
-                outcome = await confirm_delta(user, _plain(target.delta), services().chat)
+                outcome = await confirm_delta(user, plain(target.delta), services().chat)
                 state, note = outcome.state, outcome.message
             except (ChatRefused, DeltaNotApplied) as exc:
                 state, note = "failed", str(exc)
@@ -545,25 +332,20 @@ class ChatState(rx.State):
         if self.messages and self.messages[-1].role == "assistant":
             last = self.messages[-1]
             self._set_last(status="incomplete" if last.content else "error",
-                           display=_display(last.content, last.citations))
-        self.streaming, self.error, self.mark = False, CUT_OFF, "error"
+                           display=display(last.content, last.citations))
+        self.streaming, self.error, self.mark = False, msg("chat.cut_off"), "error"
         self._stream_owner, self._stream_run = "", ""
         return ChatState.save_thread
 
     @rx.event(background=True)
     async def generate(self):
-        """Stream one answer into the last message; lock blocks stay short."""
+        """Stream one answer into the last message (chat/window.py decides what it shows); lock blocks stay short."""
         async with self:
             self._stream_owner, self._stream_beat = owner_id(), time.time()
             run = self._stream_run
             user = await self._user()
-            history = [{"role": m.role, "content": m.content} for m in self.messages[:-1]
-                       if m.role in ("user", "assistant") and m.content.strip() and m.id != "greeting"
-                       and m.status not in ("error", "incomplete", "quota")]
-        text, citations, status, dropped = "", [], "ok", 0
-        sources: list[UICitation] = []  # this turn's snippets: their [ref:N] become chips as the text arrives
-        delta: dict = {}
-        rejected: list[str] = []
+            history = model_history(self.messages[:-1])
+        answer = AnswerView()
         try:
             async with contextlib.aclosing(run_turn(user, history, services().chat)) as turn:  # stop closes it now
                 async for event in turn:
@@ -572,57 +354,33 @@ class ChatState(rx.State):
                             return
                         self._stream_beat = time.time()
                         if self._stop:
-                            status = "incomplete"
+                            answer.stopped()
                             break
-                        kind = event["type"]
-                        if kind == "sources":
-                            sources = [UICitation(x["ref"], x["slug"], x["label"], x.get("passage", ""))
-                                       for x in event["sources"]]
-                        elif kind == "text":
-                            text += event["text"]
-                            self._set_last(content=text, display=_display(text, sources, streaming=True))
-                        elif kind == "citation":
-                            citations.append(UICitation(event["ref"], event["slug"], event["label"],
-                                                        event.get("passage", "")))
-                        elif kind == "delta":
-                            delta = event["delta"]
-                        elif kind == "delta_rejected":
-                            rejected.append(event["message"])
-                        elif kind == "confirm_required":
-                            self._set_last(confirm_id=event["id"], confirm_tool=event["tool"],
-                                           confirm_lines=confirm_lines(event["input"]), confirm_state="pending")
-                        elif kind == "error":
-                            status = "incomplete" if text else "error"
-                            self.error = event["message"]
-                            self.mark = "error"
-                        elif kind == "done":
-                            dropped = event["dropped"]
-                            status = "offline" if event["offline"] else "ok"
+                        changes = answer.apply(event)
+                        if changes:
+                            self._set_last(**changes)
+                        if answer.error:
+                            self.error, self.mark = answer.error, "error"
         except ChatRefused as exc:
-            async with self:
-                if exc.kind == "quota_exceeded":  # an upsell hint in the thread, not an error state
-                    status, text = "quota", exc.message
-                else:
-                    status, self.error, self.mark = "error", str(exc), "error"
+            answer.refused(exc.kind, exc.message)
         except ChatInputError as exc:
-            async with self:
-                status, self.error, self.mark = "error", str(exc), "error"
-        except Exception as exc:  # never leave the window spinning
+            log.warning("the window sent a history the turn refused: %s", exc)
+            answer.refused("bad_input", msg("chat.bad_input"))
+        except Exception:  # never leave the window spinning, and never show the exception's text
             log.exception("chat turn failed")
-            async with self:
-                status, self.error, self.mark = "error", f"Er ging iets mis: {exc}", "error"
-        if not citations and sources:  # stopped, cut off or failed before the citations came: resolve them here
-            citations = _cited(text, sources)
+            answer.refused("internal", msg("chat.failed"))
         async with self:
             if self._stream_run != run:  # ended meanwhile (stream_check): the answer is no longer ours
                 return
             self._stream_run = ""
-            self._set_last(content=text, status=status, citations=citations, display=_display(text, citations),
-                           delta=delta, delta_state="pending" if delta else "", delta_lines=describe_delta(delta))
-            if rejected:
-                self.messages = [*self.messages, *[UIMessage(uuid.uuid4().hex[:12], "notice", m) for m in rejected]]
-            if dropped and not any(m.content == DROPPED_NOTICE for m in self.messages[-3:]):
-                self.messages = [*self.messages[:-1], UIMessage(uuid.uuid4().hex[:12], "notice", DROPPED_NOTICE),
+            if answer.error:
+                self.error, self.mark = answer.error, "error"
+            self._set_last(**answer.final())
+            notices = [UIMessage(uuid.uuid4().hex[:12], "notice", m) for m in answer.rejected]
+            self.messages = [*self.messages, *notices]
+            dropped = msg("chat.history_dropped")
+            if answer.dropped and not any(m.content == dropped for m in self.messages[-3:]):
+                self.messages = [*self.messages[:-1], UIMessage(uuid.uuid4().hex[:12], "notice", dropped),
                                  self.messages[-1]]
             self.streaming = False
             if self.mark != "error":

@@ -4,6 +4,7 @@ once, an invalid proposal shows no chip. The server decides by role."""
 
 from playwright.sync_api import expect
 
+from r42_app.core.messages import msg
 from tests.e2e.conftest import sign_in
 from tests.e2e.test_chat import ask, open_chat
 
@@ -66,7 +67,7 @@ def test_invalid_proposal_shows_no_chip(served_app, page, claude):
     sign_in(page, served_app, "learner@example.com")
     open_chat(page)
     ask(page, "Voeg een relatie toe")
-    expect(page.locator(".r42-notice").last).to_contain_text("R42 proposed an edit that could not be used")
+    expect(page.locator(".r42-notice").last).to_have_text(msg("delta.unusable"))
     expect(page.locator(".r42-assistant").last).to_contain_text("Dat lukte niet.")
     expect(page.locator(".r42-delta")).to_have_count(0)
 

@@ -5,6 +5,7 @@ import pytest
 
 from r42_app.chat.turn import ChatDeps, run_turn
 from r42_app.core.chat import ChatInputError
+from r42_app.core.messages import msg
 from r42_app.services.adapters.llm import AnthropicLLM
 from r42_app.services.store.auth import AuthService
 from tests.conftest import DEMO_PASSWORD
@@ -36,7 +37,8 @@ async def make_deps(indexed, claude):
 
 
 async def collect(gen):
-    return [event async for event in gen]
+    """The turn's events as the HTTP API sends them (event.to_json())."""
+    return [event.to_json() async for event in gen]
 
 
 def ask(text):
@@ -181,8 +183,9 @@ async def test_invalid_graph_delta_shows_no_chip_and_says_why(make_deps, claude,
     events = await collect(run_turn(learner, ask("Voeg iets toe"), make_deps()))
     assert not [e for e in events if e["type"] == "delta"]
     rejected = next(e for e in events if e["type"] == "delta_rejected")
-    assert rejected["message"].startswith("R42 proposed an edit that could not be used:") and "cycle" in rejected["message"]
-    assert "rejected" in claude.requests[1]["body"]["messages"][-1]["content"][0]["content"]
+    assert rejected["message"] == msg("delta.unusable")  # Dutch for the user, nothing of the English reason ...
+    told = claude.requests[1]["body"]["messages"][-1]["content"][0]["content"]
+    assert "rejected" in told and "cycle" in told  # ... which the model gets, to explain or try again
 
 
 async def test_rag_snippets_switched_off_leave_no_snippet_in_the_prompt_and_chat_still_answers(

@@ -106,7 +106,7 @@ async def test_a_stopped_answer_still_records_what_was_spent(priced, pb_server, 
     user = AuthService(pb_server.url, pb_server.admin_client()).sign_in("learner@example.com", "test-demo-pass-1").user
     turn = run_turn(user, [{"role": "user", "content": "Vertel alles."}], services().chat, "fts")
     async for event in turn:
-        if event["type"] == "text":
+        if event.type == "text":
             break  # the user presses stop after the first words
     await turn.aclose()
     await settle(admin_pb)

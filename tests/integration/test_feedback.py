@@ -6,13 +6,17 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from r42_app.services.store.feedback import FEEDBACK_PER_MINUTE, MAX_QUESTION, TOO_FAST, FeedbackError, FeedbackStore
+from r42_app.core.chat_view import UIMessage
+from r42_app.core.messages import msg
+from r42_app.services.store.feedback import FEEDBACK_PER_MINUTE, MAX_QUESTION, FeedbackError, FeedbackStore
 from r42_app.services.store.pb import PBError, PocketBase, quote
 from r42_app.state.auth import AuthState
-from r42_app.state.chat import ChatState, UIMessage
+from r42_app.state.chat import ChatState
 from tests.conftest import throwaway_user
 from tests.integration.test_hole_pocketbase import reset_pocketbase_rate_limits
 from tests.integration.test_state_guards import call, signed_in_root, substate
+
+TOO_FAST = msg("feedback.too_fast")  # the catalogue's words, which pb_hooks/r42_rules.js sends too
 
 
 @pytest.fixture
@@ -134,7 +138,7 @@ def test_the_app_is_held_to_the_same_rate_and_says_so_in_dutch(rater, admin_pb):
         store.record(demo["id"], me["id"], "up", "Vraag?", "Antwoord.", [], f"app-{i}")
     with pytest.raises(FeedbackError) as err:
         store.record(demo["id"], me["id"], "down", "Vraag?", "Antwoord.", [], "app-0")
-    assert str(err.value) == TOO_FAST
+    assert err.value.user_message == TOO_FAST
     stored = ratings_of(admin_pb, me["id"])
     assert len(stored) == FEEDBACK_PER_MINUTE and {r["rating"] for r in stored} == {"up"}  # app-0 kept its rating
 

@@ -71,7 +71,8 @@ def ask(text="Hoe laat is het?"):
 
 
 async def collect(gen):
-    return [e async for e in gen]
+    """The turn's events as the HTTP API sends them (event.to_json())."""
+    return [e.to_json() async for e in gen]
 
 
 def audit_rows(admin_pb, user, tool):
@@ -94,8 +95,8 @@ async def test_the_time_server_answers_through_the_chat_and_is_audited(turn_deps
 async def _until_confirmation(turn):
     """Run the turn until it asks for a confirmation; returns the event."""
     async for event in turn:
-        if event["type"] == "confirm_required":
-            return event
+        if event.type == "confirm_required":
+            return event.to_json()
     raise AssertionError("the turn never asked for a confirmation")
 
 

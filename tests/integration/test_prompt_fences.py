@@ -43,7 +43,7 @@ async def test_forged_delimiters_never_work_in_any_block_and_the_topic_is_flagge
     claude.reply_text("Het vakantiegeld wordt in mei uitbetaald.")
     llm = AnthropicLLM("test-key", "claude-test", base_url=claude.url, timeout=5, max_retries=0)
     try:
-        events = [e async for e in run_turn(learner, [{"role": "user", "content": "Wanneer krijg ik vakantiegeld "
+        events = [e.to_json() async for e in run_turn(learner, [{"role": "user", "content": "Wanneer krijg ik vakantiegeld "
                                                                                    "uitbetaling?"}],
                                             ChatDeps(retriever=retriever, kb=kb, llm=llm), mode="fts")]
     finally:

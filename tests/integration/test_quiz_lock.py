@@ -84,7 +84,7 @@ async def test_the_turn_is_refused_during_a_quiz_without_calling_the_model(quizz
     assert claude.requests == []
     quizzes.end(learner.id)  # and once the quiz is over, the same turn is answered
     claude.reply_text("De AOW is het basispensioen.")
-    events = [e async for e in run_turn(learner, [{"role": "user", "content": "Wat is AOW?"}], turn_deps)]
+    events = [e.to_json() async for e in run_turn(learner, [{"role": "user", "content": "Wat is AOW?"}], turn_deps)]
     assert "".join(e["text"] for e in events if e["type"] == "text") == "De AOW is het basispensioen."
     await llm.aclose()
 

@@ -4,8 +4,9 @@ import subprocess
 import sys
 import time
 
+from r42_app.core.chat_view import UIMessage
 from r42_app.state import chat
-from r42_app.state.chat import ChatState, UIMessage
+from r42_app.state.chat import ChatState
 
 
 def dead_pid() -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from r42_app.core.errors import UserError
 from r42_app.services.store.pb import PBError, PocketBase, quote
 
 RATINGS = ("up", "down")
@@ -23,11 +24,10 @@ def _cut(text: str, chars: int, size: int) -> str:
     data = text.encode("utf-8")
     return text if len(data) <= size else data[:size].decode("utf-8", "ignore")
 FEEDBACK_PER_MINUTE = 20  # per user; pb_hooks/r42_rules.js counts them for every writer
-TOO_FAST = "Je hebt veel beoordelingen vlak na elkaar gegeven. Wacht een minuut en probeer het dan opnieuw."
 
 
-class FeedbackError(ValueError):
-    pass
+class FeedbackError(UserError, ValueError):
+    """A rating refused for a reason the user can act on."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,9 +50,9 @@ class FeedbackStore:
         does that in one transaction, so a refused rating leaves the earlier one). Raises FeedbackError
         with a message for the user when it is refused for a reason they can act on."""
         if rating not in RATINGS:
-            raise FeedbackError("Een beoordeling is duim omhoog of duim omlaag.")
+            raise FeedbackError("feedback.bad_rating", f"rating must be one of {RATINGS}")
         if not tenant_id or not user_id or not message_id or not answer.strip():
-            raise FeedbackError("Er is geen antwoord om te beoordelen.")
+            raise FeedbackError("feedback.no_answer", "there is no answer to rate")
         cites = [{"slug": str(c.get("slug", ""))[:80], "label": _cut(str(c.get("label", "")), 120, 200)}
                  for c in citations[:CITATIONS] if isinstance(c, dict)]
         try:
@@ -62,7 +62,7 @@ class FeedbackStore:
                                              "answer": _cut(answer, MAX_ANSWER, ANSWER_BYTES), "citations": cites})
         except PBError as exc:
             if exc.status == 429:
-                raise FeedbackError(TOO_FAST) from exc
+                raise FeedbackError("feedback.too_fast", "too many ratings in a minute") from exc
             raise
 
     def recent(self, tenant_id: str, limit: int = 200) -> list[Feedback]:

@@ -1,0 +1,114 @@
+"""What the chat window shows, as plain values: its messages, how an answer's [ref:N] become source chips,
+which messages of the thread go to the model, and the conversions to and from the stored thread."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from typing import Any
+
+from r42_app.core.chat import REF_RE
+from r42_app.core.delta import describe_delta
+from r42_app.core.retrieval import topic_url
+from r42_app.core.thread import ThreadCitation, ThreadMessage
+
+CITATION_MARK = "r42:bron"  # the title of a citation link; components/r42_sanitize.js makes it a chip
+_PARTIAL_REF = re.compile(r"\[(?:r(?:e(?:f(?::\d*)?)?)?)?$")
+# Statuses of answers that never reach the model again: failed, cut off, or the upsell note of a tenant without credits.
+NOT_FOR_THE_MODEL = ("error", "incomplete", "quota")
+
+
+@dataclasses.dataclass
+class UICitation:
+    ref: int = 0
+    slug: str = ""
+    label: str = ""
+    anchor: str = ""
+
+
+@dataclasses.dataclass
+class UIMessage:
+    id: str = ""
+    role: str = "assistant"
+    content: str = ""
+    status: str = "ok"
+    citations: list[UICitation] = dataclasses.field(default_factory=list)
+    display: str = ""
+    delta: dict = dataclasses.field(default_factory=dict)
+    delta_state: str = ""
+    delta_lines: list[str] = dataclasses.field(default_factory=list)
+    confirm_id: str = ""  # a high-risk external tool waiting for the user's yes (not kept in the thread)
+    confirm_tool: str = ""
+    confirm_lines: list[str] = dataclasses.field(default_factory=list)
+    confirm_state: str = ""  # pending | allowed | denied | failed
+    rating: str = ""  # up | down: the user's thumbs on this answer (stored for the admins)
+
+
+def link_text(label: str) -> str:
+    """A topic label as the text of a markdown link: it cannot close the link or open a tag."""
+    return re.sub(r"([\\\[\]<>`*_])", r"\\\1", label)
+
+
+def display(content: str, citations: list[UICitation], streaming: bool = False) -> str:
+    """Markdown with each [ref:N] of this turn as a link chip to its topic; other refs stay plain text.
+    While streaming, a reference still arriving (`[ref:` at the very end) is held back."""
+    by_ref = {c.ref: c for c in citations}
+
+    def link(match: re.Match[str]) -> str:
+        c = by_ref.get(int(match.group(1)))
+        return f' [{link_text(c.label)}]({topic_url(c.slug, c.anchor)} "{CITATION_MARK}")' if c else match.group(0)
+
+    content = content.replace(CITATION_MARK, "")  # only links made here are source chips (r42_sanitize.js)
+    if streaming:
+        content = _PARTIAL_REF.sub("", content)
+    return REF_RE.sub(link, content)
+
+
+def cited(content: str, sources: list[UICitation]) -> list[UICitation]:
+    """The sources an answer cites, in order of first use (for an answer that ended before its citations)."""
+    by_ref = {c.ref: c for c in sources}
+    refs = dict.fromkeys(int(m.group(1)) for m in REF_RE.finditer(content))
+    return [by_ref[r] for r in refs if r in by_ref]
+
+
+def copy_text(content: str) -> str:
+    """An answer's text for the clipboard, its [ref:N] markers left out."""
+    return re.sub(r"[ \t]+", " ", REF_RE.sub("", content)).replace(" .", ".").strip()
+
+
+def confirm_lines(arguments: Any) -> list[str]:
+    """A tool's arguments as readable lines for the confirmation card."""
+    if not isinstance(arguments, dict) or not arguments:
+        return ["(geen gegevens)"]
+    return [f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"[:300] for k, v in arguments.items()]
+
+
+def plain(value: Any) -> Any:
+    """A plain copy of a value held in UI state (Reflex wraps dicts and lists in proxies)."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def from_thread(m: ThreadMessage) -> UIMessage:
+    cites = [UICitation(c.ref, c.slug, c.label, c.anchor) for c in m.citations]
+    return UIMessage(m.id, m.role, m.content, m.status, cites, display(m.content, cites), m.delta, m.delta_state,
+                     describe_delta(m.delta))
+
+
+def to_thread(m: UIMessage) -> ThreadMessage:
+    status = "incomplete" if m.status == "streaming" else m.status  # a reload mid-answer finds it unfinished
+    return ThreadMessage(m.id, m.role, m.content, status,
+                         [ThreadCitation(c.ref, c.slug, c.label, c.anchor) for c in m.citations],
+                         plain(m.delta), m.delta_state)
+
+
+def model_history(messages: list[UIMessage]) -> list[dict[str, str]]:
+    """The messages of the window that go to the model: questions and answers with text, not the greeting,
+    not notices, and no answer that failed, was cut off or was the upsell note."""
+    return [{"role": m.role, "content": m.content} for m in messages
+            if m.role in ("user", "assistant") and m.content.strip() and m.id != "greeting"
+            and m.status not in NOT_FOR_THE_MODEL]

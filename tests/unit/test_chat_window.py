@@ -1,0 +1,87 @@
+"""What the window shows of a turn (chat/window.py, core/chat_view.py) and the events' wire format (chat/events.py)."""
+
+import json
+
+from r42_app.chat import events
+from r42_app.chat.window import AnswerView
+from r42_app.core.chat_view import CITATION_MARK, UICitation, UIMessage, copy_text, display, model_history
+from r42_app.core.messages import msg
+
+SOURCES = events.Sources((events.Source(1, "aow", "AOW", "p-0123456789", "/topics/aow#p-0123456789"),
+                          events.Source(2, "anw", "Anw [nabestaanden]", "", "/topics/anw")))
+
+
+def test_every_event_has_one_json_shape_with_its_type():
+    assert events.Text("Hoi").to_json() == {"type": "text", "text": "Hoi"}
+    assert SOURCES.to_json()["sources"][0] == {"ref": 1, "slug": "aow", "label": "AOW", "passage": "p-0123456789",
+                                               "url": "/topics/aow#p-0123456789"}
+    done = events.Done(offline=False, mode_used="hybrid", dropped=2, stale_refs=[7], usage={"input_tokens": 3})
+    assert json.loads(json.dumps(done.to_json())) == {
+        "type": "done", "offline": False, "mode_used": "hybrid", "rag_snippets": True, "dropped": 2,
+        "stale_refs": [7], "usage": {"input_tokens": 3}, "turn_id": ""}
+    assert set(events.EVENT_TYPES) == {"text", "tool", "sources", "citation", "delta", "delta_rejected",
+                                       "confirm_required", "error", "done"}
+
+
+def test_refs_become_chips_as_the_text_streams_and_a_half_ref_is_held_back():
+    view = AnswerView()
+    assert view.apply(SOURCES) == {}
+    shown = view.apply(events.Text("De AOW [ref:1] en [re"))
+    assert shown["content"] == "De AOW [ref:1] en [re"
+    assert '[AOW](/topics/aow#p-0123456789 "r42:bron")' in shown["display"] and not shown["display"].endswith("[re")
+    view.apply(events.Text("f:2]."))
+    view.apply(events.Done(offline=False, mode_used="fts"))
+    final = view.final()  # no citation events came: the answer's own refs decide, in order of use
+    assert [c.slug for c in final["citations"]] == ["aow", "anw"] and final["status"] == "ok"
+    assert r"[Anw \[nabestaanden\]](/topics/anw" in final["display"]  # a label cannot break out of its link
+
+
+def test_an_error_keeps_the_text_so_far_as_unfinished():
+    view = AnswerView()
+    view.apply(events.Text("Half"))
+    view.apply(events.Error("overloaded", "De AI-dienst is even te druk.", True))
+    assert view.final()["status"] == "incomplete" and view.error == "De AI-dienst is even te druk."
+    empty = AnswerView()
+    empty.apply(events.Error("timeout", "Te laat.", True))
+    assert empty.final()["status"] == "error"
+
+
+def test_a_proposal_a_rejection_a_confirmation_and_offline_answers():
+    view = AnswerView()
+    card = view.apply(events.ConfirmRequired("c1", "crm__delete", {"id": 7, "why": "test"}))
+    assert card == {"confirm_id": "c1", "confirm_tool": "crm__delete", "confirm_lines": ["id: 7", "why: test"],
+                    "confirm_state": "pending"}
+    view.apply(events.DeltaProposed({"reason": "r", "topics": [{"id": "x", "label": "X", "type": "concept"}],
+                                     "relations": []}))
+    view.apply(events.DeltaRejected(msg("delta.unusable")))
+    view.apply(events.Done(offline=True, mode_used="fts"))
+    final = view.final()
+    assert final["delta_state"] == "pending" and final["delta_lines"] and final["status"] == "offline"
+    assert view.rejected == [msg("delta.unusable")]
+
+
+def test_out_of_credits_is_a_note_in_the_thread_and_other_refusals_are_errors():
+    quota = AnswerView()
+    quota.refused("quota_exceeded", "Je organisatie heeft geen tegoed meer.")
+    assert quota.final()["status"] == "quota" and quota.final()["content"].startswith("Je organisatie") and not quota.error
+    limited = AnswerView()
+    limited.refused("rate_limited", msg("chat.rate_limited"))
+    assert limited.final()["status"] == "error" and limited.error == msg("chat.rate_limited")
+
+
+def test_only_real_questions_and_answers_go_to_the_model():
+    thread = [UIMessage("greeting", "assistant", "Hallo!"), UIMessage("a", "user", "Wat is de AOW?"),
+              UIMessage("b", "assistant", "Het basispensioen.", "ok"), UIMessage("c", "notice", "Let op."),
+              UIMessage("d", "user", "En de Anw?"), UIMessage("e", "assistant", "Half", "incomplete"),
+              UIMessage("f", "assistant", "Geen tegoed", "quota"), UIMessage("g", "user", "   "),
+              UIMessage("h", "assistant", "Offline antwoord", "offline")]
+    assert model_history(thread) == [{"role": "user", "content": "Wat is de AOW?"},
+                                     {"role": "assistant", "content": "Het basispensioen."},
+                                     {"role": "user", "content": "En de Anw?"},
+                                     {"role": "assistant", "content": "Offline antwoord"}]
+
+
+def test_only_links_made_here_are_chips_and_copies_leave_refs_out():
+    forged = display(f'[klik](https://evil.example "{CITATION_MARK}") [ref:9]', [UICitation(1, "aow", "AOW")])
+    assert CITATION_MARK not in forged and "[ref:9]" in forged  # an unknown ref stays plain text
+    assert copy_text("De AOW [ref:1] is  het basispensioen [ref:2].") == "De AOW is het basispensioen."
