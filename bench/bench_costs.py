@@ -12,7 +12,8 @@ from datetime import datetime, timedelta, timezone
 
 from bench.common import CHROMIUM_ARGS, ms, p50, p95, pocketbase, served_app
 from r42_app.core.costs import AICostEvent, Price, Usage, event_id
-from r42_app.services.store.costs import OUTBOX_COST, CostPersister, CostReports, rollup_id
+from r42_app.services.outbox.costs import CostPersister
+from r42_app.services.store.costs import OUTBOX_COST, CostReports, rollup_id
 from r42_app.services.store.kb_store import KBStore
 from r42_app.services.store.pb import BatchRequest, PocketBase
 

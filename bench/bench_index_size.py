@@ -14,7 +14,7 @@ import chromadb
 import numpy as np
 
 from r42_app.services.adapters import vector_store
-from r42_app.services.adapters.vector_store import VectorStore, _id
+from r42_app.services.adapters.vector_store import VectorStore
 
 DIM = 384
 PARAMS_N = 20_000

@@ -55,7 +55,7 @@ from r42_app.core.identity import Tenant
 from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from r42_app.core.redact import redacted_url
 from r42_app.core.retrieval import render_snippets
-from r42_app.services.outbox.indexer import requeue_failed
+from r42_app.services.outbox.consumer import requeue_failed
 from r42_app.services.retrieval import MODES, UnknownTenant
 from r42_app.services.runtime.pb_server import ROOT, PocketBaseServer, ensure_superuser
 from r42_app.services.runtime.private import PRIVATE_UMASK, private_data_dir

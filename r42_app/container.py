@@ -26,12 +26,13 @@ if TYPE_CHECKING:
     from r42_app.services.adapters.llm import AnthropicLLM
     from r42_app.services.adapters.mcp import McpHub
     from r42_app.services.adapters.vector_store import VectorStore
+    from r42_app.services.outbox.costs import CostPersister
     from r42_app.services.outbox.indexer import Indexer
     from r42_app.services.retrieval import Retriever
     from r42_app.services.store.access import AccessStore
     from r42_app.services.store.audit import ToolAudit
     from r42_app.services.store.auth import AuthService
-    from r42_app.services.store.costs import CostPersister, CostRecorder, CostReports, CreditStore
+    from r42_app.services.store.costs import CostRecorder, CostReports, CreditStore
     from r42_app.services.store.feedback import FeedbackStore
     from r42_app.services.store.kb_store import KBStore
     from r42_app.services.store.pb import PocketBase
@@ -148,7 +149,7 @@ class Services:
 
     @property
     def cost_persister(self) -> CostPersister:
-        from r42_app.services.store.costs import CostPersister
+        from r42_app.services.outbox.costs import CostPersister
 
         return self._once("cost_persister", lambda: CostPersister(self.admin_pb))
 

@@ -173,9 +173,3 @@ def score(questions: Iterable[Question], answers: dict[str, int]) -> Score:
 
 def expires_at(started: datetime, minutes: int = QUIZ_MAX_MINUTES) -> datetime:
     return started + timedelta(minutes=minutes)
-
-
-def locks_chat(active: bool, expires: datetime | None, now: datetime) -> bool:
-    """A quiz session locks chat while it is active and not past its maximum duration (so a crashed
-    tab cannot lock chat for ever)."""
-    return bool(active) and expires is not None and now < expires

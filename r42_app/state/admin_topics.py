@@ -59,7 +59,6 @@ class AdminTopicsState(rx.State):
     query: str = ""
     rows: list[AdminTopicRow] = []
     total: int = 0
-    confirm_delete: str = ""
 
     # editor
     is_new: bool = True
@@ -134,19 +133,10 @@ class AdminTopicsState(rx.State):
         self._apply_rows()
 
     @rx.event
-    def ask_delete(self, slug: str):
-        self.confirm_delete = slug
-
-    @rx.event
-    def cancel_delete(self):
-        self.confirm_delete = ""
-
-    @rx.event
     async def delete_topic(self, slug: str):
         tenant = await self._admin_tenant(fresh=True)
         if tenant is None:
             return rx.toast.error(REFUSED)
-        self.confirm_delete = ""
         label = next((r.label for r in self.rows if r.slug == slug), slug)
         try:
             removed = await asyncio.to_thread(services().kb.delete_topic, tenant, slug)

@@ -88,10 +88,6 @@ class LearnState(rx.State):
     _topics: list[Topic] = []
     _tenant_id: str = ""
 
-    @rx.var
-    def filtering(self) -> bool:
-        return self.query.strip() != "" or self.type_filter != ""
-
     async def _tenant(self) -> Tenant | None:
         auth = await self.get_state(AuthState)
         user = await auth.user()

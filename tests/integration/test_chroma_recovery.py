@@ -10,7 +10,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from r42_app.services.adapters.vector_store import VectorStore
-from r42_app.services.outbox.indexer import Indexer, requeue_failed
+from r42_app.services.outbox.consumer import requeue_failed
+from r42_app.services.outbox.indexer import Indexer
 from r42_app.services.retrieval import FRESHNESS_S, Retriever
 from r42_app.services.store.kb_store import OUTBOX_UPSERT, KBStore
 from r42_app.services.store.pb import pb_time

@@ -11,8 +11,9 @@ import pytest
 from r42_app.api import api
 from r42_app.chat.turn import run_turn
 from r42_app.container import services
+from r42_app.services.outbox.costs import CostPersister
 from r42_app.services.store.auth import AuthService
-from r42_app.services.store.costs import OUTBOX_COST, CostPersister
+from r42_app.services.store.costs import OUTBOX_COST
 from tests.integration.conftest import rebuild_services
 
 pytestmark = pytest.mark.anyio

@@ -9,7 +9,8 @@ from datetime import date, datetime, timezone
 import pytest
 
 from r42_app.core.costs import AICostEvent, Usage, event_id
-from r42_app.services.store.costs import CostPersister, CostReports
+from r42_app.services.outbox.costs import CostPersister
+from r42_app.services.store.costs import CostReports
 from r42_app.services.store.kb_store import KBStore
 from tests.conftest import throwaway_user
 from tests.integration.test_cli_kb import run_cli

@@ -17,7 +17,6 @@ from r42_app.core.quiz import (
     QuizError,
     expires_at,
     generate_quiz,
-    locks_chat,
     score,
 )
 from r42_app.core.text import fold
@@ -154,12 +153,8 @@ def test_random_graphs_give_valid_quizzes_or_a_clear_error(n, m, seed):
     check_quiz(questions, topics, relations)
 
 
-def test_the_lock_expires_after_the_maximum_duration():
+def test_a_session_expires_after_the_maximum_duration():  # the lock itself is PocketBase's filter (test_quiz_lock)
     start = datetime(2026, 11, 29, 10, 0, tzinfo=timezone.utc)
     end = expires_at(start)
     assert end - start == timedelta(minutes=QUIZ_MAX_MINUTES) == timedelta(minutes=30)
-    assert locks_chat(True, end, start + timedelta(minutes=29, seconds=59))
-    assert not locks_chat(True, end, start + timedelta(minutes=30))
-    assert not locks_chat(False, end, start)  # ended
-    assert not locks_chat(True, None, start)
     assert expires_at(start, 5) == start + timedelta(minutes=5)

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import dataclasses
 import hashlib
 import io
 import json
 import logging
 import math
-import time
-from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, timedelta
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 from r42_app.core.costs import (
     AICostEvent,
@@ -35,16 +32,14 @@ from r42_app.core.costs import (
     price_for,
 )
 from r42_app.core.identity import Tenant
-from r42_app.services.outbox.outbox import Renewal, claim, held_elsewhere, worker_id
 from r42_app.services.store.audit import audit_request
-from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
+from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
 
 publish_log = logging.getLogger("r42.ai_cost.publisher")
 log = logging.getLogger(__name__)
 
 OUTBOX_COST = "ai.cost.event.persist"
 PRICE_TABLE = Path(__file__).resolve().parents[2] / "config" / "model_prices.json"
-MAX_ATTEMPTS = 8
 BATCH_REQUESTS = 400  # sub-requests per transaction (PocketBase allows 500)
 
 
@@ -118,182 +113,6 @@ class CostRecorder:
         except Exception as exc:  # the answer was given; losing the cost must be visible, not fatal
             publish_log.error("publish.failed turn=%s tenant=%s reason=%s", turn_id, tenant_id, exc)
             return []
-
-
-@dataclass
-class PersistStats:
-    rows: int = 0
-    events: int = 0
-    duplicates: int = 0
-    failed_rows: int = 0
-
-
-class CostPersister:
-    """Drains `ai.cost.event.persist` rows into `ai_cost_events`, debiting credits once per event."""
-
-    def __init__(self, pb: PocketBase, clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
-                 worker: str = ""):
-        self.pb = pb
-        self.clock = clock
-        self.rows_per_run = 200
-        self.worker = worker or worker_id("cost")
-
-    def pending(self, limit: int) -> list[dict]:
-        """Claim up to `limit` due rows for this persister (services/outbox/outbox.py)."""
-        return claim(self.pb, self.worker, (OUTBOX_COST,), limit, now=self.clock())
-
-    def _requests(self, event: AICostEvent, unlimited: bool) -> list[BatchRequest]:
-        """Write one event, add it to its day's rollup and debit its credits (sent in one transaction)."""
-        body = {**event.as_dict(), "user": event.user or None}
-        day = self.clock().strftime("%Y-%m-%d")  # the UTC day the event is stored (its `created`)
-        rollup = {"id": rollup_id(event.tenant, day, event.user, event.source, event.model), "tenant": event.tenant,
-                  "day": day, "user": event.user or None, "source": event.source, "model": event.model,
-                  "events+": 1, "input_tokens+": event.usage.input_tokens,
-                  "output_tokens+": event.usage.output_tokens, "cache_write_tokens+": event.usage.cache_write_tokens,
-                  "cache_read_tokens+": event.usage.cache_read_tokens, "cost_usd+": event.cost_usd,
-                  "credits+": event.credits}
-        requests = [BatchRequest.create("ai_cost_events", body),
-                    BatchRequest("PUT", "/api/collections/ai_cost_daily/records", rollup)]  # upsert
-        if not unlimited and event.credits > 0:
-            requests.append(BatchRequest.update("tenants", event.tenant, {"credits-": event.credits}))
-        return requests
-
-    def persist(self, event: AICostEvent, unlimited: bool) -> bool:
-        """Write one event with its rollup and debit in one transaction; False when it was already written
-        (then nothing else is either). An event of a user deleted since is kept, without the user."""
-        try:
-            self.pb.batch(self._requests(event, unlimited))
-        except PBError as exc:
-            if self._exists("ai_cost_events", event.id):  # written before (a replay, or another worker won the race)
-                return False
-            if event.user and not self._exists("users", event.user):
-                return self.persist(dataclasses.replace(event, user=""), unlimited)
-            raise exc
-        return True
-
-    def _exists(self, collection: str, record_id: str) -> bool:
-        try:
-            self.pb.get(collection, record_id)
-            return True
-        except PBError as exc:
-            if exc.status == 404:
-                return False
-            raise
-
-    def run_once(self, limit: int | None = None) -> PersistStats:
-        """Persist up to `limit` due rows. Rows go in transactions of many events at once, each together
-        with marking its outbox rows done; when such a transaction is refused (an event written before,
-        a bad row), its rows are redone one event at a time."""
-        rows = self.pending(limit or self.rows_per_run)
-        if not rows:
-            return PersistStats()
-        with Renewal(self.pb, rows):
-            return self._persist_rows(rows)
-
-    def _persist_rows(self, rows: list[dict]) -> PersistStats:
-        stats = PersistStats()
-        unlimited: dict[str, bool] = {}
-        parsed: list[tuple[dict, list[AICostEvent]]] = []
-        for row in rows:
-            try:
-                events = [AICostEvent.from_dict(raw) for raw in (row.get("payload") or {}).get("events") or []]
-                for e in events:
-                    if e.tenant not in unlimited:
-                        unlimited[e.tenant] = bool(self.pb.get("tenants", e.tenant).get("credits_unlimited"))
-                parsed.append((row, events))
-            except PBError as exc:
-                stats.rows += 1
-                stats.failed_rows += 1
-                # a tenant deleted since: its costs went with it (cascade), retrying cannot help
-                self._fail(row, exc, final=exc.status == 404)
-            except Exception as exc:  # an unreadable payload: retried with backoff, then failed
-                stats.rows += 1
-                stats.failed_rows += 1
-                self._fail(row, exc)
-        chunk: list[tuple[dict, list[AICostEvent]]] = []
-        size = 0
-        for row, events in [*parsed, (None, [])]:
-            cost = 4 * len(events) + 1
-            if chunk and (row is None or size + cost > BATCH_REQUESTS):
-                self._persist_chunk(chunk, unlimited, stats)
-                chunk, size = [], 0
-            if row is not None:
-                chunk.append((row, events))
-                size += cost
-        return stats
-
-    def _persist_chunk(self, chunk: list[tuple[dict, list[AICostEvent]]], unlimited: dict[str, bool],
-                       stats: PersistStats) -> None:
-        requests = [r for _row, events in chunk for e in events for r in self._requests(e, unlimited[e.tenant])]
-        requests += [BatchRequest.update("outbox", row["id"], {"status": "done", "attempts": int(row.get("attempts", 0)) + 1,
-                                                               "last_error": ""}) for row, _events in chunk]
-        try:
-            self.pb.batch(requests)
-            stats.rows += len(chunk)
-            stats.events += sum(len(events) for _row, events in chunk)
-            return
-        except PBError:
-            pass  # some event was written before, or a row is bad: one at a time below
-        for row, events in chunk:
-            stats.rows += 1
-            try:
-                for event in events:
-                    if self.persist(event, unlimited[event.tenant]):
-                        stats.events += 1
-                    else:
-                        stats.duplicates += 1
-                self.pb.update("outbox", row["id"], {"status": "done", "attempts": int(row.get("attempts", 0)) + 1,
-                                                     "last_error": ""})
-            except Exception as exc:  # retried with backoff; one bad row must not stop the others
-                stats.failed_rows += 1
-                self._fail(row, exc)
-
-    def drain(self, wait_for_leases: bool = False) -> PersistStats:
-        """Run until no due row is left (with `wait_for_leases`, also rows another worker holds)."""
-        total, started = PersistStats(), datetime.now(timezone.utc)
-        while True:
-            stats = self.run_once()
-            for name in ("rows", "events", "duplicates", "failed_rows"):
-                setattr(total, name, getattr(total, name) + getattr(stats, name))
-            if stats.rows and stats.rows != stats.failed_rows:
-                continue
-            if not (wait_for_leases and held_elsewhere(self.pb, self.worker, (OUTBOX_COST,), since=started)):
-                return total
-            time.sleep(0.5)
-
-    def _fail(self, row: dict, exc: Exception, final: bool = False) -> None:
-        from r42_app.services.outbox.indexer import FAILED_RETRY_S, backoff
-
-        attempts = int(row.get("attempts", 0)) + 1
-        body: dict = {"attempts": attempts, "last_error": f"{type(exc).__name__}: {exc}"[:2000],
-                      "available_at": pb_time(self.clock() + timedelta(seconds=backoff(attempts)))}
-        if final:  # the tenant is gone: nothing left to write, ever
-            body.update(status="done", available_at="")
-        elif attempts >= MAX_ATTEMPTS:  # shown as failed (r42 doctor); still retried, once an hour
-            body.update(status="failed", available_at=pb_time(self.clock() + timedelta(seconds=FAILED_RETRY_S)))
-        log.warning("persisting cost events of outbox row %s failed: %s", row["id"], exc)
-        try:
-            self.pb.update("outbox", row["id"], body)
-        except PBError as pb_exc:
-            log.error("could not record the cost persist failure: %s", pb_exc)
-
-    async def run_forever(self, interval: float = 1.0, stop: asyncio.Event | None = None) -> None:
-        """Poll the outbox (the app backend and `r42 worker` run this); backs off while PocketBase is away."""
-        failing = 0
-        while stop is None or not stop.is_set():
-            try:
-                started = time.perf_counter()
-                stats = await asyncio.to_thread(self.run_once)
-                failing = 0
-                if stats.rows:
-                    log.info("persisted %d cost event(s) (%d already there) in %.2fs", stats.events, stats.duplicates,
-                             time.perf_counter() - started)
-                    continue
-            except Exception as exc:  # PocketBase restarting, etc.: keep the loop alive, quietly
-                if not failing:
-                    log.warning("cost persister: %s (retrying with backoff)", exc)
-                failing += 1
-            await asyncio.sleep(min(30.0, interval * 2 ** failing) if failing else interval)
 
 
 class CreditError(Exception):

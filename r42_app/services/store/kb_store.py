@@ -133,15 +133,6 @@ class KBStore:
         row = self.pb.first("tenants", f"slug = {quote(slug)}")
         return Tenant(row["id"], row["slug"], row["name"]) if row else None
 
-    def tenant_by_id(self, tenant_id: str) -> Tenant | None:
-        try:
-            row = self.pb.get("tenants", tenant_id)
-        except PBError as exc:
-            if exc.status == 404:
-                return None
-            raise
-        return Tenant(row["id"], row["slug"], row["name"])
-
     def ensure_tenant(self, slug: str, name: str | None = None) -> tuple[Tenant, bool]:
         """Return the tenant, creating it when missing (chatbot on with the default capabilities, default credits)."""
         existing = self.tenant(slug)
