@@ -519,7 +519,7 @@ class ChatState(rx.State):
         if user is None or target is None or target.confirm_state != "pending":
             return
         try:
-            services().external.broker.answer(target.confirm_id, user.id, "allow" if allow else "deny")
+            await services().external.broker.answer(target.confirm_id, user.id, "allow" if allow else "deny")
             state = "allowed" if allow else "denied"
         except ConfirmationError as exc:
             state = "failed"
