@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from r42_app.services.adapters.vector_store import VectorStore
     from r42_app.services.outbox.indexer import Indexer
     from r42_app.services.retrieval import Retriever
+    from r42_app.services.runtime.liveness import Liveness
     from r42_app.services.runtime.shared_state import SharedRateLimiter, SharedState
     from r42_app.services.store.access import AccessStore
     from r42_app.services.store.audit import ToolAudit
@@ -178,6 +179,13 @@ class Services:
             return RedisSharedState(self.settings.redis_url) if self.settings.redis_url else MemorySharedState()
         return self._once("shared", build)
 
+    @property
+    def liveness(self) -> Liveness:
+        """This worker's heartbeat; whether another worker, or an answer it streams, is alive."""
+        from r42_app.services.runtime.liveness import Liveness
+
+        return self._once("liveness", lambda: Liveness(self.shared))
+
     # -- search ---------------------------------------------------------------------------
 
     @property
@@ -297,6 +305,8 @@ class Services:
         llm = self._built.get("llm")
         if llm is not None and hasattr(llm, "aclose"):
             await llm.aclose()
+        if "liveness" in self._built:
+            self._built["liveness"].stop()
         shared = self._built.get("shared")
         if shared is not None:
             await shared.close()

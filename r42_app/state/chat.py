@@ -11,7 +11,6 @@ import json
 import logging
 import os
 import re
-import socket
 import time
 import uuid
 
@@ -36,6 +35,8 @@ from r42_app.core.thread import (
     serialise,
     storage_key,
 )
+from r42_app.services.runtime.liveness import HOST, STREAM_REFRESH_S
+from r42_app.services.runtime.shared_state import SharedStateUnavailable
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
@@ -44,40 +45,14 @@ log = logging.getLogger(__name__)
 RESTORE_NOTICE = "Je eerdere gesprek kon niet worden gelezen en is opnieuw begonnen."
 DROPPED_NOTICE = "Oudere berichten zijn niet meegestuurd; R42 kijkt naar de laatste 12 vragen."
 CUT_OFF = "De verbinding met de server werd onderbroken; dit antwoord is niet afgemaakt. Probeer het opnieuw."
-# This backend process, as the owner of the answers it streams. With several workers (issue 17) the tab
-# may reconnect to another worker while the answer's owner died: stream_check then ends the answer.
-# (the pid is read when asked: Granian forks its workers from a process that imported this module)
-OWNER_HOST = socket.gethostname()
-# An owner on another machine that has written nothing for this long is taken as gone: longer than a turn
-# can be silent while alive (the model's timeout, a high-risk tool waiting 5 minutes for the user's yes).
-STALE_STREAM_S = 420.0
-
-
-def owner_id() -> str:
-    return f"{OWNER_HOST}:{os.getpid()}"
+# With several workers (issue 17) the tab may reconnect to another worker while the worker streaming its
+# answer died: stream_check then ends the answer (services/runtime/liveness.py tells).
 
 
 def worker_tag(pid: int | None = None) -> str:
     """An opaque name of a backend worker (host and pid, hashed): on the page as `data-r42-worker`, so
     operators and the multi-worker tests can tell which worker a tab is talking to."""
-    return hashlib.sha1(f"{OWNER_HOST}:{pid or os.getpid()}".encode()).hexdigest()[:8]
-
-
-def _owner_alive(owner: str, beat: float) -> bool:
-    if not owner:  # not known (state from before this check existed): never cut an answer on a guess
-        return True
-    host, _, pid = owner.rpartition(":")
-    if host == OWNER_HOST and pid.isdigit():
-        if int(pid) == os.getpid():
-            return True
-        try:
-            os.kill(int(pid), 0)
-            return time.time() - beat < 300  # alive, but silent for five minutes: it lost this answer
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-    return time.time() - beat < STALE_STREAM_S
+    return hashlib.sha1(f"{HOST}:{pid or os.getpid()}".encode()).hexdigest()[:8]
 
 
 @dataclasses.dataclass
@@ -167,6 +142,23 @@ def _thread(m: UIMessage) -> ThreadMessage:
                          _plain(m.delta), m.delta_state)
 
 
+async def _claim_stream(run: str) -> float:
+    """Note in the workers' shared state that this worker streams answer `run` (stream_check, in whichever
+    worker holds the tab, asks whether it still does); returns when (time.monotonic())."""
+    try:
+        await services().liveness.claim_stream(run)
+    except SharedStateUnavailable as exc:
+        log.warning("noting which worker streams an answer failed: %s", exc)
+    return time.monotonic()
+
+
+async def _end_stream(run: str) -> None:
+    try:
+        await services().liveness.end_stream(run)
+    except SharedStateUnavailable as exc:  # its record runs out by itself
+        log.warning("ending an answer's record failed: %s", exc)
+
+
 def _read_thread(user_id: str, callback):
     """Ask the browser for this user's stored thread; `callback` receives it (or None)."""
     return rx.call_script(f"window.localStorage.getItem({json.dumps(storage_key(user_id))})", callback=callback)
@@ -191,9 +183,9 @@ class ChatState(rx.State):
     _cleared: float = 0.0  # when this user's thread was last cleared (in any tab)
     _removed: list[str] = []  # ids of messages taken out (regenerate, edit), so other tabs drop them too
     _keep_open: bool = False  # a citation chip was clicked: the window stays open on the page it opens
-    _stream_owner: str = ""  # "host:pid" of the backend worker streaming the current answer
-    _stream_beat: float = 0.0  # when it last wrote to it
-    _stream_run: str = ""  # the answer being streamed; stream_check clears it, so a late writer stops
+    # the answer being streamed (its worker is in the shared state: services().liveness); stream_check clears it,
+    # so a late writer stops
+    _stream_run: str = ""
 
     @rx.var(cache=False)
     def worker(self) -> str:
@@ -405,7 +397,7 @@ class ChatState(rx.State):
         if self.error.startswith("Je bericht is "):
             self.error = ""
         self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "user", text, "ok", [], text)]
-        return [rx.set_value("r42-input", ""), *self._start()]
+        return [rx.set_value("r42-input", ""), *(await self._start())]
 
     @rx.event
     async def send_queued(self):
@@ -416,7 +408,7 @@ class ChatState(rx.State):
         if await self._user() is None:
             return
         self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "user", text, "ok", [], text)]
-        return self._start()
+        return await self._start()
 
     @rx.event
     def cancel_queued(self):
@@ -458,13 +450,13 @@ class ChatState(rx.State):
         return rx.toast("Bedankt! Je beoordeling helpt de beheerders R42 te verbeteren.", duration=2000)
 
     @rx.event
-    def regenerate(self):
+    async def regenerate(self):
         """Ask for the last answer again: it is replaced by a new one."""
         if self.streaming or not self.last_assistant_id:
             return
         self._removed = [*self._removed, self.messages[-1].id][-200:]
         self.messages = self.messages[:-1]
-        return self._start()
+        return await self._start()
 
     @rx.event
     def edit_last(self):
@@ -479,16 +471,18 @@ class ChatState(rx.State):
                 ChatState.save_thread]
 
     @rx.event
-    def retry(self):
+    async def retry(self):
         if self.streaming or not any(m.role == "user" for m in self.messages):
             return
-        return self._start()
+        return await self._start()
 
-    def _start(self):
+    async def _start(self):
         self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "assistant", "", "streaming", [], "")]
         self.streaming, self._stop = True, False
-        # this worker streams the answer (generate runs here): stream_check can tell when it is gone
-        self._stream_owner, self._stream_beat, self._stream_run = owner_id(), time.time(), uuid.uuid4().hex
+        # this worker streams the answer (generate claims it again where it runs): stream_check can tell when
+        # it is gone
+        self._stream_run = uuid.uuid4().hex
+        await _claim_stream(self._stream_run)
         self.mark, self.error = "typing", ""
         return [ChatState.save_thread, ChatState.generate]
 
@@ -535,31 +529,37 @@ class ChatState(rx.State):
         self.messages = [*self.messages[:-1], last]
 
     @rx.event
-    def stream_check(self):
+    async def stream_check(self):
         """While an answer streams the tab asks now and then (assets/r42.js). When the worker
         that streamed it is gone (it died, and the tab reconnected to another), the answer ends here as
         incomplete, with "Opnieuw", instead of spinning for ever."""
-        if not self.streaming or _owner_alive(self._stream_owner, self._stream_beat):
+        if not self.streaming or not self._stream_run:  # not known: never cut an answer on a guess
             return
-        log.warning("an answer's worker %s is gone; ending the answer as incomplete", self._stream_owner)
+        try:
+            if await services().liveness.stream_alive(self._stream_run):
+                return
+        except SharedStateUnavailable as exc:
+            log.warning("cannot tell whether an answer's worker lives (%s); it goes on", exc)
+            return
+        log.warning("the worker of answer %s is gone; ending the answer as incomplete", self._stream_run[:8])
         if self.messages and self.messages[-1].role == "assistant":
             last = self.messages[-1]
             self._set_last(status="incomplete" if last.content else "error",
                            display=_display(last.content, last.citations))
         self.streaming, self.error, self.mark = False, CUT_OFF, "error"
-        self._stream_owner, self._stream_run = "", ""
+        self._stream_run = ""
         return ChatState.save_thread
 
     @rx.event(background=True)
     async def generate(self):
         """Stream one answer into the last message; lock blocks stay short."""
         async with self:
-            self._stream_owner, self._stream_beat = owner_id(), time.time()
             run = self._stream_run
             user = await self._user()
             history = [{"role": m.role, "content": m.content} for m in self.messages[:-1]
                        if m.role in ("user", "assistant") and m.content.strip() and m.id != "greeting"
                        and m.status not in ("error", "incomplete", "quota")]
+        claimed = await _claim_stream(run)  # this worker streams it, wherever _start ran
         text, citations, status, dropped = "", [], "ok", 0
         sources: list[UICitation] = []  # this turn's snippets: their [ref:N] become chips as the text arrives
         delta: dict = {}
@@ -567,10 +567,11 @@ class ChatState(rx.State):
         try:
             async with contextlib.aclosing(run_turn(user, history, services().chat)) as turn:  # stop closes it now
                 async for event in turn:
+                    if time.monotonic() - claimed > STREAM_REFRESH_S:  # still streaming: renew the claim
+                        claimed = await _claim_stream(run)
                     async with self:
                         if self._stream_run != run:  # ended meanwhile (stream_check): write nothing more
                             return
-                        self._stream_beat = time.time()
                         if self._stop:
                             status = "incomplete"
                             break
@@ -628,4 +629,5 @@ class ChatState(rx.State):
             if self.mark != "error":
                 self.mark = "idle"
             waiting = bool(self.queued)
+        await _end_stream(run)
         return [ChatState.save_thread, ChatState.send_queued] if waiting else ChatState.save_thread
