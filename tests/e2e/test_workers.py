@@ -20,7 +20,7 @@ import psutil
 import pytest
 from playwright.sync_api import expect
 
-from r42_app.services.runtime.reflex_patches import HEARTBEAT_PREFIX
+from r42_app.services.runtime.shared_state import BEAT_PREFIX
 from r42_app.services.runtime.sidecars import redis_binary
 from r42_app.services.store.auth import TOO_MANY_ATTEMPTS
 from r42_app.state.chat import worker_tag
@@ -219,7 +219,7 @@ def test_the_embedded_redis_wants_its_password_and_every_redis_user_has_it(worke
     def keys(pattern: str) -> list[str]:
         return redis_cli("-u", url, "--no-auth-warning", "--scan", "--pattern", pattern).split()
 
-    assert len(keys(HEARTBEAT_PREFIX + "*")) >= 2  # both live workers (the test above put a browser on each)
+    assert len(keys(BEAT_PREFIX + "*")) >= 2  # both live workers (the test above put a browser on each)
     ctx = browser.new_context()
     page = ctx.new_page()
     claude.reply_text("Een antwoord.")

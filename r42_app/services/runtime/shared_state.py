@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 PREFIX = "r42:"
+BEAT_PREFIX = PREFIX + "beat:"  # + a worker's name: its last heartbeat (JSON host, pid, t)
 NOTHING_WAITS = "Op deze bevestiging wacht niets meer."
 MESSAGES = {"unknown": "Deze bevestiging bestaat niet (meer).", "other_user": "Deze bevestiging is niet voor jou.",
             "expired": "Deze bevestiging is verlopen (na 5 minuten).", "used": "Deze bevestiging is al gebruikt.",
@@ -389,10 +390,10 @@ class RedisSharedState(SharedState):
 
     async def beat(self, name: str, beat: Beat, ttl: float) -> None:
         value = json.dumps({"host": beat.host, "pid": beat.pid, "t": beat.at})
-        await self._ask(self._redis.set(f"{PREFIX}beat:{name}", value, px=int(ttl * 1000)))
+        await self._ask(self._redis.set(BEAT_PREFIX + name, value, px=int(ttl * 1000)))
 
     async def last_beat(self, name: str) -> Beat | None:
-        raw = await self._ask(self._redis.get(f"{PREFIX}beat:{name}"))
+        raw = await self._ask(self._redis.get(BEAT_PREFIX + name))
         if raw is None:
             return None
         try:
