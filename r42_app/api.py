@@ -8,7 +8,8 @@
     POST /api/chat/delta  Authorization: Bearer <token>; {"delta": <the `delta` of a delta event>}
                           -> {"status": "applied"|"suggested", "message", "topics", "relations"}
     POST /api/chat/confirm  {"id": <of a confirm_required event>, "decision": "allow"|"deny"} while the turn
-                          streams -> {"id", "decision"}; 404/403/410/409 for unknown/other user/expired/used
+                          streams (on any backend worker) -> {"id", "decision"}; 404/403/410/409 for
+                          unknown/other user/expired/used, 503 while the workers' shared state is away
 
 Errors are JSON {"type", "message"}: 401 without a valid token, 400 for bad input (JSON nested
 deeper than MAX_JSON_DEPTH included), 413 {"type": "payload_too_large", ...} for a body over
@@ -234,7 +235,7 @@ async def chat_delta(request: Request) -> JSONResponse:
     return JSONResponse(outcome.as_dict())
 
 
-CONFIRM_STATUS = {"unknown": 404, "other_user": 403, "expired": 410, "used": 409}
+CONFIRM_STATUS = {"unknown": 404, "other_user": 403, "expired": 410, "used": 409, "unavailable": 503}
 
 
 async def chat_confirm(request: Request) -> JSONResponse:
@@ -247,7 +248,7 @@ async def chat_confirm(request: Request) -> JSONResponse:
     if not isinstance(body, dict) or not isinstance(body.get("id"), str) or body.get("decision") not in ("allow", "deny"):
         return _error(400, "invalid_request", 'The body must be {"id": "<confirmation id>", "decision": "allow"|"deny"}.')
     try:
-        services().external.broker.answer(body["id"], session.user.id, body["decision"])
+        await services().external.broker.answer(body["id"], session.user.id, body["decision"])
     except ConfirmationError as exc:
         return _error(CONFIRM_STATUS.get(exc.kind, 404), f"confirmation_{exc.kind}", exc.message)
     return JSONResponse({"id": body["id"], "decision": body["decision"]})

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from r42_app.chat.external import ExternalRuntime
     from r42_app.chat.tools import ToolRegistry
     from r42_app.chat.turn import ChatDeps
-    from r42_app.core.ratelimit import RateLimiter
     from r42_app.services.adapters.embeddings import Embedder
     from r42_app.services.adapters.llm import AnthropicLLM
     from r42_app.services.adapters.mcp import McpHub
@@ -29,6 +28,8 @@ if TYPE_CHECKING:
     from r42_app.services.outbox.costs import CostPersister
     from r42_app.services.outbox.indexer import Indexer
     from r42_app.services.retrieval import Retriever
+    from r42_app.services.runtime.liveness import Liveness
+    from r42_app.services.runtime.shared_state import SharedRateLimiter, SharedState
     from r42_app.services.store.access import AccessStore
     from r42_app.services.store.audit import ToolAudit
     from r42_app.services.store.auth import AuthService
@@ -98,17 +99,13 @@ class Services:
 
     @property
     def auth(self) -> AuthService:
-        """Sign-ins and token checks; with several backend workers (a Redis URL) the wrong-password limit per
-        browser address is shared in Redis, else each worker would allow it again."""
+        """Sign-ins and token checks; the wrong-password limit per browser address is in the shared state (with
+        several backend workers in Redis, else each worker would allow it again)."""
         def build() -> AuthService:
+            from r42_app.services.runtime.shared_state import SharedFailureLimiter
             from r42_app.services.store.auth import SIGNIN_FAILURES_PER_MINUTE, AuthService
 
-            failures = None
-            if self.settings.redis_url:
-                from r42_app.services.runtime.shared_limiter import SharedFailureLimiter
-
-                failures = SharedFailureLimiter(self.settings.redis_url, limit=SIGNIN_FAILURES_PER_MINUTE,
-                                                window=60.0)
+            failures = SharedFailureLimiter(self.shared, "signin", limit=SIGNIN_FAILURES_PER_MINUTE, window=60.0)
             return AuthService(self.settings.pb_url, self.admin_pb, failures,
                                session_s=self.settings.session_hours * 3600)
         return self._once("auth", build)
@@ -170,6 +167,25 @@ class Services:
         from r42_app.services.store.audit import ToolAudit
 
         return self._once("tool_audit", lambda: ToolAudit(self.admin_pb))
+
+    # -- what the backend workers share ---------------------------------------------------
+
+    @property
+    def shared(self) -> SharedState:
+        """Confirmations, limits, heartbeats and stream/tab owners: in the Redis the backend workers share when
+        settings.redis_url names one (several workers), else in this process."""
+        def build() -> SharedState:
+            from r42_app.services.runtime.shared_state import MemorySharedState, RedisSharedState
+
+            return RedisSharedState(self.settings.redis_url) if self.settings.redis_url else MemorySharedState()
+        return self._once("shared", build)
+
+    @property
+    def liveness(self) -> Liveness:
+        """This worker's heartbeat; whether another worker, or an answer it streams, is alive."""
+        from r42_app.services.runtime.liveness import Liveness
+
+        return self._once("liveness", lambda: Liveness(self.shared))
 
     # -- search ---------------------------------------------------------------------------
 
@@ -233,18 +249,14 @@ class Services:
         return self._once("mcp_hub", build)
 
     @property
-    def rate_limiter(self) -> RateLimiter:
-        """The chat limit per user: in memory for one backend worker; in the shared Redis when several workers
-        serve the app (else each would grant the whole limit again)."""
-        def build() -> Any:
+    def rate_limiter(self) -> SharedRateLimiter:
+        """The chat limit per user, in the shared state (with several workers in Redis, else each would grant
+        the whole limit again)."""
+        def build() -> SharedRateLimiter:
+            from r42_app.services.runtime.shared_state import SharedRateLimiter
+
             cfg = self.settings
-            if cfg.redis_url:
-                from r42_app.services.runtime.shared_limiter import SharedRateLimiter
-
-                return SharedRateLimiter(cfg.redis_url, per_minute=cfg.chat_per_minute, burst=cfg.chat_burst)
-            from r42_app.core.ratelimit import RateLimiter
-
-            return RateLimiter(per_minute=cfg.chat_per_minute, burst=cfg.chat_burst)
+            return SharedRateLimiter(self.shared, "chat", per_minute=cfg.chat_per_minute, burst=cfg.chat_burst)
         return self._once("rate_limiter", build)
 
     @property
@@ -263,21 +275,15 @@ class Services:
 
     @property
     def external(self) -> ExternalRuntime:
-        """Audit, per-user-per-tool rate limit and confirmations of external tool calls."""
+        """Audit, per-user-per-tool rate limit and confirmations of external tool calls (limit and confirmations
+        in the shared state: one limit across the workers, and an answer may reach any of them)."""
         def build() -> ExternalRuntime:
-            from r42_app.chat.external import ExternalRuntime
+            from r42_app.chat.external import ConfirmationBroker, ExternalRuntime
+            from r42_app.services.runtime.shared_state import SharedRateLimiter
 
             per_minute = self.mcp_hub.config.calls_per_minute
-            if self.settings.redis_url:  # several workers: one limit per user and tool across them
-                from r42_app.services.runtime.shared_limiter import SharedRateLimiter
-
-                limiter: Any = SharedRateLimiter(self.settings.redis_url, per_minute=per_minute, burst=per_minute,
-                                                 prefix="r42:rl:tool:")
-            else:
-                from r42_app.core.ratelimit import RateLimiter
-
-                limiter = RateLimiter(per_minute=per_minute, burst=per_minute)
-            return ExternalRuntime(self.tool_audit, limiter)
+            limiter = SharedRateLimiter(self.shared, "tool", per_minute=per_minute, burst=per_minute)
+            return ExternalRuntime(self.tool_audit, limiter, ConfirmationBroker(self.shared))
         return self._once("external", build)
 
     @property
@@ -300,6 +306,11 @@ class Services:
         llm = self._built.get("llm")
         if llm is not None and hasattr(llm, "aclose"):
             await llm.aclose()
+        if "liveness" in self._built:
+            self._built["liveness"].stop()
+        shared = self._built.get("shared")
+        if shared is not None:
+            await shared.close()
         self.close()
 
     def close(self) -> None:

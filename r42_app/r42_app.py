@@ -29,7 +29,15 @@ from r42_app.state.quiz import QuizState
 from r42_app.state.suggestions import SuggestionsState
 from r42_app.state.tools import ToolsState
 
-reflex_patches.apply()
+
+def this_workers_liveness():
+    """This worker's heartbeat and the liveness of others (the Reflex patch asks at each connect)."""
+    from r42_app.container import services
+
+    return services().liveness
+
+
+reflex_patches.apply(this_workers_liveness)  # refuses to load on a Reflex it was not written for
 
 app = rx.App(
     style=STYLE,

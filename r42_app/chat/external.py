@@ -5,7 +5,8 @@ writes an audit row whatever happens.
 A high-risk call streams a `ConfirmRequired` event (chat/events.py) and waits (at most 5
 minutes) for the user's answer: the chat window's Toestaan / Weigeren, or `POST /api/chat/confirm
 {"id", "decision": "allow"|"deny"}`. The answer is bound to the user, the tool and the exact
-arguments, and used once.
+arguments, and used once. It may reach another backend worker than the one running the turn: the
+confirmation lives in the workers' shared state (services/runtime/shared_state.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from r42_app.core.fence import defuse
 from r42_app.core.mcp import (
     CONFIRM_TTL_S,
     Confirmation,
-    ConfirmationBook,
     ConfirmationError,
     arguments_digest,
     not_invocable,
@@ -34,6 +34,7 @@ from r42_app.core.mcp import (
 from r42_app.core.ratelimit import RateLimiter
 from r42_app.core.tools import ToolSpec
 from r42_app.services.adapters.mcp import McpRegistry, McpToolEntry
+from r42_app.services.runtime.shared_state import MemorySharedState, SharedState, SharedStateUnavailable
 from r42_app.services.store.audit import ToolAudit
 
 log = logging.getLogger(__name__)
@@ -42,36 +43,36 @@ ALLOW, DENY = "allow", "deny"
 
 
 class ConfirmationBroker:
-    """Pending confirmations of this process: a turn waits on one, the user's answer resolves it."""
+    """Confirmations of high-risk calls, in the workers' shared state: a turn waits for one in the worker that
+    runs it, and the user's answer may reach any worker (several workers: through their Redis)."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic, ttl: float = CONFIRM_TTL_S):
-        self.book = ConfirmationBook(clock, ttl)
+    def __init__(self, shared: SharedState | None = None, ttl: float = CONFIRM_TTL_S):
+        self.shared = shared if shared is not None else MemorySharedState()
         self.ttl = ttl
-        self._waiting: dict[str, tuple[asyncio.Future, Confirmation]] = {}
 
     async def ask(self, ctx: TurnContext, tool: str, arguments: dict[str, Any]) -> tuple[str, Confirmation]:
-        """Stream the question and wait for the answer: (allow | deny | expired, the confirmation)."""
-        confirmation = self.book.issue(ctx.user.id, tool, arguments)
-        future: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._waiting[confirmation.id] = (future, confirmation)
+        """Stream the question and wait for the answer: (allow | deny | expired, the confirmation). Raises
+        SharedStateUnavailable when the question cannot be put."""
+        confirmation = await self.shared.put_confirmation(ctx.user.id, tool, arguments, self.ttl)
         try:
             await ctx.emit(events.ConfirmRequired(confirmation.id, tool, arguments))
-            return await asyncio.wait_for(future, self.ttl), confirmation
-        except asyncio.TimeoutError:
-            return "expired", confirmation
+            decision = await self.shared.wait_confirmation(confirmation.id, self.ttl)
+            return decision or "expired", confirmation
         finally:
-            self._waiting.pop(confirmation.id, None)
+            await self.shared.cancel_confirmation(confirmation.id)
 
-    def answer(self, confirmation_id: str, user_id: str, decision: str) -> None:
-        """The user's Toestaan / Weigeren: uses the confirmation (once) and wakes the waiting call. Raises
-        ConfirmationError (unknown, other user, expired, used)."""
+    async def answer(self, confirmation_id: str, user_id: str, decision: str) -> None:
+        """The user's Toestaan / Weigeren, from any worker: uses the confirmation (once) and wakes the waiting
+        call. Raises ConfirmationError (unknown, other user, expired, used; unavailable while the shared state
+        cannot be reached)."""
         if decision not in (ALLOW, DENY):
             raise ConfirmationError("unknown", "Antwoord met allow of deny.")
-        self.book.redeem(confirmation_id, user_id)
-        waiting = self._waiting.get(confirmation_id)
-        if waiting is None or waiting[0].done():
-            raise ConfirmationError("unknown", "Op deze bevestiging wacht niets meer.")
-        waiting[0].set_result(decision)
+        try:
+            await self.shared.answer_confirmation(confirmation_id, user_id, decision)
+        except SharedStateUnavailable as exc:
+            log.error("answering confirmation %s… failed: %s", confirmation_id[:6], exc)
+            raise ConfirmationError("unavailable", "Je antwoord kon nu niet worden doorgegeven; probeer het "
+                                                   "zo opnieuw.") from exc
 
 
 @dataclass
@@ -115,7 +116,12 @@ def wrap_high_risk_execute(entry: McpToolEntry) -> Callable[[TurnContext, dict[s
             return await done("rate_limited", _result({"status": "rate_limited", "tool": entry.name,
                                                         "retry_after_seconds": round(wait, 1)}), True)
         if entry.risk == "high":
-            decision, confirmation = await runtime.broker.ask(ctx, entry.name, arguments)
+            try:
+                decision, confirmation = await runtime.broker.ask(ctx, entry.name, arguments)
+            except SharedStateUnavailable as exc:  # no one could answer: the model hears why, the user sees it
+                log.error("asking to confirm %s failed: %s", entry.name, exc)
+                return await done("not-invocable", _result(not_invocable(entry.name, "the confirmation could not "
+                                                                         "be asked; try again later")), True)
             bound = (confirmation.user_id == ctx.user.id and confirmation.tool == entry.name
                      and confirmation.digest == arguments_digest(arguments))
             if decision == ALLOW and bound:  # a yes for exactly this user, tool and arguments

@@ -181,9 +181,10 @@ class ConfirmationBook:
         self._open: dict[str, Confirmation] = {}
         self._used: dict[str, float] = {}  # id -> when it would have expired (then forgotten)
 
-    def issue(self, user_id: str, tool: str, arguments: Any) -> Confirmation:
+    def issue(self, user_id: str, tool: str, arguments: Any, ttl: float | None = None) -> Confirmation:
         self._forget_expired()
-        c = Confirmation(secrets.token_urlsafe(16), user_id, tool, arguments_digest(arguments), self.clock() + self.ttl)
+        c = Confirmation(secrets.token_urlsafe(16), user_id, tool, arguments_digest(arguments),
+                         self.clock() + (self.ttl if ttl is None else ttl))
         self._open[c.id] = c
         return c
 

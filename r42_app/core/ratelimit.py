@@ -45,7 +45,7 @@ class FailureLimiter:
     """At most `limit` failures per key in a fixed window of `window` seconds (sign-in attempts per client
     address). `wait(key)` answers 0 (go) or the seconds until the window ends; only failures count.
     `take`/`refund` count an attempt before it is made and give it back when it was no failure, so
-    attempts made at the same moment cannot all pass the check (services/runtime/shared_limiter.py does the same
+    attempts made at the same moment cannot all pass the check (services/runtime/shared_state.py does the same
     in Redis for several workers)."""
 
     def __init__(self, limit: int = 10, window: float = 60.0, clock: Callable[[], float] = time.monotonic,

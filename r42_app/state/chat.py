@@ -10,7 +10,6 @@ import hashlib
 import json
 import logging
 import os
-import socket
 import time
 import uuid
 
@@ -31,45 +30,38 @@ from r42_app.core.chat_view import (
 )
 from r42_app.core.mcp import ConfirmationError
 from r42_app.core.messages import msg, nl_number
+from r42_app.services.runtime.liveness import HOST, STREAM_REFRESH_S
+from r42_app.services.runtime.shared_state import SharedStateUnavailable
 from r42_app.services.store.pb import PBError
 from r42_app.state.chat_thread import ThreadMixin
 
 log = logging.getLogger(__name__)
 
-# This backend process, as the owner of the answers it streams. With several workers (issue 17) the tab
-# may reconnect to another worker while the answer's owner died: stream_check then ends the answer.
-# (the pid is read when asked: Granian forks its workers from a process that imported this module)
-OWNER_HOST = socket.gethostname()
-# An owner on another machine that has written nothing for this long is taken as gone: longer than a turn
-# can be silent while alive (the model's timeout, a high-risk tool waiting 5 minutes for the user's yes).
-STALE_STREAM_S = 420.0
-
-
-def owner_id() -> str:
-    return f"{OWNER_HOST}:{os.getpid()}"
+# With several workers (issue 17) the tab may reconnect to another worker while the worker streaming its
+# answer died: stream_check then ends the answer (services/runtime/liveness.py tells).
 
 
 def worker_tag(pid: int | None = None) -> str:
     """An opaque name of a backend worker (host and pid, hashed): on the page as `data-r42-worker`, so
     operators and the multi-worker tests can tell which worker a tab is talking to."""
-    return hashlib.sha1(f"{OWNER_HOST}:{pid or os.getpid()}".encode()).hexdigest()[:8]
+    return hashlib.sha1(f"{HOST}:{pid or os.getpid()}".encode()).hexdigest()[:8]
 
 
-def _owner_alive(owner: str, beat: float) -> bool:
-    if not owner:  # not known (state from before this check existed): never cut an answer on a guess
-        return True
-    host, _, pid = owner.rpartition(":")
-    if host == OWNER_HOST and pid.isdigit():
-        if int(pid) == os.getpid():
-            return True
-        try:
-            os.kill(int(pid), 0)
-            return time.time() - beat < 300  # alive, but silent for five minutes: it lost this answer
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-    return time.time() - beat < STALE_STREAM_S
+async def _claim_stream(run: str) -> float:
+    """Note in the workers' shared state that this worker streams answer `run` (stream_check, in whichever
+    worker holds the tab, asks whether it still does); returns when (time.monotonic())."""
+    try:
+        await services().liveness.claim_stream(run)
+    except SharedStateUnavailable as exc:
+        log.warning("noting which worker streams an answer failed: %s", exc)
+    return time.monotonic()
+
+
+async def _end_stream(run: str) -> None:
+    try:
+        await services().liveness.end_stream(run)
+    except SharedStateUnavailable as exc:  # its record runs out by itself
+        log.warning("ending an answer's record failed: %s", exc)
 
 
 class ChatState(ThreadMixin, rx.State):
@@ -80,9 +72,9 @@ class ChatState(ThreadMixin, rx.State):
     show_capabilities: bool = False
     _stop: bool = False
     _keep_open: bool = False  # a citation chip was clicked: the window stays open on the page it opens
-    _stream_owner: str = ""  # "host:pid" of the backend worker streaming the current answer
-    _stream_beat: float = 0.0  # when it last wrote to it
-    _stream_run: str = ""  # the answer being streamed; stream_check clears it, so a late writer stops
+    # the answer being streamed (its worker is in the shared state: services().liveness); stream_check clears it,
+    # so a late writer stops
+    _stream_run: str = ""
 
     @rx.var(cache=False)
     def worker(self) -> str:
@@ -193,7 +185,7 @@ class ChatState(ThreadMixin, rx.State):
         if self.error.startswith(msg("chat.too_long").split("{")[0]):
             self.error = ""
         self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "user", text, "ok", [], text)]
-        return [rx.set_value("r42-input", ""), *self._start()]
+        return [rx.set_value("r42-input", ""), *(await self._start())]
 
     @rx.event
     async def send_queued(self):
@@ -204,7 +196,7 @@ class ChatState(ThreadMixin, rx.State):
         if await self._user() is None:
             return
         self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "user", text, "ok", [], text)]
-        return self._start()
+        return await self._start()
 
     @rx.event
     def cancel_queued(self):
@@ -245,13 +237,13 @@ class ChatState(ThreadMixin, rx.State):
         return rx.toast(msg("chat.rated"), duration=2000)
 
     @rx.event
-    def regenerate(self):
+    async def regenerate(self):
         """Ask for the last answer again: it is replaced by a new one."""
         if self.streaming or not self.last_assistant_id:
             return
         self._removed = [*self._removed, self.messages[-1].id][-200:]
         self.messages = self.messages[:-1]
-        return self._start()
+        return await self._start()
 
     @rx.event
     def edit_last(self):
@@ -266,16 +258,18 @@ class ChatState(ThreadMixin, rx.State):
                 ChatState.save_thread]
 
     @rx.event
-    def retry(self):
+    async def retry(self):
         if self.streaming or not any(m.role == "user" for m in self.messages):
             return
-        return self._start()
+        return await self._start()
 
-    def _start(self):
+    async def _start(self):
         self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "assistant", "", "streaming", [], "")]
         self.streaming, self._stop = True, False
-        # this worker streams the answer (generate runs here): stream_check can tell when it is gone
-        self._stream_owner, self._stream_beat, self._stream_run = owner_id(), time.time(), uuid.uuid4().hex
+        # this worker streams the answer (generate claims it again where it runs): stream_check can tell when
+        # it is gone
+        self._stream_run = uuid.uuid4().hex
+        await _claim_stream(self._stream_run)
         self.mark, self.error = "typing", ""
         return [ChatState.save_thread, ChatState.generate]
 
@@ -306,7 +300,7 @@ class ChatState(ThreadMixin, rx.State):
         if user is None or target is None or target.confirm_state != "pending":
             return
         try:
-            services().external.broker.answer(target.confirm_id, user.id, "allow" if allow else "deny")
+            await services().external.broker.answer(target.confirm_id, user.id, "allow" if allow else "deny")
             state = "allowed" if allow else "denied"
         except ConfirmationError as exc:
             state = "failed"
@@ -322,37 +316,44 @@ class ChatState(ThreadMixin, rx.State):
         self.messages = [*self.messages[:-1], last]
 
     @rx.event
-    def stream_check(self):
+    async def stream_check(self):
         """While an answer streams the tab asks now and then (assets/r42.js). When the worker
         that streamed it is gone (it died, and the tab reconnected to another), the answer ends here as
         incomplete, with "Opnieuw", instead of spinning for ever."""
-        if not self.streaming or _owner_alive(self._stream_owner, self._stream_beat):
+        if not self.streaming or not self._stream_run:  # not known: never cut an answer on a guess
             return
-        log.warning("an answer's worker %s is gone; ending the answer as incomplete", self._stream_owner)
+        try:
+            if await services().liveness.stream_alive(self._stream_run):
+                return
+        except SharedStateUnavailable as exc:
+            log.warning("cannot tell whether an answer's worker lives (%s); it goes on", exc)
+            return
+        log.warning("the worker of answer %s is gone; ending the answer as incomplete", self._stream_run[:8])
         if self.messages and self.messages[-1].role == "assistant":
             last = self.messages[-1]
             self._set_last(status="incomplete" if last.content else "error",
                            display=display(last.content, last.citations))
         self.streaming, self.error, self.mark = False, msg("chat.cut_off"), "error"
-        self._stream_owner, self._stream_run = "", ""
+        self._stream_run = ""
         return ChatState.save_thread
 
     @rx.event(background=True)
     async def generate(self):
         """Stream one answer into the last message (chat/window.py decides what it shows); lock blocks stay short."""
         async with self:
-            self._stream_owner, self._stream_beat = owner_id(), time.time()
             run = self._stream_run
             user = await self._user()
             history = model_history(self.messages[:-1])
+        claimed = await _claim_stream(run)  # this worker streams it, wherever _start ran
         answer = AnswerView()
         try:
             async with contextlib.aclosing(run_turn(user, history, services().chat)) as turn:  # stop closes it now
                 async for event in turn:
+                    if time.monotonic() - claimed > STREAM_REFRESH_S:  # still streaming: renew the claim
+                        claimed = await _claim_stream(run)
                     async with self:
                         if self._stream_run != run:  # ended meanwhile (stream_check): write nothing more
                             return
-                        self._stream_beat = time.time()
                         if self._stop:
                             answer.stopped()
                             break
@@ -386,4 +387,5 @@ class ChatState(ThreadMixin, rx.State):
             if self.mark != "error":
                 self.mark = "idle"
             waiting = bool(self.queued)
+        await _end_stream(run)
         return [ChatState.save_thread, ChatState.send_queued] if waiting else ChatState.save_thread

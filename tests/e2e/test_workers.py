@@ -1,10 +1,12 @@
 """Issue 17: `r42 serve --workers 2` with the embedded Redis and a Chroma server. A tab whose backend
 worker is killed reconnects to another and keeps its chat; two browsers on different workers both see
 an approval on the graph page. Issue 21: wrong passwords from many tabs count once across the workers.
+Issue 23: a high-risk tool's confirmation posted to the other worker resolves the turn waiting in the first.
 
 The app runs from a copy of the source tree (its own `.web` build), so its compiled URLs never touch
 the session's `served_app`."""
 
+import json
 import os
 import re
 import shutil
@@ -20,7 +22,7 @@ import psutil
 import pytest
 from playwright.sync_api import expect
 
-from r42_app.services.runtime.reflex_patches import HEARTBEAT_PREFIX
+from r42_app.services.runtime.shared_state import BEAT_PREFIX
 from r42_app.services.runtime.sidecars import redis_binary
 from r42_app.services.store.auth import TOO_MANY_ATTEMPTS
 from r42_app.state.chat import worker_tag
@@ -31,8 +33,8 @@ from tests.e2e.test_graph_chips import proposal
 
 
 class WorkersApp:
-    def __init__(self, url: str, proc: subprocess.Popen, log: Path):
-        self.url, self.proc, self.log = url, proc, log
+    def __init__(self, url: str, proc: subprocess.Popen, log: Path, pb_url: str = ""):
+        self.url, self.proc, self.log, self.pb_url = url, proc, log, pb_url
 
     def processes(self) -> dict[str, psutil.Process]:
         """The backend workers (Granian's children of the Reflex process), by their worker tag."""
@@ -66,7 +68,7 @@ def workers_app(tmp_path_factory, fake_claude):
     with open(log, "wb") as out:
         proc = subprocess.Popen([sys.executable, "-m", "r42_app.cli", "serve", "--workers", "2"], cwd=copy, env=env,
                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-    app = WorkersApp(f"http://127.0.0.1:{port}", proc, log)
+    app = WorkersApp(f"http://127.0.0.1:{port}", proc, log, f"http://127.0.0.1:{pb_port}")
     deadline = time.monotonic() + 900
     while "R42 is running" not in log.read_text(errors="replace"):
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -219,7 +221,7 @@ def test_the_embedded_redis_wants_its_password_and_every_redis_user_has_it(worke
     def keys(pattern: str) -> list[str]:
         return redis_cli("-u", url, "--no-auth-warning", "--scan", "--pattern", pattern).split()
 
-    assert len(keys(HEARTBEAT_PREFIX + "*")) >= 2  # both live workers (the test above put a browser on each)
+    assert len(keys(BEAT_PREFIX + "*")) >= 2  # both live workers (the test above put a browser on each)
     ctx = browser.new_context()
     page = ctx.new_page()
     claude.reply_text("Een antwoord.")
@@ -230,6 +232,66 @@ def test_the_embedded_redis_wants_its_password_and_every_redis_user_has_it(worke
     assert keys("r42:rl:chat:*"), "the chat limiter kept no bucket in Redis"  # it counts per user in Redis
     ctx.close()
     assert password not in workers_app.log.read_text()
+
+
+def serving_worker(app: WorkersApp, response: httpx.Response) -> str:
+    """The tag of the backend worker at the other end of `response`'s connection (still open: keep-alive),
+    found by asking the kernel which worker process holds that TCP connection."""
+    client_port = response.extensions["network_stream"].get_extra_info("client_addr")[1]
+    app_port = int(app.url.rsplit(":", 1)[1])
+    for tag, proc in app.processes().items():
+        for conn in proc.net_connections("tcp"):
+            if conn.laddr.port == app_port and conn.raddr and conn.raddr.port == client_port:
+                return tag
+    raise AssertionError(f"no backend worker holds the connection from port {client_port}")
+
+
+def test_a_confirmation_posted_to_the_other_worker_resolves_the_turn_waiting_in_the_first(workers_app, claude):
+    """Issue 23: the turn waits for the user's yes in the worker that runs it; the yes (POST /api/chat/confirm)
+    reaches the other worker, and the turn goes on. Each request's worker is read from the kernel (which worker
+    holds its connection), and the confirming connection is made again until it is on the other worker."""
+    messages = workers_app.log.parent / "mcp-demo-messages.jsonl"
+    token = httpx.post(f"{workers_app.pb_url}/api/collections/users/auth-with-password",
+                       json={"identity": "admin@example.com", "password": DEMO_PASSWORD}).json()["token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    turn_client = httpx.Client(base_url=workers_app.url, headers=headers, timeout=60)
+    for _ in range(240):  # the workers connect their MCP servers at boot (and again after the respawn above)
+        health = turn_client.get("/api/health")
+        mcp = health.json().get("mcp", {})
+        if mcp and all(state == "connected" for state in mcp.values()):
+            break
+        time.sleep(0.25)
+    assert mcp.get("r42demo") == "connected", mcp
+    claude.reply_tool("r42demo__send_message", {"subject": "Via de andere werker", "text": "Hallo."})
+    claude.reply_text("Verstuurd.")
+    seen, turn_worker, confirm_worker = [], "", ""
+    with turn_client.stream("POST", "/api/chat", json={"messages": [{"role": "user", "content": "Stuur een bericht"}],
+                                                        "mode": "fts"}) as stream:
+        assert stream.status_code == 200
+        turn_worker = serving_worker(workers_app, stream)
+        for line in stream.iter_lines():
+            if not line.startswith("data: "):
+                continue
+            event = json.loads(line[6:])
+            seen.append(event["type"])
+            if event["type"] != "confirm_required":
+                continue
+            for _ in range(40):  # a new connection each time, until the kernel gives it to the other worker
+                with httpx.Client(base_url=workers_app.url, headers=headers, timeout=30) as confirm_client:
+                    probe = confirm_client.get("/api/health")
+                    if serving_worker(workers_app, probe) == turn_worker:
+                        continue
+                    answer = confirm_client.post("/api/chat/confirm", json={"id": event["id"], "decision": "allow"})
+                    confirm_worker = serving_worker(workers_app, answer)
+                    break
+            assert confirm_worker and confirm_worker != turn_worker, "every connection went to the turn's worker"
+            assert answer.status_code == 200, answer.text
+    turn_client.close()
+    assert seen[-1] == "done" and "confirm_required" in seen, seen
+    assert {turn_worker, confirm_worker} == set(workers_app.processes())
+    result = claude.requests[1]["body"]["messages"][-1]["content"][0]
+    assert json.loads(result["content"])["status"] == "sent"
+    assert "Via de andere werker" in messages.read_text()
 
 
 def test_wrong_passwords_from_many_tabs_count_once_across_the_workers(workers_app, browser):

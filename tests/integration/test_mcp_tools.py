@@ -113,15 +113,15 @@ async def test_a_high_risk_call_runs_only_after_the_user_allows_it_and_once(turn
     assert not messages.exists()  # nothing runs before the answer
     broker = turn_deps.external.broker
     with pytest.raises(ConfirmationError) as other:
-        broker.answer(asked["id"], "someone-else", "allow")
+        await broker.answer(asked["id"], "someone-else", "allow")
     assert other.value.kind == "other_user"
-    broker.answer(asked["id"], someone.id, "allow")
+    await broker.answer(asked["id"], someone.id, "allow")
     rest = await collect(turn)
     assert rest[-1]["type"] == "done"
     sent = [json.loads(line) for line in messages.read_text().splitlines()]
     assert len(sent) == 1 and sent[0]["tenant"] == "demo" and sent[0]["user"] == someone.email
     with pytest.raises(ConfirmationError) as replay:  # the same yes cannot run it again
-        broker.answer(asked["id"], someone.id, "allow")
+        await broker.answer(asked["id"], someone.id, "allow")
     assert replay.value.kind == "used"
     [row] = audit_rows(admin_pb, someone, "r42demo__send_message")
     assert row["status"] == "ok" and row["confirmed_by"] == someone.email
@@ -133,7 +133,7 @@ async def test_weigeren_gives_the_model_a_declined_result(turn_deps, someone, cl
     claude.reply_text("Oké, ik heb niets verstuurd.")
     turn = run_turn(someone, ask("Stuur een bericht"), turn_deps, "fts")
     asked = await _until_confirmation(turn)
-    turn_deps.external.broker.answer(asked["id"], someone.id, "deny")
+    await turn_deps.external.broker.answer(asked["id"], someone.id, "deny")
     await collect(turn)
     result = claude.requests[1]["body"]["messages"][-1]["content"][0]
     assert result["is_error"] is True and json.loads(result["content"])["status"] == "declined"

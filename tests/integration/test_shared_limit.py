@@ -6,24 +6,21 @@ import asyncio
 
 import pytest
 
-from r42_app.services.runtime.shared_limiter import SharedFailureLimiter, SharedRateLimiter
-from r42_app.services.runtime.sidecars import RedisServer
+from r42_app.services.runtime.shared_state import RedisSharedState, SharedFailureLimiter, SharedRateLimiter
 from r42_app.services.store.auth import TOO_MANY_ATTEMPTS, AuthError, AuthService
 from tests.conftest import DEMO_PASSWORD
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("redis")).start()
-    yield server.url
-    server.stop()
+def limiter(url: str, per_minute: float, burst: int) -> SharedRateLimiter:
+    """The chat limiter as one worker process holds it (services().rate_limiter)."""
+    return SharedRateLimiter(RedisSharedState(url), "chat", per_minute=per_minute, burst=burst)
 
 
 async def test_two_workers_share_one_bucket_per_user(redis_url):
-    a = SharedRateLimiter(redis_url, per_minute=6, burst=3)  # as two worker processes would each hold one
-    b = SharedRateLimiter(redis_url, per_minute=6, burst=3)
+    a = limiter(redis_url, per_minute=6, burst=3)  # as two worker processes would each hold one
+    b = limiter(redis_url, per_minute=6, burst=3)
     try:
         answers = await asyncio.gather(*(limiter.check("user-1") for limiter in (a, b, a, b, a, b)))
         assert sorted(w == 0 for w in answers).count(True) == 3  # the burst, once, across both workers
@@ -33,17 +30,17 @@ async def test_two_workers_share_one_bucket_per_user(redis_url):
         assert await a.check("user-1") == 0
         assert await b.check("user-1") > 0
     finally:
-        await a.close()
-        await b.close()
+        await a.shared.close()
+        await b.shared.close()
 
 
 async def test_without_redis_each_worker_limits_on_its_own_instead_of_failing():
-    down = SharedRateLimiter("redis://127.0.0.1:1/0", per_minute=6, burst=2)
+    down = limiter("redis://127.0.0.1:1/0", per_minute=6, burst=2)
     try:
         assert [await down.check("u") for _ in range(3)][:2] == [0.0, 0.0]
         assert await down.check("u") > 0
     finally:
-        await down.close()
+        await down.shared.close()
 
 
 WRONG = "E-mailadres of wachtwoord klopt niet."
@@ -59,10 +56,10 @@ async def answer(auth, client, email, password="raden"):
 @pytest.fixture
 async def two_workers(redis_url, pb_server, seeded):
     """Two AuthServices as two worker processes hold them, sharing one Redis."""
-    limiters = [SharedFailureLimiter(redis_url, limit=10, window=60) for _ in range(2)]
-    yield [AuthService(pb_server.url, pb_server.admin_client(), limiter) for limiter in limiters]
-    for limiter in limiters:
-        await limiter.close()
+    limiters = [SharedFailureLimiter(RedisSharedState(redis_url), "signin", limit=10, window=60) for _ in range(2)]
+    yield [AuthService(pb_server.url, pb_server.admin_client(), failures) for failures in limiters]
+    for failures in limiters:
+        await failures.shared.close()
 
 
 async def test_two_workers_share_the_wrong_password_limit_per_address(two_workers):
@@ -89,10 +86,10 @@ async def test_right_passwords_do_not_count_and_parallel_tabs_cannot_all_pass(tw
 
 
 async def test_without_redis_each_worker_limits_wrong_passwords_on_its_own(pb_server, seeded):
-    down = SharedFailureLimiter("redis://127.0.0.1:1/0", limit=10, window=60)
+    down = SharedFailureLimiter(RedisSharedState("redis://127.0.0.1:1/0"), "signin", limit=10, window=60)
     auth = AuthService(pb_server.url, pb_server.admin_client(), down)
     try:
         answers = [await answer(auth, "198.51.100.5", f"down-{i}@example.com") for i in range(11)]
         assert answers == [WRONG] * 10 + [TOO_MANY_ATTEMPTS]
     finally:
-        await down.close()
+        await down.shared.close()

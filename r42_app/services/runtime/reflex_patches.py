@@ -6,119 +6,86 @@ duplicated browser tab and hands it a new token, that is: a new, empty session. 
 duplicated tab, and wrong when the worker that held the socket died: the same tab, reconnecting to a
 live worker, would lose its session (signed-in page, open chat window, streaming answer).
 
-So every worker keeps a heartbeat key in Redis while it runs (its host, pid and time), and a socket
-record whose worker is gone is taken as stale: the reconnecting tab keeps its token and finds its state.
-Gone means: on this host, its process no longer exists (known at once); elsewhere, its heartbeat is
-older than three beats (the reconnect waits up to that long to find out).
+So each worker also notes in the shared state that it holds the tab (`Liveness.claim_tab`), and when a tab
+reconnects whose worker is gone (services/runtime/liveness.py: its process no longer exists, or it has not
+beaten for three beats; the reconnect waits up to RECONNECT_PATIENCE_S to find out), Reflex's record of it
+is dropped first: the tab keeps its token and finds its state.
+
+It replaces `RedisTokenManager.link_token_to_sid` and names Reflex's socket record through the private
+`_get_redis_key`, so it is written for one Reflex version (WRITTEN_FOR, the pin in requirements.txt):
+`apply()` refuses to run on another, and the app fails at boot instead of losing sessions quietly.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-import os
-import pickle
-import socket
-import time
+from collections.abc import Callable
+from importlib import metadata
+
+from r42_app.services.runtime.liveness import GONE_AFTER_S, Liveness, this_worker
+from r42_app.services.runtime.shared_state import SharedStateUnavailable
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT_PREFIX = "r42:reflex-worker:"
-HEARTBEAT_TTL_S = 10
-HEARTBEAT_EVERY_S = 3
+WRITTEN_FOR = "0.10.1"  # the Reflex of requirements.txt (tests/unit/test_reflex_patches.py checks they agree)
+RECONNECT_PATIENCE_S = GONE_AFTER_S + 1
 
 
-HOST = socket.gethostname()
+class ReflexVersionError(RuntimeError):
+    """The installed Reflex is not the one this patch was written for."""
 
 
-async def _beat_once(manager) -> None:
-    value = json.dumps({"host": HOST, "pid": os.getpid(), "t": time.time()})
-    await manager.redis.set(HEARTBEAT_PREFIX + manager.instance_id, value, ex=HEARTBEAT_TTL_S)
+def check_reflex_version() -> None:
+    installed = metadata.version("reflex")
+    if installed != WRITTEN_FOR:
+        raise ReflexVersionError(
+            f"r42_app/services/runtime/reflex_patches.py was written for Reflex {WRITTEN_FOR}, but Reflex {installed} "
+            f"is installed. Check the patch against RedisTokenManager.link_token_to_sid of Reflex {installed}, then "
+            f"set WRITTEN_FOR and the pin in requirements.txt to {installed}.")
 
 
-async def _beat(manager) -> None:
-    while True:
-        try:
-            await _beat_once(manager)
-        except Exception as exc:  # Redis away for a moment: the next beat tries again
-            log.debug("worker heartbeat failed: %s", exc)
-        await asyncio.sleep(HEARTBEAT_EVERY_S)
+_liveness: Callable[[], Liveness] | None = None
 
 
-def _pid_alive(pid: int) -> bool:
+async def _forget_dead_owner(manager, token: str, live: Liveness) -> bool:
+    """Drop the token's socket record when the worker that held the tab is gone. True if dropped."""
+    from redis.exceptions import RedisError
+
     try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-
-
-async def _owner_gone(manager, owner: str) -> bool:
-    deadline = time.monotonic() + HEARTBEAT_EVERY_S * 3 + 1
-    while True:
-        raw = await manager.redis.get(HEARTBEAT_PREFIX + owner)
-        if raw is None:  # no beat: gone, unless one comes in time (a stalled loop, a Redis that restarted)
-            if time.monotonic() > deadline:
-                return True
-            await asyncio.sleep(0.5)
-            continue
-        try:
-            beat = json.loads(raw)
-            host, pid, at = beat["host"], int(beat["pid"]), float(beat["t"])
-        except (ValueError, KeyError, TypeError):
+        await live.beat()  # this worker is alive, before it asks about others
+        owner = await live.tab_owner(token)
+        if owner is None or owner == this_worker() or await live.worker_alive(owner, RECONNECT_PATIENCE_S):
             return False
-        if host == HOST:
-            return not _pid_alive(pid)
-        age = time.time() - at
-        if age < HEARTBEAT_EVERY_S * 1.5:
-            return False
-        if age > HEARTBEAT_EVERY_S * 3 or time.monotonic() > deadline:
-            return True
-        await asyncio.sleep(0.5)
-
-
-def _ensure_heartbeat(manager) -> None:
-    task = getattr(manager, "_r42_heartbeat", None)
-    if task is None or task.done():
-        manager._r42_heartbeat = asyncio.get_running_loop().create_task(_beat(manager))
-
-
-async def _forget_dead_owner(manager, token: str) -> bool:
-    """Drop the token's socket record when the worker it names has no heartbeat. True if dropped."""
-    key = manager._get_redis_key(token)
-    raw = await manager.redis.get(key)
-    if raw is None:
+        await manager.redis.delete(manager._get_redis_key(token))
+    except (SharedStateUnavailable, RedisError, OSError) as exc:  # Reflex's own handling then: a new session
+        log.warning("checking a reconnecting session's worker failed: %s", exc)
         return False
-    try:
-        owner = pickle.loads(raw).instance_id
-    except Exception:  # unreadable record: leave Reflex's own handling alone
-        return False
-    if owner == manager.instance_id or not await _owner_gone(manager, owner):
-        return False
-    await manager.redis.delete(key)
     log.info("session %s… reconnected from a worker that is gone; it keeps its state", token[:8])
     return True
 
 
-def apply() -> None:
+def apply(liveness: Callable[[], Liveness]) -> None:
+    """Patch Reflex's RedisTokenManager; `liveness` gives this worker's Liveness (asked at each connect).
+    Raises ReflexVersionError on a Reflex other than WRITTEN_FOR."""
+    global _liveness
+    check_reflex_version()
     from reflex.utils import token_manager
 
+    _liveness = liveness
     cls = token_manager.RedisTokenManager
     if getattr(cls, "_r42_patched", False):
         return
     original = cls.link_token_to_sid
 
     async def link_token_to_sid(self, token: str, sid: str):
+        live = _liveness()
+        await _forget_dead_owner(self, token, live)
+        new_token = await original(self, token, sid)
         try:
-            _ensure_heartbeat(self)
-            await _beat_once(self)
-            await _forget_dead_owner(self, token)
-        except Exception as exc:  # never stop a connect over this: Reflex's own behaviour then
-            log.warning("checking a reconnecting session's worker failed: %s", exc)
-        return await original(self, token, sid)
+            await live.claim_tab(new_token or token, self.token_expiration)
+        except SharedStateUnavailable as exc:  # the tab is linked; only a reconnect after a crash would miss it
+            log.warning("noting which worker holds a tab failed: %s", exc)
+        return new_token
 
     cls.link_token_to_sid = link_token_to_sid
     cls._r42_patched = True

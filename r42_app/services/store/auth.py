@@ -70,8 +70,8 @@ class AuthService:
         self.session_s = session_s
         self._http: httpx.Client | None = None  # shared by `check` (httpx clients are thread-safe)
         self._checked: dict[str, tuple[Session, float]] = {}
-        # wrong passwords per browser address: this process's own, or shared by the workers in Redis
-        # (services/shared_limiter.SharedFailureLimiter, whose take/refund are coroutines)
+        # wrong passwords per browser address: this process's own, or the workers' shared one
+        # (services/runtime/shared_state.SharedFailureLimiter, whose take/refund are coroutines)
         self.failures = failures if failures is not None else FailureLimiter(SIGNIN_FAILURES_PER_MINUTE, 60.0)
 
     async def sign_in_from(self, client: str, email: str, password: str) -> Session:
