@@ -86,7 +86,7 @@ async def test_the_broker_of_one_worker_wakes_the_turn_waiting_in_another(worker
     asked: list[dict] = []
 
     async def emit(event):
-        asked.append(event)
+        asked.append(event.to_json())
 
     ctx = SimpleNamespace(user=SimpleNamespace(id="u1"), emit=emit)
     turn = asyncio.ensure_future(ConfirmationBroker(a).ask(ctx, "r42demo__send_message", ARGS))
