@@ -38,6 +38,7 @@ from r42_app.chat.turn import ChatRefused, check_turn, run_turn
 from r42_app.container import services
 from r42_app.core.chat import ChatInputError, validate_messages
 from r42_app.core.mcp import ConfirmationError
+from r42_app.core.messages import msg
 from r42_app.services.retrieval import MODES
 from r42_app.services.runtime.loop_lag import MONITOR
 from r42_app.services.store.auth import AuthError, Session
@@ -50,7 +51,6 @@ QUIZ_END_MAX_BODY_BYTES = 8 * 1024  # {"token": ...}
 DELTA_MAX_BODY_BYTES = 64 * 1024  # a delta of 3 topics and 5 relations is < 5 KB
 MAX_JSON_DEPTH = 32  # a chat request nests 3 deep
 HEALTH_TIMEOUT_S = 2.0
-INTERNAL_ERROR = "Er ging iets mis bij het beantwoorden van je vraag. Probeer het opnieuw."
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +117,8 @@ def _refused(exc: ChatRefused) -> JSONResponse:
     headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} if exc.kind == "rate_limited" else None
     status = REFUSAL_STATUS.get(exc.kind, 403)
     if exc.details:
-        return JSONResponse({"type": exc.kind, "message": exc.message, **exc.details}, status_code=status)
-    return _error(status, exc.kind, exc.message, headers)
+        return JSONResponse({"type": exc.kind, "message": exc.user_message, **exc.details}, status_code=status)
+    return _error(status, exc.kind, exc.user_message, headers)
 
 
 def _bearer(request: Request) -> str:
@@ -136,7 +136,8 @@ async def _session(token: str, fresh: bool = False) -> Session | JSONResponse:
     try:
         session = await asyncio.to_thread(auth.check, token, fresh)
     except AuthError as exc:
-        return _error(503, "unavailable", str(exc))
+        log.warning("token check failed: %s", exc)
+        return _error(503, "unavailable", exc.user_message)
     if session is None:
         return _error(401, "unauthenticated", "The token is invalid or expired; sign in again.")
     return session
@@ -206,11 +207,12 @@ async def chat(request: Request):
         try:
             async for event in run_turn(session.user, raw, services().chat, mode, permit=permit):
                 yield f"data: {json.dumps(event.to_json(), ensure_ascii=False)}\n\n"
-        except (ChatInputError, ChatRefused) as exc:
-            yield f"data: {json.dumps({'type': 'error', 'kind': 'refused', 'message': str(exc)})}\n\n"
+        except (ChatInputError, ChatRefused) as exc:  # the input rules speak English to the API's developers
+            message = exc.user_message if isinstance(exc, ChatRefused) else str(exc)
+            yield f"data: {json.dumps({'type': 'error', 'kind': 'refused', 'message': message})}\n\n"
         except Exception:  # anything else: the stream still ends with an event, never a silent cut
             log.exception("chat turn failed for user %s", session.user.id)
-            error = {"type": "error", "kind": "internal", "message": INTERNAL_ERROR, "retryable": True}
+            error = {"type": "error", "kind": "internal", "message": msg("chat.failed"), "retryable": True}
             yield f"data: {json.dumps(error, ensure_ascii=False)}\n\n"
 
     return StreamingResponse(events(), media_type="text/event-stream",
@@ -231,7 +233,8 @@ async def chat_delta(request: Request) -> JSONResponse:
     except ChatRefused as exc:
         return _refused(exc)
     except DeltaNotApplied as exc:
-        return _error(422, "delta_not_applied", str(exc))
+        log.info("delta not applied for user %s: %s", session.user.id, exc)
+        return _error(422, "delta_not_applied", exc.user_message)
     return JSONResponse(outcome.as_dict())
 
 
@@ -250,7 +253,7 @@ async def chat_confirm(request: Request) -> JSONResponse:
     try:
         await services().external.broker.answer(body["id"], session.user.id, body["decision"])
     except ConfirmationError as exc:
-        return _error(CONFIRM_STATUS.get(exc.kind, 404), f"confirmation_{exc.kind}", exc.message)
+        return _error(CONFIRM_STATUS.get(exc.kind, 404), f"confirmation_{exc.kind}", exc.user_message)
     return JSONResponse({"id": body["id"], "decision": body["decision"]})
 
 

@@ -66,13 +66,12 @@ class ConfirmationBroker:
         call. Raises ConfirmationError (unknown, other user, expired, used; unavailable while the shared state
         cannot be reached)."""
         if decision not in (ALLOW, DENY):
-            raise ConfirmationError("unknown", "Antwoord met allow of deny.")
+            raise ConfirmationError("unknown", "the decision must be allow or deny")
         try:
             await self.shared.answer_confirmation(confirmation_id, user_id, decision)
         except SharedStateUnavailable as exc:
             log.error("answering confirmation %s… failed: %s", confirmation_id[:6], exc)
-            raise ConfirmationError("unavailable", "Je antwoord kon nu niet worden doorgegeven; probeer het "
-                                                   "zo opnieuw.") from exc
+            raise ConfirmationError("unavailable", "the workers' shared state cannot be reached") from exc
 
 
 @dataclass

@@ -26,8 +26,8 @@ from r42_app.core.chat import (
     validate_messages,
 )
 from r42_app.core.costs import QuotaExceeded, Round, Usage, assert_tenant_ai_credit_access
+from r42_app.core.errors import UserError
 from r42_app.core.identity import SignedInUser
-from r42_app.core.messages import msg
 from r42_app.core.ratelimit import RateLimiter
 from r42_app.core.retrieval import render_snippets
 from r42_app.services.adapters.llm import LLMError, LLMEvent
@@ -38,13 +38,15 @@ from r42_app.services.store.pb import PBError
 log = logging.getLogger(__name__)
 
 
-class ChatRefused(Exception):
-    """The guard refused the turn; `kind` and `message` go to the user (the API maps kind to a status)."""
+class ChatRefused(UserError):
+    """The guard refused the turn: `kind` (the API maps it to a status) and `user_message` go to the user. The
+    code is `chat.<kind>` unless another is given (no `data_write`, out of credit)."""
 
-    def __init__(self, kind: str, message: str, retry_after: float = 0.0, details: dict | None = None):
-        super().__init__(message)
+    code_prefix = "chat."
+
+    def __init__(self, kind: str, code: str = "", retry_after: float = 0.0, details: dict | None = None):
+        super().__init__(code or self.code_prefix + kind, f"turn refused: {kind}")
         self.kind = kind
-        self.message = message
         self.retry_after = retry_after
         self.details = details or {}  # quota_exceeded: {"reason", "metadata"}
 
@@ -55,12 +57,6 @@ class QuizLock(Protocol):
 
 class AccessLookup(Protocol):
     def effective(self, tenant_id: str, user_id: str) -> tuple[Any, Any]: ...
-
-
-REFUSAL_KINDS = ("unauthenticated", "forbidden", "chatbot_disabled", "capability_denied", "data_write_denied",
-                 "rate_limited", "unavailable", "quiz_active")
-REFUSALS = {kind: msg(f"chat.{kind}") for kind in REFUSAL_KINDS}
-QUIZ_MESSAGE = REFUSALS["quiz_active"]
 
 
 class LLM(Protocol):
@@ -102,9 +98,9 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
     browser says), and within the rate limit (taken first, given back when the turn is refused otherwise).
     Raises ChatRefused with a typed kind. Its PocketBase queries run at the same time, off the loop."""
     if user is None:
-        raise ChatRefused("unauthenticated", REFUSALS["unauthenticated"])
+        raise ChatRefused("unauthenticated")
     if not user.tenant_id:
-        raise ChatRefused("forbidden", REFUSALS["forbidden"])
+        raise ChatRefused("forbidden")
     # The rate limit comes first and takes its token at once: 300 requests arriving together must not
     # all pass a peek and each run the PocketBase lookups below. A turn refused later gets it back.
     limited = rate_limit and deps.limiter is not None
@@ -113,7 +109,7 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
         if inspect.isawaitable(wait):  # the limiter shared by several workers lives in Redis
             wait = await wait
         if wait > 0:
-            raise ChatRefused("rate_limited", REFUSALS["rate_limited"], retry_after=wait)
+            raise ChatRefused("rate_limited", retry_after=wait)
     try:
         capabilities = await _guard(user, deps, need)
     except BaseException:
@@ -133,24 +129,23 @@ async def _guard(user: SignedInUser, deps: ChatDeps, need: str) -> frozenset[str
         access, quiz_active = await asyncio.gather(*lookups)
     except PBError as exc:
         log.error("turn guard could not reach PocketBase: %s", exc)
-        raise ChatRefused("unavailable", REFUSALS["unavailable"]) from exc
+        raise ChatRefused("unavailable") from exc
     capabilities = DEFAULT_CAPABILITIES
     if access is not None:
         chatbot, resolution = access
         if not chatbot.enabled:
-            raise ChatRefused("chatbot_disabled", REFUSALS["chatbot_disabled"])
+            raise ChatRefused("chatbot_disabled")
         capabilities = resolution.effective
     if need not in capabilities:
-        kind = "capability_denied"
-        raise ChatRefused(kind, REFUSALS[kind] if need == QA_HELP else REFUSALS["data_write_denied"])
+        raise ChatRefused("capability_denied", code="" if need == QA_HELP else "chat.data_write_denied")
     if access is not None and need == QA_HELP and deps.llm is not None:  # offline answers cost nothing
         try:
             assert_tenant_ai_credit_access(access[0].credits, minimum_credits=1, upgrade_url=deps.upgrade_url)
         except QuotaExceeded as exc:
-            raise ChatRefused("quota_exceeded", exc.message,
+            raise ChatRefused("quota_exceeded", code=exc.code,
                               details={"reason": exc.reason, "metadata": exc.metadata}) from exc
     if quiz_active:
-        raise ChatRefused("quiz_active", QUIZ_MESSAGE)
+        raise ChatRefused("quiz_active")
     return capabilities
 
 
@@ -258,7 +253,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
                 convo.append({"role": "user", "content": results})
         except LLMError as exc:
             log.warning("model call failed (%s): %s", exc.kind, exc)
-            yield events.Error(exc.kind, exc.message, exc.retryable)
+            yield events.Error(exc.kind, exc.user_message, exc.retryable)
             return
         finally:  # also when the model failed or the user stopped the answer: what was spent is recorded
             if spent is not None and spent.total:

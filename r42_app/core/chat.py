@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from r42_app.core.messages import msg
 from r42_app.core.retrieval import Snippet, topic_url
 from r42_app.core.text import tokenize
 
@@ -232,9 +233,8 @@ def offline_answer(question: str, snippets: Sequence[Snippet], max_sentences: in
     if not scored:
         if snippets:
             s = snippets[0]
-            return (f"Ik vond geen zin die je vraag direct beantwoordt. Het best passende onderwerp is {s.label} "
-                    f"[ref:{s.ref}].")
-        return "Daarover staat niets in de kennisbank van je organisatie."
+            return msg("chat.offline_best_topic", label=s.label, ref=s.ref)
+        return msg("chat.offline_nothing")
     best = max(score for score, *_ in scored)
     kept = [row for row in sorted(scored, key=lambda r: (-r[0], r[1], r[2])) if row[0] >= best / 2]
     chosen: list[tuple[float, int, int, str]] = []

@@ -10,6 +10,7 @@ from typing import Any
 
 from r42_app.core.chat import REF_RE
 from r42_app.core.delta import describe_delta
+from r42_app.core.messages import msg
 from r42_app.core.retrieval import topic_url
 from r42_app.core.thread import ThreadCitation, ThreadMessage
 
@@ -80,7 +81,7 @@ def copy_text(content: str) -> str:
 def confirm_lines(arguments: Any) -> list[str]:
     """A tool's arguments as readable lines for the confirmation card."""
     if not isinstance(arguments, dict) or not arguments:
-        return ["(geen gegevens)"]
+        return [msg("confirm.no_arguments")]
     return [f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"[:300] for k, v in arguments.items()]
 
 

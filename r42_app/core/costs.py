@@ -18,6 +18,8 @@ from dataclasses import dataclass, fields
 from typing import Any, Iterable, Mapping
 
 from r42_app.core.capabilities import CHAT_GENERAL, capability_from_tool_name
+from r42_app.core.errors import UserError
+from r42_app.core.messages import msg
 
 USD_PER_CREDIT = 0.001
 CACHE_WRITE_FACTOR = 1.25
@@ -176,17 +178,16 @@ class TenantCredits:
     plan: str = ""
 
 
-class QuotaExceeded(Exception):
-    """The tenant has too little AI credit for a model call; `metadata` says how much and where to upgrade."""
+class QuotaExceeded(UserError):
+    """The tenant has too little AI credit for a model call; `metadata` says how much and where to upgrade.
+    The code is `credits.<reason>`."""
 
-    def __init__(self, message: str, reason: str, metadata: dict[str, Any]):
-        super().__init__(message)
-        self.message = message
+    code_prefix = "credits."
+
+    def __init__(self, reason: str, metadata: dict[str, Any]):
+        super().__init__(self.code_prefix + reason, f"AI credit refused: {reason}")
         self.reason = reason
         self.metadata = metadata
-
-
-NO_CREDITS = "Je organisatie heeft geen AI-tegoed meer."
 
 
 def assert_tenant_ai_credit_access(tenant: TenantCredits, minimum_credits: float = 1, upgrade_url: str = "") -> None:
@@ -194,9 +195,9 @@ def assert_tenant_ai_credit_access(tenant: TenantCredits, minimum_credits: float
     `minimum_credits` left. Concurrent turns on the last credits can overdraw by what those turns use."""
     if tenant.unlimited or tenant.credits >= minimum_credits:
         return
-    raise QuotaExceeded(NO_CREDITS, "no_credits", {"credits_remaining": round(max(tenant.credits, 0.0), 6),
-                                                   "minimum_credits": minimum_credits, "plan": tenant.plan or "standaard",
-                                                   "upgrade_url": upgrade_url})
+    raise QuotaExceeded("no_credits", {"credits_remaining": round(max(tenant.credits, 0.0), 6),
+                                       "minimum_credits": minimum_credits, "plan": tenant.plan or "standaard",
+                                       "upgrade_url": upgrade_url})
 
 
 # -- the cost report ------------------------------------------------------------------------------
@@ -263,7 +264,7 @@ def build_report(rows: Iterable[DailyRow], days: Iterable[str], since: str, unti
         cap = capability_of(row.source)
         total = total + row
         per_cap[cap] = per_cap.get(cap, CostLine(cap)) + row
-        who = row.user or "(onbekend)"
+        who = row.user or msg("costs.unknown_user")
         per_user[who] = per_user.get(who, CostLine(who)) + row
         if row.day in by_day:
             by_day[row.day][cap] = round(by_day[row.day].get(cap, 0.0) + row.cost_usd, 9)

@@ -14,7 +14,9 @@ from typing import Any, Protocol
 
 import networkx as nx
 
+from r42_app.core.errors import UserError
 from r42_app.core.kb import RELATION_LABELS, RELATION_TYPES, TOPIC_TYPES, TYPE_LABELS, Relation, Topic, check_slug
+from r42_app.core.messages import msg
 
 MAX_TOPICS = 3
 MAX_RELATIONS = 5
@@ -23,7 +25,6 @@ MAX_LABEL = 120
 MAX_DESCRIPTION = 500
 MAX_ID = 60
 ACYCLIC_TYPES = ("part_of", "depends_on")
-INVALID_DELTA_LINE = "Ongeldig voorstel: de inhoud is onleesbaar."
 
 
 class KnowledgeGraph(Protocol):
@@ -194,42 +195,50 @@ class GraphSnapshot:
     relations: list[Relation]
 
 
-class StoredDeltaError(ValueError):
+class StoredDeltaError(UserError, ValueError):
     """A stored delta (a suggestion row, a chat message) does not have the shape the app writes."""
 
 
 def _stored_text(value: Any, where: str, limit: int) -> str:
     if not isinstance(value, str):
-        raise StoredDeltaError(f"{where} is geen tekst")
+        raise StoredDeltaError("delta.stored_not_text", f"{where} is not text", where=where)
     if len(value) > limit:
-        raise StoredDeltaError(f"{where} is langer dan {limit} tekens")
+        raise StoredDeltaError("delta.stored_too_long", f"{where} is longer than {limit} characters", where=where,
+                               limit=limit)
     return value
 
 
 def _stored_choice(value: Any, where: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
-        raise StoredDeltaError(f"{where} is niet een van {', '.join(allowed)}")
+        raise StoredDeltaError("delta.stored_not_choice", f"{where} is not one of {', '.join(allowed)}", where=where,
+                               allowed=", ".join(allowed))
     return value
+
+
+# what a stored delta that is not an object is instead, as its catalogue code
+_NOT_AN_OBJECT = {list: "delta.stored_list", str: "delta.stored_text", int: "delta.stored_number",
+                  float: "delta.stored_number", bool: "delta.stored_bool", type(None): "delta.stored_empty"}
 
 
 def read_stored_delta(raw: Any) -> dict[str, Any]:
     """A stored delta as `{reason, topics: [{id, label, type, description}], relations: [{source, target,
-    type}]}` with only those keys, or StoredDeltaError saying (in Dutch, for the admin who sees it) what
-    is wrong. Stored rows are untrusted (another writer, an older version, a hand edit): readers call
+    type}]}` with only those keys, or StoredDeltaError saying (its `user_message`, for the admin who sees it)
+    what is wrong. Stored rows are untrusted (another writer, an older version, a hand edit): readers call
     this and show a bad row as invalid instead of failing the page that lists it."""
     if not isinstance(raw, dict):
-        kind = {list: "een lijst", str: "tekst", int: "een getal", float: "een getal", bool: "een ja/nee-waarde",
-                type(None): "leeg"}.get(type(raw), type(raw).__name__)
-        raise StoredDeltaError(f"de inhoud is {kind} in plaats van een object")
+        kind = type(raw).__name__
+        raise StoredDeltaError(_NOT_AN_OBJECT.get(type(raw), "delta.stored_other"), f"the delta is {kind}, not an "
+                               "object", kind=kind)
     topics, relations = raw.get("topics", []), raw.get("relations", [])
     if not isinstance(topics, list) or not isinstance(relations, list):
-        raise StoredDeltaError("topics en relations moeten lijsten zijn")
+        raise StoredDeltaError("delta.stored_not_lists", "topics and relations must be lists")
     if len(topics) > MAX_TOPICS or len(relations) > MAX_RELATIONS:
-        raise StoredDeltaError(f"meer dan {MAX_TOPICS} onderwerpen of {MAX_RELATIONS} relaties")
+        raise StoredDeltaError("delta.stored_too_many", f"more than {MAX_TOPICS} topics or {MAX_RELATIONS} relations",
+                               topics=MAX_TOPICS, relations=MAX_RELATIONS)
     out_topics, out_relations = [], []
     for i, t in enumerate(topics):
         if not isinstance(t, dict):
-            raise StoredDeltaError(f"topics[{i}] is geen object")
+            raise StoredDeltaError("delta.stored_not_object", f"topics[{i}] is not an object", where=f"topics[{i}]")
         out_topics.append({"id": _stored_text(t.get("id"), f"topics[{i}].id", MAX_ID),
                            "label": _stored_text(t.get("label"), f"topics[{i}].label", MAX_LABEL),
                            "type": _stored_choice(t.get("type"), f"topics[{i}].type", TOPIC_TYPES),
@@ -237,7 +246,8 @@ def read_stored_delta(raw: Any) -> dict[str, Any]:
                                                        MAX_DESCRIPTION)})
     for i, r in enumerate(relations):
         if not isinstance(r, dict):
-            raise StoredDeltaError(f"relations[{i}] is geen object")
+            raise StoredDeltaError("delta.stored_not_object", f"relations[{i}] is not an object",
+                                   where=f"relations[{i}]")
         out_relations.append({"source": _stored_text(r.get("source"), f"relations[{i}].source", MAX_ID),
                               "target": _stored_text(r.get("target"), f"relations[{i}].target", MAX_ID),
                               "type": _stored_choice(r.get("type"), f"relations[{i}].type", RELATION_TYPES)})
@@ -253,9 +263,10 @@ def describe_delta(delta: Any) -> list[str]:
     try:
         clean = read_stored_delta(delta)
     except StoredDeltaError:
-        return [INVALID_DELTA_LINE] if delta else []
+        return [msg("delta.unreadable")] if delta else []
     names = {t["id"]: t["label"] for t in clean["topics"]}
-    lines = [f"Nieuw onderwerp: {t['label']} ({TYPE_LABELS.get(t['type'], t['type'])})" for t in clean["topics"]]
+    lines = [msg("delta.new_topic", label=t["label"], type=TYPE_LABELS.get(t["type"], t["type"]))
+             for t in clean["topics"]]
     lines += [f"{names.get(r['source'], r['source'])} → {RELATION_LABELS.get(r['type'], r['type'])} → "
               f"{names.get(r['target'], r['target'])}" for r in clean["relations"]]
     return lines

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from r42_app.core.messages import msg
 from r42_app.core.text import fold
 
 TOPIC_TYPES: tuple[str, ...] = ("concept", "role", "process")
@@ -56,10 +57,17 @@ class Relation:
 
 @dataclass(frozen=True)
 class Issue:
-    """One validation problem: `where` names the item and field, `message` says what is wrong."""
+    """One validation problem: `where` names the item and field, `message` says what is wrong (English, for
+    the CLI and the model), `code` and `fields` say it in Dutch for the editor (`user_message`)."""
 
     where: str
     message: str
+    code: str
+    fields: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def user_message(self) -> str:
+        return msg(self.code, **self.fields)
 
     def __str__(self) -> str:
         return f"{self.where}: {self.message}" if self.where else self.message
@@ -82,38 +90,40 @@ def _text(value: Any, where: str, name: str, limit: int, required: bool, issues:
     if value is None:
         value = ""
     if not isinstance(value, str):
-        issues.append(Issue(where, f"{name} must be text"))
+        issues.append(Issue(where, f"{name} must be text", "kb.not_text"))
         return ""
     value = value.strip()
     if required and not value:
-        issues.append(Issue(where, f"{name} is required"))
+        issues.append(Issue(where, f"{name} is required", "kb.required"))
     elif len(value) > limit:
-        issues.append(Issue(where, f"{name} is {len(value)} characters, the maximum is {limit}"))
+        issues.append(Issue(where, f"{name} is {len(value)} characters, the maximum is {limit}", "kb.too_long",
+                            {"length": len(value), "maximum": limit}))
     return value
 
 
 def check_slug(slug: Any, where: str = "id") -> list[Issue]:
     """Problems with a topic id, or an empty list."""
     if not isinstance(slug, str) or not slug.strip():
-        return [Issue(where, "is required")]
+        return [Issue(where, "is required", "kb.required")]
     if len(slug) > MAX_SLUG:
-        return [Issue(where, f"is longer than {MAX_SLUG} characters")]
+        return [Issue(where, f"is longer than {MAX_SLUG} characters", "kb.id_too_long", {"maximum": MAX_SLUG})]
     if not SLUG_RE.match(slug):
-        return [Issue(where, f"{slug!r} is not kebab-case (lowercase letters, digits and single hyphens)")]
+        return [Issue(where, f"{slug!r} is not kebab-case (lowercase letters, digits and single hyphens)",
+                      "kb.not_kebab")]
     return []
 
 
 def parse_topic(raw: Any, where: str = "topic") -> tuple[Topic | None, list[Issue]]:
     """Validate one topic object (`id`, `label`, `type`, `description`, optional `content`)."""
     if not isinstance(raw, dict):
-        return None, [Issue(where, "must be an object")]
+        return None, [Issue(where, "must be an object", "kb.not_object")]
     issues: list[Issue] = []
     slug = raw.get("id", raw.get("slug"))
     issues += check_slug(slug, f"{where}.id")
     label = _text(raw.get("label"), f"{where}.label", "label", MAX_LABEL, True, issues)
     ttype = raw.get("type")
     if ttype not in TOPIC_TYPES:
-        issues.append(Issue(f"{where}.type", f"{ttype!r} is not one of {', '.join(TOPIC_TYPES)}"))
+        issues.append(Issue(f"{where}.type", f"{ttype!r} is not one of {', '.join(TOPIC_TYPES)}", "kb.not_allowed"))
     description = _text(raw.get("description"), f"{where}.description", "description", MAX_DESCRIPTION, True, issues)
     content = _text(raw.get("content"), f"{where}.content", "content", MAX_CONTENT, False, issues)
     if issues:
@@ -124,15 +134,15 @@ def parse_topic(raw: Any, where: str = "topic") -> tuple[Topic | None, list[Issu
 def parse_relation(raw: Any, where: str = "relation") -> tuple[Relation | None, list[Issue]]:
     """Validate the shape of one relation object (`source`, `target`, `type`)."""
     if not isinstance(raw, dict):
-        return None, [Issue(where, "must be an object")]
+        return None, [Issue(where, "must be an object", "kb.not_object")]
     issues: list[Issue] = []
     issues += check_slug(raw.get("source"), f"{where}.source")
     issues += check_slug(raw.get("target"), f"{where}.target")
     rtype = raw.get("type")
     if rtype not in RELATION_TYPES:
-        issues.append(Issue(f"{where}.type", f"{rtype!r} is not one of {', '.join(RELATION_TYPES)}"))
+        issues.append(Issue(f"{where}.type", f"{rtype!r} is not one of {', '.join(RELATION_TYPES)}", "kb.not_allowed"))
     if not issues and raw["source"] == raw["target"]:
-        issues.append(Issue(where, f"a topic cannot relate to itself ({raw['source']})"))
+        issues.append(Issue(where, f"a topic cannot relate to itself ({raw['source']})", "kb.self_relation"))
     if issues:
         return None, issues
     return Relation(source=raw["source"], target=raw["target"], type=rtype), []
@@ -142,7 +152,7 @@ def check_relation_endpoints(rel: Relation, known_slugs: Iterable[str], where: s
     """Both ends of a relation must be topics of the same tenant."""
     known = known_slugs if isinstance(known_slugs, (set, frozenset, dict)) else set(known_slugs)
     return [
-        Issue(f"{where}.{end}", f"unknown topic {slug!r}")
+        Issue(f"{where}.{end}", f"unknown topic {slug!r}", "kb.unknown_topic", {"slug": slug})
         for end, slug in (("source", rel.source), ("target", rel.target))
         if slug not in known
     ]
@@ -154,16 +164,18 @@ def parse_import(data: Any, existing_slugs: Iterable[str] = ()) -> tuple[ImportP
     Relations may point at topics in the file or at topics the tenant already has.
     """
     if not isinstance(data, dict):
-        return None, [Issue("file", 'must be a JSON object {"topics": [...], "relations": [...]}')]
+        return None, [Issue("file", 'must be a JSON object {"topics": [...], "relations": [...]}',
+                            "kb.file_not_object")]
     unknown_keys = set(data) - {"topics", "relations"}
-    issues: list[Issue] = [Issue(key, "unknown key (expected topics and relations)") for key in sorted(unknown_keys)]
+    issues: list[Issue] = [Issue(key, "unknown key (expected topics and relations)", "kb.unknown_key")
+                           for key in sorted(unknown_keys)]
     raw_topics = data.get("topics", [])
     raw_relations = data.get("relations", [])
     if not isinstance(raw_topics, list):
-        issues.append(Issue("topics", "must be a list"))
+        issues.append(Issue("topics", "must be a list", "kb.not_list"))
         raw_topics = []
     if not isinstance(raw_relations, list):
-        issues.append(Issue("relations", "must be a list"))
+        issues.append(Issue("relations", "must be a list", "kb.not_list"))
         raw_relations = []
 
     plan = ImportPlan()
@@ -175,11 +187,15 @@ def parse_import(data: Any, existing_slugs: Iterable[str] = ()) -> tuple[ImportP
         if topic is None:
             continue
         if topic.slug in seen_slugs:
-            issues.append(Issue(f"topics[{i}].id", f"duplicate of topics[{seen_slugs[topic.slug]}] ({topic.slug!r})"))
+            first = f"topics[{seen_slugs[topic.slug]}]"
+            issues.append(Issue(f"topics[{i}].id", f"duplicate of {first} ({topic.slug!r})", "kb.duplicate",
+                                {"first": first}))
             continue
         folded = topic.label.casefold()
         if folded in seen_labels:
-            issues.append(Issue(f"topics[{i}].label", f"duplicate of topics[{seen_labels[folded]}] ({topic.label!r})"))
+            first = f"topics[{seen_labels[folded]}]"
+            issues.append(Issue(f"topics[{i}].label", f"duplicate of {first} ({topic.label!r})", "kb.duplicate",
+                                {"first": first}))
             continue
         seen_slugs[topic.slug] = i
         seen_labels[folded] = i
@@ -197,7 +213,8 @@ def parse_import(data: Any, existing_slugs: Iterable[str] = ()) -> tuple[ImportP
             issues += endpoint_issues
             continue
         if rel.key in seen_rel:
-            issues.append(Issue(f"relations[{i}]", f"duplicate of relations[{seen_rel[rel.key]}]"))
+            first = f"relations[{seen_rel[rel.key]}]"
+            issues.append(Issue(f"relations[{i}]", f"duplicate of {first}", "kb.duplicate", {"first": first}))
             continue
         seen_rel[rel.key] = i
         plan.relations.append(rel)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from r42_app.core.capabilities import MCP_SEPARATOR
+from r42_app.core.errors import UserError
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 SERVER_NAME = re.compile(r"^[a-zA-Z0-9-]{1,30}$")  # no "_": `<server>__<tool>` must split one way only
@@ -162,13 +163,15 @@ class Confirmation:
     expires: float
 
 
-class ConfirmationError(Exception):
-    """A confirmation cannot be used: `kind` is unknown | other_user | expired | used."""
+class ConfirmationError(UserError):
+    """A confirmation cannot be used: `kind` is unknown | other_user | expired | used (the API's status); the
+    code is `confirm.<kind>` unless another is given."""
 
-    def __init__(self, kind: str, message: str):
-        super().__init__(message)
+    code_prefix = "confirm."
+
+    def __init__(self, kind: str, detail: str = "", code: str = ""):
+        super().__init__(code or self.code_prefix + kind, detail or f"confirmation refused: {kind}")
         self.kind = kind
-        self.message = message
 
 
 class ConfirmationBook:
@@ -191,17 +194,18 @@ class ConfirmationBook:
     def redeem(self, confirmation_id: str, user_id: str, tool: str | None = None, arguments: Any = None) -> Confirmation:
         """Use a confirmation once. `tool` and `arguments`, when given, must be the ones it was issued for."""
         if confirmation_id in self._used:
-            raise ConfirmationError("used", "Deze bevestiging is al gebruikt.")
+            raise ConfirmationError("used", "this confirmation was used already")
         c = self._open.get(confirmation_id)
         if c is None:
-            raise ConfirmationError("unknown", "Deze bevestiging bestaat niet (meer).")
+            raise ConfirmationError("unknown", "no such confirmation (any more)")
         if c.user_id != user_id:
-            raise ConfirmationError("other_user", "Deze bevestiging is niet voor jou.")
+            raise ConfirmationError("other_user", "this confirmation is another user's")
         if self.clock() >= c.expires:
             del self._open[confirmation_id]
-            raise ConfirmationError("expired", "Deze bevestiging is verlopen (na 5 minuten).")
+            raise ConfirmationError("expired", "this confirmation expired")
         if (tool is not None and tool != c.tool) or (arguments is not None and arguments_digest(arguments) != c.digest):
-            raise ConfirmationError("unknown", "Deze bevestiging hoort bij een andere opdracht.")
+            raise ConfirmationError("unknown", "this confirmation is for another call",
+                                    code="confirm.other_call")
         del self._open[confirmation_id]
         self._used[confirmation_id] = c.expires
         return c

@@ -2,17 +2,17 @@
 
 Code speaks in codes (`msg("chat.failed")`, an exception's `code`); only this catalogue holds the words. An
 English message or an exception's own text never reaches the UI: `tests/unit/test_messages.py` checks that
-every code used in the package is here, that every entry is Dutch, and that the window shows no raw
-exception text.
+every code used in the package is here, that every entry is Dutch, that the states show no raw exception
+text, and that the Dutch texts PocketBase's hooks send (pb_hooks/) are the ones below.
 
 Templates use `str.format` fields (`{seconds}`); `msg()` fills them and refuses unknown codes loudly in
-tests (KeyError) rather than showing a code to a user.
+tests (KeyError) rather than showing a code to a user. Page labels and headings stay with their pages.
 """
 
 from __future__ import annotations
 
 CATALOGUE: dict[str, str] = {
-    # -- the chat turn's guard (chat/turn.py REFUSALS; the API returns the same text with its status)
+    # -- the chat turn's guard (chat/turn.py ChatRefused, by kind; the API returns the same text with its status)
     "chat.unauthenticated": "Meld je aan om R42 te gebruiken.",
     "chat.forbidden": "Je account hoort bij geen organisatie.",
     "chat.chatbot_disabled": "R42 staat uit voor je organisatie. Je beheerder kan R42 weer aanzetten.",
@@ -23,7 +23,8 @@ CATALOGUE: dict[str, str] = {
     "chat.quiz_active": "Je bent bezig met een toets. R42 is weer beschikbaar zodra je de toets afrondt of verlaat.",
     # -- the window
     "chat.failed": "Er ging iets mis bij het beantwoorden van je vraag. Probeer het opnieuw.",
-    "chat.cut_off": "De verbinding met de server werd onderbroken; dit antwoord is niet afgemaakt. Probeer het opnieuw.",
+    "chat.cut_off": "De verbinding met de server werd onderbroken; dit antwoord is niet afgemaakt. Probeer het "
+                    "opnieuw.",
     "chat.thread_unreadable": "Je eerdere gesprek kon niet worden gelezen en is opnieuw begonnen.",
     "chat.history_dropped": "Oudere berichten zijn niet meegestuurd; R42 kijkt naar de laatste 12 vragen.",
     "chat.too_long": "Je bericht is {length} tekens; het maximum is {maximum}. Maak het korter en verstuur opnieuw.",
@@ -33,14 +34,177 @@ CATALOGUE: dict[str, str] = {
     "chat.rating_not_stored": "Je beoordeling is niet opgeslagen; probeer het later opnieuw.",
     "chat.rating_refused": "Je beoordeling is niet opgeslagen. {reason}",
     "chat.bad_input": "R42 kon je bericht niet lezen. Vernieuw de pagina en probeer het opnieuw.",
-    # -- thumbs on answers
+    # the greeting is a hello and a body (core/thread.py greeting)
+    "chat.hello": "Hoi!",
+    "chat.hello_name": "Hoi {name}!",
+    "chat.greeting": "Ik ben R42. Stel me een vraag over de kennisbank; ik antwoord alleen vanuit die kennisbank en "
+                     "laat zien waar het staat.",
+    "chat.greeting_tenant": "Ik ben R42. Stel me een vraag over de kennisbank van {tenant}; ik antwoord alleen vanuit "
+                            "die kennisbank en laat zien waar het staat.",
+    # the answer without a model (core/chat.py offline_answer)
+    "chat.offline_best_topic": "Ik vond geen zin die je vraag direct beantwoordt. Het best passende onderwerp is "
+                               "{label} [ref:{ref}].",
+    "chat.offline_nothing": "Daarover staat niets in de kennisbank van je organisatie.",
+    # -- the model service (services/adapters/llm.py LLMError)
+    "llm.auth": "De AI-dienst weigert de toegang (controleer ANTHROPIC_API_KEY).",
+    "llm.rate_limit": "De AI-dienst krijgt nu te veel vragen. Probeer het over een minuut opnieuw.",
+    "llm.timeout": "Het antwoord bleef te lang uit. Probeer het opnieuw.",
+    "llm.connection": "De verbinding met de AI-dienst viel weg. Probeer het opnieuw.",
+    "llm.bad_request": "De AI-dienst kon deze vraag niet verwerken.",
+    "llm.server": "De AI-dienst had een storing. Probeer het opnieuw.",
+    "llm.unknown": "Er ging iets mis bij de AI-dienst. Probeer het opnieuw.",
+    # -- signing in (services/store/auth.py AuthError, state/auth.py)
+    "auth.missing_fields": "Vul je e-mailadres en wachtwoord in.",
+    "auth.wrong_password": "E-mailadres of wachtwoord klopt niet.",
+    "auth.too_many_attempts": "Te veel pogingen, probeer het over een minuut opnieuw.",
+    "auth.unreachable": "De server is niet bereikbaar. Probeer het zo opnieuw.",
+    "auth.no_tenant": "Dit account hoort bij geen organisatie. Neem contact op met je beheerder.",
+    "auth.failed": "Aanmelden lukte niet. Probeer het opnieuw.",
+    "auth.session_ended": "Je sessie is verlopen of ingetrokken. Meld je opnieuw aan.",
+    "auth.no_refresh": "Een sessie wordt niet verlengd; meld je opnieuw aan.",  # pb_hooks/r42.pb.js
+    # -- thumbs on answers (services/store/feedback.py FeedbackError, /admin/feedback)
     "feedback.bad_rating": "Een beoordeling is duim omhoog of duim omlaag.",
     "feedback.no_answer": "Er is geen antwoord om te beoordelen.",
-    "feedback.too_fast": "Je hebt veel beoordelingen vlak na elkaar gegeven. Wacht een minuut en probeer het dan opnieuw.",
-    # -- proposed edits of the knowledge base
+    "feedback.too_fast": "Je hebt veel beoordelingen vlak na elkaar gegeven. Wacht een minuut en probeer het dan "
+                         "opnieuw.",
+    "feedback.too_large": "Deze beoordeling is te groot om op te slaan.",  # pb_hooks/r42_rules.js
+    "feedback.load_failed": "De beoordelingen konden niet worden geladen. Probeer het opnieuw.",
+    # -- who may use R42 (/admin/chatbot; services/store/access.py AccessError)
+    "access.refused": "Alleen beheerders van deze organisatie mogen de instellingen van R42 wijzigen.",
+    "access.load_failed": "De instellingen konden niet worden geladen. Probeer het opnieuw.",
+    "access.save_failed": "Opslaan mislukt. Probeer het opnieuw.",
+    "access.unknown_capability": "Onbekende capability {bad}; kies uit {valid}.",
+    "access.not_member": "Deze gebruiker hoort niet bij je organisatie.",
+    "access.changed_meanwhile": "De rechten van {email} zijn intussen door iemand anders gewijzigd. Laad de pagina "
+                                "opnieuw en probeer het nog eens.",
+    "access.saved": "Opgeslagen: de rechten van {count} gebruiker(s). Ze gelden vanaf hun volgende vraag.",
+    "access.converted": "Omgezet: {email} houdt dezelfde rechten.",
+    "access.default_saved": "Standaard bijgewerkt. Het geldt vanaf de volgende vraag van iedereen op Standaard.",
+    "access.enabled": "R42 staat aan voor je organisatie.",
+    "access.disabled": "R42 staat uit voor je organisatie. Niemand kan nu met R42 chatten.",
+    # -- AI credit (core/costs.py QuotaExceeded, services/store/costs.py CreditError)
+    "credits.no_credits": "Je organisatie heeft geen AI-tegoed meer.",
+    "credits.bad_amount": "Vul een aantal credits in, bijvoorbeeld 5000.",
+    "credits.out_of_range": "Vul een aantal credits in tussen -{maximum} en {maximum}.",
+    "credits.below_zero": "Het tegoed kan niet lager dan 0 worden gezet.",
+    "credits.change_failed": "Het tegoed kon niet worden gewijzigd. Probeer het opnieuw.",
+    "credits.added": "{amount} credits toegevoegd (USD {usd}). R42 kan meteen weer antwoorden.",
+    "credits.unlimited": "Onbeperkt",
+    # -- the cost report (/admin/costs)
+    "costs.refused": "Alleen beheerders van deze organisatie mogen de kosten en het tegoed zien en wijzigen.",
+    "costs.load_failed": "De kosten konden niet worden geladen. Probeer het opnieuw.",
+    "costs.bad_range": "Kies een begindatum die niet na de einddatum ligt, en hoogstens een jaar ertussen.",
+    "costs.export_failed": "Exporteren mislukt. Probeer het opnieuw.",
+    "costs.unknown_user": "(onbekend)",
+    # -- reading the knowledge base (/, /topics/..., /graph)
+    "topics.load_failed": "De onderwerpen konden niet worden geladen. Probeer het opnieuw.",
+    "topics.topic_load_failed": "Dit onderwerp kon niet worden geladen. Probeer het opnieuw.",
+    "graph.load_failed": "De kennisgraaf kon niet worden geladen. Probeer het opnieuw.",
+    "graph.topic_load_failed": "Dit onderwerp kon niet worden geladen.",
+    "graph.not_found": "Geen onderwerp gevonden voor “{query}”.",
+    "graph.counts": "{topics} onderwerpen · {relations} relaties",
+    "graph.ask": "Wat moet ik weten over {label}, en hoe hangt het samen met de rest?",
+    # -- editing the knowledge base (/admin/topics; services/store/kb_store.py KBError)
+    "kb.refused": "Alleen beheerders van deze organisatie mogen de kennisbank wijzigen.",
+    "kb.topic_invalid": "Controleer de gemarkeerde velden.",
+    "kb.topic_missing": "Het onderwerp '{slug}' bestaat niet (meer).",
+    "kb.topic_created": "Onderwerp “{label}” aangemaakt. Voeg nu relaties toe.",
+    "kb.topic_saved": "Onderwerp “{label}” opgeslagen.",
+    "kb.topic_deleted": "Onderwerp “{label}” verwijderd.",
+    "kb.topic_deleted_one_relation": "Onderwerp “{label}” verwijderd en 1 relatie.",
+    "kb.topic_deleted_relations": "Onderwerp “{label}” verwijderd en {count} relaties.",
+    "kb.pick_target": "Kies het onderwerp waarnaar de relatie wijst.",
+    "kb.relation_invalid": "Deze relatie kan niet worden toegevoegd.",
+    "kb.relation_missing": "Deze relatie bestaat niet (meer).",
+    "kb.relation_added": "Relatie toegevoegd.",
+    "kb.relation_removed": "Relatie verwijderd.",
+    "kb.import_invalid": "Het importbestand heeft {count} fout(en); er is niets geschreven.",
+    "kb.bad_tenant": "'{slug}' is geen geldige naam voor een organisatie.",
+    "kb.unknown_tenant": "Onbekende organisatie '{slug}'.",
+    "kb.delta_stale": "Dit voorstel past niet meer bij de kennisbank zoals die nu is; er is niets veranderd.",
+    "kb.delta_too_large": "Dit voorstel is te groot om in één keer toe te voegen.",
+    "kb.write_failed": "De kennisbank kon niet worden bijgewerkt. Probeer het opnieuw.",
+    # one field of a topic or relation (core/kb.py Issue): shown next to the field in the editor
+    "kb.required": "Dit veld is verplicht.",
+    "kb.not_text": "Vul tekst in.",
+    "kb.too_long": "Te lang: {length} tekens (maximaal {maximum}).",
+    "kb.id_too_long": "Te lang (maximaal {maximum} tekens).",
+    "kb.not_kebab": "Gebruik kleine letters, cijfers en enkele koppeltekens, bijvoorbeeld partner-pensioen.",
+    "kb.id_taken": "Het id '{slug}' bestaat al in je organisatie.",
+    "kb.not_allowed": "Kies een van de toegestane waarden.",
+    "kb.unknown_topic": "Onbekend onderwerp '{slug}'.",
+    "kb.relation_exists": "Deze relatie bestaat al.",
+    "kb.self_relation": "Een onderwerp kan geen relatie met zichzelf hebben.",
+    "kb.not_object": "Dit moet een object zijn.",
+    "kb.not_list": "Dit moet een lijst zijn.",
+    "kb.file_not_object": "Het bestand moet een JSON-object met topics en relations zijn.",
+    "kb.unknown_key": "Onbekende sleutel; een importbestand heeft alleen topics en relations.",
+    "kb.duplicate": "Dit staat al in {first}.",
+    # -- proposed edits of the knowledge base (chat/confirm.py DeltaNotApplied, core/delta.py)
     "delta.unusable": "R42 stelde een wijziging van de kennisbank voor die niet bruikbaar was; er is niets veranderd.",
-    # -- high-risk external tools
+    "delta.unreadable": "Ongeldig voorstel: de inhoud is onleesbaar.",
+    "delta.new_topic": "Nieuw onderwerp: {label} ({type})",
+    "delta.applied": "Toegevoegd: {topics} onderwerp(en), {relations} relatie(s).",
+    "delta.suggested": "Voorgelegd aan de beheerders van je organisatie.",
+    "delta.no_suggestions": "Voorstellen kunnen nu niet worden opgeslagen.",
+    "delta.not_saved": "Het voorstel kon niet worden opgeslagen. Probeer het opnieuw.",
+    # why a stored edit cannot be read (core/delta.py StoredDeltaError): shown in the review queue
+    "delta.stored_list": "de inhoud is een lijst in plaats van een object",
+    "delta.stored_text": "de inhoud is tekst in plaats van een object",
+    "delta.stored_number": "de inhoud is een getal in plaats van een object",
+    "delta.stored_bool": "de inhoud is een ja/nee-waarde in plaats van een object",
+    "delta.stored_empty": "de inhoud is leeg in plaats van een object",
+    "delta.stored_other": "de inhoud is {kind} in plaats van een object",
+    "delta.stored_not_lists": "topics en relations moeten lijsten zijn",
+    "delta.stored_too_many": "meer dan {topics} onderwerpen of {relations} relaties",
+    "delta.stored_not_object": "{where} is geen object",
+    "delta.stored_not_text": "{where} is geen tekst",
+    "delta.stored_too_long": "{where} is langer dan {limit} tekens",
+    "delta.stored_not_choice": "{where} is niet een van {allowed}",
+    # -- the review queue (/admin/suggestions; services/store/suggestions.py)
+    "suggestions.refused": "Alleen beheerders van deze organisatie mogen voorstellen beoordelen.",
+    "suggestions.load_failed": "De voorstellen konden niet worden geladen. Probeer het opnieuw.",
+    "suggestions.approved": "Goedgekeurd: {topics} onderwerp(en) en {relations} relatie(s) toegevoegd.",
+    "suggestions.rejected": "Voorstel afgewezen.",
+    "suggestions.decide_failed": "Het voorstel kon niet worden verwerkt. Probeer het opnieuw.",
+    "suggestions.too_many_open": "Je hebt al {count} open voorstellen; wacht tot een beheerder ze heeft beoordeeld.",
+    "suggestions.not_found": "Dit voorstel bestaat niet (meer).",
+    "suggestions.already_approved": "Dit voorstel is al goedgekeurd.",
+    "suggestions.already_rejected": "Dit voorstel is al afgewezen.",
+    "suggestions.already_decided": "Dit voorstel is al beoordeeld.",
+    "suggestions.invalid": "Dit voorstel is ongeldig ({problem}) en kan alleen worden afgewezen.",
+    "suggestions.adds_nothing": "het voorstel voegt niets toe",
+    # -- quizzes (/testen; core/quiz.py QuizError)
+    "quiz.too_small": "Deze kennisbank heeft te weinig onderwerpen en relaties voor een toets ({possible} vragen "
+                      "mogelijk, minimaal {minimum} nodig).",
+    "quiz.bad_scope": "Kies alle onderwerpen of één soort onderwerp.",
+    "quiz.start_failed": "De toets kon niet worden gestart. Probeer het opnieuw.",
+    "quiz.answer_failed": "Je antwoord kon niet worden opgeslagen. Probeer het opnieuw.",
+    "quiz.ended": "De toets is elders beëindigd (in een ander tabblad, door af te melden of via de API). Antwoorden "
+                  "tellen niet meer; begin opnieuw als je een score wilt.",
+    "quiz.expired": "De tijd is om: een toets duurt hoogstens {minutes} minuten. Begin opnieuw als je een score wilt.",
+    "quiz.reload": "Je toets is gestopt doordat de pagina opnieuw werd geladen. Antwoorden tellen niet meer; begin "
+                   "opnieuw als je een score wilt.",
+    "quiz.left": "Je toets is gestopt doordat je de toetspagina verliet. Antwoorden tellen niet meer; begin opnieuw "
+                 "als je een score wilt.",
+    "quiz.not_answered": "(niet beantwoord)",
+    "quiz.prompt_description": "Welk onderwerp past bij deze omschrijving? “{description}”",
+    "quiz.prompt_part_of": "Welk onderwerp is onderdeel van {subject}?",
+    "quiz.prompt_executed_by": "Welke rol voert {subject} uit?",
+    "quiz.prompt_depends_on": "Waarvan is {subject} afhankelijk?",
+    # -- external tools (/admin/tools)
+    "tools.load_failed": "De aanroepen konden niet worden geladen. Probeer het opnieuw.",
+    "tools.seconds_ago": "{seconds} s geleden",
+    "tools.minutes_ago": "{minutes} min geleden",
+    # -- high-risk external tools: the user's yes or no (core/mcp.py ConfirmationError, by kind)
     "confirm.failed": "Je antwoord kon niet worden verwerkt.",
+    "confirm.used": "Deze bevestiging is al gebruikt.",
+    "confirm.unavailable": "Je antwoord kon nu niet worden doorgegeven; probeer het zo opnieuw.",
+    "confirm.unknown": "Deze bevestiging bestaat niet (meer).",
+    "confirm.other_user": "Deze bevestiging is niet voor jou.",
+    "confirm.expired": "Deze bevestiging is verlopen (na 5 minuten).",
+    "confirm.other_call": "Deze bevestiging hoort bij een andere opdracht.",
+    "confirm.no_arguments": "(geen gegevens)",
 }
 
 

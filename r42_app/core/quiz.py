@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Iterable
 
+from r42_app.core.errors import UserError
 from r42_app.core.kb import TOPIC_TYPES, Relation, Topic
+from r42_app.core.messages import msg
 from r42_app.core.text import fold
 
 MIN_QUESTIONS = 5
@@ -30,7 +32,7 @@ QUIZ_MAX_MINUTES = 30
 SCOPES = ("all", *TOPIC_TYPES)
 
 
-class QuizError(ValueError):
+class QuizError(UserError, ValueError):
     """The knowledge base cannot carry a quiz of this scope (too few topics or relations)."""
 
 
@@ -85,7 +87,7 @@ def generate_quiz(topics: Iterable[Topic], relations: Iterable[Relation], scope:
     """`count` questions (at least MIN_QUESTIONS) whose right answers are topics of `scope`
     ("all" or a topic type). Raises QuizError when the KB cannot carry that many."""
     if scope not in SCOPES:
-        raise QuizError(f"scope must be one of {', '.join(SCOPES)}")
+        raise QuizError("quiz.bad_scope", f"scope must be one of {', '.join(SCOPES)}")
     count = max(MIN_QUESTIONS, min(MAX_QUESTIONS, int(count)))
     rng = random.Random(seed)
     topics = [t for t in topics if t.label.strip()]
@@ -119,9 +121,9 @@ def generate_quiz(topics: Iterable[Topic], relations: Iterable[Relation], scope:
         made = options_for(t, set())
         if made:
             candidates.append(Question(f"description:{t.slug}", "description",
-                                       f"Welk onderwerp past bij deze omschrijving? “{t.description}”", *made, t.slug))
+                                       msg("quiz.prompt_description", description=t.description), *made, t.slug))
 
-    def relation_questions(kind: str, prompt: str, answer_is_target: bool) -> None:
+    def relation_questions(kind: str, answer_is_target: bool) -> None:
         # subject -> the set of topics that answer "which topic has this relation with subject"
         answers: dict[str, set[str]] = {}
         for r in rels:
@@ -137,16 +139,16 @@ def generate_quiz(topics: Iterable[Topic], relations: Iterable[Relation], scope:
             answer = rng.choice(good)
             made = options_for(answer, right | {subject})  # no distractor may also be right
             if made:
-                candidates.append(Question(f"{kind}:{subject}", kind, prompt.format(_short(by_slug[subject].label)),
-                                           *made, subject))
+                prompt = msg(f"quiz.prompt_{kind}", subject=_short(by_slug[subject].label))
+                candidates.append(Question(f"{kind}:{subject}", kind, prompt, *made, subject))
 
-    relation_questions("part_of", "Welk onderwerp is onderdeel van {}?", answer_is_target=False)
-    relation_questions("executed_by", "Welke rol voert {} uit?", answer_is_target=True)
-    relation_questions("depends_on", "Waarvan is {} afhankelijk?", answer_is_target=True)
+    relation_questions("part_of", answer_is_target=False)
+    relation_questions("executed_by", answer_is_target=True)
+    relation_questions("depends_on", answer_is_target=True)
 
     if len(candidates) < MIN_QUESTIONS:
-        raise QuizError(f"Deze kennisbank heeft te weinig onderwerpen en relaties voor een toets "
-                        f"({len(candidates)} vragen mogelijk, minimaal {MIN_QUESTIONS} nodig).")
+        raise QuizError("quiz.too_small", f"the knowledge base carries {len(candidates)} questions, a quiz needs "
+                        f"{MIN_QUESTIONS}", possible=len(candidates), minimum=MIN_QUESTIONS)
     # a mix of kinds: round-robin over the shuffled kinds
     by_kind: dict[str, list[Question]] = {}
     for q in candidates:

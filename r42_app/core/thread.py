@@ -11,6 +11,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from r42_app.core.messages import msg
+
 THREAD_VERSION = 1
 MAX_THREAD_MESSAGES = 50
 MAX_STORED_CHARS = 400_000
@@ -46,12 +48,9 @@ class ThreadMessage:
 
 def greeting(name: str, tenant: str) -> ThreadMessage:
     first = (name or "").split(" ")[0]
-    return ThreadMessage(
-        id="greeting",
-        role="assistant",
-        content=f"Hoi{' ' + first if first else ''}! Ik ben R42. Stel me een vraag over de kennisbank"
-                f"{' van ' + tenant if tenant else ''}; ik antwoord alleen vanuit die kennisbank en laat zien waar het staat.",
-    )
+    hello = msg("chat.hello_name", name=first) if first else msg("chat.hello")
+    body = msg("chat.greeting_tenant", tenant=tenant) if tenant else msg("chat.greeting")
+    return ThreadMessage(id="greeting", role="assistant", content=f"{hello} {body}")
 
 
 def cap(messages: list[ThreadMessage]) -> list[ThreadMessage]:

@@ -15,14 +15,12 @@ import reflex as rx
 from r42_app.container import services
 from r42_app.core.identity import Tenant
 from r42_app.core.kb import RELATION_LABELS, RELATION_TYPES, TOPIC_TYPES, TYPE_LABELS, Relation, filter_topics, slugify
-from r42_app.core.messages_nl import to_dutch
+from r42_app.core.messages import msg
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
-
-REFUSED = "Alleen beheerders van deze organisatie mogen de kennisbank wijzigen."
 
 
 @dataclasses.dataclass
@@ -124,7 +122,8 @@ class AdminTopicsState(rx.State):
         try:
             await self._refresh_rows(tenant)
         except PBError as exc:
-            self.error = f"Laden mislukt: {exc}"
+            log.error("loading the topics for the editor failed: %s", exc)
+            self.error = msg("topics.load_failed")
         self.loading = False
 
     @rx.event
@@ -136,15 +135,17 @@ class AdminTopicsState(rx.State):
     async def delete_topic(self, slug: str):
         tenant = await self._admin_tenant(fresh=True)
         if tenant is None:
-            return rx.toast.error(REFUSED)
+            return rx.toast.error(msg("kb.refused"))
         label = next((r.label for r in self.rows if r.slug == slug), slug)
         try:
             removed = await asyncio.to_thread(services().kb.delete_topic, tenant, slug)
         except KBError as exc:
-            return rx.toast.error(str(exc))
+            log.warning("deleting topic %s failed: %s", slug, exc)
+            return rx.toast.error(exc.user_message)
         await self._refresh_rows(tenant)
-        extra = f" en {'1 relatie' if removed == 1 else f'{removed} relaties'}" if removed else ""
-        return rx.toast.success(f"Onderwerp “{label}” verwijderd{extra}.")
+        if removed > 1:
+            return rx.toast.success(msg("kb.topic_deleted_relations", label=label, count=removed))
+        return rx.toast.success(msg("kb.topic_deleted_one_relation" if removed else "kb.topic_deleted", label=label))
 
     # -- editor ---------------------------------------------------------------------
 
@@ -240,7 +241,7 @@ class AdminTopicsState(rx.State):
             return
         tenant = await self._admin_tenant(fresh=True)
         if tenant is None:
-            yield rx.toast.error(REFUSED)
+            yield rx.toast.error(msg("kb.refused"))
             return
         self.saving = True
         self.field_errors = {}
@@ -260,17 +261,17 @@ class AdminTopicsState(rx.State):
                 topic = await asyncio.to_thread(store.update_topic, tenant, self.f_slug, raw)
         except KBError as exc:
             self.saving = False
-            self.field_errors = {issue.where.split(".")[-1]: to_dutch(issue.message) for issue in exc.issues}
-            yield rx.toast.error("Controleer de gemarkeerde velden." if exc.issues else str(exc))
+            self.field_errors = {issue.where.split(".")[-1]: issue.user_message for issue in exc.issues}
+            yield rx.toast.error(exc.user_message)
             return
         self.saving = False
         self._mark_saved()
         if self.is_new:
             self.is_new = False  # a second click on "Aanmaken" must not create (and fail) again
             yield rx.redirect(f"/admin/topics/{topic.slug}")
-            yield rx.toast.success(f"Onderwerp “{topic.label}” aangemaakt. Voeg nu relaties toe.")
+            yield rx.toast.success(msg("kb.topic_created", label=topic.label))
         else:
-            yield rx.toast.success(f"Onderwerp “{topic.label}” opgeslagen.")
+            yield rx.toast.success(msg("kb.topic_saved", label=topic.label))
 
     @rx.event
     def set_r_type(self, value: str):
@@ -285,29 +286,30 @@ class AdminTopicsState(rx.State):
     async def add_relation(self):
         tenant = await self._admin_tenant(fresh=True)
         if tenant is None:
-            return rx.toast.error(REFUSED)
+            return rx.toast.error(msg("kb.refused"))
         self.relation_error = ""
         if not self.r_target:
-            self.relation_error = "Kies het onderwerp waarnaar de relatie wijst."
+            self.relation_error = msg("kb.pick_target")
             return
         try:
             await asyncio.to_thread(services().kb.add_relation, tenant,
                                     {"source": self.f_slug, "target": self.r_target, "type": self.r_type})
         except KBError as exc:
-            self.relation_error = "; ".join(to_dutch(i.message) for i in exc.issues) or str(exc)
+            self.relation_error = "; ".join(issue.user_message for issue in exc.issues) or exc.user_message
             return
         self.r_target = ""
         await self._load_relations(tenant, self.f_slug)
-        return rx.toast.success("Relatie toegevoegd.")
+        return rx.toast.success(msg("kb.relation_added"))
 
     @rx.event
     async def remove_relation(self, source: str, target: str, rtype: str):
         tenant = await self._admin_tenant(fresh=True)
         if tenant is None:
-            return rx.toast.error(REFUSED)
+            return rx.toast.error(msg("kb.refused"))
         try:
             await asyncio.to_thread(services().kb.delete_relation, tenant, Relation(source, target, rtype))
         except KBError as exc:
-            return rx.toast.error(str(exc))
+            log.warning("removing a relation of %s failed: %s", source, exc)
+            return rx.toast.error(exc.user_message)
         await self._load_relations(tenant, self.f_slug)
-        return rx.toast.success("Relatie verwijderd.")
+        return rx.toast.success(msg("kb.relation_removed"))

@@ -11,12 +11,12 @@ import reflex as rx
 
 from r42_app.container import services
 from r42_app.core.identity import SignedInUser
+from r42_app.core.messages import msg
 from r42_app.services.store.auth import AuthError, Session
 
 log = logging.getLogger(__name__)
 
 VERIFY_TTL_S = 30.0  # reads and chat act on a role at most this old; page loads and writes check now
-SESSION_ENDED = "Je sessie is verlopen of ingetrokken. Meld je opnieuw aan."
 
 # Route pattern -> the event that loads that page's data; sign-in runs it so the page fills in place.
 PAGE_LOADERS: dict[str, Callable[[], Any]] = {}
@@ -102,7 +102,7 @@ class AuthState(rx.State):
             else:
                 if session is None:  # a stored token that no longer works: say why the sign-in card is back
                     log.info("session of %s ended (token revoked or expired)", self._user.id if self._user else "?")
-                    self.signin_error = SESSION_ENDED
+                    self.signin_error = msg("auth.session_ended")
                 self._apply(session)
         self.checked = True
         return self._user
@@ -131,7 +131,8 @@ class AuthState(rx.State):
             session = await services().auth.sign_in_from(  # the limit is async; PocketBase in a thread
                 self.router.session.client_ip, str(form.get("email", "")), str(form.get("password", "")))
         except AuthError as exc:
-            self.signin_error = str(exc)
+            log.info("sign-in refused: %s", exc)
+            self.signin_error = exc.user_message
             return
         self._apply(session)
         self.checked = True

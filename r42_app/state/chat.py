@@ -287,7 +287,8 @@ class ChatState(ThreadMixin, rx.State):
                 outcome = await confirm_delta(user, plain(target.delta), services().chat)
                 state, note = outcome.state, outcome.message
             except (ChatRefused, DeltaNotApplied) as exc:
-                state, note = "failed", str(exc)
+                log.info("edit not confirmed for user %s: %s", user.id, exc)
+                state, note = "failed", exc.user_message
         self.messages = [dataclasses.replace(m, delta_state=state) if m.id == message_id else m for m in self.messages]
         self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "notice", note)] if note else self.messages
         return ChatState.save_thread
@@ -303,8 +304,9 @@ class ChatState(ThreadMixin, rx.State):
             await services().external.broker.answer(target.confirm_id, user.id, "allow" if allow else "deny")
             state = "allowed" if allow else "denied"
         except ConfirmationError as exc:
+            log.info("confirmation %s refused for user %s: %s", target.confirm_id, user.id, exc)
             state = "failed"
-            yield rx.toast.error(exc.message)
+            yield rx.toast.error(exc.user_message)
         self.messages = [dataclasses.replace(m, confirm_state=state) if m.id == message_id else m for m in self.messages]
 
     @rx.event
@@ -363,7 +365,7 @@ class ChatState(ThreadMixin, rx.State):
                         if answer.error:
                             self.error, self.mark = answer.error, "error"
         except ChatRefused as exc:
-            answer.refused(exc.kind, exc.message)
+            answer.refused(exc.kind, exc.user_message)
         except ChatInputError as exc:
             log.warning("the window sent a history the turn refused: %s", exc)
             answer.refused("bad_input", msg("chat.bad_input"))

@@ -19,6 +19,7 @@ from r42_app.core.capabilities import (
     resolve_capabilities,
     with_override,
 )
+from r42_app.core.messages import msg
 from r42_app.core.text import fold
 from r42_app.services.store.access import AccessError, UserAccess
 from r42_app.services.store.pb import PBError
@@ -27,8 +28,6 @@ from r42_app.state.auth import AuthState
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 50
-REFUSED = "Alleen beheerders van deze organisatie mogen de instellingen van R42 wijzigen."
-LOAD_ERROR = "De instellingen konden niet worden geladen. Probeer het opnieuw."
 
 
 @dataclasses.dataclass
@@ -59,6 +58,12 @@ class ChangeRow:
 
 def _labels(caps) -> list[str]:
     return [CAPABILITY_LABELS[c] for c in CAPABILITIES if c in caps]
+
+
+def _refusal(exc: AccessError | PBError) -> str:
+    """What the admin is told when a change was not saved (the exception itself goes to the log)."""
+    log.warning("chatbot settings not saved: %s", exc)
+    return exc.user_message if isinstance(exc, AccessError) else msg("access.save_failed")
 
 
 class ChatbotSettingsState(rx.State):
@@ -128,7 +133,7 @@ class ChatbotSettingsState(rx.State):
             await self._refresh(user)
         except PBError as exc:
             log.error("loading the chatbot settings failed: %s", exc)
-            self.load_error = LOAD_ERROR
+            self.load_error = msg("access.load_failed")
         self.loading = False
 
     @rx.event
@@ -164,7 +169,7 @@ class ChatbotSettingsState(rx.State):
         changed since this page read it."""
         user = await self._admin(fresh=True)
         if user is None:
-            yield rx.toast.error(REFUSED)
+            yield rx.toast.error(msg("access.refused"))
             return
         if not self._edits:
             return
@@ -176,26 +181,26 @@ class ChatbotSettingsState(rx.State):
             count = await asyncio.to_thread(services().access.save_rows, user.tenant, changes, user.id, user.email)
         except (AccessError, PBError) as exc:
             self.saving = False
-            yield rx.toast.error(str(exc))
+            yield rx.toast.error(_refusal(exc))
             return
         await self._refresh(user)
         self.saving = False
-        yield rx.toast.success(f"Opgeslagen: de rechten van {count} gebruiker(s). Ze gelden vanaf hun volgende vraag.")
+        yield rx.toast.success(msg("access.saved", count=count))
 
     @rx.event
     async def convert(self, user_id: str):
         """"Omzetten": a legacy exact list becomes overrides with the same effective set (saved now)."""
         user = await self._admin(fresh=True)
         if user is None:
-            return rx.toast.error(REFUSED)
+            return rx.toast.error(msg("access.refused"))
         try:
             done = await asyncio.to_thread(services().access.migrate_legacy, user.tenant, [user_id], user.id,
                                            user.email)
         except (AccessError, PBError) as exc:
-            return rx.toast.error(str(exc))
+            return rx.toast.error(_refusal(exc))
         await self._refresh(user)
         if done:
-            return rx.toast.success(f"Omgezet: {done[0][0].email} houdt dezelfde rechten.")
+            return rx.toast.success(msg("access.converted", email=done[0][0].email))
 
     # -- tenant-wide ---------------------------------------------------------------------------------
 
@@ -204,16 +209,16 @@ class ChatbotSettingsState(rx.State):
         """A checkbox of the tenant default: saved at once (every user on Standaard follows)."""
         user = await self._admin(fresh=True)
         if user is None:
-            return rx.toast.error(REFUSED)
+            return rx.toast.error(msg("access.refused"))
         if capability not in CAPABILITIES:
             return
         wanted = (set(self.default) | {capability}) if on else (set(self.default) - {capability})
         try:
             await asyncio.to_thread(services().access.set_default, user.tenant, wanted, user.id, user.email)
         except (AccessError, PBError) as exc:
-            return rx.toast.error(str(exc))
+            return rx.toast.error(_refusal(exc))
         await self._refresh(user)
-        return rx.toast.success("Standaard bijgewerkt. Het geldt vanaf de volgende vraag van iedereen op Standaard.")
+        return rx.toast.success(msg("access.default_saved"))
 
     @rx.event
     async def switch(self, on: bool):
@@ -240,11 +245,10 @@ class ChatbotSettingsState(rx.State):
     async def _set_enabled(self, on: bool):
         user = await self._admin(fresh=True)
         if user is None:
-            return rx.toast.error(REFUSED)
+            return rx.toast.error(msg("access.refused"))
         try:
             await asyncio.to_thread(services().access.set_enabled, user.tenant, on, user.id, user.email)
         except (AccessError, PBError) as exc:
-            return rx.toast.error(str(exc))
+            return rx.toast.error(_refusal(exc))
         await self._refresh(user)
-        return rx.toast.success("R42 staat aan voor je organisatie." if on else
-                                "R42 staat uit voor je organisatie. Niemand kan nu met R42 chatten.")
+        return rx.toast.success(msg("access.enabled" if on else "access.disabled"))

@@ -13,14 +13,13 @@ import reflex as rx
 from r42_app.container import services
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, CHAT_GENERAL, QA_HELP
 from r42_app.core.costs import USD_PER_CREDIT, CostLine
+from r42_app.core.messages import msg
 from r42_app.services.store.costs import CreditError, day_range
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
 
-REFUSED = "Alleen beheerders van deze organisatie mogen de kosten en het tegoed zien en wijzigen."
-LOAD_ERROR = "De kosten konden niet worden geladen. Probeer het opnieuw."
 # the stacks of the per-day chart: what costs are apportioned to (qa_help has no tools of its own)
 CHART_KEYS = (CHAT_GENERAL, *(c for c in CAPABILITIES if c != QA_HELP))
 CHART_LABELS = {CHAT_GENERAL: "Antwoorden", **CAPABILITY_LABELS}
@@ -97,7 +96,7 @@ class CostsState(rx.State):
         self.total_usd = usd(total.cost_usd)
         self.credits_used = nl(total.credits)
         self.unlimited = credits.unlimited
-        self.credits_left = "Onbeperkt" if credits.unlimited else nl(credits.credits)
+        self.credits_left = msg("credits.unlimited") if credits.unlimited else nl(credits.credits)
         self.out_of_credit = not credits.unlimited and credits.credits < 1
         self.tokens = nl(u.input_tokens + u.output_tokens + u.cache_write_tokens + u.cache_read_tokens, 0)
         self.cache_share = f"{round(100 * total.cache_read_share)}%"
@@ -123,7 +122,7 @@ class CostsState(rx.State):
             await self._refresh(user)
         except PBError as exc:
             log.error("loading the cost report failed: %s", exc)
-            self.load_error = LOAD_ERROR
+            self.load_error = msg("costs.load_failed")
         self.loading = False
 
     @rx.event
@@ -136,26 +135,27 @@ class CostsState(rx.State):
         try:
             day_range(date.fromisoformat(since), date.fromisoformat(until))
         except ValueError:
-            self.range_error = "Kies een begindatum die niet na de einddatum ligt, en hoogstens een jaar ertussen."
+            self.range_error = msg("costs.bad_range")
             return
         self.since, self.until, self.range_error = since, until, ""
         try:
             await self._refresh(user)
         except PBError as exc:
             log.error("loading the cost report failed: %s", exc)
-            self.load_error = LOAD_ERROR
+            self.load_error = msg("costs.load_failed")
 
     @rx.event
     async def export_csv(self):
         """Every cost event of the range as a CSV download."""
         user = await self._admin()
         if user is None:
-            return rx.toast.error(REFUSED)
+            return rx.toast.error(msg("costs.refused"))
         since, until = self._range()
         try:
             data = await asyncio.to_thread(services().cost_reports.events_csv, user.tenant, since, until)
         except PBError as exc:
-            return rx.toast.error(f"Exporteren mislukt: {exc}")
+            log.error("exporting the cost events failed: %s", exc)
+            return rx.toast.error(msg("costs.export_failed"))
         return rx.download(data=data, filename=f"r42-kosten-{user.tenant.slug}-{self.since}-{self.until}.csv")
 
     @rx.event
@@ -167,16 +167,16 @@ class CostsState(rx.State):
         """Top up (or, with a negative amount, take off) the tenant's credits; audited."""
         user = await self._admin(fresh=True)
         if user is None:
-            return rx.toast.error(REFUSED)
+            return rx.toast.error(msg("costs.refused"))
         try:
             amount = float(self.add_amount.replace(",", "."))
         except ValueError:
-            return rx.toast.error("Vul een aantal credits in, bijvoorbeeld 5000.")
+            return rx.toast.error(msg("credits.bad_amount"))
         try:
             await asyncio.to_thread(services().credits.change, user.tenant, user.id, user.email, add=amount)
         except CreditError as exc:
-            return rx.toast.error(str(exc))
+            log.warning("credit change refused for tenant %s: %s", user.tenant.slug, exc)
+            return rx.toast.error(exc.user_message)
         self.add_amount = ""
         await self._refresh(user)
-        return rx.toast.success(f"{nl(amount)} credits toegevoegd (USD {nl(amount * USD_PER_CREDIT)}). "
-                                "R42 kan meteen weer antwoorden.")
+        return rx.toast.success(msg("credits.added", amount=nl(amount), usd=nl(amount * USD_PER_CREDIT)))

@@ -9,6 +9,7 @@ import logging
 import reflex as rx
 
 from r42_app.container import services
+from r42_app.core.messages import msg
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
@@ -48,7 +49,7 @@ class FeedbackState(rx.State):
             found = await asyncio.to_thread(services().feedback.recent, user.tenant_id)
         except PBError as exc:
             log.error("loading feedback failed: %s", exc)
-            self.load_error = "De beoordelingen konden niet worden geladen. Probeer het opnieuw."
+            self.load_error = msg("feedback.load_failed")
             found = []
         self.rows = [FeedbackRow(f.created, f.user, f.rating, f.question, f.answer, ", ".join(f.citations))
                      for f in found]

@@ -13,13 +13,12 @@ import reflex as rx
 from r42_app.container import services
 from r42_app.core.graph import GraphView, build_view, excerpt, neighbours, search_nodes
 from r42_app.core.kb import INVERSE_RELATION_LABELS, RELATION_LABELS, TYPE_LABELS, Relation
+from r42_app.core.messages import msg, nl_number
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
 
 log = logging.getLogger(__name__)
-
-LOAD_ERROR = "De kennisgraaf kon niet worden geladen. Probeer het opnieuw."
 
 
 @dataclasses.dataclass
@@ -66,14 +65,9 @@ def _fetch(user) -> tuple:
     return seen, store.topic_summaries(user.tenant), store.relations(user.tenant), pending
 
 
-def dutch_count(n: int) -> str:
-    """2000 -> "2.000" (Dutch thousands separator)."""
-    return f"{n:,}".replace(",", ".")
-
-
 def ask_question(label: str) -> str:
     """The question "Ask R42 about this" puts in the chat box."""
-    return f"Wat moet ik weten over {label}, en hoe hangt het samen met de rest?"
+    return msg("graph.ask", label=label)
 
 
 class GraphState(rx.State):
@@ -117,7 +111,7 @@ class GraphState(rx.State):
         self.topic_count = len(topics)
         self.relation_count = len(relations)
         self.pending_count = view.pending_count
-        self.counts = f"{dutch_count(len(topics))} onderwerpen · {dutch_count(len(relations))} relaties"
+        self.counts = msg("graph.counts", topics=nl_number(len(topics)), relations=nl_number(len(relations)))
         self.show_pending = user.is_admin
         self._search()
 
@@ -134,7 +128,7 @@ class GraphState(rx.State):
             await self._refresh(user)
         except PBError as exc:
             log.error("loading the graph failed: %s", exc)
-            self.load_error = LOAD_ERROR
+            self.load_error = msg("graph.load_failed")
         self.loading = False
 
     @rx.event
@@ -174,7 +168,7 @@ class GraphState(rx.State):
         if self.hits:
             return GraphState.focus(self.hits[0].id)
         if self.query.strip():
-            return rx.toast.info(f"Geen onderwerp gevonden voor “{self.query.strip()}”.")
+            return rx.toast.info(msg("graph.not_found", query=self.query.strip()))
 
     @rx.event
     async def focus(self, node_id: str):
@@ -226,7 +220,7 @@ class GraphState(rx.State):
             await self._fill_panel(user, str(node_id))
         except PBError as exc:
             log.error("loading topic %s for the graph failed: %s", node_id, exc)
-            return rx.toast.error("Dit onderwerp kon niet worden geladen.")
+            return rx.toast.error(msg("graph.topic_load_failed"))
 
     @rx.event
     def close_panel(self):

@@ -18,6 +18,7 @@ from r42_app.core.kb import (
     Topic,
     filter_topics,
 )
+from r42_app.core.messages import msg
 from r42_app.core.passages import split_passages
 from r42_app.core.retrieval import visible_topic
 from r42_app.services.store.pb import PBError
@@ -128,7 +129,7 @@ class LearnState(rx.State):
             await self._ensure_topics(tenant, force=True)
         except PBError as exc:
             log.error("loading topics failed: %s", exc)
-            self.load_error = "De onderwerpen konden niet worden geladen. Probeer het opnieuw."
+            self.load_error = msg("topics.load_failed")
         self.loading = False
 
     @rx.event
@@ -150,7 +151,7 @@ class LearnState(rx.State):
             relations = await asyncio.to_thread(store.relations_of, tenant, slug) if topic else []
         except PBError as exc:
             log.error("loading topic %s failed: %s", slug, exc)
-            self.load_error = "Dit onderwerp kon niet worden geladen. Probeer het opnieuw."
+            self.load_error = msg("topics.topic_load_failed")
             self.topic_loading = False
             return
         self.topic_found = topic is not None

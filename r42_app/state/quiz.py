@@ -18,6 +18,7 @@ import reflex as rx
 
 from r42_app.container import services
 from r42_app.core.kb import TYPE_LABELS
+from r42_app.core.messages import msg
 from r42_app.core.quiz import DEFAULT_QUESTIONS, QUIZ_MAX_MINUTES, SCOPES, Question, QuizError, generate_quiz, score
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
@@ -26,16 +27,6 @@ from r42_app.state.chat import ChatState
 log = logging.getLogger(__name__)
 
 SCOPE_LABELS = {"all": "Alle onderwerpen", **{k: v + "en" for k, v in TYPE_LABELS.items()}}
-ENDED_REASONS = {
-    "ended": "De toets is elders beëindigd (in een ander tabblad, door af te melden of via de API). "
-             "Antwoorden tellen niet meer; begin opnieuw als je een score wilt.",
-    "expired": f"De tijd is om: een toets duurt hoogstens {QUIZ_MAX_MINUTES} minuten. Begin opnieuw als je een score "
-               "wilt.",
-    "reload": "Je toets is gestopt doordat de pagina opnieuw werd geladen. Antwoorden tellen niet meer; begin "
-              "opnieuw als je een score wilt.",
-    "left": "Je toets is gestopt doordat je de toetspagina verliet. Antwoorden tellen niet meer; begin opnieuw als "
-            "je een score wilt.",
-}
 REVEAL_HOLD_S = 0.5  # "Volgende" counts only this long after the verdict appeared
 KIND_LABELS = {"description": "Omschrijving", "part_of": "Onderdeel van", "executed_by": "Uitgevoerd door",
                "depends_on": "Afhankelijk van"}
@@ -131,7 +122,7 @@ class QuizState(rx.State):
         if user is None:
             return
         if self.phase == "questions":  # this tab was reloaded mid-quiz: that attempt is over, and we say so
-            return await self._ended(user, ENDED_REASONS["reload"])
+            return await self._ended(user, "reload")
         if not (self.phase == "ended" and self._unseen_end):
             self.phase = "intro"
         self._unseen_end = False
@@ -152,11 +143,12 @@ class QuizState(rx.State):
             key = generate_quiz(kb.topics, kb.relations, self.scope, DEFAULT_QUESTIONS)
             session = await asyncio.to_thread(services().quiz.start, user.tenant, user.id)
         except QuizError as exc:
-            self.error = str(exc)
+            log.info("no quiz for tenant %s: %s", user.tenant.slug, exc)
+            self.error = exc.user_message
             return
         except PBError as exc:
             log.error("starting a quiz failed: %s", exc)
-            self.error = "De toets kon niet worden gestart. Probeer het opnieuw."
+            self.error = msg("quiz.start_failed")
             return
         finally:
             self.starting = False
@@ -194,18 +186,19 @@ class QuizState(rx.State):
             status = await asyncio.to_thread(services().quiz.attempt_status, user.id, self._session) if user else "ended"
         except PBError as exc:
             log.error("checking the quiz session failed: %s", exc)
-            return rx.toast.error("Je antwoord kon niet worden opgeslagen. Probeer het opnieuw.")
+            return rx.toast.error(msg("quiz.answer_failed"))
         if status != "open":
-            return await self._ended(user, ENDED_REASONS[status])
+            return await self._ended(user, status)
         question: Question = self._key[self.index]
         chosen = list(question.options).index(self.choice)
         self._answers = {**self._answers, question.id: chosen}
         self.revealed, self.was_right, self._revealed_at = True, chosen == question.answer, time.time()
         self.right_answer = question.answer_label
 
-    async def _ended(self, user, reason: str):
-        """The attempt is over without a score: forget its questions and answers, unlock R42 here."""
-        self.phase, self.ended_reason, self.choice = "ended", reason, ""
+    async def _ended(self, user, ending: str):
+        """The attempt is over without a score (`ending`: ended | expired | reload | left, a `quiz.*` code):
+        forget its questions and answers, unlock R42 here."""
+        self.phase, self.ended_reason, self.choice = "ended", msg(f"quiz.{ending}", minutes=QUIZ_MAX_MINUTES), ""
         self.revealed, self.right_answer = False, ""
         self.questions, self._key, self._answers, self._session = [], [], {}, ""
         return await end_quiz(user) if user else None
@@ -215,7 +208,7 @@ class QuizState(rx.State):
         result = score(self._key, self._answers)
         self.correct, self.total, self.percent = result.correct, result.total, result.percent
         self.reviews = [UIReview(i + 1, r.question.prompt,
-                                 r.question.options[r.chosen] if r.chosen is not None else "(niet beantwoord)",
+                                 r.question.options[r.chosen] if r.chosen is not None else msg("quiz.not_answered"),
                                  r.question.answer_label, r.correct, r.question.option_slugs[r.question.answer])
                         for i, r in enumerate(result.reviews)]
         self.phase = "result"
@@ -240,6 +233,6 @@ class QuizState(rx.State):
         user = await self._user()
         if user is None or self.phase != "questions":
             return  # only a quiz running in this tab ends here
-        events = await self._ended(user, ENDED_REASONS["left"])
+        events = await self._ended(user, "left")
         self._unseen_end = True  # coming back to /testen says the attempt ended
         return events

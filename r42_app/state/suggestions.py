@@ -10,14 +10,13 @@ import reflex as rx
 
 from r42_app.container import services
 from r42_app.core.delta import describe_delta
+from r42_app.core.messages import msg
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
 
-LOAD_ERROR = "De voorstellen konden niet worden geladen. Probeer het opnieuw."
-REFUSED = "Alleen beheerders van deze organisatie mogen voorstellen beoordelen."
 FILTERS = ("pending", "approved", "rejected", "all")
 
 
@@ -81,7 +80,7 @@ class SuggestionsState(rx.State):
             await self._refresh(user)
         except PBError as exc:
             log.error("loading the suggestions failed: %s", exc)
-            self.load_error = LOAD_ERROR
+            self.load_error = msg("suggestions.load_failed")
         self.loading = False
 
     @rx.event
@@ -109,21 +108,26 @@ class SuggestionsState(rx.State):
     async def _decide(self, suggestion_id: str, approve: bool):
         user = await self._admin(fresh=True)
         if user is None:
-            return rx.toast.error(REFUSED)
+            return rx.toast.error(msg("suggestions.refused"))
         tenant = user.tenant
         store = services().suggestions
         try:
             if approve:
                 applied = await asyncio.to_thread(store.approve, tenant, suggestion_id, user.id)
-                message = f"Goedgekeurd: {len(applied.topics)} onderwerp(en) en {len(applied.relations)} relatie(s) toegevoegd."
+                done = msg("suggestions.approved", topics=len(applied.topics), relations=len(applied.relations))
             else:
                 await asyncio.to_thread(store.reject, tenant, suggestion_id, user.id)
-                message = "Voorstel afgewezen."
-        except (KBError, PBError) as exc:
+                done = msg("suggestions.rejected")
+        except KBError as exc:
+            log.info("suggestion %s not decided: %s", suggestion_id, exc)
             await self._refresh(user)
-            return rx.toast.error(str(exc))
+            return rx.toast.error(exc.user_message)
+        except PBError as exc:
+            log.error("deciding suggestion %s failed: %s", suggestion_id, exc)
+            await self._refresh(user)
+            return rx.toast.error(msg("suggestions.decide_failed"))
         await self._refresh(user)
-        return rx.toast.success(message)
+        return rx.toast.success(done)
 
     @rx.event
     async def approve(self, suggestion_id: str):

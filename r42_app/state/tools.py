@@ -12,6 +12,7 @@ import time
 import reflex as rx
 
 from r42_app.container import services
+from r42_app.core.messages import msg
 from r42_app.services.adapters.mcp import DEFAULT_REGISTRY, read_demo_messages
 from r42_app.services.store.audit import TOOL_CALL_PREFIX
 from r42_app.services.store.pb import PBError
@@ -69,7 +70,9 @@ def _ago(since: float) -> str:
     if not since:
         return ""
     seconds = max(0, int(time.time() - since))
-    return f"{seconds} s geleden" if seconds < 120 else f"{seconds // 60} min geleden"
+    if seconds < 120:
+        return msg("tools.seconds_ago", seconds=seconds)
+    return msg("tools.minutes_ago", minutes=seconds // 60)
 
 
 class ToolsState(rx.State):
@@ -133,7 +136,7 @@ class ToolsState(rx.State):
             await self._refresh(user)
         except PBError as exc:
             log.error("loading the tool calls failed: %s", exc)
-            self.load_error = "De aanroepen konden niet worden geladen. Probeer het opnieuw."
+            self.load_error = msg("tools.load_failed")
         self.loading = False
 
     @rx.event

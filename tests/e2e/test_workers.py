@@ -22,9 +22,9 @@ import psutil
 import pytest
 from playwright.sync_api import expect
 
+from r42_app.core.messages import msg
 from r42_app.services.runtime.shared_state import BEAT_PREFIX
 from r42_app.services.runtime.sidecars import redis_binary
-from r42_app.services.store.auth import TOO_MANY_ATTEMPTS
 from r42_app.state.chat import worker_tag
 from tests.conftest import DEMO_PASSWORD, free_port
 from tests.e2e.conftest import ROOT, sign_in
@@ -321,5 +321,5 @@ def test_wrong_passwords_from_many_tabs_count_once_across_the_workers(workers_ap
         error = page.locator("#signin-error")
         expect(error).to_be_visible()
         answers.append(error.inner_text().strip())
-    assert answers == ["E-mailadres of wachtwoord klopt niet."] * 10 + [TOO_MANY_ATTEMPTS] * 12
+    assert answers == ["E-mailadres of wachtwoord klopt niet."] * 10 + [msg("auth.too_many_attempts")] * 12
     ctx.close()

@@ -5,9 +5,10 @@ State classes against the real PocketBase."""
 
 import pytest
 
+from r42_app.core.messages import msg
 from r42_app.services.store.kb_store import KBStore
 from r42_app.state.admin_topics import AdminTopicsState
-from r42_app.state.auth import SESSION_ENDED, AuthState
+from r42_app.state.auth import AuthState
 from r42_app.state.suggestions import SuggestionsState
 from tests.conftest import throwaway_user
 from tests.integration.test_state_guards import call, signed_in_root, substate
@@ -61,6 +62,6 @@ async def test_a_revoked_token_signs_the_tab_out_with_a_message(temp_admin, admi
     emitted = await call(editor, AdminTopicsState.save)
     assert "Alleen beheerders" in str(emitted)
     auth = substate(root, AuthState)
-    assert not auth.signed_in and auth.session_token == "" and auth.signin_error == SESSION_ENDED
+    assert not auth.signed_in and auth.session_token == "" and auth.signin_error == msg("auth.session_ended")
     kb = KBStore(admin_pb)
     assert kb.topic(kb.require_tenant("demo"), "stale-role-topic") is None

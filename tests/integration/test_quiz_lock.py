@@ -80,7 +80,7 @@ async def test_the_turn_is_refused_during_a_quiz_without_calling_the_model(quizz
     with pytest.raises(ChatRefused) as refused:
         async for _ in run_turn(learner, [{"role": "user", "content": "Wat is AOW?"}], turn_deps):
             pass
-    assert refused.value.kind == "quiz_active" and "toets" in refused.value.message
+    assert refused.value.kind == "quiz_active" and "toets" in refused.value.user_message
     assert claude.requests == []
     quizzes.end(learner.id)  # and once the quiz is over, the same turn is answered
     claude.reply_text("De AOW is het basispensioen.")

@@ -6,8 +6,9 @@ import asyncio
 
 import pytest
 
+from r42_app.core.messages import msg
 from r42_app.services.runtime.shared_state import RedisSharedState, SharedFailureLimiter, SharedRateLimiter
-from r42_app.services.store.auth import TOO_MANY_ATTEMPTS, AuthError, AuthService
+from r42_app.services.store.auth import AuthError, AuthService
 from tests.conftest import DEMO_PASSWORD
 
 pytestmark = pytest.mark.anyio
@@ -43,14 +44,15 @@ async def test_without_redis_each_worker_limits_on_its_own_instead_of_failing():
         await down.shared.close()
 
 
-WRONG = "E-mailadres of wachtwoord klopt niet."
+WRONG = msg("auth.wrong_password")
+TOO_MANY_ATTEMPTS = msg("auth.too_many_attempts")
 
 
 async def answer(auth, client, email, password="raden"):
     try:
         return (await auth.sign_in_from(client, email, password)).user.email
     except AuthError as exc:
-        return str(exc)
+        return exc.user_message
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import redis.asyncio as aioredis
 
 from r42_app.chat.external import ConfirmationBroker
 from r42_app.core.mcp import ConfirmationError, arguments_digest
+from r42_app.core.messages import msg
 from r42_app.services.runtime.shared_state import (
     Beat,
     MemorySharedState,
@@ -78,7 +79,7 @@ async def test_a_confirmation_expires_and_one_nobody_waits_for_refuses_an_answer
     await a.cancel_confirmation(gone.id)  # the turn ended (stopped) before the answer came
     with pytest.raises(ConfirmationError) as refused:
         await b.answer_confirmation(gone.id, "u1", "allow")
-    assert refused.value.kind == "unknown" and "wacht niets meer" in refused.value.message
+    assert refused.value.kind == "unknown" and refused.value.user_message == msg("confirm.unknown")
 
 
 async def test_the_broker_of_one_worker_wakes_the_turn_waiting_in_another(workers):

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from r42_app.core.delta import GraphSnapshot, validate_delta
+from r42_app.core.messages import nl_number
 from r42_app.services.store.kb_store import KBStore
 from r42_app.services.store.quiz_store import QuizStore
 from r42_app.services.store.suggestions import SuggestionStore
-from r42_app.state.graph import GraphState, dutch_count
+from r42_app.state.graph import GraphState
 from r42_app.state.quiz import QuizState
 from tests.integration.test_state_guards import call, signed_in_root, substate
 
@@ -62,7 +63,7 @@ async def test_admins_see_pending_suggestions_learners_do_not(pending):
 async def test_graph_is_per_tenant_and_search_and_panel_stay_inside_it(app_env, seeded):
     acme = await loaded_graph("learner@acme.example")
     assert "aow" not in {n["id"] for n in acme.nodes} and acme.topic_count == len(acme.nodes) == 12
-    assert acme.counts == "12 onderwerpen · 20 relaties" and dutch_count(2000) == "2.000"
+    assert acme.counts == "12 onderwerpen · 20 relaties" and nl_number(2000) == "2.000"
     await call(acme, GraphState.select, "aow")  # a demo slug
     assert acme.panel.label == ""
     await call(acme, GraphState.set_query, "dekkingsgraad")

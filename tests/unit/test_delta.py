@@ -4,7 +4,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from r42_app.core.delta import (
-    INVALID_DELTA_LINE,
     MAX_RELATIONS,
     MAX_TOPICS,
     GraphSnapshot,
@@ -16,6 +15,7 @@ from r42_app.core.delta import (
     validate_delta,
 )
 from r42_app.core.kb import Relation, Topic
+from r42_app.core.messages import msg
 
 KB = GraphSnapshot(
     topics=[Topic("pensioenregeling", "Pensioenregeling", "concept", "d"),
@@ -160,7 +160,7 @@ def test_malformed_stored_deltas_raise_a_stored_delta_error(raw):
     try:
         read_stored_delta(raw)
     except StoredDeltaError as exc:
-        assert str(exc)
+        assert str(exc) and exc.user_message
     else:
         raise AssertionError(f"{raw!r} was read as valid")
 
@@ -176,6 +176,6 @@ def test_describe_delta_never_raises(raw):
 
 
 def test_describe_delta_names_a_malformed_delta():
-    assert describe_delta([1]) == [INVALID_DELTA_LINE]
+    assert describe_delta([1]) == [msg("delta.unreadable")]
     assert describe_delta({}) == []  # no proposal at all: nothing to say
     assert describe_delta(delta([topic()])) == ["Nieuw onderwerp: Wezenpensioen (Concept)"]

@@ -1,7 +1,7 @@
 """Claude through the Anthropic SDK (AsyncAnthropic, streaming, tools), behind a small interface.
 
 The SDK client lives here, built once per process, never on Reflex State. Every SDK failure
-becomes an `LLMError` with a kind and a message a learner can act on.
+becomes an `LLMError` with a kind and a catalogue code (`user_message`, what a learner can act on).
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
 import anthropic
+
+from r42_app.core.errors import UserError
 
 
 @dataclass
@@ -27,13 +29,15 @@ class LLMEvent:
     usage: dict[str, int] = field(default_factory=dict)
 
 
-class LLMError(Exception):
-    """The model call failed: `kind` is auth | rate_limit | server | timeout | connection | bad_request."""
+class LLMError(UserError):
+    """The model call failed: `kind` is auth | rate_limit | server | timeout | connection | bad_request; the
+    code is `llm.<kind>` unless another is given."""
 
-    def __init__(self, kind: str, message: str, retryable: bool = True):
-        super().__init__(message)
+    code_prefix = "llm."
+
+    def __init__(self, kind: str, detail: str = "", retryable: bool = True, code: str = ""):
+        super().__init__(code or self.code_prefix + kind, detail or f"model call failed: {kind}")
         self.kind = kind
-        self.message = message
         self.retryable = retryable
 
 
@@ -45,18 +49,18 @@ def _usage(usage: Any) -> dict[str, int]:
 def map_error(exc: Exception) -> LLMError:
     """A readable, typed error for any SDK failure."""
     if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
-        return LLMError("auth", "De AI-dienst weigert de toegang (controleer ANTHROPIC_API_KEY).", retryable=False)
+        return LLMError("auth", str(exc), retryable=False)
     if isinstance(exc, anthropic.RateLimitError):
-        return LLMError("rate_limit", "De AI-dienst krijgt nu te veel vragen. Probeer het over een minuut opnieuw.")
+        return LLMError("rate_limit", str(exc))
     if isinstance(exc, anthropic.APITimeoutError):
-        return LLMError("timeout", "Het antwoord bleef te lang uit. Probeer het opnieuw.")
+        return LLMError("timeout", str(exc))
     if isinstance(exc, anthropic.APIConnectionError):
-        return LLMError("connection", "De verbinding met de AI-dienst viel weg. Probeer het opnieuw.")
+        return LLMError("connection", str(exc))
     if isinstance(exc, anthropic.BadRequestError):
-        return LLMError("bad_request", "De AI-dienst kon deze vraag niet verwerken.", retryable=False)
+        return LLMError("bad_request", str(exc), retryable=False)
     if isinstance(exc, anthropic.APIStatusError):
-        return LLMError("server", "De AI-dienst had een storing. Probeer het opnieuw.")
-    return LLMError("server", "Er ging iets mis bij de AI-dienst. Probeer het opnieuw.")
+        return LLMError("server", str(exc))
+    return LLMError("server", str(exc), code="llm.unknown")
 
 
 class AnthropicLLM:
@@ -87,7 +91,7 @@ class AnthropicLLM:
         except anthropic.AnthropicError as exc:
             raise map_error(exc) from exc
         except Exception as exc:  # the transport failing mid-stream (peer reset, truncated body)
-            raise LLMError("connection", "De verbinding met de AI-dienst viel weg. Probeer het opnieuw.") from exc
+            raise LLMError("connection", f"the stream broke off: {exc!r}") from exc
         for block in final.content:
             if block.type == "tool_use":
                 yield LLMEvent("tool_use", tool_id=block.id, tool_name=block.name, tool_input=dict(block.input or {}))

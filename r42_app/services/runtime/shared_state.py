@@ -40,9 +40,10 @@ T = TypeVar("T")
 
 PREFIX = "r42:"
 BEAT_PREFIX = PREFIX + "beat:"  # + a worker's name: its last heartbeat (JSON host, pid, t)
-NOTHING_WAITS = "Op deze bevestiging wacht niets meer."
-MESSAGES = {"unknown": "Deze bevestiging bestaat niet (meer).", "other_user": "Deze bevestiging is niet voor jou.",
-            "expired": "Deze bevestiging is verlopen (na 5 minuten).", "used": "Deze bevestiging is al gebruikt.",
+# What a refused answer says in logs and to the CLI (users read the catalogue's confirm.<kind>, core/messages.py).
+NOTHING_WAITS = "nothing waits for this confirmation any more"
+MESSAGES = {"unknown": "no such confirmation (any more)", "other_user": "this confirmation is another user's",
+            "expired": "this confirmation expired (after 5 minutes)", "used": "this confirmation was used already",
             "closed": NOTHING_WAITS}
 # An answered, expired or abandoned confirmation is kept this much longer, so a late answer hears why
 # (410 expired, 409 used) rather than 404.

@@ -23,6 +23,7 @@ from r42_app.core.capabilities import (
     with_override,
 )
 from r42_app.core.costs import TenantCredits
+from r42_app.core.errors import UserError
 from r42_app.core.identity import Tenant
 from r42_app.services.store.audit import audit_request
 from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
@@ -32,8 +33,8 @@ log = logging.getLogger(__name__)
 AUDIT_PREFIX = "chatbot."  # audit_log.tool of capability changes (chatbot.enabled, .default, .access, .migrate)
 
 
-class AccessError(Exception):
-    """A capability change was refused; the message says why (shown to the admin or operator)."""
+class AccessError(UserError):
+    """A capability change was refused: `user_message` says why to the admin, `str()` to the operator."""
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ class AccessStore:
         try:
             self.pb.batch(requests)
         except PBError as exc:
-            raise AccessError(f"Opslaan mislukt: {exc}") from exc
+            raise AccessError("access.save_failed", f"PocketBase refused the change: {exc}") from exc
 
     def set_enabled(self, tenant: Tenant, enabled: bool, actor_id: str, actor: str) -> bool:
         """The master switch; False when it already was as asked (nothing written)."""
@@ -159,7 +160,8 @@ class AccessStore:
         wanted = list(capabilities)
         bad = [c for c in wanted if c not in CAPABILITIES]
         if bad:
-            raise AccessError(f"Onbekende capability {', '.join(bad)}; kies uit {', '.join(CAPABILITIES)}.")
+            raise AccessError("access.unknown_capability", f"Unknown capability {', '.join(bad)}; valid ids: "
+                              f"{', '.join(CAPABILITIES)}.", bad=", ".join(bad), valid=", ".join(CAPABILITIES))
         before = self.tenant_chatbot(tenant.id)
         after = known(wanted)
         if after == before.default:
@@ -184,11 +186,12 @@ class AccessStore:
         requests: list[BatchRequest] = []
         for user_id, (seen, row) in changes.items():
             if user_id not in members:
-                raise AccessError("Deze gebruiker hoort niet bij je organisatie.")
+                raise AccessError("access.not_member", f"user {user_id} is not in tenant {tenant.slug}")
             stored = current.get(user_id)
             if (stored.get("updated", "") if stored else "") != seen:
-                raise AccessError(f"De rechten van {members[user_id]['email']} zijn intussen door iemand anders "
-                                  "gewijzigd. Laad de pagina opnieuw en probeer het nog eens.")
+                email = members[user_id]["email"]
+                raise AccessError("access.changed_meanwhile", f"the access of {email} changed meanwhile; read it "
+                                  "again and retry", email=email)
             old = AccessRow.from_record(stored)
             new = project(row, chatbot.default) if row.overrides else row
             before, after = resolve(chatbot.default, old).effective, resolve(chatbot.default, new).effective
@@ -204,7 +207,8 @@ class AccessStore:
                      actor: str) -> AccessRow:
         """One override for one user (CLI): read, change, save with the same conflict check."""
         if capability not in CAPABILITIES:
-            raise AccessError(f"Unknown capability {capability!r}; valid ids: {', '.join(CAPABILITIES)}.")
+            raise AccessError("access.unknown_capability", f"Unknown capability {capability!r}; valid ids: "
+                              f"{', '.join(CAPABILITIES)}.", bad=capability, valid=", ".join(CAPABILITIES))
         chatbot = self.tenant_chatbot(tenant.id)
         stored = self.pb.first("chatbot_access", f"tenant = {quote(tenant.id)} && user = {quote(user_id)}")
         new = with_override(AccessRow.from_record(stored), chatbot.default, capability, value)

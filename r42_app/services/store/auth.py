@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from r42_app.core.errors import UserError
 from r42_app.core.identity import SignedInUser
 from r42_app.core.ratelimit import FailureLimiter
 from r42_app.services.store.pb import PBError, PocketBase
@@ -19,8 +20,8 @@ from r42_app.services.store.pb import PBError, PocketBase
 ROLES = ("learner", "admin")
 
 
-class AuthError(Exception):
-    """Sign-in failed; the message is safe to show to the user."""
+class AuthError(UserError):
+    """Sign-in failed, or PocketBase could not be asked; `user_message` says so to the user."""
 
 
 class WrongPassword(AuthError):
@@ -51,8 +52,6 @@ SESSION_S = 8 * 3600  # a browser's token dies this long after its sign-in, howe
 CHECK_CACHE_S = 15.0  # an API token verified this recently is not asked about again
 CHECK_CACHE_SIZE = 10_000
 SIGNIN_FAILURES_PER_MINUTE = 10  # per client address, through the app
-TOO_MANY_ATTEMPTS = "Te veel pogingen, probeer het over een minuut opnieuw."
-UNREACHABLE = "De server is niet bereikbaar. Probeer het zo opnieuw."
 
 
 class AuthService:
@@ -82,7 +81,7 @@ class AuthService:
         if not client:
             return await asyncio.to_thread(self.sign_in, email, password)
         if await _result(self.failures.take(client)) > 0:
-            raise AuthError(TOO_MANY_ATTEMPTS)
+            raise AuthError("auth.too_many_attempts", f"too many wrong passwords from {client}")
         wrong = False
         try:
             return await asyncio.to_thread(self.sign_in, email, password)
@@ -97,7 +96,7 @@ class AuthService:
         """Sign in with PocketBase (which throttles each account); `sign_in_from` adds the per-address limit."""
         email = (email or "").strip()
         if not email or not password:
-            raise AuthError("Vul je e-mailadres en wachtwoord in.")
+            raise AuthError("auth.missing_fields", "email and password are required")
         body = {"identity": email, "password": password}
         params = {"expand": "tenant"}
         pb = self.admin or PocketBase(self.pb_url, timeout=10)
@@ -105,16 +104,16 @@ class AuthService:
             data = pb.send("POST", "/api/collections/users/auth-with-password", params=params, body=body)
         except PBError as exc:
             if exc.status == 0:
-                raise AuthError(UNREACHABLE) from exc
+                raise AuthError("auth.unreachable", f"PocketBase is unreachable: {exc}") from exc
             if exc.status == 429:
-                raise AuthError(TOO_MANY_ATTEMPTS) from exc
-            raise WrongPassword("E-mailadres of wachtwoord klopt niet.") from exc
+                raise AuthError("auth.too_many_attempts", "PocketBase: too many attempts for this account") from exc
+            raise WrongPassword("auth.wrong_password", "wrong email or password") from exc
         finally:
             if pb is not self.admin:
                 pb.close()
         user = _user_from(data["record"])
         if not user.tenant_id:
-            raise AuthError("Dit account hoort bij geen organisatie. Neem contact op met je beheerder.")
+            raise AuthError("auth.no_tenant", f"user {user.id} belongs to no tenant")
         return Session(token=self._session_token(user.id, data["token"]), user=user)
 
     def _session_token(self, user_id: str, signed_in: str) -> str:
@@ -127,7 +126,8 @@ class AuthService:
             return self.admin.send("POST", f"/api/collections/users/impersonate/{user_id}",
                                    body={"duration": self.session_s})["token"]
         except PBError as exc:
-            raise AuthError(UNREACHABLE if exc.status == 0 else "Aanmelden lukte niet. Probeer het opnieuw.") from exc
+            raise AuthError("auth.unreachable" if exc.status == 0 else "auth.failed",
+                            f"PocketBase refused the session token: {exc}") from exc
 
     def verify(self, token: str) -> Session | None:
         """The session behind a stored token, checked with PocketBase now, or None when it is invalid, revoked
@@ -153,7 +153,7 @@ class AuthService:
             resp = self._shared().get(f"/api/collections/users/records/{claims.get('id', '')}",
                                       params={"expand": "tenant"}, headers={"Authorization": token})
         except httpx.HTTPError as exc:
-            raise AuthError(UNREACHABLE) from exc
+            raise AuthError("auth.unreachable", f"PocketBase is unreachable: {exc}") from exc
         if resp.status_code != 200:
             self._checked.pop(token, None)
             return None

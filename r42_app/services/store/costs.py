@@ -31,7 +31,9 @@ from r42_app.core.costs import (
     cost_events,
     price_for,
 )
+from r42_app.core.errors import UserError
 from r42_app.core.identity import Tenant
+from r42_app.core.messages import nl_number
 from r42_app.services.store.audit import audit_request
 from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
 
@@ -115,8 +117,8 @@ class CostRecorder:
             return []
 
 
-class CreditError(Exception):
-    """A credit change was refused; the message says why."""
+class CreditError(UserError):
+    """A credit change was refused: `str()` says why for the CLI, `user_message` for the costs page."""
 
 
 class CreditStore:
@@ -136,9 +138,10 @@ class CreditStore:
         """Set or add credits and/or switch the unlimited plan, with one audit row, in one transaction."""
         for value in (set_to, add):
             if value is not None and (not math.isfinite(value) or abs(value) > MAX_CREDITS):
-                raise CreditError(f"credits must be a number between -{MAX_CREDITS:,} and {MAX_CREDITS:,}")
+                raise CreditError("credits.out_of_range", f"credits must be a number between -{MAX_CREDITS:,} and "
+                                  f"{MAX_CREDITS:,}", maximum=nl_number(MAX_CREDITS))
         if set_to is not None and set_to < 0:
-            raise CreditError("credits cannot be set below 0")
+            raise CreditError("credits.below_zero", "credits cannot be set below 0")
         before = self.show(tenant)
         body: dict = {}
         if set_to is not None:
@@ -159,7 +162,7 @@ class CreditStore:
                            audit_request(tenant, actor_id, actor, "credits.change", "", what, _describe(before),
                                          _describe(after_guess))])
         except PBError as exc:
-            raise CreditError(f"PocketBase refused the change: {exc}") from exc
+            raise CreditError("credits.change_failed", f"PocketBase refused the change: {exc}") from exc
         return self.show(tenant)
 
 

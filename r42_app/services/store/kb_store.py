@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from r42_app.core.capabilities import CAPABILITIES, DEFAULT_CAPABILITIES
 from r42_app.core.delta import GraphSnapshot, Rejected, ValidDelta, validate_delta
+from r42_app.core.errors import UserError
 from r42_app.core.identity import Tenant
 from r42_app.core.kb import (
     ImportPlan,
@@ -36,11 +37,12 @@ BATCH_SIZE = 400
 BATCH_BYTES = 16 * 1024 * 1024  # PocketBase refuses batch bodies above 32 MB (pb_migrations/)
 
 
-class KBError(Exception):
-    """A knowledge-base write was refused; `issues` says which fields are wrong."""
+class KBError(UserError):
+    """A knowledge-base write was refused; `issues` says which fields are wrong (each with its own code).
+    `message` and `str()` stay English for the CLI; the UI shows `user_message` and the issues'."""
 
-    def __init__(self, message: str, issues: Iterable[Issue] = ()):
-        super().__init__(message)
+    def __init__(self, code: str, message: str, issues: Iterable[Issue] = (), **fields: object):
+        super().__init__(code, message, **fields)
         self.message = message
         self.issues = list(issues)
 
@@ -140,7 +142,7 @@ class KBStore:
             return existing, False
         issues = check_slug(slug, "tenant")
         if issues:
-            raise KBError(f"invalid tenant slug {slug!r}", issues)
+            raise KBError("kb.bad_tenant", f"invalid tenant slug {slug!r}", issues, slug=slug)
         row = self.pb.create(
             "tenants",
             {"slug": slug, "name": name or slug.replace("-", " ").title(), "chatbot_enabled": True, "credits": 1000,
@@ -151,7 +153,7 @@ class KBStore:
     def require_tenant(self, slug: str) -> Tenant:
         tenant = self.tenant(slug)
         if tenant is None:
-            raise KBError(f"unknown tenant {slug!r}")
+            raise KBError("kb.unknown_tenant", f"unknown tenant {slug!r}", slug=slug)
         return tenant
 
     # -- reads --------------------------------------------------------------------
@@ -223,9 +225,11 @@ class KBStore:
     def create_topic(self, tenant: Tenant, raw: dict[str, Any]) -> Topic:
         topic, issues = parse_topic(raw)
         if topic is None:
-            raise KBError("The topic is not valid.", issues)
+            raise KBError("kb.topic_invalid", "The topic is not valid.", issues)
         if self._topic_row(tenant, topic.slug):
-            raise KBError("The topic is not valid.", [Issue("id", f"{topic.slug!r} already exists in this tenant")])
+            raise KBError("kb.topic_invalid", "The topic is not valid.",
+                          [Issue("id", f"{topic.slug!r} already exists in this tenant", "kb.id_taken",
+                                 {"slug": topic.slug})])
         self._run([BatchRequest.create("topics", {"tenant": tenant.id, **_topic_body(topic)})])
         return topic
 
@@ -233,10 +237,10 @@ class KBStore:
         """Update label, type, description and content; the slug is the topic's stable id and never changes."""
         row = self._topic_row(tenant, slug)
         if row is None:
-            raise KBError(f"Topic {slug!r} does not exist.")
+            raise KBError("kb.topic_missing", f"Topic {slug!r} does not exist.", slug=slug)
         topic, issues = parse_topic({**raw, "id": slug})
         if topic is None:
-            raise KBError("The topic is not valid.", issues)
+            raise KBError("kb.topic_invalid", "The topic is not valid.", issues)
         self._run([BatchRequest.update("topics", row["id"], _topic_body(topic))])
         return topic
 
@@ -244,7 +248,7 @@ class KBStore:
         """Delete a topic and every relation touching it; returns the number of relations removed."""
         row = self._topic_row(tenant, slug)
         if row is None:
-            raise KBError(f"Topic {slug!r} does not exist.")
+            raise KBError("kb.topic_missing", f"Topic {slug!r} does not exist.", slug=slug)
         rels = self._relation_rows(tenant, f"source = {quote(slug)} || target = {quote(slug)}")
         self._run([BatchRequest.delete("relations", r["id"]) for r in rels] + [BatchRequest.delete("topics", row["id"])])
         return len(rels)
@@ -252,15 +256,16 @@ class KBStore:
     def add_relation(self, tenant: Tenant, raw: dict[str, Any]) -> Relation:
         rel, issues = parse_relation(raw)
         if rel is None:
-            raise KBError("The relation is not valid.", issues)
+            raise KBError("kb.relation_invalid", "The relation is not valid.", issues)
         issues = check_relation_endpoints(rel, self._slugs(tenant))
         if issues:
-            raise KBError("The relation is not valid.", issues)
+            raise KBError("kb.relation_invalid", "The relation is not valid.", issues)
         existing = self._relation_rows(
             tenant, f"source = {quote(rel.source)} && target = {quote(rel.target)} && type = {quote(rel.type)}"
         )
         if existing:
-            raise KBError("The relation is not valid.", [Issue("relation", "this relation already exists")])
+            raise KBError("kb.relation_invalid", "The relation is not valid.",
+                          [Issue("relation", "this relation already exists", "kb.relation_exists")])
         self._run([BatchRequest.create("relations", {"tenant": tenant.id, "source": rel.source, "target": rel.target,
                                                      "type": rel.type})])
         return rel
@@ -270,7 +275,7 @@ class KBStore:
             tenant, f"source = {quote(rel.source)} && target = {quote(rel.target)} && type = {quote(rel.type)}"
         )
         if not rows:
-            raise KBError("This relation does not exist (any more).")
+            raise KBError("kb.relation_missing", "This relation does not exist (any more).")
         self._run([BatchRequest.delete("relations", rows[0]["id"])])
 
     # -- bulk ---------------------------------------------------------------------
@@ -295,7 +300,8 @@ class KBStore:
         """
         plan, issues = self.validate_import(tenant_slug, data)
         if plan is None:
-            raise KBError(f"The import file is not valid ({len(issues)} problem(s)); nothing was written.", issues)
+            raise KBError("kb.import_invalid", f"The import file is not valid ({len(issues)} problem(s)); nothing was "
+                          "written.", issues, count=len(issues))
         tenant, created_tenant = self.ensure_tenant(tenant_slug, tenant_name)
         result = ImportResult(tenant=tenant, created_tenant=created_tenant)
 
@@ -332,7 +338,7 @@ class KBStore:
         checked = validate_delta(delta.as_dict() if hasattr(delta, "as_dict") else delta,
                                  GraphSnapshot(kb.topics, kb.relations))
         if isinstance(checked, Rejected):
-            raise KBError(f"This edit can no longer be applied: {checked.message}")
+            raise KBError("kb.delta_stale", f"This edit can no longer be applied: {checked.message}")
         requests: list[BatchRequest | None] = []
         for t in checked.topics:
             topic = Topic(t.id, t.label, t.type, t.description, "")
@@ -341,7 +347,7 @@ class KBStore:
             requests.append(BatchRequest.create("relations", {"tenant": tenant.id, "source": r.source,
                                                               "target": r.target, "type": r.type}))
         if len(requests) > BATCH_SIZE:
-            raise KBError("This edit is too large to apply at once.")
+            raise KBError("kb.delta_too_large", "This edit is too large to apply at once.")
         self._run(requests)
         return checked
 
@@ -366,7 +372,7 @@ class KBStore:
             try:
                 self.pb.batch(chunk)
             except PBError as exc:
-                raise KBError(f"PocketBase refused the write: {exc}") from exc
+                raise KBError("kb.write_failed", f"PocketBase refused the write: {exc}") from exc
             done += len(chunk)
             if progress:
                 progress(done, len(todo))

@@ -8,16 +8,12 @@ from typing import Any
 
 from r42_app.core.delta import StoredDeltaError, ValidDelta, read_stored_delta
 from r42_app.core.identity import Tenant
+from r42_app.core.messages import msg
 from r42_app.services.store.kb_store import KBError, KBStore
 from r42_app.services.store.pb import PBError, PocketBase, pb_time, quote
 
 MAX_OPEN_SUGGESTIONS = 20  # per user; the same number is in pb_hooks/r42_rules.js
-TOO_MANY_OPEN = (f"Je hebt al {MAX_OPEN_SUGGESTIONS} open voorstellen; wacht tot een beheerder ze heeft "
-                 "beoordeeld.")
-
-
-NOT_FOUND = "Dit voorstel bestaat niet (meer)."
-STATUS_NL = {"approved": "goedgekeurd", "rejected": "afgewezen"}
+DECIDED = {"approved": "suggestions.already_approved", "rejected": "suggestions.already_rejected"}
 
 
 @dataclass(frozen=True)
@@ -32,7 +28,7 @@ class Suggestion:
     reviewed_by: str = ""
     reviewed_at: str = ""
     review_note: str = ""
-    problem: str = ""  # why the stored delta is unreadable ("" for a well-formed row)
+    problem: str = ""  # why the stored delta is unreadable, in Dutch for the queue ("" for a well-formed row)
 
     @property
     def valid(self) -> bool:
@@ -48,9 +44,9 @@ def _suggestion(row: dict) -> Suggestion:
     try:
         delta, problem = read_stored_delta(row.get("delta")), ""
         if not delta["topics"] and not delta["relations"]:
-            problem = "het voorstel voegt niets toe"
+            problem = msg("suggestions.adds_nothing")
     except StoredDeltaError as exc:
-        delta, problem = {"reason": "", "topics": [], "relations": []}, str(exc)
+        delta, problem = {"reason": "", "topics": [], "relations": []}, exc.user_message
     return Suggestion(row["id"], row.get("user", ""), proposer.get("name") or proposer.get("email", ""),
                       str(row.get("reason") or ""), delta, row.get("status", ""), row.get("created", ""),
                       reviewer.get("name") or reviewer.get("email", ""), row.get("reviewed_at", ""),
@@ -70,7 +66,8 @@ class SuggestionStore:
         open_now = self.pb.list("suggestions", filter=f'user = {quote(user_id)} && status = "pending"', fields="id",
                                 per_page=1, total=True).get("totalItems", 0)
         if open_now >= MAX_OPEN_SUGGESTIONS:
-            raise KBError(TOO_MANY_OPEN)
+            raise KBError("suggestions.too_many_open", f"{MAX_OPEN_SUGGESTIONS} suggestions are open already",
+                          count=MAX_OPEN_SUGGESTIONS)
         row = self.pb.create("suggestions", {"tenant": tenant.id, "user": user_id, "delta": delta.as_dict(),
                                              "reason": delta.reason, "status": "pending"})
         return _suggestion(row)
@@ -88,11 +85,12 @@ class SuggestionStore:
         try:
             row = self.pb.get("suggestions", suggestion_id)
         except PBError as exc:
-            raise KBError(NOT_FOUND) from exc
+            raise KBError("suggestions.not_found", f"no suggestion {suggestion_id}") from exc
         if row.get("tenant") != tenant.id:
-            raise KBError(NOT_FOUND)
+            raise KBError("suggestions.not_found", f"no suggestion {suggestion_id} in this tenant")
         if row.get("status") != "pending":
-            raise KBError(f"Dit voorstel is al {STATUS_NL.get(row.get('status'), row.get('status'))}.")
+            raise KBError(DECIDED.get(row.get("status"), "suggestions.already_decided"),
+                          f"the suggestion is {row.get('status')} already")
         return row
 
     def approve(self, tenant: Tenant, suggestion_id: str, reviewer_id: str) -> ValidDelta:
@@ -100,7 +98,8 @@ class SuggestionStore:
         row = self._pending(tenant, suggestion_id)
         suggestion = _suggestion(row)
         if not suggestion.valid:
-            raise KBError(f"Dit voorstel is ongeldig ({suggestion.problem}) en kan alleen worden afgewezen.")
+            raise KBError("suggestions.invalid", "an unreadable suggestion can only be rejected",
+                          problem=suggestion.problem)
         applied = self.kb.apply_delta(tenant, suggestion.delta)
         self._review(suggestion_id, "approved", reviewer_id)
         return applied
