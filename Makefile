@@ -1,4 +1,4 @@
-# R42: `make run` sets everything up and serves the app; `make test` sets up and runs every test.
+# R42: `make run` sets everything up and serves the app; `make check` lints and type-checks; `make test` runs every test.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -8,6 +8,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 REQ_HASH := $(shell cat requirements.txt pyproject.toml | sha1sum | cut -c1-12)
 STAMP := $(VENV)/.installed-$(REQ_HASH)
+DEV_HASH := $(shell cat requirements-dev.txt | sha1sum | cut -c1-12)
+DEV_STAMP := $(VENV)/.dev-installed-$(DEV_HASH)
 BUN_VERSION := 1.4.4
 BUN := tools/bin/bun
 # pip prints one warning per package for index folders that this machine's pip.conf names but lacks.
@@ -18,11 +20,12 @@ export REFLEX_CHECK_LATEST_VERSION := false
 export REFLEX_BUN_PATH := $(CURDIR)/$(BUN)
 export NPM_CONFIG_REGISTRY ?= $(shell npm config get registry 2>/dev/null || echo https://registry.npmjs.org/)
 
-.PHONY: help setup run test test-deps bench clean
+.PHONY: help setup run check test test-deps bench clean
 
 help:
 	@echo "make run    set up (first time) and serve R42 on http://127.0.0.1:$${R42_PORT:-3000}/"
 	@echo "            (R42_BACKEND_WORKERS=2 make run: two backend workers, see docs/DEPLOY.md)"
+	@echo "make check  lint (ruff) and type-check (mypy) r42_app/, tools pinned in requirements-dev.txt"
 	@echo "make test   set up and run all tests (unit, integration, browser)"
 	@echo "make bench  run the benchmarks in bench/"
 	@echo "make clean  remove the venv, tools and build output (keeps ./data)"
@@ -53,6 +56,18 @@ setup: $(STAMP) $(BUN) $(INJECTION_MODEL)
 
 run: setup
 	exec $(BIN)/r42 serve
+
+# The lint and type-check tools (requirements-dev.txt) go into the same venv, once per change of that file.
+$(DEV_STAMP): $(STAMP) requirements-dev.txt
+	@echo "installing the check tools (requirements-dev.txt) into $(VENV)"
+	$(BIN)/pip install -q -r requirements-dev.txt 2>&1 | $(PIP_FILTER)
+	@rm -f $(VENV)/.dev-installed-*
+	@touch $@
+
+# What ruff and mypy check, and how, is in pyproject.toml.
+check: $(DEV_STAMP)
+	$(BIN)/ruff check r42_app
+	$(BIN)/mypy
 
 # Browser tests drive Debian's Chromium through Playwright for Python (never `playwright install`).
 test-deps:
