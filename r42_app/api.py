@@ -248,8 +248,10 @@ async def chat_confirm(request: Request) -> JSONResponse:
     if isinstance(received, JSONResponse):
         return received
     session, body = received
-    if not isinstance(body, dict) or not isinstance(body.get("id"), str) or body.get("decision") not in ("allow", "deny"):
-        return _error(400, "invalid_request", 'The body must be {"id": "<confirmation id>", "decision": "allow"|"deny"}.')
+    if (not isinstance(body, dict) or not isinstance(body.get("id"), str)
+            or body.get("decision") not in ("allow", "deny")):
+        return _error(400, "invalid_request",
+                      'The body must be {"id": "<confirmation id>", "decision": "allow"|"deny"}.')
     try:
         await services().external.broker.answer(body["id"], session.user.id, body["decision"])
     except ConfirmationError as exc:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from r42_app.settings import Settings, load_settings
 
@@ -363,7 +364,7 @@ def connected(settings: Settings, wait_s: float = 0.0) -> Iterator[Services]:
             raise PocketBaseUnreachable(str(exc)) from None
     container = Services(settings)
     try:
-        container.admin_pb  # signs in now: a wrong superuser file fails here, not halfway through a command
+        _ = container.admin_pb  # signs in now: a wrong superuser file fails here, not halfway through a command
         yield container
     finally:
         container.close()

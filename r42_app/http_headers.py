@@ -9,7 +9,8 @@ name the SHA-256 of each inline script it carries; anything else passes through 
 from __future__ import annotations
 
 import zlib
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from r42_app.core.csp import SECURITY_HEADERS, content_security_policy, inline_script_hashes
 from r42_app.settings import load_settings
@@ -64,7 +65,7 @@ class SecurityHeaders:
             if message.get("more_body", False) and size <= MAX_PAGE_BYTES:
                 return
             page = b"".join(body)
-            text = _page_text(page, dict((k.lower(), v) for k, v in held.get("headers", [])).get(b"content-encoding"))
+            text = _page_text(page, {k.lower(): v for k, v in held.get("headers", [])}.get(b"content-encoding"))
             policy = (content_security_policy(inline_script_hashes(text), self.app_origins).encode()
                       if size <= MAX_PAGE_BYTES and text is not None else self.no_inline)
             start, held = held, None

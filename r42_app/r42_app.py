@@ -44,7 +44,8 @@ app = rx.App(
     stylesheets=["/r42.css"],
     head_components=[
         rx.el.link(rel="icon", href="/favicon.svg", type="image/svg+xml"),
-        # Keyboard, quiz lock, thread sync, counters: one script file of our own origin (the CSP allows no inline script).
+        # Keyboard, quiz lock, thread sync, counters: one script file of our own origin (the CSP allows no
+        # inline script).
         rx.script(src="/r42.js"),
     ],
     # Every response, pages included, carries the security headers (Content-Security-Policy and friends).

@@ -154,7 +154,8 @@ class Settings:
         "R42_CAPABILITY_OVERRIDES_ENABLED", parse=parse_flag,
         doc="`false` is the rollback switch: per-user overrides are ignored, each stored list is the exact set"))
     cost_tracking: bool = field(default=True, metadata=env(
-        "AI_COST_TRACKING_ENABLED", parse=parse_flag, doc="`false`: no AI cost events are recorded (chat is unchanged)"))
+        "AI_COST_TRACKING_ENABLED", parse=parse_flag,
+        doc="`false`: no AI cost events are recorded (chat is unchanged)"))
     price_table: str = field(default="", metadata=env(
         "R42_PRICE_TABLE", shown="r42_app/config/model_prices.json",
         doc="another model price file (JSON, USD per million tokens per model id)"))

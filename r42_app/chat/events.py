@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,6 @@ class Done(_Event):
     turn_id: str = ""
 
 
-ChatEvent = Union[Text, ToolUsed, Sources, Citation, DeltaProposed, DeltaRejected, ConfirmRequired, Error, Done]
+ChatEvent = Text | ToolUsed | Sources | Citation | DeltaProposed | DeltaRejected | ConfirmRequired | Error | Done
 EVENT_TYPES: dict[str, type] = {cls.type: cls for cls in (Text, ToolUsed, Sources, Citation, DeltaProposed,
                                                           DeltaRejected, ConfirmRequired, Error, Done)}

@@ -16,8 +16,9 @@ import inspect
 import json
 import logging
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from r42_app.chat import events
 from r42_app.chat.tools import Tool, ToolResult, TurnContext

@@ -10,8 +10,9 @@ import asyncio
 import inspect
 import logging
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Protocol
+from typing import Any, Protocol
 
 from r42_app.chat import events
 from r42_app.chat.tools import ToolRegistry, TurnContext, builtin_registry
@@ -234,7 +235,8 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
                 if not calls or not this_round:  # a round offered no tools: nothing it asks for is run
                     break
                 content: list[dict] = [{"type": "text", "text": round_text}] if round_text else []
-                content += [{"type": "tool_use", "id": c.tool_id, "name": c.tool_name, "input": c.tool_input} for c in calls]
+                content += [{"type": "tool_use", "id": c.tool_id, "name": c.tool_name, "input": c.tool_input}
+                            for c in calls]
                 convo.append({"role": "assistant", "content": content})
                 results = []
                 for call in calls:

@@ -13,8 +13,8 @@ def mark(size: str = "2", id: str = "r42-mark") -> rx.Component:
     """The R42 brand mark in its three states: idle, typing (animated) and error."""
     return rx.box(
         rx.text("R42", weight="bold", size=size, color="white", class_name="r42-mark-text"),
-        class_name=rx.match(ChatState.mark, ("typing", "r42-mark r42-mark-typing"), ("error", "r42-mark r42-mark-error"),
-                            "r42-mark r42-mark-idle"),
+        class_name=rx.match(ChatState.mark, ("typing", "r42-mark r42-mark-typing"),
+                            ("error", "r42-mark r42-mark-error"), "r42-mark r42-mark-idle"),
         data_state=ChatState.mark,
         id=id,
         aria_label=rx.match(ChatState.mark, ("typing", "R42 schrijft"), ("error", "R42: er ging iets mis"), "R42"),
@@ -121,8 +121,8 @@ def bubble(msg: UIMessage) -> rx.Component:
 def delta_chip(msg: UIMessage) -> rx.Component:
     """A proposed graph edit: what would be added, the reason, and Yes / No (answered once)."""
     return rx.box(
-        rx.hstack(rx.icon("git_branch_plus", size=14), rx.text("Voorstel voor de kennisbank", weight="medium", size="1"),
-                  align="center", spacing="1"),
+        rx.hstack(rx.icon("git_branch_plus", size=14),
+                  rx.text("Voorstel voor de kennisbank", weight="medium", size="1"), align="center", spacing="1"),
         rx.text(msg.delta["reason"].to(str), size="1", color_scheme="gray"),
         rx.vstack(rx.foreach(msg.delta_lines, lambda line: rx.text(line, size="1", class_name="r42-delta-line")),
                   spacing="0"),
@@ -148,15 +148,16 @@ def confirm_card(msg: UIMessage) -> rx.Component:
     """A high-risk external tool waits: what it would do, with Toestaan / Weigeren (answered once)."""
     return rx.box(
         rx.hstack(rx.icon("shield_alert", size=14, color="var(--amber-10)"),
-                  rx.text("R42 wil ", rx.code(msg.confirm_tool, size="1"), " uitvoeren met:", size="1", weight="medium"),
+                  rx.text("R42 wil ", rx.code(msg.confirm_tool, size="1"), " uitvoeren met:", size="1",
+                          weight="medium"),
                   align="center", spacing="1", wrap="wrap"),
         rx.vstack(rx.foreach(msg.confirm_lines, lambda line: rx.text(line, size="1", class_name="r42-delta-line")),
                   spacing="0"),
         rx.match(
             msg.confirm_state,
             ("pending", rx.hstack(
-                rx.button("Toestaan", size="1", color_scheme="amber", on_click=ChatState.answer_confirmation(msg.id, True),
-                          class_name="r42-confirm-allow"),
+                rx.button("Toestaan", size="1", color_scheme="amber",
+                          on_click=ChatState.answer_confirmation(msg.id, True), class_name="r42-confirm-allow"),
                 rx.button("Weigeren", size="1", variant="soft", color_scheme="gray",
                           on_click=ChatState.answer_confirmation(msg.id, False), class_name="r42-confirm-deny"),
                 spacing="2")),
@@ -173,12 +174,13 @@ def clear_button() -> rx.Component:
     """Trash icon that asks before wiping the thread."""
     return rx.alert_dialog.root(
         rx.alert_dialog.trigger(
-            rx.icon_button(rx.icon("trash_2", size=16), variant="ghost", color_scheme="gray", aria_label="Gesprek wissen",
-                           id="r42-clear", disabled=ChatState.streaming)
+            rx.icon_button(rx.icon("trash_2", size=16), variant="ghost", color_scheme="gray",
+                           aria_label="Gesprek wissen", id="r42-clear", disabled=ChatState.streaming)
         ),
         rx.alert_dialog.content(
             rx.alert_dialog.title("Gesprek wissen?"),
-            rx.alert_dialog.description("Alle berichten in dit venster worden verwijderd. Dit kan niet ongedaan worden gemaakt."),
+            rx.alert_dialog.description("Alle berichten in dit venster worden verwijderd. "
+                                        "Dit kan niet ongedaan worden gemaakt."),
             rx.hstack(
                 rx.alert_dialog.cancel(rx.button("Annuleren", variant="soft", color_scheme="gray")),
                 rx.alert_dialog.action(rx.button("Wissen", color_scheme="red", on_click=ChatState.clear_thread,
@@ -287,7 +289,8 @@ def unavailable() -> rx.Component:
             rx.text(rx.cond(ChatState.availability == "disabled", "R42 staat uit voor je organisatie",
                             "R42 is niet beschikbaar voor jou"), weight="medium", size="3", text_align="center"),
             rx.text(rx.cond(ChatState.availability == "disabled",
-                            "Je beheerder heeft R42 uitgezet. Zodra R42 weer aan staat, kun je hier weer vragen stellen.",
+                            "Je beheerder heeft R42 uitgezet. "
+                            "Zodra R42 weer aan staat, kun je hier weer vragen stellen.",
                             "Je beheerder heeft het beantwoorden van vragen voor jou uitgezet. Vraag je beheerder "
                             "als je denkt dat dit niet klopt."),
                     size="2", color_scheme="gray", text_align="center"),

@@ -3,7 +3,8 @@
 Topic content, the editor's preview and R42's answers (which may carry text from the knowledge base, an MCP
 tool or a document) are markdown with raw HTML allowed (tables, `<br>`, `<sub>` in imported content). The
 parsed tree goes through our sanitiser (`r42_sanitize.js`, an allowlist on hast-util-sanitize) before React
-renders it (rxconfig installs its `rehype-sanitize`); `tests/unit/test_layers.py` checks that nothing calls `rx.markdown` around it.
+renders it (rxconfig installs its `rehype-sanitize`); `tests/unit/test_layers.py` checks that nothing calls
+`rx.markdown` around it.
 """
 
 from __future__ import annotations

@@ -31,7 +31,8 @@ def brand() -> rx.Component:
 def nav_link(text: str, href: str, icon: str, section: str) -> rx.Component:
     """A top-level navigation link; the one of the current part of the app is marked (aria-current)."""
     return rx.link(
-        rx.hstack(rx.icon(icon, size=16), rx.text(text, size="2", class_name="hide-narrow"), align="center", spacing="1"),
+        rx.hstack(rx.icon(icon, size=16), rx.text(text, size="2", class_name="hide-narrow"),
+                  align="center", spacing="1"),
         aria_label=text,
         href=href,
         class_name="r42-nav",

@@ -14,8 +14,9 @@ list) keeps everyone's effective set as it was.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 QA_HELP = "qa_help"
 KB_SEARCH = "kb_search"
@@ -85,7 +86,7 @@ class AccessRow:
     updated: str = ""
 
     @classmethod
-    def from_record(cls, row: Mapping[str, Any] | None) -> "AccessRow | None":
+    def from_record(cls, row: Mapping[str, Any] | None) -> AccessRow | None:
         """A stored row, with malformed fields read as empty rather than failing the turn."""
         if row is None:
             return None
@@ -105,7 +106,7 @@ class AccessRow:
         return {"capability_scopes": list(self.capability_scopes), "overrides": dict(self.overrides)}
 
 
-def as_row(access: "AccessRow | Mapping[str, Any] | None") -> "AccessRow | None":
+def as_row(access: AccessRow | Mapping[str, Any] | None) -> AccessRow | None:
     """An AccessRow from a stored record (dict) or an AccessRow."""
     return access if access is None or isinstance(access, AccessRow) else AccessRow.from_record(access)
 
@@ -150,7 +151,7 @@ def with_override(access: AccessRow | Mapping[str, Any] | None, tenant_default: 
         raise ValueError(f"unknown override {value!r}; one of {', '.join(OVERRIDE_VALUES)}")
     access = as_row(access)
     base = migrate_legacy_scopes_to_overrides(access, tenant_default) if access and access.is_legacy else access
-    overrides = {c: INHERIT for c in CAPABILITIES} | dict(base.overrides if base else {}) | {capability: value}
+    overrides = dict.fromkeys(CAPABILITIES, INHERIT) | dict(base.overrides if base else {}) | {capability: value}
     return project(AccessRow((), overrides, base.id if base else "", base.updated if base else ""), tenant_default)
 
 

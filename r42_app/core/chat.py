@@ -4,8 +4,9 @@ citations and the offline (extractive) answer."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from r42_app.core.messages import msg
 from r42_app.core.retrieval import Snippet, topic_url
@@ -120,7 +121,10 @@ def trim_history(messages: Sequence[ChatMessage], max_turns: int = MAX_TURNS) ->
     empty messages dropped and same-role neighbours merged; plus how many older messages were left out."""
     cleaned = [m for m in messages if m.content.strip()]
     user_positions = [i for i, m in enumerate(cleaned) if m.role == "user"]
-    start = user_positions[-max_turns] if len(user_positions) > max_turns else (user_positions[0] if user_positions else len(cleaned))
+    if len(user_positions) > max_turns:
+        start = user_positions[-max_turns]
+    else:
+        start = user_positions[0] if user_positions else len(cleaned)
     kept: list[ChatMessage] = []
     for m in cleaned[start:]:
         if kept and kept[-1].role == m.role:

@@ -82,7 +82,8 @@ def confirm_lines(arguments: Any) -> list[str]:
     """A tool's arguments as readable lines for the confirmation card."""
     if not isinstance(arguments, dict) or not arguments:
         return [msg("confirm.no_arguments")]
-    return [f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"[:300] for k, v in arguments.items()]
+    return [f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"[:300]
+            for k, v in arguments.items()]
 
 
 def plain(value: Any) -> Any:

@@ -14,8 +14,9 @@ the input rate unless the table says otherwise. One credit is USD 0.001 of model
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from r42_app.core.capabilities import CHAT_GENERAL, capability_from_tool_name
 from r42_app.core.errors import UserError
@@ -34,7 +35,7 @@ class Usage:
     cache_write_tokens: int = 0
     cache_read_tokens: int = 0
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
 
     @property
@@ -42,13 +43,14 @@ class Usage:
         return self.input_tokens + self.output_tokens + self.cache_write_tokens + self.cache_read_tokens
 
     @classmethod
-    def from_sdk(cls, usage: Mapping[str, Any]) -> "Usage":
+    def from_sdk(cls, usage: Mapping[str, Any]) -> Usage:
         """From the SDK's names (`cache_creation_input_tokens`, `cache_read_input_tokens` may be None)."""
         def n(key: str) -> int:
             value = usage.get(key)
             return int(value) if isinstance(value, (int, float)) and value > 0 else 0
 
-        return cls(n("input_tokens"), n("output_tokens"), n("cache_creation_input_tokens"), n("cache_read_input_tokens"))
+        return cls(n("input_tokens"), n("output_tokens"), n("cache_creation_input_tokens"),
+                   n("cache_read_input_tokens"))
 
 
 @dataclass(frozen=True)
@@ -138,7 +140,7 @@ class AICostEvent:
                 "cost_usd": self.cost_usd, "credits": self.credits}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "AICostEvent":
+    def from_dict(cls, d: Mapping[str, Any]) -> AICostEvent:
         usage = Usage(int(d.get("input_tokens", 0)), int(d.get("output_tokens", 0)),
                       int(d.get("cache_write_tokens", 0)), int(d.get("cache_read_tokens", 0)))
         return cls(str(d["id"]), str(d["tenant"]), str(d.get("user", "")), str(d.get("turn_id", "")),
@@ -227,7 +229,7 @@ class CostLine:
     cost_usd: float = 0.0
     credits: float = 0.0
 
-    def __add__(self, row: "DailyRow | CostLine") -> "CostLine":
+    def __add__(self, row: DailyRow | CostLine) -> CostLine:
         return CostLine(self.key, self.events + row.events, self.usage + row.usage,
                         round(self.cost_usd + row.cost_usd, 9), round(self.credits + row.credits, 6))
 

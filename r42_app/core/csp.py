@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 # A <script> without a src: its text between the tags is what the browser hashes.
 _INLINE_SCRIPT = re.compile(r"<script\b(?![^>]*\ssrc\s*=)[^>]*>(.*?)</script\s*>", re.S | re.I)

@@ -158,7 +158,8 @@ def validate_delta(delta: Any, kb: KnowledgeGraph) -> ValidDelta | Rejected:
             continue
         missing = [s for s in (source, target) if s not in known]
         if missing:
-            problems.append(f"{where} points at {', '.join(missing)}, which is neither in the knowledge base nor in this edit")
+            problems.append(f"{where} points at {', '.join(missing)}, "
+                            "which is neither in the knowledge base nor in this edit")
             continue
         edge = DeltaRelation(source, target, rtype)
         if (source, target, rtype) in existing_edges:
@@ -173,7 +174,8 @@ def validate_delta(delta: Any, kb: KnowledgeGraph) -> ValidDelta | Rejected:
     for rtype in ACYCLIC_TYPES:
         graph = nx.DiGraph([(r.source, r.target) for r in kb.relations if r.type == rtype])
         for edge in (r for r in relations if r.type == rtype):
-            if graph.has_node(edge.target) and graph.has_node(edge.source) and nx.has_path(graph, edge.target, edge.source):
+            if (graph.has_node(edge.target) and graph.has_node(edge.source)
+                    and nx.has_path(graph, edge.target, edge.source)):
                 path = " → ".join(nx.shortest_path(graph, edge.target, edge.source))
                 problems.append(f"{edge.source} {rtype} {edge.target} would close a {rtype} cycle "
                                 f"({edge.source} → {path})")

@@ -2,19 +2,20 @@
 
 Whatever the knowledge base holds (an admin's topic, an imported document, an MCP tool's answer) reaches the
 model only inside a block that opens with the line `---SNIPPET START--- <header>` and closes with
-`---SNIPPET END---` (a search snippet), or the same with `---KB TEXT START---` / `---KB TEXT END---`; the header, on the opening line itself, names the topic and says whether the text
-carries injection markers (`suspect=true`). Inside a block, `defuse` turns anything that could pass for a
-fence or a citation into plain text: any spelling of the delimiters (case, spacing, look-alike dashes,
-full-width letters, invisible characters) and `[ref:N]`. So text can neither close its own block, nor open a block with a header
-of its choosing (`suspect=false` becomes `suspect: false`), nor hand the model a citation number. One-line fields (labels,
-descriptions) are also kept on one line, so they cannot start a line of their own.
+`---SNIPPET END---` (a search snippet), or the same with `---KB TEXT START---` / `---KB TEXT END---`; the
+header, on the opening line itself, names the topic and says whether the text carries injection markers
+(`suspect=true`). Inside a block, `defuse` turns anything that could pass for a fence or a citation into
+plain text: any spelling of the delimiters (case, spacing, look-alike dashes, full-width letters, invisible
+characters) and `[ref:N]`. So text can neither close its own block, nor open a block with a header of its
+choosing (`suspect=false` becomes `suspect: false`), nor hand the model a citation number. One-line fields
+(labels, descriptions) are also kept on one line, so they cannot start a line of their own.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Sequence
+from collections.abc import Sequence
 
 SNIPPET_START = "---SNIPPET START---"  # a search snippet, cited as its [ref:N]
 SNIPPET_END = "---SNIPPET END---"
@@ -39,9 +40,10 @@ def _spaced(word: str) -> str:
     return _GAP.join(re.escape(c) for c in word)
 
 
-_BLOCK = rf"(?:(?:{_spaced('rag')}{_GAP})?{_spaced('snippet')}(?:{_GAP}s)?|{_spaced('kb')}{_GAP}{_spaced('text')}" \
-         rf"|{_spaced('knowledge')}{_GAP}{_spaced('base')}(?:{_GAP}(?:{_spaced('text')}|{_spaced('context')}))?" \
-         rf"|{_spaced('kb')})"
+_BLOCK = (rf"(?:(?:{_spaced('rag')}{_GAP})?{_spaced('snippet')}(?:{_GAP}s)?"
+          rf"|{_spaced('kb')}{_GAP}{_spaced('text')}"
+          rf"|{_spaced('knowledge')}{_GAP}{_spaced('base')}(?:{_GAP}(?:{_spaced('text')}|{_spaced('context')}))?"
+          rf"|{_spaced('kb')})")
 _EDGE = rf"(?:{_spaced('start')}|{_spaced('end')}|{_spaced('begin')}|{_spaced('stop')}|{_spaced('einde')})"
 _SEP = r"[^a-z0-9]{0,8}"  # between the words, line breaks included ("SNIPPET\nEND" could read as one)
 _DELIMITER = re.compile(rf"[^a-z0-9\n]*(?:{_BLOCK}{_SEP}{_EDGE}|{_EDGE}{_SEP}(?:{_spaced('of')}{_SEP})?"

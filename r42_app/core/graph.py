@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import networkx as nx
 
@@ -36,8 +37,8 @@ class GraphNode:
     pending: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "label": self.label, "type": self.type, "type_label": TYPE_LABELS.get(self.type, self.type),
-                "color": self.color, "val": self.val,
+        return {"id": self.id, "label": self.label, "type": self.type,
+                "type_label": TYPE_LABELS.get(self.type, self.type), "color": self.color, "val": self.val,
                 "degree": self.degree, "pending": self.pending}
 
 

@@ -42,7 +42,8 @@ _NOTICE_EN = r"notice|message|note|instruction|instructions|attention|reminder|r
 _R42 = r"r(?:42|a2)"
 _ASSISTANT_NL = (rf"[a-z]*-?assistent(?:en)?|chatbots?|taalmodel(?:len)?|llms?|{_R42}|claude|chatgpt|gpt|"
                  r"ai-(?:model|modellen|assistent|assistenten)")
-_ASSISTANT_EN = rf"[a-z]*-?assistants?|chatbots?|language models?|llms?|{_R42}|claude|chatgpt|gpt|ai (?:assistant|model)s?"
+_ASSISTANT_EN = (rf"[a-z]*-?assistants?|chatbots?|language models?|llms?|{_R42}|claude|chatgpt|gpt|"
+                 r"ai (?:assistant|model)s?")
 _READER = r"assistent|assistant|ai|model|taalmodel|chatbot|llm|bot|agent|language model"
 _GREETING = r"beste|lieve|hallo|hoi|hey|he|dear|hello|hi"
 
@@ -50,7 +51,8 @@ MARKERS: dict[str, list[re.Pattern[str]]] = {
     "ignore_previous": [
         re.compile(rf"\b(?:ignore|disregard|forget|skip|override|bypass|drop|discard|neglect)\b(?: {_ANY})*"
                    rf"(?: {_PRIOR_EN})+(?: \w+)? {_RULES_EN}\b"),
-        re.compile(r"\b(?:ignore|disregard|forget) (?:everything|all)(?: (?:above|before|you were told|that came before))"),
+        re.compile(r"\b(?:ignore|disregard|forget) (?:everything|all)"
+                   r"(?: (?:above|before|you were told|that came before))"),
         re.compile(rf"\b(?:ignore|disregard|forget)\b(?: {_ANY})* {_RULES_EN} (?:above|before)\b"),
         re.compile(r"\b(?:ignore|disregard|forget)(?: (?:all|everything|anything|the text|what is|what's))?(?: the)? "
                    r"(?:above|before this|preceding)\b"),
@@ -66,13 +68,16 @@ MARKERS: dict[str, list[re.Pattern[str]]] = {
         re.compile(r"[<\[]\s*/?\s*(?:system|systeem|assistant|inst|sys)\s*[>\]]"),
     ],
     "role_override": [
-        re.compile(r"\byou are (?:now|no longer)\b(?! (?:entitled|eligible|retired|a (?:former|deferred)|registered|insured))"),
+        re.compile(r"\byou are (?:now|no longer)\b"
+                   r"(?! (?:entitled|eligible|retired|a (?:former|deferred)|registered|insured))"),
         re.compile(r"\bfrom now on,? (?:you|act|behave|respond|answer)\b"),
-        re.compile(r"\b(?:act|behave|respond) as (?:if you were |an? )?(?:unrestricted|unfiltered|jailbroken|different|evil|dan)\b"),
+        re.compile(r"\b(?:act|behave|respond) as (?:if you were |an? )?"
+                   r"(?:unrestricted|unfiltered|jailbroken|different|evil|dan)\b"),
         re.compile(r"\bpretend (?:that )?(?:you are|to be|you're)\b"),
         re.compile(r"\brole ?play as\b"),
         re.compile(r"\b(?:developer|god|dan|jailbreak) mode\b"),
-        re.compile(r"\b(?:je|jij|u) bent (?:nu|vanaf nu|voortaan) (?:een|geen|de|mijn|niet langer|ongefilterde?|onbeperkte?)\b"),
+        re.compile(r"\b(?:je|jij|u) bent (?:nu|vanaf nu|voortaan) "
+                   r"(?:een|geen|de|mijn|niet langer|ongefilterde?|onbeperkte?)\b"),
         re.compile(r"\bvanaf nu (?:ben|gedraag|antwoord|reageer|doe) (?:je|jij|u)\b(?! zelf)"),
         re.compile(r"\bspeel (?:vanaf nu |voortaan |nu )?de rol van\b"),
         re.compile(r"\bdoe (?:als ?of|alsof) (?:je|jij|u)\b"),
@@ -83,11 +88,14 @@ MARKERS: dict[str, list[re.Pattern[str]]] = {
                    r"|the words|whatever is|what is written) (?:above|before)\b"),
         re.compile(r"\bsysteem ?instructies\b"),
         re.compile(r"\b(?:instructies|prompt|regels) (?:boven|voor) dit bericht\b"),
-        re.compile(r"\b(?:reveal|show|print|repeat|output|display|leak|dump|tell me|give me|write out|what is|what are)\b"
-                   r"(?: \w+){0,3} (?:system ?prompt|system message|hidden (?:instructions|prompt)|initial (?:instructions|prompt)"
+        re.compile(r"\b(?:reveal|show|print|repeat|output|display|leak|dump|tell me|give me|write out"
+                   r"|what is|what are)\b"
+                   r"(?: \w+){0,3} (?:system ?prompt|system message|hidden (?:instructions|prompt)"
+                   r"|initial (?:instructions|prompt)"
                    r"|(?:instructions|prompt|text) (?:above|before this)|your (?:instructions|prompt|rules))"),
         re.compile(r"\b(?:toon|laat|geef|herhaal|print|onthul|vertel|lek|noem|schrijf)\b(?: \w+){0,4} "
-                   r"(?:systeemprompt|systeem ?prompt|systeembericht|verborgen (?:instructies|prompt)|(?:je|jouw|de) (?:instructies|prompt|regels)"
+                   r"(?:systeemprompt|systeem ?prompt|systeembericht|verborgen (?:instructies|prompt)"
+                   r"|(?:je|jouw|de) (?:instructies|prompt|regels)"
                    r"|oorspronkelijke (?:instructies|prompt)|instructies (?:hierboven|van het systeem))"),
     ],
     # Text that speaks to the assistant itself (a "notice for the assistant", "if you are an AI") or asks it to
@@ -101,13 +109,15 @@ MARKERS: dict[str, list[re.Pattern[str]]] = {
         re.compile(rf"(?:^|[.!?:;] )(?:(?:{_GREETING}),? )?(?:{_ASSISTANT_NL}|{_ASSISTANT_EN})[,:!] "
                    rf"(?!is |zijn |was |kan |kunnen |can |are |helpt |helps )"),
         re.compile(rf"\b(?:{_GREETING}|{_NOTICE_NL}|{_NOTICE_EN}),? (?:{_ASSISTANT_NL}|{_ASSISTANT_EN}|ai)[,:!] "),
-        re.compile(rf"\b(?:als|wanneer|indien) (?:je|jij|u) (?:een |de )?(?:{_ASSISTANT_NL}|ai|taalmodel) (?:bent|is)\b"),
+        re.compile(rf"\b(?:als|wanneer|indien) (?:je|jij|u) (?:een |de )?"
+                   rf"(?:{_ASSISTANT_NL}|ai|taalmodel) (?:bent|is)\b"),
         re.compile(rf"\b(?:if|when) you(?: are|'re) (?:an? |the )?(?:{_ASSISTANT_EN}|ai)\b"),
         re.compile(rf"\b(?:aan|voor) (?:de |het |een |elke |ieder )?(?:{_READER}) (?:die|dat) (?:deze tekst|dit) "
                    rf"(?:leest|ziet|verwerkt|samenvat)\b"),
         re.compile(rf"\b(?:to|for) (?:the |any |an? )?(?:{_READER})s? (?:reading|processing|summari[sz]ing|that reads)"
                    rf" (?:this|these)\b"),
-        re.compile(rf"\b(?:any|every|each|all) (?:{_READER})s? (?:reading|processing|summari[sz]ing|that reads|who reads)\b"),
+        re.compile(rf"\b(?:any|every|each|all) (?:{_READER})s? "
+                   rf"(?:reading|processing|summari[sz]ing|that reads|who reads)\b"),
         re.compile(rf"\b{_R42} (?:moet|mag|zal|dient|hoort|must|should|shall|has to|needs to)\b"),
     ],
     # A call of a tool by its MCP name ("r42demo__send_message"): learning content names no such thing.
@@ -131,17 +141,20 @@ _CUES = {
              r"instructies?|instructietekst|opdrachten|regels|richtlijnen|opgedragen|aanwijzingen|prompt",
     "reveal": r"reveal|print|repeat|output|show|display|disclose|leak|dump|copy|recite|tell me|write out|"
               r"toon|laat zien|geef|herhaal|onthul|vertel|kopieer|noem|plak|schrijf uit|deel",
-    "secret": r"system ?prompt|system message|(?:hidden|secret|confidential|internal) (?:instructions|prompt|rules|text)|"
+    "secret": r"system ?prompt|system message|"
+              r"(?:hidden|secret|confidential|internal) (?:instructions|prompt|rules|text)|"
               r"initial instructions|original instructions|"
               r"configuration message|instructions you were given|your instructions|your rules|your prompt|"
-              r"systeem ?prompt|systeeminstructies|(?:verborgen|geheime|vertrouwelijke|interne) (?:instructies|prompt|regels)|"
+              r"systeem ?prompt|systeeminstructies|"
+              r"(?:verborgen|geheime|vertrouwelijke|interne) (?:instructies|prompt|regels)|"
               r"oorspronkelijke instructies|"
               r"instructietekst|je instructies|jouw instructies|je regels|je prompt",
     "switch": r"you are now|you'?ll (?:now )?(?:be|behave|act|play)|you will (?:now )?(?:be|behave|act|play)|"
               r"from now on|starting (?:right )?now|from this (?:moment|point)|"
               r"je bent nu|jij bent nu|vanaf nu|vanaf dit moment|voortaan|van nu af aan",
-    "persona": r"behave as|act as|play the role|play an?|roleplay|role-play|pretend|persona|no rules|no guidelines|"
-               r"unrestricted|unfiltered|without (?:any )?restrictions|speel je|speel de rol|gedraag je als|geen regels|"
+    "persona": r"behave as|act as|play the role|play an?|roleplay|role-play|pretend|persona|no rules|"
+               r"no guidelines|unrestricted|unfiltered|without (?:any )?restrictions|"
+               r"speel je|speel de rol|gedraag je als|geen regels|"
                r"geen enkele regel|zonder beperkingen|ongefilterd|onbeperkt|je bent .{0,30}bot|die om",
 }
 _CUE_RES = {name: re.compile(rf"\b(?:{pattern})\b") for name, pattern in _CUES.items()}

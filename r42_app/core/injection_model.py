@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 import re
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from r42_app.core.text import fold
 
@@ -59,7 +60,7 @@ class LinearModel:
         return self.score(text) >= self.threshold
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "LinearModel":
+    def from_dict(cls, data: Mapping[str, Any]) -> LinearModel:
         """From the JSON the trainer writes; ValueError on anything else (a damaged file is never half used)."""
         try:
             weights = {int(k): float(v) for k, v in dict(data["weights"]).items()}

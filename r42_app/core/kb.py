@@ -7,8 +7,9 @@ these functions, so a rule lives in exactly one place.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from r42_app.core.messages import msg
 from r42_app.core.text import fold

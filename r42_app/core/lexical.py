@@ -17,8 +17,8 @@ taking only the best match or only the longest shared stems (docs/BENCHMARKS.md)
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 from scipy import sparse
@@ -148,7 +148,8 @@ class _Index:
                 weights[tid] += w
         return np.fromiter(weights.keys(), dtype=np.int64), np.fromiter(weights.values(), dtype=np.float64)
 
-    def _scores(self, matrix: sparse.csc_matrix, query_terms: Sequence[str], column_scale: np.ndarray | None = None) -> np.ndarray:
+    def _scores(self, matrix: sparse.csc_matrix, query_terms: Sequence[str],
+                column_scale: np.ndarray | None = None) -> np.ndarray:
         cols, weights = self._query_weights(query_terms)
         if cols.size == 0 or self.n_docs == 0:
             return np.zeros(self.n_docs)
@@ -157,7 +158,8 @@ class _Index:
         return np.asarray(matrix[:, cols] @ weights).ravel()
 
 
-def _base_values(base: "_Index | None", vocab: Vocabulary, base_values: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def _base_values(base: _Index | None, vocab: Vocabulary,
+                 base_values: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """For a delta segment: which of its terms the base knows (mask) and the base's value for them."""
     known = np.zeros(len(vocab), dtype=bool)
     values = np.zeros(len(vocab))
@@ -177,7 +179,7 @@ class TfidfIndex(_Index):
     statistics (its idf for the terms it knows; a new term's idf from the base and delta together), so the
     two segments' scores are comparable and adding a document costs only the delta."""
 
-    def __init__(self, docs: Sequence[Sequence[str]], base: "TfidfIndex | None" = None):
+    def __init__(self, docs: Sequence[Sequence[str]], base: TfidfIndex | None = None):
         super().__init__(docs)
         df = np.bincount(self.counts.indices, minlength=len(self.vocab))
         n = self.n_docs + (base.n_docs if base is not None else 0)
@@ -206,7 +208,7 @@ class BM25Index(_Index):
     precomputed as one sparse term-weight matrix so a query is a few column sums."""
 
     def __init__(self, docs: Sequence[Sequence[str]], k1: float = BM25_K1, b: float = BM25_B,
-                 epsilon: float = BM25_EPSILON, base: "BM25Index | None" = None):
+                 epsilon: float = BM25_EPSILON, base: BM25Index | None = None):
         """With `base`, a delta segment scored with the base's statistics (see TfidfIndex)."""
         super().__init__(docs)
         n = self.n_docs + (base.n_docs if base is not None else 0)

@@ -15,8 +15,9 @@ import hashlib
 import json
 import re
 import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from r42_app.core.capabilities import MCP_SEPARATOR
 from r42_app.core.errors import UserError
@@ -99,7 +100,8 @@ def parse_mcp_config(data: Any) -> McpConfig:
     overlap = lists["high_risk"] & lists["low_risk"]
     if overlap:
         problems.append(f"{', '.join(sorted(overlap))} cannot be both high_risk and low_risk")
-    timeout, rate = data.get("timeout_seconds", DEFAULT_TIMEOUT_S), data.get("calls_per_minute", DEFAULT_CALLS_PER_MINUTE)
+    timeout = data.get("timeout_seconds", DEFAULT_TIMEOUT_S)
+    rate = data.get("calls_per_minute", DEFAULT_CALLS_PER_MINUTE)
     if not isinstance(timeout, (int, float)) or not 0 < timeout <= 600:
         problems.append("timeout_seconds must be a number from 1 to 600")
         timeout = DEFAULT_TIMEOUT_S
@@ -191,7 +193,8 @@ class ConfirmationBook:
         self._open[c.id] = c
         return c
 
-    def redeem(self, confirmation_id: str, user_id: str, tool: str | None = None, arguments: Any = None) -> Confirmation:
+    def redeem(self, confirmation_id: str, user_id: str, tool: str | None = None,
+               arguments: Any = None) -> Confirmation:
         """Use a confirmation once. `tool` and `arguments`, when given, must be the ones it was issued for."""
         if confirmation_id in self._used:
             raise ConfirmationError("used", "this confirmation was used already")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 
 def ndcg_at_k(ranked: Sequence[str], rel: Mapping[str, float], k: int = 10) -> float:

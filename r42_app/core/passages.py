@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 PASSAGE_MIN_WORDS = 60
 PASSAGE_MAX_WORDS = 200

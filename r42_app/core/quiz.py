@@ -15,9 +15,9 @@ as the right answer, never the subject itself, no two options with the same labe
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Iterable
 
 from r42_app.core.errors import UserError
 from r42_app.core.kb import TOPIC_TYPES, Relation, Topic

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 MASK = "***"
 # scheme://user:PASSWORD@host: the password part of any URL in a text

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -69,7 +69,7 @@ class LabelMatcher:
     """Finds topics whose id or label appears verbatim in a message (case-insensitive, on word boundaries).
     An extended matcher keeps its base's phrases and adds its own (no copy of the base per edit)."""
 
-    def __init__(self, topics: Sequence[Topic], base: "LabelMatcher | None" = None):
+    def __init__(self, topics: Sequence[Topic], base: LabelMatcher | None = None):
         self.base = base
         self.phrases: dict[tuple[str, ...], list[int]] = {}
         for i, topic in enumerate(topics):
@@ -82,7 +82,7 @@ class LabelMatcher:
         own = self.phrases.get(phrase, ())
         return [*self.base.phrases.get(phrase, ()), *own] if self.base is not None else list(own)
 
-    def extended(self, topics: Sequence[Topic], offset: int) -> "LabelMatcher":
+    def extended(self, topics: Sequence[Topic], offset: int) -> LabelMatcher:
         """A matcher that also knows `topics`, numbered from `offset` (this one is left as it is: readers may
         hold it). Its own phrases are this one's additions plus the new ones; the base is shared."""
         out = LabelMatcher((), base=self.base if self.base is not None else self)
@@ -123,7 +123,8 @@ _DUTCH = frozenset("de het een en van dat op te voor met zijn niet aan er als bi
 
 def english_share(topics: Sequence[Topic], budget: int = 200_000) -> float:
     """How English a knowledge base reads, 0 (Dutch) to 1 (English), from its function words (0.5 when
-    it has too few to tell: lists of names or codes). The embedding model is English: hybrid search trusts it more on English KBs."""
+    it has too few to tell: lists of names or codes). The embedding model is English: hybrid search trusts
+    it more on English KBs."""
     en = nl = seen = 0
     for topic in topics:
         for word in words(f"{topic.description} {topic.content}"):
@@ -212,7 +213,7 @@ class TenantIndex:
         return self._markers[key]
 
     @classmethod
-    def build(cls, topics: Sequence[Topic], relations: Sequence[Relation]) -> "TenantIndex":
+    def build(cls, topics: Sequence[Topic], relations: Sequence[Relation]) -> TenantIndex:
         topics = [visible_topic(t) for t in topics]
         passages, docs, sizes = _topic_docs(topics)
         topics_sum = sum(topic_digest(t) for t in topics) & _MASK64
@@ -250,7 +251,7 @@ class TenantIndex:
         return self.alive is None or bool(self.alive[i])
 
     def updated(self, changed: Sequence[Topic], deleted: Iterable[str] = (),
-                relations: Sequence[Relation] | None = None) -> "TenantIndex":
+                relations: Sequence[Relation] | None = None) -> TenantIndex:
         """This index with `changed` topics created or replaced, `deleted` slugs gone and, when given, the new
         relations. Costs the changed topics plus the delta segment, not the whole knowledge base; rebuilds once
         the delta is large (DELTA_MAX_PASSAGES, DELTA_MAX_SHARE)."""
@@ -309,7 +310,8 @@ class TenantIndex:
             dead_passages=dead,
             topics_sum=topics_sum,
             relations_sum=relations_sum,
-            _markers={k: v for k, v in self._markers.items() if k[0] < (offset if k[1] == "card" else len(self.passages))},
+            _markers={k: v for k, v in self._markers.items()
+                      if k[0] < (offset if k[1] == "card" else len(self.passages))},
         )
 
     def _segments(self, base, delta, terms: Sequence[str]) -> np.ndarray:

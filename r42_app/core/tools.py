@@ -39,7 +39,8 @@ class ToolSpec:
 LOOKUP_TOPIC = ToolSpec(
     "lookup_topic",
     "Read one topic of the knowledge base in full: label, type, description, learning content and relations.",
-    {"type": "object", "properties": {"id": {"type": "string", "description": "The topic id (slug), e.g. partnerpensioen"}},
+    {"type": "object",
+     "properties": {"id": {"type": "string", "description": "The topic id (slug), e.g. partnerpensioen"}},
      "required": ["id"]},
     KB_SEARCH,
 )

@@ -185,7 +185,8 @@ def body() -> rx.Component:
     return rx.vstack(
         rx.vstack(
             rx.heading("R42-instellingen", size="7"),
-            rx.text("Bepaal wat R42 mag doen, voor je hele organisatie en per gebruiker.", color_scheme="gray", size="2"),
+            rx.text("Bepaal wat R42 mag doen, voor je hele organisatie en per gebruiker.",
+                    color_scheme="gray", size="2"),
             spacing="1",
         ),
         rx.cond(S.load_error != "", error_callout(S.load_error)),

@@ -96,7 +96,8 @@ def body() -> rx.Component:
                          rx.select.root(
                              rx.select.trigger(placeholder="Uitkomst", id="call-status-filter"),
                              rx.select.content(rx.select.item("Alle uitkomsten", value="all"),
-                                               *[rx.select.item(label, value=key) for key, label in STATUS_LABELS.items()]),
+                                               *[rx.select.item(label, value=key)
+                                                 for key, label in STATUS_LABELS.items()]),
                              value=S.status_filter, on_change=S.set_status_filter, size="1",
                          ),
                          spacing="2", wrap="wrap",

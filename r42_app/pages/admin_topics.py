@@ -25,7 +25,8 @@ def delete_dialog(row: AdminTopicRow) -> rx.Component:
         rx.alert_dialog.content(
             rx.alert_dialog.title("Onderwerp verwijderen?"),
             rx.alert_dialog.description(
-                "“", row.label, "” en zijn ", row.relation_count, " relatie(s) worden verwijderd. Dit kan niet ongedaan worden gemaakt."
+                "“", row.label, "” en zijn ", row.relation_count,
+                " relatie(s) worden verwijderd. Dit kan niet ongedaan worden gemaakt."
             ),
             rx.hstack(
                 rx.alert_dialog.cancel(rx.button("Annuleren", variant="soft", color_scheme="gray")),
@@ -107,7 +108,8 @@ def list_body() -> rx.Component:
                     S.total == 0,
                     empty_state("book_dashed", "Nog geen onderwerpen",
                                 "Maak het eerste onderwerp aan, of importeer een kennisbank met `r42 kb import`.",
-                                rx.link(rx.button(rx.icon("plus", size=14), "Nieuw onderwerp"), href="/admin/topics/new")),
+                                rx.link(rx.button(rx.icon("plus", size=14), "Nieuw onderwerp"),
+                                        href="/admin/topics/new")),
                     empty_state("search_x", "Niets gevonden", "Geen onderwerp past bij je zoekopdracht."),
                 ),
             ),
@@ -168,7 +170,8 @@ def topic_form() -> rx.Component:
                 "Leerinhoud (markdown)",
                 "content",
                 rx.tabs.root(
-                    rx.tabs.list(rx.tabs.trigger("Schrijven", value="write"), rx.tabs.trigger("Voorbeeld", value="preview")),
+                    rx.tabs.list(rx.tabs.trigger("Schrijven", value="write"),
+                                 rx.tabs.trigger("Voorbeeld", value="preview")),
                     rx.tabs.content(
                         rx.text_area(id="content", value=S.f_content, on_change=S.set_content, rows="14",
                                      width="100%", font_family="ui-monospace, monospace"),
@@ -238,8 +241,8 @@ def relations_editor() -> rx.Component:
                     on_change=S.set_r_type,
                 ),
                 rx.select.root(
-                    rx.select.trigger(placeholder="Kies een onderwerp…", aria_label="Doelonderwerp", id="relation-target",
-                                      min_width="260px"),
+                    rx.select.trigger(placeholder="Kies een onderwerp…", aria_label="Doelonderwerp",
+                                      id="relation-target", min_width="260px"),
                     rx.select.content(rx.foreach(S.topic_options, lambda o: rx.select.item(o.label, value=o.value))),
                     value=S.r_target,
                     on_change=S.set_r_target,

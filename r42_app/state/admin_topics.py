@@ -1,6 +1,7 @@
 """AdminTopicsState: admins create, edit and delete topics and relations of their own tenant.
 
-Every handler starts with `_admin_tenant()` (writes with `fresh=True`): a learner who sends these events directly is refused.
+Every handler starts with `_admin_tenant()` (writes with `fresh=True`): a learner who sends these events
+directly is refused.
 """
 
 from __future__ import annotations
@@ -178,7 +179,8 @@ class AdminTopicsState(rx.State):
             outgoing = rel.source == slug
             other = rel.target if outgoing else rel.source
             rows.append(
-                AdminRelationRow(rel.source, rel.target, rel.type, RELATION_LABELS[rel.type], labels.get(other, other), outgoing)
+                AdminRelationRow(rel.source, rel.target, rel.type, RELATION_LABELS[rel.type], labels.get(other, other),
+                                 outgoing)
             )
         self.relation_rows = rows
 

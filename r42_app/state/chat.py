@@ -307,7 +307,8 @@ class ChatState(ThreadMixin, rx.State):
             log.info("confirmation %s refused for user %s: %s", target.confirm_id, user.id, exc)
             state = "failed"
             yield rx.toast.error(exc.user_message)
-        self.messages = [dataclasses.replace(m, confirm_state=state) if m.id == message_id else m for m in self.messages]
+        self.messages = [dataclasses.replace(m, confirm_state=state) if m.id == message_id else m
+                         for m in self.messages]
 
     @rx.event
     def stop(self):

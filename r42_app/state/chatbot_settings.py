@@ -113,7 +113,8 @@ class ChatbotSettingsState(rx.State):
         return AccessUserRow(u.id, u.name, u.email, "Beheerder" if u.role == "admin" else "Leerling",
                              bool(row and row.is_legacy),
                              ", ".join(_labels(row.capability_scopes)) if row and row.is_legacy else "",
-                             *(overrides.get(c, INHERIT) for c in CAPABILITIES), _labels(effective), u.id in self._edits)
+                             *(overrides.get(c, INHERIT) for c in CAPABILITIES), _labels(effective),
+                             u.id in self._edits)
 
     def _rebuild(self) -> None:
         q = fold(self.query).strip()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import reflex as rx
 
@@ -114,7 +114,7 @@ class CostsState(rx.State):
         user = await self._admin()
         if user is None:
             return
-        today = datetime.now(timezone.utc).date()
+        today = datetime.now(UTC).date()
         self.since, self.until, self.range_error = today.replace(day=1).isoformat(), today.isoformat(), ""
         self.loading, self.load_error = True, ""
         yield

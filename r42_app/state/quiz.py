@@ -183,7 +183,8 @@ class QuizState(rx.State):
             return
         user = await self._user()
         try:
-            status = await asyncio.to_thread(services().quiz.attempt_status, user.id, self._session) if user else "ended"
+            status = (await asyncio.to_thread(services().quiz.attempt_status, user.id, self._session)
+                      if user else "ended")
         except PBError as exc:
             log.error("checking the quiz session failed: %s", exc)
             return rx.toast.error(msg("quiz.answer_failed"))

@@ -16,8 +16,8 @@ from __future__ import annotations
 import logging
 import struct
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -156,7 +156,7 @@ class E5Model:
             count, offset, _nbytes = r.take("<I"), r.take("<Q"), r.take("<Q")
             directory[name] = (dtype, count, offset)
 
-        def f32(name: str, shape) -> "torch.Tensor":
+        def f32(name: str, shape) -> torch.Tensor:
             dtype, count, offset = directory[name]
             if dtype != 0:
                 raise ValueError(f"{name}: expected float32")
@@ -164,7 +164,8 @@ class E5Model:
 
         def q4(name: str, rows: int, cols: int) -> np.ndarray:
             _dtype, count, offset = directory[name]
-            return np.frombuffer(data, dtype=np.uint8, count=count // 32 * 18, offset=offset).reshape(rows, cols // 32, 18)
+            blocks = np.frombuffer(data, dtype=np.uint8, count=count // 32 * 18, offset=offset)
+            return blocks.reshape(rows, cols // 32, 18)
 
         self.H, self.NH, self.eps, self.max_tokens = H, NH, eps, MAXP
         self._word_q4 = q4("emb.word", VOC, H)  # stays 4-bit: rows are dequantised per batch (54 MB, not 384)

@@ -6,8 +6,9 @@ becomes an `LLMError` with a kind and a catalogue code (`user_message`, what a l
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any
 
 import anthropic
 

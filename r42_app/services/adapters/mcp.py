@@ -12,9 +12,10 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from r42_app.core.mcp import (
     TOOL_NAME,
@@ -175,7 +176,7 @@ class McpServerConnection:
             attempt += 1
             try:
                 await asyncio.wait_for(self._stop.wait(), delay)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         self._set("stopped")
 
@@ -184,7 +185,7 @@ class McpServerConnection:
         while not self._stop.is_set() and not self._lost.is_set():
             try:
                 await asyncio.wait_for(self._lost.wait(), PING_EVERY_S)
-            except asyncio.TimeoutError:  # still there? (ping is gone from the protocol: ask for the tools)
+            except TimeoutError:  # still there? (ping is gone from the protocol: ask for the tools)
                 await asyncio.wait_for(client.list_tools(cache_mode="bypass"), self.config.timeout_s)
         if self._lost.is_set() and not self._stop.is_set():
             raise ConnectionError("the server stopped answering")
@@ -219,14 +220,15 @@ class McpServerConnection:
             try:
                 result = await asyncio.wait_for(client.call_tool(tool, arguments, meta=meta or None),
                                                 self.config.timeout_s)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return CallOutcome("timeout", json.dumps({"status": "timeout", "tool": name,
                                                           "reason": f"no answer within {self.config.timeout_s:g} s"}))
             except Exception as exc:
                 from mcp import MCPError
 
                 if isinstance(exc, MCPError) and exc.code != CONNECTION_CLOSED:  # the server answered: an error
-                    return CallOutcome("error", json.dumps({"status": "error", "tool": name, "reason": exc.error.message}))
+                    return CallOutcome("error", json.dumps({"status": "error", "tool": name,
+                                                            "reason": exc.error.message}))
                 self._lost.set()  # the connection is gone: the supervisor reconnects
                 return CallOutcome("not-invocable", json.dumps(not_invocable(name, f"the server went away: {exc}")))
             return CallOutcome("error" if result.is_error else "ok", _text(result))
@@ -249,7 +251,7 @@ class McpHub:
         self._tasks: list[asyncio.Task] = []
 
     @classmethod
-    def from_file(cls, path: Path, registry: McpRegistry, enabled: bool = True) -> "McpHub":
+    def from_file(cls, path: Path, registry: McpRegistry, enabled: bool = True) -> McpHub:
         """The servers of `path` (none when the file is missing, MCP is switched off, or the file is broken:
         then `config_error` says why, and the admin page shows it)."""
         if not enabled or not path.exists():
@@ -268,7 +270,7 @@ class McpHub:
         if self.connections:
             try:
                 await asyncio.wait_for(asyncio.gather(*(c.ready.wait() for c in self.connections)), wait)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 log.warning("MCP: not every server answered within %.0f s; they keep trying", wait)
         self._declare_missing()
         return time.perf_counter() - started
@@ -290,7 +292,7 @@ class McpHub:
         for task in self._tasks:
             try:
                 await asyncio.wait_for(task, 10)
-            except (asyncio.TimeoutError, asyncio.CancelledError, Exception):  # shutting down: best effort
+            except (TimeoutError, asyncio.CancelledError, Exception):  # shutting down: best effort
                 task.cancel()
         self._tasks = []
 

@@ -28,9 +28,9 @@ import hashlib
 import logging
 import re
 import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -440,7 +440,7 @@ class VectorStore:
                                   "WHERE s.scope = 'VECTOR'").fetchall()
         except sqlite3.Error:
             return {}
-        return {name: segment for name, segment in rows}
+        return dict(rows)
 
     def _remove_orphans(self) -> None:
         """Chroma leaves a deleted collection's segment directory on disk: remove the ones nothing refers to."""

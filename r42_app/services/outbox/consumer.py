@@ -12,8 +12,9 @@ import asyncio
 import dataclasses
 import logging
 import time
-from datetime import datetime, timedelta, timezone
-from typing import Callable, Generic, TypeVar
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Generic, TypeVar
 
 from r42_app.services.outbox.outbox import Renewal, claim, held_elsewhere, worker_id
 from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
@@ -67,7 +68,7 @@ class OutboxConsumer(Generic[Stats]):
     stats: type[Stats]
     rows_per_run = 256
 
-    def __init__(self, pb: PocketBase, clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+    def __init__(self, pb: PocketBase, clock: Callable[[], datetime] = lambda: datetime.now(UTC),
                  worker: str = ""):
         self.pb = pb
         self.clock = clock
@@ -112,7 +113,7 @@ class OutboxConsumer(Generic[Stats]):
               wait_for_leases: bool = False) -> Stats:
         """Run until no due row is left (rows waiting for a retry are left for later). With `wait_for_leases`,
         rows another worker holds are waited for too: finished by it, or taken over when its lease ends."""
-        total, started = self.stats(), datetime.now(timezone.utc)
+        total, started = self.stats(), datetime.now(UTC)
         while True:
             stats = self.run_once(tenant_id=tenant_id, progress=progress)
             total.add(stats)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from r42_app.core.costs import AICostEvent
 from r42_app.services.outbox.consumer import OutboxConsumer, RunStats, done_body

@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Callable
+from datetime import UTC, datetime
 
 from r42_app.core.identity import Tenant
 from r42_app.core.retrieval import embedding_inputs
@@ -47,7 +47,7 @@ class Indexer(OutboxConsumer[DrainStats]):
     rows_per_run = ROWS_PER_RUN
 
     def __init__(self, pb: PocketBase, kb: KBStore, vectors: VectorStore, embedder: Embedder,
-                 clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc), worker: str = ""):
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC), worker: str = ""):
         super().__init__(pb, clock, worker)
         self.kb = kb
         self.vectors = vectors

@@ -15,7 +15,7 @@ import os
 import socket
 import threading
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
 from r42_app.settings import load_settings
@@ -61,7 +61,7 @@ class Renewal:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="outbox-lease", daemon=True)
 
-    def __enter__(self) -> "Renewal":
+    def __enter__(self) -> Renewal:
         if self.ids:
             self._thread.start()
         return self
@@ -73,7 +73,7 @@ class Renewal:
 
     def _run(self) -> None:
         while not self._stop.wait(self.lease_s / 3):
-            until = pb_time(datetime.now(timezone.utc) + timedelta(seconds=self.lease_s))
+            until = pb_time(datetime.now(UTC) + timedelta(seconds=self.lease_s))
             try:
                 for start in range(0, len(self.ids), 400):
                     self.pb.batch([BatchRequest.update("outbox", i, {"lease_until": until})
@@ -86,7 +86,7 @@ def held_elsewhere(pb: PocketBase, worker: str, types: tuple[str, ...], tenant_i
                    since: datetime | None = None) -> int:
     """Rows of these types still pending and leased to another worker (maybe one that died). With
     `since`, only rows created before then: a drain waits for what was there, not for new traffic."""
-    now = pb_time(datetime.now(timezone.utc))
+    now = pb_time(datetime.now(UTC))
     flt = (f'(status = "pending" || status = "failed") && lease_until > {quote(now)} && claimed_by != {quote(worker)}'
            " && (" + " || ".join(f"type = {quote(t)}" for t in types) + ")")
     if tenant_id:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
-from typing import Callable
+from datetime import UTC, datetime
 
 from r42_app.core.capabilities import AccessRow
 from r42_app.core.identity import Tenant
@@ -119,7 +119,8 @@ class Doctor:
                                  f"{self.vectors.model_id})"))
             elif have >= READY_SHARE * total:
                 out.append(Check(name, WARN, f"{have:,} of {total:,} passages are in the vector index ({size}); "
-                                 "the rest wait in the outbox", f"r42 chatbot rag-backfill --tenant {tenant.slug} --now"))
+                                 "the rest wait in the outbox",
+                                 f"r42 chatbot rag-backfill --tenant {tenant.slug} --now"))
             else:
                 where = redacted_url(self.cfg.chroma_url) or self.cfg.chroma_dir
                 out.append(Check(name, FAIL if have == 0 else WARN,
@@ -145,7 +146,7 @@ class Doctor:
                                total=True).get("totalItems", 0)
         failed = self.pb.list("outbox", filter=f'status = "failed" && {kinds}', sort="-updated",
                               fields="id,type,last_error", per_page=3, total=True)
-        now = pb_time(datetime.now(timezone.utc))
+        now = pb_time(datetime.now(UTC))
         held = self.pb.list("outbox", filter=f'status = "pending" && lease_until > {quote(now)} && {kinds}',
                             fields="id", per_page=1, total=True).get("totalItems", 0)
         out = [Check("outbox backlog", WARN if pending > BACKLOG_WARN else OK,
@@ -189,7 +190,8 @@ class Doctor:
     def legacy_rows(self, tenants: list[Tenant]) -> list[Check]:
         out = []
         for tenant in tenants:
-            rows = [AccessRow.from_record(r) for r in self.pb.all("chatbot_access", filter=f"tenant = {quote(tenant.id)}")]
+            records = self.pb.all("chatbot_access", filter=f"tenant = {quote(tenant.id)}")
+            rows = [AccessRow.from_record(r) for r in records]
             legacy = sum(1 for r in rows if r is not None and r.is_legacy)
             if legacy:
                 out.append(Check(f"capabilities {tenant.slug}", WARN, f"{legacy} user(s) still have an old fixed list",
@@ -202,7 +204,8 @@ class Doctor:
         for tenant in tenants:
             c = store.show(tenant)
             if not c.unlimited and c.credits <= 0:
-                out.append(Check(f"credits {tenant.slug}", WARN, f"{c.credits:.2f} credits: R42 refuses questions (402)",
+                out.append(Check(f"credits {tenant.slug}", WARN,
+                                 f"{c.credits:.2f} credits: R42 refuses questions (402)",
                                  f"r42 credits add --tenant {tenant.slug} 5000"))
         return out or [Check("credits", OK, "every tenant has credit (or an unlimited plan)")]
 

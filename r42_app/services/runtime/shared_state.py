@@ -129,8 +129,9 @@ class SharedState(ABC):
     async def release(self, what: str, key: str, owner: str) -> None:
         """`owner` is done with it (left alone if someone else has claimed it since)."""
 
+    @abstractmethod
     async def close(self) -> None:
-        """Close connections (nothing to close in memory)."""
+        """Close connections."""
 
 
 class MemorySharedState(SharedState):
@@ -162,7 +163,7 @@ class MemorySharedState(SharedState):
             return None
         try:
             return await asyncio.wait_for(waiting, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None
 
     async def cancel_confirmation(self, confirmation_id: str) -> None:
@@ -217,6 +218,9 @@ class MemorySharedState(SharedState):
     async def release(self, what: str, key: str, owner: str) -> None:
         if self._get(f"owner:{what}:{key}") == owner:
             del self._kept[f"owner:{what}:{key}"]
+
+    async def close(self) -> None:
+        """Nothing to close in memory."""
 
 
 # KEYS[1] bucket; ARGV: rate per second, burst, cost (1 = take, -1 = give back), ttl seconds.

@@ -8,8 +8,9 @@ admin or operator actions; callers check who may make them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from r42_app.core.capabilities import (
     CAPABILITIES,
@@ -238,5 +239,6 @@ def _describe(old: AccessRow | None, new: AccessRow) -> str:
     if old is not None and old.is_legacy and not new.is_legacy:
         return "vaste lijst omgezet naar Standaard/Toestaan/Weigeren"
     before = dict(old.overrides) if old else {}
-    parts = [f"{c}: {before.get(c, 'inherit')} → {v}" for c, v in new.overrides.items() if before.get(c, "inherit") != v]
+    parts = [f"{c}: {before.get(c, 'inherit')} → {v}" for c, v in new.overrides.items()
+             if before.get(c, "inherit") != v]
     return "; ".join(parts) or "geen wijziging"

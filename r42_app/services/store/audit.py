@@ -3,7 +3,7 @@ external tool calls (who called what, with which arguments, how it went, who con
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from r42_app.core.identity import Tenant
@@ -17,7 +17,7 @@ def audit_request(tenant: Tenant, actor_id: str, actor: str, tool: str, target: 
     return BatchRequest.create("audit_log", {
         "tenant": tenant.id, "user": actor_id or None, "tool": tool,
         "arguments": {"actor": actor, "target": target, "what": what, "before": before, "after": after,
-                      "at": datetime.now(timezone.utc).isoformat(timespec="seconds")},
+                      "at": datetime.now(UTC).isoformat(timespec="seconds")},
         "outcome": "ok"})
 
 
@@ -42,4 +42,5 @@ class ToolAudit:
             flt += f" && tool = {quote(TOOL_CALL_PREFIX + tool)}"
         if status:
             flt += f" && status = {quote(status)}"
-        return self.pb.list("audit_log", filter=flt, sort="-created,-id", per_page=limit, expand="user").get("items", [])
+        page = self.pb.list("audit_log", filter=flt, sort="-created,-id", per_page=limit, expand="user")
+        return page.get("items", [])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -24,7 +24,7 @@ class BackupError(Exception):
 
 
 def backup_name() -> str:
-    return datetime.now(timezone.utc).strftime("r42-%Y%m%d-%H%M%S.zip")
+    return datetime.now(UTC).strftime("r42-%Y%m%d-%H%M%S.zip")
 
 
 def create_backup(pb: PocketBase, target: Path) -> Path:

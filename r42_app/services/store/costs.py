@@ -15,9 +15,9 @@ import io
 import json
 import logging
 import math
+from collections.abc import Iterable
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Iterable
 
 from r42_app.core.costs import (
     AICostEvent,
@@ -60,7 +60,7 @@ class PriceTable:
         self._warned: set[str] = set()
 
     @classmethod
-    def load(cls, path: Path | str | None = None) -> "PriceTable":
+    def load(cls, path: Path | str | None = None) -> PriceTable:
         data = json.loads(Path(path or PRICE_TABLE).read_text(encoding="utf-8"))
         return cls({m: _price(p) for m, p in (data.get("models") or {}).items()}, _price(data["default"]))
 
@@ -98,7 +98,8 @@ class CostRecorder:
         if self._pending:
             await asyncio.gather(*list(self._pending), return_exceptions=True)
 
-    def events(self, turn_id: str, tenant_id: str, user_id: str, model: str, rounds: Iterable[Round]) -> list[AICostEvent]:
+    def events(self, turn_id: str, tenant_id: str, user_id: str, model: str,
+               rounds: Iterable[Round]) -> list[AICostEvent]:
         return cost_events(turn_id, tenant_id, user_id, model, rounds, self.prices.price(model))
 
     def record(self, turn_id: str, tenant_id: str, user_id: str, model: str, rounds: list[Round]) -> list[AICostEvent]:
@@ -154,7 +155,8 @@ class CreditStore:
             return before
         what = ", ".join(filter(None, [f"set {set_to:g}" if set_to is not None else "",
                                       f"add {add:g}" if add is not None else "",
-                                      ("unlimited on" if unlimited else "unlimited off") if unlimited is not None else ""]))
+                                      ("unlimited on" if unlimited else "unlimited off")
+                                      if unlimited is not None else ""]))
         after_guess = TenantCredits(round((set_to if set_to is not None else before.credits) + (add or 0), 6),
                                     before.unlimited if unlimited is None else unlimited, before.plan)
         try:

@@ -10,8 +10,9 @@ writes (that would index twice). Callers decide *who* may write (admins only); t
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from r42_app.core.capabilities import CAPABILITIES, DEFAULT_CAPABILITIES
 from r42_app.core.delta import GraphSnapshot, Rejected, ValidDelta, validate_delta
@@ -250,7 +251,8 @@ class KBStore:
         if row is None:
             raise KBError("kb.topic_missing", f"Topic {slug!r} does not exist.", slug=slug)
         rels = self._relation_rows(tenant, f"source = {quote(slug)} || target = {quote(slug)}")
-        self._run([BatchRequest.delete("relations", r["id"]) for r in rels] + [BatchRequest.delete("topics", row["id"])])
+        self._run([BatchRequest.delete("relations", r["id"]) for r in rels]
+                  + [BatchRequest.delete("topics", row["id"])])
         return len(rels)
 
     def add_relation(self, tenant: Tenant, raw: dict[str, Any]) -> Relation:
@@ -325,7 +327,8 @@ class KBStore:
                 result.relations_unchanged += 1
                 continue
             requests.append(
-                BatchRequest.create("relations", {"tenant": tenant.id, "source": rel.source, "target": rel.target, "type": rel.type})
+                BatchRequest.create("relations", {"tenant": tenant.id, "source": rel.source, "target": rel.target,
+                                                  "type": rel.type})
             )
             result.relations_created += 1
         self._run(requests, progress)

@@ -12,9 +12,10 @@ import base64
 import json
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Iterator
+from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 
@@ -48,7 +49,7 @@ class PBError(Exception):
 
 def pb_time(dt: datetime) -> str:
     """A datetime as PocketBase stores and compares it (UTC, `YYYY-MM-DD HH:MM:SS.mmmZ`)."""
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000Z")
+    return dt.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.000Z")
 
 
 def quote(value: str) -> str:
@@ -71,15 +72,15 @@ class BatchRequest:
         return out
 
     @classmethod
-    def create(cls, collection: str, body: dict[str, Any]) -> "BatchRequest":
+    def create(cls, collection: str, body: dict[str, Any]) -> BatchRequest:
         return cls("POST", f"/api/collections/{collection}/records", body)
 
     @classmethod
-    def update(cls, collection: str, record_id: str, body: dict[str, Any]) -> "BatchRequest":
+    def update(cls, collection: str, record_id: str, body: dict[str, Any]) -> BatchRequest:
         return cls("PATCH", f"/api/collections/{collection}/records/{record_id}", body)
 
     @classmethod
-    def delete(cls, collection: str, record_id: str) -> "BatchRequest":
+    def delete(cls, collection: str, record_id: str) -> BatchRequest:
         return cls("DELETE", f"/api/collections/{collection}/records/{record_id}")
 
 
@@ -136,7 +137,7 @@ class PocketBase:
         self.token = data["token"]
         return data
 
-    def as_superuser(self, email: str, password: str) -> "PocketBase":
+    def as_superuser(self, email: str, password: str) -> PocketBase:
         """Authenticate as superuser and keep the credentials to refresh an expired token."""
         self._superuser = (email, password)
         self._login_superuser()
@@ -178,11 +179,13 @@ class PocketBase:
                 params[key] = value
         return self.send("GET", f"/api/collections/{collection}/records", params=params)
 
-    def iter_all(self, collection: str, *, filter: str = "", sort: str = "", fields: str = "", expand: str = "") -> Iterator[dict[str, Any]]:
+    def iter_all(self, collection: str, *, filter: str = "", sort: str = "", fields: str = "",
+                 expand: str = "") -> Iterator[dict[str, Any]]:
         """Every matching record, paging 1000 at a time (for large sorted reads, see `all_by_id`)."""
         page = 1
         while True:
-            data = self.list(collection, filter=filter, sort=sort, fields=fields, expand=expand, page=page, per_page=1000)
+            data = self.list(collection, filter=filter, sort=sort, fields=fields, expand=expand, page=page,
+                             per_page=1000)
             items = data.get("items", [])
             yield from items
             if len(items) < 1000:
@@ -256,5 +259,5 @@ async def pocketbase_answers(url: str, timeout: float) -> bool:
         async with httpx.AsyncClient(base_url=url, timeout=timeout) as client:
             resp = await asyncio.wait_for(client.get("/api/health"), timeout)
         return resp.status_code == 200
-    except (httpx.HTTPError, asyncio.TimeoutError):
+    except (TimeoutError, httpx.HTTPError):
         return False

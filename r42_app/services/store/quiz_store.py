@@ -7,8 +7,8 @@ these rows; users may read their own (API rules in pb_migrations/).
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
 
 from r42_app.core.identity import Tenant
 from r42_app.core.quiz import QUIZ_MAX_MINUTES, expires_at
@@ -16,7 +16,7 @@ from r42_app.services.store.pb import PBError, PocketBase, pb_time, quote
 
 
 class QuizStore:
-    def __init__(self, pb: PocketBase, clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+    def __init__(self, pb: PocketBase, clock: Callable[[], datetime] = lambda: datetime.now(UTC),
                  minutes: int = QUIZ_MAX_MINUTES):
         self.pb = pb
         self.clock = clock

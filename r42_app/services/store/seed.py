@@ -60,7 +60,8 @@ def ensure_user(pb: PocketBase, tenant: Tenant, user: DemoUser, password: str) -
         return True
     changed = any(row.get(k) != v for k, v in body.items())
     try:  # signed in through the superuser connection, like the app: not subject to the per-IP limit
-        pb.send("POST", "/api/collections/users/auth-with-password", body={"identity": user.email, "password": password})
+        pb.send("POST", "/api/collections/users/auth-with-password",
+                body={"identity": user.email, "password": password})
         password_ok = True
     except PBError:
         password_ok = False
@@ -110,7 +111,8 @@ def demo_mcp_config(messages_file: Path) -> dict:
     bin_dir = Path(sys.executable).parent
     return {
         "mcpServers": {
-            "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "Europe/Amsterdam"]},
+            "time": {"command": sys.executable,
+                     "args": ["-m", "mcp_server_time", "--local-timezone", "Europe/Amsterdam"]},
             "r42demo": {"command": str(bin_dir / "r42"), "args": ["mcp", "demo-server"],
                         "env": {"R42_MCP_DEMO_MESSAGES": str(messages_file)}},
         },

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from r42_app.core.delta import StoredDeltaError, ValidDelta, read_stored_delta
@@ -109,6 +109,6 @@ class SuggestionStore:
         self._review(suggestion_id, "rejected", reviewer_id, note)
 
     def _review(self, suggestion_id: str, status: str, reviewer_id: str, note: str = "") -> None:
-        now = pb_time(datetime.now(timezone.utc))
+        now = pb_time(datetime.now(UTC))
         self.pb.update("suggestions", suggestion_id, {"status": status, "reviewed_by": reviewer_id,
                                                       "reviewed_at": now, "review_note": note[:1000]})
