@@ -107,17 +107,18 @@ def validate_delta(delta: Any, kb: KnowledgeGraph) -> ValidDelta | Rejected:
             problems.append(f"{where} must be an object")
             continue
         tid = raw.get("id")
-        slug_problems = check_slug(tid, f"{where}.id")
-        if not slug_problems and len(tid) > MAX_ID:
+        slug_problems = [str(p) for p in check_slug(tid, f"{where}.id")]
+        if not slug_problems and isinstance(tid, str) and len(tid) > MAX_ID:
             slug_problems = [f"{where}.id is longer than {MAX_ID} characters"]
-        problems += [str(p) for p in slug_problems]
+        problems += slug_problems
         label = _text(raw.get("label"), f"{where}.label", MAX_LABEL, problems)
         description = _text(raw.get("description"), f"{where}.description", MAX_DESCRIPTION, problems)
         ttype = raw.get("type")
         if ttype not in TOPIC_TYPES:
             problems.append(f"{where}.type must be one of {', '.join(TOPIC_TYPES)}")
-        if slug_problems or not label:
+        if slug_problems or not label or ttype not in TOPIC_TYPES:  # a bad type is a problem already: rejected
             continue
+        assert isinstance(tid, str)  # check_slug saw to that
         folded = label.casefold()
         if tid in existing_ids or folded in existing_labels:
             alias[tid] = tid if tid in existing_ids else existing_labels[folded]
@@ -145,7 +146,7 @@ def validate_delta(delta: Any, kb: KnowledgeGraph) -> ValidDelta | Rejected:
             value = raw.get(end)
             end_problems = check_slug(value, f"{where}.{end}")
             problems += [str(p) for p in end_problems]
-            ends.append(alias.get(value, value) if not end_problems else None)
+            ends.append(alias.get(value, value) if not end_problems and isinstance(value, str) else None)
         rtype = raw.get("type")
         if rtype not in RELATION_TYPES:
             problems.append(f"{where}.type must be one of {', '.join(RELATION_TYPES)}")

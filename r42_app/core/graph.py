@@ -76,7 +76,7 @@ def build_view(topics: Iterable[Topic], relations: Iterable[Relation],
     """Nodes and links of a tenant's graph. Pending suggestion deltas (admins only) add dashed nodes
     and links; a pending topic that already exists is not drawn twice, and links whose ends are
     unknown are left out rather than breaking the layout; a malformed delta is skipped."""
-    graph = nx.MultiDiGraph()
+    graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
     labels: dict[str, tuple[str, str]] = {}
     for t in topics:
         graph.add_node(t.slug)
@@ -167,7 +167,8 @@ def search_nodes(nodes: Iterable[GraphNode], query: str, limit: int = SEARCH_LIM
 def excerpt(content: str, limit: int = 320) -> str:
     """The first paragraph of markdown content as plain text (no emphasis or link syntax), cut at a word."""
     lines = [line.strip() for line in content.splitlines()]
-    paragraphs, current = [], []
+    paragraphs: list[str] = []
+    current: list[str] = []
     for line in lines:
         if not line:
             if current:

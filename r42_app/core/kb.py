@@ -129,6 +129,7 @@ def parse_topic(raw: Any, where: str = "topic") -> tuple[Topic | None, list[Issu
     content = _text(raw.get("content"), f"{where}.content", "content", MAX_CONTENT, False, issues)
     if issues:
         return None, issues
+    assert isinstance(slug, str) and isinstance(ttype, str)  # check_slug and TOPIC_TYPES saw to that
     return Topic(slug=slug, label=label, type=ttype, description=description, content=content), []
 
 
@@ -146,6 +147,7 @@ def parse_relation(raw: Any, where: str = "relation") -> tuple[Relation | None, 
         issues.append(Issue(where, f"a topic cannot relate to itself ({raw['source']})", "kb.self_relation"))
     if issues:
         return None, issues
+    assert isinstance(rtype, str)  # one of RELATION_TYPES
     return Relation(source=raw["source"], target=raw["target"], type=rtype), []
 
 

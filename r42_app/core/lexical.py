@@ -189,7 +189,8 @@ class TfidfIndex(_Index):
             self.idf = np.where(known, values, self.idf)
         tf = self.counts.copy()
         tf.data = 1.0 + np.log(tf.data)
-        weighted = tf.multiply(self.idf).tocsr()
+        # scipy-stubs type a sparse matrix times a 1-D array as dense; at run time it is a coo_matrix
+        weighted = tf.multiply(self.idf).tocsr()  # type: ignore[attr-defined]
         norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
         norms[norms == 0] = 1.0
         self.matrix = sparse.diags(1.0 / norms) @ weighted
@@ -206,6 +207,10 @@ class TfidfIndex(_Index):
 class BM25Index(_Index):
     """Okapi BM25 with exactly rank_bm25's BM25Okapi formula (k1, b, epsilon floor for negative idf),
     precomputed as one sparse term-weight matrix so a query is a few column sums."""
+
+    idf: np.ndarray
+    average_idf: float
+    avgdl: float
 
     def __init__(self, docs: Sequence[Sequence[str]], k1: float = BM25_K1, b: float = BM25_B,
                  epsilon: float = BM25_EPSILON, base: BM25Index | None = None):

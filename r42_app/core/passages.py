@@ -155,7 +155,8 @@ def _starts_block(line: str) -> bool:
 def _list_items(lines: list[str]) -> list[str]:
     """The top-level items of a list block, each with its continuation lines."""
     items: list[list[str]] = []
-    indent = len(_LIST_ITEM.match(lines[0]).group(1)) if _LIST_ITEM.match(lines[0]) else 0
+    first = _LIST_ITEM.match(lines[0])
+    indent = len(first.group(1)) if first else 0
     for line in lines:
         m = _LIST_ITEM.match(line)
         if m and len(m.group(1)) <= indent:
@@ -175,6 +176,7 @@ def _units(content: str) -> list[_Unit]:
         heading = tuple(h for _, h in path)
         if kind == "heading":
             m = _HEADING.match(lines[0])
+            assert m is not None  # _blocks called it a heading by this pattern
             level, title = len(m.group(1)), _plain_heading(m.group(2))
             path = [(lv, h) for lv, h in path if lv < level] + [(level, title)]
             units.append(_Unit(lines[0], word_count(title), tuple(h for _, h in path), True, "heading"))
@@ -203,7 +205,9 @@ def _long_unit(text: str, heading: tuple[str, ...], kind: str) -> list[_Unit]:
     words = word_count(text)
     if words <= PASSAGE_MAX_WORDS:
         return [_Unit(text, words, heading, False, kind)]
-    pieces, current, count = [], [], 0
+    pieces: list[str] = []
+    current: list[str] = []
+    count = 0
     for sentence in split_sentences(text):
         n = word_count(sentence)
         if current and count + n > PASSAGE_MAX_WORDS * 3 // 4:
@@ -264,7 +268,8 @@ def split_passages(slug: str, content: str, min_words: int = PASSAGE_MIN_WORDS,
             groups[-1].extend(current)
         else:
             groups.append(current)
-    passages, seen = [], set()
+    passages: list[Passage] = []
+    seen: set[str] = set()
     for order, group in enumerate(groups):
         text = _join(group)
         heading = group[0].heading

@@ -136,8 +136,7 @@ def generate_quiz(topics: Iterable[Topic], relations: Iterable[Relation], scope:
                     and label_counts[fold(by_slug[s].label)] == 1]
             if not good:
                 continue
-            answer = rng.choice(good)
-            made = options_for(answer, right | {subject})  # no distractor may also be right
+            made = options_for(rng.choice(good), right | {subject})  # no distractor may also be right
             if made:
                 prompt = msg(f"quiz.prompt_{kind}", subject=_short(by_slug[subject].label))
                 candidates.append(Question(f"{kind}:{subject}", kind, prompt, *made, subject))

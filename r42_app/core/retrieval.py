@@ -85,19 +85,20 @@ class LabelMatcher:
     def extended(self, topics: Sequence[Topic], offset: int) -> LabelMatcher:
         """A matcher that also knows `topics`, numbered from `offset` (this one is left as it is: readers may
         hold it). Its own phrases are this one's additions plus the new ones; the base is shared."""
-        out = LabelMatcher((), base=self.base if self.base is not None else self)
+        base = self.base if self.base is not None else self
+        out = LabelMatcher((), base=base)
         out.phrases = {k: list(v) for k, v in self.phrases.items()} if self.base is not None else {}
         for i, topic in enumerate(topics, start=offset):
             for phrase in {tuple(words(topic.label)), tuple(topic.slug.split("-"))}:
                 if phrase:
                     out.phrases.setdefault(phrase, []).append(i)
-        out.max_len = max([out.base.max_len, *(len(p) for p in out.phrases)])
+        out.max_len = max([base.max_len, *(len(p) for p in out.phrases)])
         return out
 
     def spans(self, message: str) -> list[tuple[int, int, int]]:
         """(start, end, topic index) of every id or label phrase in the message, on word boundaries."""
         tokens = words(message)
-        out = []
+        out: list[tuple[int, int, int]] = []
         for start in range(len(tokens)):
             for n in range(1, min(self.max_len, len(tokens) - start) + 1):
                 out.extend((start, start + n, i) for i in self._get(tuple(tokens[start:start + n])))
@@ -445,9 +446,9 @@ def build_kb_context_from_index(index: TenantIndex, message: str, tenant_name: s
                      "order of the topic, each under its heading path (§):")
         for i in with_content:
             t = index.topics[i]
-            chosen = passages_within(index, i, passage_scores, CONTEXT_CONTENT_CHARS)
-            text = passages_text(index, chosen)
-            markers = sorted({m for p, _ in chosen for m in index.passage_markers(p)} | set(index.card_markers(i)))
+            kept = passages_within(index, i, passage_scores, CONTEXT_CONTENT_CHARS)
+            text = passages_text(index, kept)
+            markers = sorted({m for p, _ in kept for m in index.passage_markers(p)} | set(index.card_markers(i)))
             lines.append(fence(text or "(no learning content yet)", t.slug, t.label, markers))
     lines.append(f"KB hash: {index.hash}")
     return KBContext(
