@@ -32,7 +32,7 @@ from r42_app.core.mcp import (
     not_invocable,
     redact,
 )
-from r42_app.core.ratelimit import RateLimiter
+from r42_app.core.ratelimit import Limiter
 from r42_app.core.tools import ToolSpec
 from r42_app.services.adapters.mcp import McpRegistry, McpToolEntry
 from r42_app.services.runtime.shared_state import MemorySharedState, SharedState, SharedStateUnavailable
@@ -80,7 +80,7 @@ class ExternalRuntime:
     """What every external call needs, shared by the turns of a process."""
 
     audit: ToolAudit | None
-    limiter: RateLimiter
+    limiter: Limiter
     broker: ConfirmationBroker = field(default_factory=ConfirmationBroker)
 
 

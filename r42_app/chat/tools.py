@@ -38,6 +38,10 @@ class ToolDeps(Protocol):
     external: Any  # chat.external.ExternalRuntime, or None when external tools are off
 
 
+async def _discard(_event: events.ChatEvent) -> None:
+    return None
+
+
 @dataclass
 class TurnContext:
     """One turn, as every tool handler sees it."""
@@ -47,15 +51,7 @@ class TurnContext:
     capabilities: frozenset[str]
     deps: ToolDeps
     snippets: list[Snippet] = field(default_factory=list)
-    emit: Callable[[events.ChatEvent], Awaitable[None]] = field(default=None)  # stream an event while a tool runs
-
-    def __post_init__(self) -> None:
-        if self.emit is None:
-            self.emit = _discard
-
-
-async def _discard(_event: events.ChatEvent) -> None:
-    return None
+    emit: Callable[[events.ChatEvent], Awaitable[None]] = _discard  # stream an event while a tool runs
 
 
 @dataclass
@@ -153,10 +149,10 @@ async def lookup_topic(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResu
 async def kb_search(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResult:
     """A new search; its hits become snippets with the next [ref:N] numbers of this turn."""
     query = str(tool_input.get("query", ""))[:2000]
-    mode = tool_input.get("mode") if tool_input.get("mode") in MODES else "hybrid"
+    mode = tool_input["mode"] if tool_input.get("mode") in MODES else "hybrid"
     result = await asyncio.to_thread(ctx.deps.retriever.kb_search, ctx.tenant, query, mode, 5)
     index = await asyncio.to_thread(ctx.deps.retriever.index, ctx.tenant)
-    new = []
+    new: list[Snippet] = []
     for hit in result.hits:
         topic = index.topics[index.by_slug[hit.slug]]
         new.append(make_snippet(len(ctx.snippets) + len(new) + 1, topic, hit.text, hit.score))

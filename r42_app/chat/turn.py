@@ -29,10 +29,10 @@ from r42_app.core.chat import (
 from r42_app.core.costs import QuotaExceeded, Round, Usage, assert_tenant_ai_credit_access
 from r42_app.core.errors import UserError
 from r42_app.core.identity import SignedInUser
-from r42_app.core.ratelimit import RateLimiter
-from r42_app.core.retrieval import render_snippets
+from r42_app.core.ratelimit import Limiter
+from r42_app.core.retrieval import KBContext, TenantIndex, render_snippets
 from r42_app.services.adapters.llm import LLMError, LLMEvent
-from r42_app.services.retrieval import MODES, Retriever
+from r42_app.services.retrieval import MODES, Retriever, SearchResult
 from r42_app.services.store.kb_store import KBStore
 from r42_app.services.store.pb import PBError
 
@@ -74,7 +74,7 @@ class ChatDeps:
     llm: LLM | None
     quiz: QuizLock | None = None
     access: AccessLookup | None = None
-    limiter: RateLimiter | None = None
+    limiter: Limiter | None = None
     tools: ToolRegistry = field(default_factory=builtin_registry)
     suggestions: Any = None  # SuggestionStore: where a learner's confirmed edit goes
     costs: Any = None  # CostRecorder: the turn's cost events go to the outbox (None: not tracked)
@@ -104,9 +104,9 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
         raise ChatRefused("forbidden")
     # The rate limit comes first and takes its token at once: 300 requests arriving together must not
     # all pass a peek and each run the PocketBase lookups below. A turn refused later gets it back.
-    limited = rate_limit and deps.limiter is not None
-    if limited:
-        wait = deps.limiter.check(user.id)
+    limiter = deps.limiter if rate_limit else None
+    if limiter is not None:
+        wait = limiter.check(user.id)
         if inspect.isawaitable(wait):  # the limiter shared by several workers lives in Redis
             wait = await wait
         if wait > 0:
@@ -114,8 +114,8 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
     try:
         capabilities = await _guard(user, deps, need)
     except BaseException:
-        if limited:
-            refunded = deps.limiter.refund(user.id)
+        if limiter is not None:
+            refunded = limiter.refund(user.id)
             if inspect.isawaitable(refunded):
                 await refunded
         raise
@@ -124,10 +124,10 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
 
 async def _guard(user: SignedInUser, deps: ChatDeps, need: str) -> frozenset[str] | set[str]:
     """check_turn's PocketBase part: R42 on, the capability, credit and no quiz (raises ChatRefused)."""
-    lookups = [asyncio.to_thread(deps.access.effective, user.tenant_id, user.id) if deps.access else _none(),
-               asyncio.to_thread(deps.quiz.active, user.id) if deps.quiz else _none()]
+    access_lookup = asyncio.to_thread(deps.access.effective, user.tenant_id, user.id) if deps.access else _none()
+    quiz_lookup = asyncio.to_thread(deps.quiz.active, user.id) if deps.quiz else _none()
     try:
-        access, quiz_active = await asyncio.gather(*lookups)
+        access, quiz_active = await asyncio.gather(access_lookup, quiz_lookup)
     except PBError as exc:
         log.error("turn guard could not reach PocketBase: %s", exc)
         raise ChatRefused("unavailable") from exc
@@ -170,16 +170,17 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     kept, dropped = trim_history(messages)
     question = messages[-1].content
 
-    async def ground():
+    async def ground() -> tuple[KBContext, SearchResult, TenantIndex]:
         context = await asyncio.to_thread(deps.retriever.build_kb_context, tenant, question)
         result = await asyncio.to_thread(deps.retriever.kb_search, tenant, question, mode, 5)
         return context, result, await asyncio.to_thread(deps.retriever.index, tenant)
 
     if permit is None:
         checked, grounded = await asyncio.gather(check_turn(user, deps), ground(), return_exceptions=True)
-        for outcome in (checked, grounded):  # a refusal wins over a grounding failure
-            if isinstance(outcome, BaseException):
-                raise outcome
+        if isinstance(checked, BaseException):  # a refusal wins over a grounding failure
+            raise checked
+        if isinstance(grounded, BaseException):
+            raise grounded
         permit = checked
     else:
         grounded = await ground()
@@ -243,12 +244,13 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
                     if call.tool_name in offered:
                         yield events.ToolUsed(call.tool_name, call.tool_input)
                     running = asyncio.ensure_future(deps.tools.dispatch(ctx, call.tool_name, call.tool_input, offered))
-                    async for event in _while_running(running, pending_events):
-                        yield event
+                    async for card in _while_running(running, pending_events):
+                        yield card
                     outcome = running.result()
-                    for event in outcome.events:
-                        yield event
-                    block = {"type": "tool_result", "tool_use_id": call.tool_id, "content": outcome.content}
+                    for tool_event in outcome.events:
+                        yield tool_event
+                    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.tool_id,
+                                             "content": outcome.content}
                     if outcome.is_error:
                         block["is_error"] = True
                     results.append(block)

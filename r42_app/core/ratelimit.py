@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+
+class Limiter(Protocol):
+    """A per-key token bucket as the chat turn and the tool dispatcher use one: RateLimiter in this process,
+    or services/runtime/shared_state.py's SharedRateLimiter across workers, whose answers are awaited."""
+
+    def check(self, key: str) -> float | Awaitable[float]:
+        """0 (go, a token taken) or the seconds to wait (refused, nothing consumed)."""
+
+    def refund(self, key: str) -> None | Awaitable[None]:
+        """Give back the token of a `check` whose request was refused for another reason."""
 
 
 class RateLimiter:
