@@ -297,7 +297,10 @@ class Retriever:
 
     def tenant_vectors(self, tenant: Tenant, index: TenantIndex) -> TenantVectors | None:
         """The tenant's passage vectors aligned with `index`: loaded on first use, new passages fetched as the
-        indexer stores them, None when the store cannot be read."""
+        indexer stores them, None when the store cannot be read (or there is none)."""
+        store = self.vectors
+        if store is None:
+            return None
         with self._lock:
             held = self._vectors.get(tenant.id)
             if held is None:
@@ -307,7 +310,7 @@ class Retriever:
             with held.lock:
                 first = held.index_hash == "" and not held.rows
                 if first:
-                    stored = self.vectors.vectors(tenant.id)
+                    stored = store.vectors(tenant.id)
                     held.add(stored.keys, stored.vectors)
                     held.fetched_at = time.monotonic()
                 fresh: list[str] = []
@@ -315,18 +318,18 @@ class Retriever:
                     fresh = held.align(index)
                     if len(held.rows) > 2 * max(1, held.live) + 1000:  # mostly stale: start over
                         held.rows, held.matrix, held._buffer = {}, np.zeros((0, 0), dtype=np.float32), None
-                        stored = self.vectors.vectors(tenant.id)
+                        stored = store.vectors(tenant.id)
                         held.add(stored.keys, stored.vectors)
                         held.lineage = ""
                         fresh = held.align(index)
                 # Passages new to this index are looked up at once (an edit is searchable as soon as the indexer
                 # stored it); the ones still missing after that, at most every FRESHNESS_S.
                 if fresh and not first:
-                    stored = self.vectors.vectors(tenant.id, fresh)
+                    stored = store.vectors(tenant.id, fresh)
                     if stored.keys:
                         held.add(stored.keys, stored.vectors)
                 elif held.missing and time.monotonic() - held.fetched_at >= FRESHNESS_S:  # stored since?
-                    stored = self.vectors.vectors(tenant.id, held.missing)
+                    stored = store.vectors(tenant.id, held.missing)
                     held.fetched_at = time.monotonic()
                     if stored.keys:
                         held.add(stored.keys, stored.vectors)

@@ -15,9 +15,12 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,10 @@ class EmbeddingUnavailable(RuntimeError):
 class Embedder(Protocol):
     model_id: str
     multilingual: bool  # reads Dutch as well as English (hybrid search then trusts it on any KB)
+
+    @property
+    def dimension(self) -> int:
+        """The length of every vector."""
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Passages (documents) as unit vectors."""
@@ -72,10 +79,10 @@ class SentenceEmbedder:
         self.batch_size = batch_size
         self.model_id = f"sentence-transformers:{Path(model_path).name}" if model_path else "all-MiniLM-L6-v2"
         self.multilingual = False
-        self._model = None
+        self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
 
-    def _load(self):
+    def _load(self) -> SentenceTransformer:
         with self._lock:
             if self._model is None:
                 path = default_model_path(self.model_path)
@@ -97,7 +104,8 @@ class SentenceEmbedder:
 
     @property
     def dimension(self) -> int:
-        return int(self._load().get_embedding_dimension())
+        known = self._load().get_embedding_dimension()
+        return known if known is not None else len(self.encode(["dimension"])[0])  # a model that does not say
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode(texts)

@@ -31,10 +31,14 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from r42_app.core.redact import redacted_url
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
 
 log = logging.getLogger(__name__)
 
@@ -130,14 +134,15 @@ class VectorStore:
         self.url = url
         self.token = token  # sent as a bearer token to a Chroma server that requires one (R42_CHROMA_TOKEN)
         self.model_id = model_id
-        self._client = None
+        self._client: ClientAPI | None = None
         self._collections: dict[str, object] = {}
         self._key = url or str(path)
 
     # -- connection -------------------------------------------------------------------------
 
     def _open(self):
-        if self._client is not None and not self.url and not (self.path / self.SQLITE).exists():
+        if (self._client is not None and not self.url and self.path is not None
+                and not (self.path / self.SQLITE).exists()):
             log.warning("the Chroma directory %s is gone; opening it anew (run `r42 chatbot rag-backfill` to "
                         "rebuild the index)", self.path)
             self.reset()
@@ -219,7 +224,7 @@ class VectorStore:
 
     def can_write(self) -> bool:
         """This process may write (a server, or the embedded store's lock is ours or free)."""
-        return bool(self.url) or writer_lock(self.path)
+        return bool(self.url) or (self.path is not None and writer_lock(self.path))
 
     def _require_writer(self) -> None:
         if not self.can_write():
@@ -458,7 +463,7 @@ class VectorStore:
     def segment_bytes(self, tenant: str) -> int:
         """Bytes on disk of a tenant's vector segment (0 for a server or when unknown)."""
         segment = self._segment_dirs().get(collection_name(tenant, self.model_id))
-        if not segment or not (self.path / segment).is_dir():
+        if not segment or self.path is None or not (self.path / segment).is_dir():
             return 0
         return sum(f.stat().st_size for f in (self.path / segment).iterdir() if f.is_file())
 

@@ -93,13 +93,13 @@ class CostPersister(OutboxConsumer[PersistStats]):
                 self.fail([row], exc)
         chunk: list[tuple[dict, list[AICostEvent]]] = []
         size = 0
-        for row, events in [*parsed, (None, [])]:
+        for record, events in [*parsed, (None, [])]:  # None: the end, flush what is left
             cost = 4 * len(events) + 1
-            if chunk and (row is None or size + cost > BATCH_REQUESTS):
+            if chunk and (record is None or size + cost > BATCH_REQUESTS):
                 self._persist_chunk(chunk, unlimited, stats)
                 chunk, size = [], 0
-            if row is not None:
-                chunk.append((row, events))
+            if record is not None:
+                chunk.append((record, events))
                 size += cost
         return stats
 

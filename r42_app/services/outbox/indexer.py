@@ -83,7 +83,7 @@ class Indexer(OutboxConsumer[DrainStats]):
                 stored = self.vectors.keys(tid, slugs)
                 new = [key for key in wanted if key not in stored]
                 stale = [key for key in stored if key not in wanted]
-                vectors = self.embedder.encode([wanted[key][1] for key in new]) if new else []
+                vectors = self.embedder.encode([wanted[key][1] for key in new]) if new else ()
                 self.vectors.write(tid, [(key, wanted[key][0], v) for key, v in zip(new, vectors)], stale)
                 gone = [slug for slug in slugs if slug not in topics]
                 stats.topics_deleted += len(gone)

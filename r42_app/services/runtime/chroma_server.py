@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
@@ -30,7 +31,8 @@ from r42_app.services.runtime.private import secret_file
 TOKEN_PROVIDER = "chromadb.auth.token_authn.TokenAuthenticationServerProvider"
 
 
-def _as_arrays(results: dict, nested: bool) -> dict:
+def _as_arrays(results: Any, nested: bool) -> Any:
+    """A GetResult or QueryResult (typed dicts) with each embedding as the array the server expects."""
     if results.get("embeddings") is not None:
         results["embeddings"] = [[np.asarray(e) for e in row] for row in results["embeddings"]] if nested \
             else [np.asarray(e) for e in results["embeddings"]]
@@ -47,15 +49,17 @@ def build_app(path: Path, token: str):
             super().__init__(settings)
             api = self._api
             get, query = api._get, api._query
-            api._get = lambda *a, **kw: _as_arrays(get(*a, **kw), nested=False)
-            api._query = lambda *a, **kw: _as_arrays(query(*a, **kw), nested=True)
+            # the fix of chromadb 1.5.9 (module docstring) on its internal API object
+            api._get = lambda *a, **kw: _as_arrays(get(*a, **kw), nested=False)  # type: ignore[method-assign]
+            api._query = lambda *a, **kw: _as_arrays(query(*a, **kw), nested=True)  # type: ignore[method-assign]
 
         async def get(self, collection_id: str, tenant: str, database_name: str, request: Request) -> Response:
             result = await super().get(collection_id, tenant, database_name, request)
             return Response(orjson.dumps(result), media_type="application/json")
 
-        async def query(self, collection_id: str, tenant: str, database_name: str, request: Request) -> Response:
-            result = await super().query(collection_id, tenant, database_name, request)
+        async def get_nearest_neighbors(self, tenant: str, database_name: str, collection_id: str,
+                                        request: Request) -> Response:  # the `query` route
+            result = await super().get_nearest_neighbors(tenant, database_name, collection_id, request)
             return Response(orjson.dumps(result), media_type="application/json")
 
     settings = chromadb.Settings(

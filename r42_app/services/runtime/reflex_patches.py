@@ -87,5 +87,5 @@ def apply(liveness: Callable[[], Liveness]) -> None:
             log.warning("noting which worker holds a tab failed: %s", exc)
         return new_token
 
-    cls.link_token_to_sid = link_token_to_sid
-    cls._r42_patched = True
+    cls.link_token_to_sid = link_token_to_sid  # type: ignore[method-assign]  # the patch: Reflex's method, wrapped
+    cls._r42_patched = True  # type: ignore[attr-defined]  # our mark on Reflex's class: patched once

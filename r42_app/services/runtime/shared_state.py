@@ -30,7 +30,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from r42_app.core.mcp import CONFIRM_TTL_S, Confirmation, ConfirmationBook, ConfirmationError, arguments_digest
 from r42_app.core.ratelimit import FailureLimiter, RateLimiter
@@ -361,7 +361,9 @@ class RedisSharedState(SharedState):
 
     async def wait_confirmation(self, confirmation_id: str, timeout: float) -> str | None:
         _, answers = self._confirmation_keys(confirmation_id)
-        popped = await self._ask(self._redis.blpop([answers], timeout=max(timeout, 0.01)))
+        # redis-py types a command for its sync and asyncio clients at once; this one's answer is awaited
+        popped = await self._ask(cast("Awaitable[list[bytes] | None]",
+                                      self._redis.blpop([answers], timeout=max(timeout, 0.01))))
         return None if popped is None else popped[1].decode()
 
     async def cancel_confirmation(self, confirmation_id: str) -> None:

@@ -222,12 +222,14 @@ class AccessStore:
         Returns each migrated user with the effective set after."""
         chatbot = self.tenant_chatbot(tenant.id)
         wanted = set(user_ids) if user_ids is not None else None
-        todo = [u for u in self.users(tenant) if u.row is not None and u.row.is_legacy
+        todo = [(u, u.row) for u in self.users(tenant) if u.row is not None and u.row.is_legacy
                 and (wanted is None or u.id in wanted)]
-        changes, out = {}, []
-        for u in todo:
-            new = migrate_legacy_scopes_to_overrides(u.row, chatbot.default)
-            changes[u.id] = (u.row.updated, new)
+        changes: dict[str, tuple[str, AccessRow]] = {}
+        out: list[tuple[UserAccess, frozenset[str]]] = []
+        for u, row in todo:
+            new = migrate_legacy_scopes_to_overrides(row, chatbot.default)
+            assert new is not None  # a row in, a row out
+            changes[u.id] = (row.updated, new)
             out.append((u, resolve(chatbot.default, new, self.overrides_enabled).effective))
         if not dry_run:
             self.save_rows(tenant, changes, actor_id, actor, kind="migrate")

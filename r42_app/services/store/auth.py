@@ -36,7 +36,7 @@ class Session:
 
 def _user_from(record: dict) -> SignedInUser:
     tenant = (record.get("expand") or {}).get("tenant") or {}
-    role = record.get("role") if record.get("role") in ROLES else "learner"
+    role = record["role"] if record.get("role") in ROLES else "learner"
     return SignedInUser(
         id=record["id"],
         email=record.get("email", ""),

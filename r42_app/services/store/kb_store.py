@@ -10,7 +10,7 @@ writes (that would index twice). Callers decide *who* may write (admins only); t
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -366,7 +366,7 @@ class KBStore:
 
     # -- plumbing -----------------------------------------------------------------
 
-    def _run(self, requests: list[BatchRequest | None], progress: Callable[[int, int], None] | None = None) -> None:
+    def _run(self, requests: Sequence[BatchRequest | None], progress: Callable[[int, int], None] | None = None) -> None:
         """Send requests in batches (at most BATCH_SIZE requests and about BATCH_BYTES); each batch is one
         transaction. Single writes always fit in one."""
         todo = [r for r in requests if r is not None]

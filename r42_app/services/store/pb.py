@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import builtins  # PocketBase has a method named `list`: annotations in the class spell builtins.list
 import json
 import threading
 import time
@@ -192,7 +193,7 @@ class PocketBase:
                 return
             page += 1
 
-    def all_by_id(self, collection: str, *, filter: str = "", fields: str = "") -> list[dict[str, Any]]:
+    def all_by_id(self, collection: str, *, filter: str = "", fields: str = "") -> builtins.list[dict[str, Any]]:
         """Every matching record, 1000 at a time in id order (keyset paging: each page is an index range). Numbered
         pages with a sort make PocketBase sort everything again for every page: reading 100,000 topics sorted by
         label took 131 s that way. Sort the result in Python instead."""
@@ -210,7 +211,7 @@ class PocketBase:
                 return records
             last = items[-1]["id"]
 
-    def all(self, collection: str, **kwargs: Any) -> list[dict[str, Any]]:
+    def all(self, collection: str, **kwargs: Any) -> builtins.list[dict[str, Any]]:
         return list(self.iter_all(collection, **kwargs))
 
     def first(self, collection: str, filter: str, **kwargs: Any) -> dict[str, Any] | None:
@@ -235,7 +236,7 @@ class PocketBase:
     def delete(self, collection: str, record_id: str) -> None:
         self.send("DELETE", f"/api/collections/{collection}/records/{record_id}")
 
-    def batch(self, requests: list[BatchRequest]) -> list[dict[str, Any]]:
+    def batch(self, requests: builtins.list[BatchRequest]) -> builtins.list[dict[str, Any]]:
         """Run sub-requests in one transaction: all succeed or none is applied."""
         if not requests:
             return []

@@ -89,7 +89,7 @@ class SuggestionStore:
         if row.get("tenant") != tenant.id:
             raise KBError("suggestions.not_found", f"no suggestion {suggestion_id} in this tenant")
         if row.get("status") != "pending":
-            raise KBError(DECIDED.get(row.get("status"), "suggestions.already_decided"),
+            raise KBError(DECIDED.get(row.get("status", ""), "suggestions.already_decided"),
                           f"the suggestion is {row.get('status')} already")
         return row
 
