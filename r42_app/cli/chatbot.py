@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from r42_app.cli.common import EXIT_OK, _fail, tenants_named
+from r42_app.cli.common import EXIT_OK, _fail, exit_code_of, tenants_named
 from r42_app.cli.kb import register_rag_backfill
 from r42_app.container import connected
 from r42_app.core.capabilities import CAPABILITIES, DENY, GRANT, INHERIT
@@ -40,7 +40,7 @@ def cmd_chatbot_override(args: argparse.Namespace) -> int:
         try:
             store.set_override(tenant, user["id"], args.capability, value, "", "cli")
         except AccessError as exc:
-            return _fail(str(exc))
+            return _fail(str(exc), exit_code_of(exc))
         _chatbot, after = store.effective(tenant.id, user["id"])
     print(f"{user['email']}: {args.capability} = {value}; effective {_caps(before.effective)} -> {_caps(after.effective)}")
     return EXIT_OK
@@ -52,7 +52,10 @@ def cmd_chatbot_switch(args: argparse.Namespace) -> int:
     cfg = load_settings()
     with connected(cfg) as svc:
         tenant = tenants_named(svc, args.tenant)[0]
-        changed = svc.access.set_enabled(tenant, enabled, "", "cli")
+        try:
+            changed = svc.access.set_enabled(tenant, enabled, "", "cli")
+        except AccessError as exc:
+            return _fail(str(exc), exit_code_of(exc))
     state = "on" if enabled else "off"
     print(f"R42 is {state} for {tenant.slug}" + ("" if changed else " (it already was)"))
     return EXIT_OK
@@ -102,7 +105,7 @@ def cmd_chatbot_migrate(args: argparse.Namespace) -> int:
             try:
                 done = store.migrate_legacy(tenant, None, "", "cli", dry_run=args.dry_run)
             except AccessError as exc:
-                return _fail(str(exc))
+                return _fail(str(exc), exit_code_of(exc))
             for user, after in done:
                 print(f"{tenant.slug}  {user.email}: {_caps(user.resolution.effective)} -> {_caps(after)}")
             total += len(done)

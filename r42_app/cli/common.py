@@ -11,6 +11,7 @@ import sys
 
 from r42_app.container import Services
 from r42_app.core.identity import Tenant
+from r42_app.services.store.pb import PBError
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -25,6 +26,11 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
     """Print the error line and give the exit code to return (bad input unless told otherwise)."""
     _err(message)
     return code
+
+
+def exit_code_of(exc: Exception) -> int:
+    """A store's error as an exit code: PocketBase refusing the write is a failure, anything else was bad input."""
+    return EXIT_FAILURE if isinstance(exc.__cause__, PBError) else EXIT_BAD_INPUT
 
 
 def tenants_named(svc: Services, slug: str) -> list[Tenant]:

@@ -8,7 +8,7 @@ import json
 import sys
 from datetime import date, datetime, timezone
 
-from r42_app.cli.common import EXIT_OK, _fail, tenants_named
+from r42_app.cli.common import EXIT_OK, _fail, exit_code_of, tenants_named
 from r42_app.container import connected
 from r42_app.core.costs import USD_PER_CREDIT, TenantCredits
 from r42_app.core.identity import Tenant
@@ -37,7 +37,7 @@ def cmd_credits(args: argparse.Namespace) -> int:
             after = store.change(tenant, "", "cli", unlimited=args.unlimited,
                                  **({kind: args.amount} if args.amount is not None else {}))
         except CreditError as exc:
-            return _fail(str(exc))
+            return _fail(str(exc), exit_code_of(exc))
     print(_credits_line(tenant, after))
     return EXIT_OK
 

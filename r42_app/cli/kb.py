@@ -335,7 +335,8 @@ def cmd_rag_backfill(args: argparse.Namespace) -> int:
                 return _fail(str(exc))
         if args.rebuild:
             if not services.vectors.can_write():
-                return _fail("the running app holds the embedded index: stop it first (Ctrl-C), then rebuild")
+                return _fail("the running app holds the embedded index: stop it first (Ctrl-C), then rebuild",
+                             EXIT_FAILURE)
             for tenant in tenants:
                 services.vectors.drop(tenant.id)
                 for name in services.vectors.other_models(tenant.id):

@@ -115,7 +115,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
                 print(f"restored {args.file}; now rebuild the search index: "
                       "r42 chatbot rag-backfill --tenant '*' --now")
         except BackupError as exc:
-            return _fail(str(exc))
+            return _fail(str(exc), EXIT_FAILURE)
     return EXIT_OK
 
 
