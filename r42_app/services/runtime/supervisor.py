@@ -1,5 +1,9 @@
 """What `r42 serve` runs: PocketBase, the sidecars (Redis, Chroma) when they are wanted, and the web app,
 kept running until Ctrl-C or SIGTERM, then stopped in order.
+
+Every child is spawned from the main thread with `die_with_parent`, so a `r42 serve` killed outright (SIGKILL)
+takes them along: the kernel sends each SIGTERM. The web app's process (Reflex) leads its own process group and
+takes that group down on the signal (r42_app/reflex_main.py).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Callable
 import httpx
 
 from r42_app.core.redact import redacted_url
+from r42_app.services.runtime.children import die_with_parent
 from r42_app.services.runtime.pb_server import ROOT, PocketBaseServer, ensure_superuser
 from r42_app.services.runtime.private import PRIVATE_UMASK, private_data_dir
 from r42_app.services.runtime.sidecars import ChromaServer, RedisServer
@@ -180,7 +185,7 @@ def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, st
     """Run R42 until Ctrl-C or SIGTERM: True after a clean stop, False when something failed (it says what).
 
     `prepare(pb_url, say)` runs once PocketBase answers, before the web app starts (the demo seed).
-    Call it from the main thread: the signal handlers need it."""
+    Call it from the main thread: the signal handlers and the children's parent-death signal need it."""
     os.umask(PRIVATE_UMASK)  # for everything serve and its children write: PocketBase, Redis, Chroma, the app
     private_data_dir(cfg.data_dir)
     shutdown = _Shutdown()
@@ -226,7 +231,7 @@ def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, st
         reflex = subprocess.Popen(
             [sys.executable, "-m", "r42_app.reflex_main", "run", "--env", "prod", "--frontend-port", str(cfg.port),
              "--backend-port", str(cfg.port), "--backend-host", "127.0.0.1", "--loglevel", loglevel],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=die_with_parent(),
         )
         shutdown.children.append(reflex)
         if not _wait_http(f"{cfg.app_url}/", reflex, start_timeout, lambda: shutdown.requested):
