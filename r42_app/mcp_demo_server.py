@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -70,5 +71,9 @@ def build_server() -> MCPServer:
 
 
 def main() -> int:
-    build_server().run()  # stdio
+    try:
+        build_server().run()  # stdio
+    except* BrokenPipeError:  # the client went away while this answered (it was killed): nobody is left to tell
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # nor at exit, when Python flushes standard output
     return 0
