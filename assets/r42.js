@@ -182,3 +182,10 @@ setInterval(function () {
   }, 250);
   window.addEventListener('popstate', function () { done = ''; });
 })();
+
+// The chat window's "Vraag R42 hierover": put a question in the message box (not sent), once the box exists.
+window.r42Fill = function (text, tries) {
+  var el = document.getElementById('r42-input');
+  if (el) { el.value = text; el.focus(); el.setSelectionRange(el.value.length, el.value.length); return; }
+  if ((tries || 0) < 60) setTimeout(function () { window.r42Fill(text, (tries || 0) + 1); }, 50);
+};

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ def build_server() -> MCPServer:
             raise ToolError("subject and text are required")
         path = Path(os.environ.get(MESSAGES_ENV) or "mcp-demo-messages.jsonl")
         path.parent.mkdir(parents=True, exist_ok=True)
-        message = {"at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "tenant": tenant, "user": user,
+        message = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "tenant": tenant, "user": user,
                    "subject": subject, "text": text}
         with path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(message, ensure_ascii=False) + "\n")
@@ -70,5 +71,9 @@ def build_server() -> MCPServer:
 
 
 def main() -> int:
-    build_server().run()  # stdio
+    try:
+        build_server().run()  # stdio
+    except* BrokenPipeError:  # the client went away while this answered (it was killed): nobody is left to tell
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # nor at exit, when Python flushes standard output
     return 0

@@ -114,3 +114,16 @@ def model_history(messages: list[UIMessage]) -> list[dict[str, str]]:
     return [{"role": m.role, "content": m.content} for m in messages
             if m.role in ("user", "assistant") and m.content.strip() and m.id != "greeting"
             and m.status not in NOT_FOR_THE_MODEL]
+
+
+def latest_question(messages: list[UIMessage]) -> UIMessage:
+    """The last question asked (an empty message when there is none)."""
+    return next((m for m in reversed(messages) if m.role == "user"), UIMessage(role="user"))
+
+
+def answer_and_question(messages: list[UIMessage], answer_id: str) -> tuple[UIMessage, str] | None:
+    """R42's answer with this id and the question it answered (for thumbs up or down), or None."""
+    index = next((i for i, m in enumerate(messages) if m.id == answer_id and m.role == "assistant"), None)
+    if index is None:
+        return None
+    return messages[index], next((m.content for m in reversed(messages[:index]) if m.role == "user"), "")

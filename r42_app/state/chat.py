@@ -6,10 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
-import json
 import logging
-import os
 import time
 import uuid
 
@@ -19,59 +16,33 @@ from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
 from r42_app.chat.turn import ChatRefused, run_turn
 from r42_app.chat.window import AnswerView
 from r42_app.container import services
-from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, chat_availability
 from r42_app.core.chat import MAX_MESSAGE_CHARS, ChatInputError
 from r42_app.core.chat_view import (
     UIMessage,
+    answer_and_question,
     copy_text,
     display,
+    latest_question,
     model_history,
     plain,
 )
 from r42_app.core.mcp import ConfirmationError
 from r42_app.core.messages import msg, nl_number
-from r42_app.services.runtime.liveness import HOST, STREAM_REFRESH_S
+from r42_app.services.runtime.liveness import STREAM_REFRESH_S, worker_tag
 from r42_app.services.runtime.shared_state import SharedStateUnavailable
 from r42_app.services.store.pb import PBError
 from r42_app.state.chat_thread import ThreadMixin
+from r42_app.state.chat_window import WindowMixin
 
 log = logging.getLogger(__name__)
 
-# With several workers (issue 17) the tab may reconnect to another worker while the worker streaming its
-# answer died: stream_check then ends the answer (services/runtime/liveness.py tells).
+class ChatState(WindowMixin, ThreadMixin, rx.State):
+    """What the R42 window shows. Opening, closing and what R42 may do for the user are WindowMixin's
+    (state/chat_window.py), the stored thread ThreadMixin's (state/chat_thread.py); asking and streaming an
+    answer are here. With several workers the tab may reconnect to another worker while the worker streaming
+    its answer died: stream_check then ends the answer (services/runtime/liveness.py tells)."""
 
-
-def worker_tag(pid: int | None = None) -> str:
-    """An opaque name of a backend worker (host and pid, hashed): on the page as `data-r42-worker`, so
-    operators and the multi-worker tests can tell which worker a tab is talking to."""
-    return hashlib.sha1(f"{HOST}:{pid or os.getpid()}".encode()).hexdigest()[:8]
-
-
-async def _claim_stream(run: str) -> float:
-    """Note in the workers' shared state that this worker streams answer `run` (stream_check, in whichever
-    worker holds the tab, asks whether it still does); returns when (time.monotonic())."""
-    try:
-        await services().liveness.claim_stream(run)
-    except SharedStateUnavailable as exc:
-        log.warning("noting which worker streams an answer failed: %s", exc)
-    return time.monotonic()
-
-
-async def _end_stream(run: str) -> None:
-    try:
-        await services().liveness.end_stream(run)
-    except SharedStateUnavailable as exc:  # its record runs out by itself
-        log.warning("ending an answer's record failed: %s", exc)
-
-
-class ChatState(ThreadMixin, rx.State):
-    """What the R42 window shows; the stored thread's events are ThreadMixin's (state/chat_thread.py)."""
-
-    availability: str = ""  # "" (R42 answers) | "disabled" (off for the tenant) | "denied" (no qa_help)
-    my_capabilities: list[str] = []  # what R42 may do for this user, in words (account menu)
-    show_capabilities: bool = False
     _stop: bool = False
-    _keep_open: bool = False  # a citation chip was clicked: the window stays open on the page it opens
     # the answer being streamed (its worker is in the shared state: services().liveness); stream_check clears it,
     # so a late writer stops
     _stream_run: str = ""
@@ -86,7 +57,7 @@ class ChatState(ThreadMixin, rx.State):
 
     @rx.var
     def last_user_id(self) -> str:
-        return next((m.id for m in reversed(self.messages) if m.role == "user"), "")
+        return latest_question(self.messages).id
 
     @rx.var
     def last_assistant_id(self) -> str:
@@ -98,72 +69,7 @@ class ChatState(ThreadMixin, rx.State):
     @rx.var
     def last_question(self) -> str:
         """For Up-arrow in the empty box: the last question asked."""
-        return next((m.content for m in reversed(self.messages) if m.role == "user"), "")
-
-    # -- opening and the stored thread ------------------------------------------------
-
-    @rx.event
-    async def toggle(self):
-        self.is_open = not self.is_open
-        if self.is_open:
-            return ChatState.load_thread
-
-    @rx.event
-    def keep_open(self):
-        self._keep_open = True
-
-    @rx.event
-    def close(self):
-        self.is_open = False
-
-    @rx.event
-    def page_view(self):
-        """on_mount of the chat on every page: a new page view starts with the window closed (it covered
-        pages), unless a citation chip led here. (Not on_load: Reflex runs on_load again when the websocket
-        reconnects, say to another backend worker, and that must not close an open window.)"""
-        if self._keep_open:
-            self._keep_open = False
-        else:
-            self.is_open = False
-
-    @rx.event
-    async def check_access(self):
-        """on_load of every page: is R42 on for this user now (master switch, qa_help), and what may it do."""
-        user = await self._user()
-        if user is None:
-            return
-        try:
-            chatbot, resolution = await asyncio.to_thread(services().access.effective, user.tenant_id, user.id)
-        except PBError as exc:  # keep what we knew; the turn's own guard still decides
-            log.warning("checking R42 access failed: %s", exc)
-            return
-        self.availability = chat_availability(chatbot.enabled, resolution.effective)
-        self.my_capabilities = [CAPABILITY_LABELS[c] for c in CAPABILITIES if c in resolution.effective] \
-            if chatbot.enabled else []
-
-    @rx.event
-    def set_show_capabilities(self, show: bool):
-        self.show_capabilities = bool(show)
-
-    @rx.event
-    async def open_with(self, question: str):
-        """Open the window with `question` typed into the message box, not yet sent (the reader may edit it).
-        During a quiz R42 is locked: say so instead of doing nothing."""
-        user = await self._user()
-        if user is not None:
-            try:
-                in_quiz = await asyncio.to_thread(services().quiz.active, user.id)
-            except PBError:
-                in_quiz = False  # the turn's own guard still refuses if a quiz is running
-            if in_quiz:
-                return rx.toast.info(msg("chat.quiz_locked"))
-        self.is_open = True
-        fill = (f"(function fill(n) {{ var el = document.getElementById('r42-input'); "
-                f"if (el) {{ el.value = {json.dumps(question[:MAX_MESSAGE_CHARS])}; el.focus(); "
-                f"el.setSelectionRange(el.value.length, el.value.length); }} "
-                f"else if (n < 60) {{ setTimeout(function () {{ fill(n + 1); }}, 50); }} }})(0)")
-        return [ChatState.load_thread, rx.call_script(fill)]
-
+        return latest_question(self.messages).content
 
     # -- asking ---------------------------------------------------------------------------
 
@@ -184,8 +90,7 @@ class ChatState(ThreadMixin, rx.State):
             return
         if self.error.startswith(msg("chat.too_long").split("{")[0]):
             self.error = ""
-        self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "user", text, "ok", [], text)]
-        return [rx.set_value("r42-input", ""), *(await self._start())]
+        return [rx.set_value("r42-input", ""), *(await self._ask(text))]
 
     @rx.event
     async def send_queued(self):
@@ -195,8 +100,7 @@ class ChatState(ThreadMixin, rx.State):
         text, self.queued = self.queued, ""
         if await self._user() is None:
             return
-        self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "user", text, "ok", [], text)]
-        return await self._start()
+        return await self._ask(text)
 
     @rx.event
     def cancel_queued(self):
@@ -218,11 +122,10 @@ class ChatState(ThreadMixin, rx.State):
         from r42_app.services.store.feedback import FeedbackError
 
         user = await self._user()
-        index = next((i for i, m in enumerate(self.messages) if m.id == message_id and m.role == "assistant"), None)
-        if user is None or index is None or rating not in ("up", "down"):
+        rated = answer_and_question(self.messages, message_id)
+        if user is None or rated is None or rating not in ("up", "down"):
             return
-        target = self.messages[index]
-        question = next((m.content for m in reversed(self.messages[:index]) if m.role == "user"), "")
+        target, question = rated
         cites = [{"slug": c.slug, "label": c.label} for c in target.citations]
         try:
             await asyncio.to_thread(services().feedback.record, user.tenant_id, user.id, rating, question,
@@ -233,7 +136,7 @@ class ChatState(ThreadMixin, rx.State):
         except PBError as exc:
             log.warning("feedback not stored: %s", exc)
             return rx.toast.error(msg("chat.rating_not_stored"))
-        self.messages = [dataclasses.replace(m, rating=rating) if m.id == message_id else m for m in self.messages]
+        self._change(message_id, rating=rating)
         return rx.toast(msg("chat.rated"), duration=2000)
 
     @rx.event
@@ -263,13 +166,17 @@ class ChatState(ThreadMixin, rx.State):
             return
         return await self._start()
 
+    async def _ask(self, text: str):
+        self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "user", text, "ok", [], text)]
+        return await self._start()
+
     async def _start(self):
         self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "assistant", "", "streaming", [], "")]
         self.streaming, self._stop = True, False
         # this worker streams the answer (generate claims it again where it runs): stream_check can tell when
         # it is gone
         self._stream_run = uuid.uuid4().hex
-        await _claim_stream(self._stream_run)
+        await services().liveness.note_stream(self._stream_run)
         self.mark, self.error = "typing", ""
         return [ChatState.save_thread, ChatState.generate]
 
@@ -289,7 +196,7 @@ class ChatState(ThreadMixin, rx.State):
             except (ChatRefused, DeltaNotApplied) as exc:
                 log.info("edit not confirmed for user %s: %s", user.id, exc)
                 state, note = "failed", exc.user_message
-        self.messages = [dataclasses.replace(m, delta_state=state) if m.id == message_id else m for m in self.messages]
+        self._change(message_id, delta_state=state)
         self.messages = [*self.messages, UIMessage(uuid.uuid4().hex[:12], "notice", note)] if note else self.messages
         return ChatState.save_thread
 
@@ -307,12 +214,14 @@ class ChatState(ThreadMixin, rx.State):
             log.info("confirmation %s refused for user %s: %s", target.confirm_id, user.id, exc)
             state = "failed"
             yield rx.toast.error(exc.user_message)
-        self.messages = [dataclasses.replace(m, confirm_state=state) if m.id == message_id else m
-                         for m in self.messages]
+        self._change(message_id, confirm_state=state)
 
     @rx.event
     def stop(self):
         self._stop = True
+
+    def _change(self, message_id: str, **changes) -> None:
+        self.messages = [dataclasses.replace(m, **changes) if m.id == message_id else m for m in self.messages]
 
     def _set_last(self, **changes) -> None:
         last = dataclasses.replace(self.messages[-1], **changes)
@@ -347,13 +256,13 @@ class ChatState(ThreadMixin, rx.State):
             run = self._stream_run
             user = await self._user()
             history = model_history(self.messages[:-1])
-        claimed = await _claim_stream(run)  # this worker streams it, wherever _start ran
+        claimed = await services().liveness.note_stream(run)  # this worker streams it, wherever _start ran
         answer = AnswerView()
         try:
             async with contextlib.aclosing(run_turn(user, history, services().chat)) as turn:  # stop closes it now
                 async for event in turn:
                     if time.monotonic() - claimed > STREAM_REFRESH_S:  # still streaming: renew the claim
-                        claimed = await _claim_stream(run)
+                        claimed = await services().liveness.note_stream(run)
                     async with self:
                         if self._stream_run != run:  # ended meanwhile (stream_check): write nothing more
                             return
@@ -390,5 +299,5 @@ class ChatState(ThreadMixin, rx.State):
             if self.mark != "error":
                 self.mark = "idle"
             waiting = bool(self.queued)
-        await _end_stream(run)
+        await services().liveness.forget_stream(run)
         return [ChatState.save_thread, ChatState.send_queued] if waiting else ChatState.save_thread

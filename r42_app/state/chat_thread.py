@@ -24,7 +24,8 @@ def _read_thread(user_id: str, callback):
 
 
 class ThreadMixin(rx.State, mixin=True):
-    """The stored thread's half of ChatState. (`type(self).x` is ChatState's own event handler x.)"""
+    """The stored thread's part of ChatState (`forget` also closes the window: WindowMixin's is_open).
+    (`type(self).x` is ChatState's own event handler x.)"""
 
     messages: list[UIMessage] = []
     notice: str = ""
@@ -32,7 +33,6 @@ class ThreadMixin(rx.State, mixin=True):
     mark: str = "idle"  # idle | typing | error
     offline: bool = False
     streaming: bool = False
-    is_open: bool = False
     queued: str = ""  # a question typed while R42 was answering: sent when the answer ends
     _user_id: str = ""
     _cleared: float = 0.0  # when this user's thread was last cleared (in any tab)

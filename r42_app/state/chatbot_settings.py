@@ -23,7 +23,7 @@ from r42_app.core.messages import msg
 from r42_app.core.text import fold
 from r42_app.services.store.access import AccessError, UserAccess
 from r42_app.services.store.pb import PBError
-from r42_app.state.auth import AuthState
+from r42_app.state.admin_page import AdminPageMixin
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +66,7 @@ def _refusal(exc: AccessError | PBError) -> str:
     return exc.user_message if isinstance(exc, AccessError) else msg("access.save_failed")
 
 
-class ChatbotSettingsState(rx.State):
-    forbidden: bool = False
-    loading: bool = True
-    load_error: str = ""
+class ChatbotSettingsState(AdminPageMixin, rx.State):
     saving: bool = False
     enabled: bool = True
     confirm_off: bool = False
@@ -83,14 +80,6 @@ class ChatbotSettingsState(rx.State):
     changes: list[ChangeRow] = []
     _users: list[UserAccess] = []
     _edits: dict[str, AccessRow] = {}  # user id -> the row as edited on this page, not yet saved
-
-    async def _admin(self, fresh: bool = False):
-        auth = await self.get_state(AuthState)
-        user = await auth.admin(fresh)
-        self.forbidden = user is None and auth.user_id != ""
-        if self.forbidden:
-            self.loading = False
-        return user
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -130,12 +119,7 @@ class ChatbotSettingsState(rx.State):
             return
         self.loading, self.load_error, self.query, self.shown, self.confirm_off = True, "", "", PAGE_SIZE, False
         yield
-        try:
-            await self._refresh(user)
-        except PBError as exc:
-            log.error("loading the chatbot settings failed: %s", exc)
-            self.load_error = msg("access.load_failed")
-        self.loading = False
+        await self._reload(user, "access.load_failed")
 
     @rx.event
     def set_query(self, value: str):

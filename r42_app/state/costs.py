@@ -16,7 +16,7 @@ from r42_app.core.costs import USD_PER_CREDIT, CostLine
 from r42_app.core.messages import msg
 from r42_app.services.store.costs import CreditError, day_range
 from r42_app.services.store.pb import PBError
-from r42_app.state.auth import AuthState
+from r42_app.state.admin_page import AdminPageMixin
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +51,7 @@ def _row(line: CostLine, label: str) -> CostRow:
                    nl(line.credits))
 
 
-class CostsState(rx.State):
-    forbidden: bool = False
-    loading: bool = True
-    load_error: str = ""
+class CostsState(AdminPageMixin, rx.State):
     since: str = ""
     until: str = ""
     range_error: str = ""
@@ -73,14 +70,6 @@ class CostsState(rx.State):
     user_rows: list[CostRow] = []
     add_amount: str = ""
     saving: bool = False
-
-    async def _admin(self, fresh: bool = False):
-        auth = await self.get_state(AuthState)
-        user = await auth.admin(fresh)
-        self.forbidden = user is None and auth.user_id != ""
-        if self.forbidden:
-            self.loading = False
-        return user
 
     def _range(self) -> tuple[date, date]:
         return date.fromisoformat(self.since), date.fromisoformat(self.until)
@@ -116,14 +105,9 @@ class CostsState(rx.State):
             return
         today = datetime.now(UTC).date()
         self.since, self.until, self.range_error = today.replace(day=1).isoformat(), today.isoformat(), ""
-        self.loading, self.load_error = True, ""
+        self.loading = True
         yield
-        try:
-            await self._refresh(user)
-        except PBError as exc:
-            log.error("loading the cost report failed: %s", exc)
-            self.load_error = msg("costs.load_failed")
-        self.loading = False
+        await self._reload(user, "costs.load_failed")
 
     @rx.event
     async def set_range(self, form: dict):
@@ -138,11 +122,7 @@ class CostsState(rx.State):
             self.range_error = msg("costs.bad_range")
             return
         self.since, self.until, self.range_error = since, until, ""
-        try:
-            await self._refresh(user)
-        except PBError as exc:
-            log.error("loading the cost report failed: %s", exc)
-            self.load_error = msg("costs.load_failed")
+        await self._reload(user, "costs.load_failed", show_loading=False)
 
     @rx.event
     async def export_csv(self):

@@ -13,7 +13,7 @@ from r42_app.core.delta import describe_delta
 from r42_app.core.messages import msg
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
-from r42_app.state.auth import AuthState
+from r42_app.state.admin_page import AdminPageMixin
 
 log = logging.getLogger(__name__)
 
@@ -45,22 +45,11 @@ def _when(stamp: str) -> str:
     return stamp[:16].replace("T", " ") if stamp else ""
 
 
-class SuggestionsState(rx.State):
-    forbidden: bool = False
-    loading: bool = True
-    load_error: str = ""
+class SuggestionsState(AdminPageMixin, rx.State):
     status_filter: str = "pending"
     rows: list[SuggestionRow] = []
     pending_count: int = 0
     _seen: tuple = ()
-
-    async def _admin(self, fresh: bool = False):
-        auth = await self.get_state(AuthState)
-        user = await auth.admin(fresh)
-        self.forbidden = user is None and auth.user_id != ""
-        if self.forbidden:
-            self.loading = False
-        return user
 
     async def _refresh(self, user) -> None:
         self._seen, every = await asyncio.to_thread(_fetch, user.tenant)
@@ -75,13 +64,7 @@ class SuggestionsState(rx.State):
         user = await self._admin()
         if user is None:
             return
-        self.loading, self.load_error = True, ""
-        try:
-            await self._refresh(user)
-        except PBError as exc:
-            log.error("loading the suggestions failed: %s", exc)
-            self.load_error = msg("suggestions.load_failed")
-        self.loading = False
+        await self._reload(user, "suggestions.load_failed")
 
     @rx.event
     async def poll(self, _tick: str = ""):

@@ -16,7 +16,7 @@ from r42_app.core.messages import msg
 from r42_app.services.adapters.mcp import DEFAULT_REGISTRY, read_demo_messages
 from r42_app.services.store.audit import TOOL_CALL_PREFIX
 from r42_app.services.store.pb import PBError
-from r42_app.state.auth import AuthState
+from r42_app.state.admin_page import AdminPageMixin
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +75,7 @@ def _ago(since: float) -> str:
     return msg("tools.minutes_ago", minutes=seconds // 60)
 
 
-class ToolsState(rx.State):
-    forbidden: bool = False
-    loading: bool = True
-    load_error: str = ""
+class ToolsState(AdminPageMixin, rx.State):
     config_error: str = ""
     config_file: str = ""
     servers: list[ServerRow] = []
@@ -88,14 +85,6 @@ class ToolsState(rx.State):
     tool_filter: str = "all"
     status_filter: str = "all"
     tool_names: list[str] = []
-
-    async def _admin(self):
-        auth = await self.get_state(AuthState)
-        user = await auth.admin()
-        self.forbidden = user is None and auth.user_id != ""
-        if self.forbidden:
-            self.loading = False
-        return user
 
     def _servers(self) -> None:
         hub = services().mcp_hub
@@ -131,13 +120,7 @@ class ToolsState(rx.State):
         user = await self._admin()
         if user is None:
             return
-        self.loading, self.load_error = True, ""
-        try:
-            await self._refresh(user)
-        except PBError as exc:
-            log.error("loading the tool calls failed: %s", exc)
-            self.load_error = msg("tools.load_failed")
-        self.loading = False
+        await self._reload(user, "tools.load_failed")
 
     @rx.event
     async def set_tool_filter(self, value: str):

@@ -23,9 +23,9 @@ import pytest
 from playwright.sync_api import expect
 
 from r42_app.core.messages import msg
+from r42_app.services.runtime.liveness import worker_tag
 from r42_app.services.runtime.shared_state import BEAT_PREFIX
 from r42_app.services.runtime.sidecars import redis_binary
-from r42_app.state.chat import worker_tag
 from tests.conftest import DEMO_PASSWORD, free_port
 from tests.e2e.conftest import ROOT, sign_in
 from tests.e2e.test_chat import ask, open_chat

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 PING_EVERY_S = 5.0  # how often an idle connection is checked
 CONNECTION_CLOSED = -32000  # the JSON-RPC code the SDK raises when the server's connection is gone
 BACKOFF_MAX_S = 30.0
+STOP_GRACE_S = 1.0  # at a stop, how long a connection may take to close before it is cancelled
 
 
 @dataclass
@@ -264,13 +265,22 @@ class McpHub:
 
     async def start(self, wait: float = 15.0) -> float:
         """Start every server; wait until each has connected or failed once (at most `wait` s).
-        Returns the seconds it took."""
+        Returns the seconds it took. Cancelled meanwhile (the app stops while the servers start), it stops
+        them before it gives up: left alone, a server finds its client gone while it answers and prints a
+        BrokenPipeError traceback on the app's terminal."""
         started = time.perf_counter()
         self._tasks = [asyncio.create_task(c.run(), name=f"mcp:{c.spec.name}") for c in self.connections]
         if self.connections:
+            waiters = [asyncio.ensure_future(c.ready.wait()) for c in self.connections]
             try:
-                await asyncio.wait_for(asyncio.gather(*(c.ready.wait() for c in self.connections)), wait)
-            except TimeoutError:
+                _ready, waiting = await asyncio.wait(waiters, timeout=wait)
+            except asyncio.CancelledError:
+                await self.stop()
+                raise
+            finally:
+                for waiter in waiters:
+                    waiter.cancel()
+            if waiting:
                 log.warning("MCP: not every server answered within %.0f s; they keep trying", wait)
         self._declare_missing()
         return time.perf_counter() - started
@@ -287,14 +297,22 @@ class McpHub:
                     f"declared in the MCP config, but the server {server} does not provide it (or is not connected)")
 
     async def stop(self) -> None:
+        """Stop every server the MCP way: its stdin closed, a grace period to exit, then a kill (the SDK does
+        this when a connection ends, also when it is cancelled). A connection that has not ended after
+        STOP_GRACE_S (still waiting for a slow server's first answer) is cancelled."""
         for c in self.connections:
             await c.stop()
-        for task in self._tasks:
-            try:
-                await asyncio.wait_for(task, 10)
-            except (TimeoutError, asyncio.CancelledError, Exception):  # shutting down: best effort
-                task.cancel()
-        self._tasks = []
+        tasks, self._tasks = self._tasks, []
+        if not tasks:
+            return
+        _ended, running = await asyncio.wait(tasks, timeout=STOP_GRACE_S)
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.wait(running, timeout=10)
+        for task in tasks:
+            if task.done() and not task.cancelled() and task.exception() is not None:  # shutting down: logged only
+                log.warning("MCP: %s ended with %r", task.get_name(), task.exception())
 
     def statuses(self) -> list[ServerStatus]:
         return [c.status for c in self.connections]

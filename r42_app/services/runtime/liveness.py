@@ -11,6 +11,7 @@ when its worker is, or when it has written nothing for STALE_STREAM_S (its owner
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import socket
@@ -29,6 +30,12 @@ GONE_AFTER_S = 3 * BEAT_EVERY_S
 # turn can be silent while alive (the model's timeout, a high-risk tool waiting 5 minutes for the user's yes).
 STALE_STREAM_S = 420.0
 STREAM_REFRESH_S = 30.0  # how often a streaming answer renews its owner record (well within STALE_STREAM_S)
+
+
+def worker_tag(pid: int | None = None) -> str:
+    """An opaque name of a backend worker (host and pid, hashed): on the page as `data-r42-worker`, so
+    operators and the multi-worker tests can tell which worker a tab is talking to."""
+    return hashlib.sha1(f"{HOST}:{pid or os.getpid()}".encode()).hexdigest()[:8]
 
 
 def this_worker() -> str:
@@ -119,6 +126,21 @@ class Liveness:
 
     async def end_stream(self, run: str) -> None:
         await self.shared.release("stream", run, this_worker())
+
+    async def note_stream(self, run: str) -> float:
+        """claim_stream for the chat window, which streams on whatever happens: a shared state out of reach is
+        logged (stream_check then lets the answer go on). Returns when (time.monotonic())."""
+        try:
+            await self.claim_stream(run)
+        except SharedStateUnavailable as exc:
+            log.warning("noting which worker streams an answer failed: %s", exc)
+        return time.monotonic()
+
+    async def forget_stream(self, run: str) -> None:
+        try:
+            await self.end_stream(run)
+        except SharedStateUnavailable as exc:  # its record runs out by itself
+            log.warning("ending an answer's record failed: %s", exc)
 
     # -- the tabs a worker holds (reflex_patches.py) ------------------------------------------------
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 
 from r42_app.core.redact import masked, shown
+from r42_app.services.runtime.children import die_with_parent
 from r42_app.services.runtime.private import PRIVATE_UMASK, close_to_others
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -37,10 +38,11 @@ def stop_process(proc: subprocess.Popen | None, timeout: float = 10.0) -> None:
 
 def spawn_and_wait(command: list[str], log_file: Path, answers, name: str, where: str, timeout: float,
                    cwd: Path | None = None, on_spawn=None, stdin_data: bytes | None = None) -> subprocess.Popen:
-    """Start a child server (its own session, umask 077, output to `log_file`, mode 0600) and wait until
-    `answers()`; raise RuntimeError, with the log to look at, if it exits or stays silent. `stdin_data` is
-    written to its standard input, which is then closed (a secret it reads there is on no command line).
-    `on_spawn(proc)` hears of the process at once, so a stop requested while it starts up can reach it."""
+    """Start a child server (its own session, umask 077, output to `log_file`, mode 0600, stopped by the kernel
+    if this process dies: `die_with_parent`) and wait until `answers()`; raise RuntimeError, with the log to look
+    at, if it exits or stays silent. `stdin_data` is written to its standard input, which is then closed (a secret
+    it reads there is on no command line). `on_spawn(proc)` hears of the process at once, so a stop requested
+    while it starts up can reach it."""
     fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     with os.fdopen(fd, "ab") as log:
         log.write(f"r42: starting {shown(command)}\n".encode())
@@ -48,11 +50,11 @@ def spawn_and_wait(command: list[str], log_file: Path, answers, name: str, where
         try:
             proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd,
                                     stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
-                                    umask=PRIVATE_UMASK)
+                                    umask=PRIVATE_UMASK, preexec_fn=die_with_parent())
         except OSError as exc:
             raise RuntimeError(f"{name} could not be started: {exc.strerror} ({command[0]})") from None
     close_to_others(log_file)
-    if stdin_data is not None:
+    if stdin_data is not None and proc.stdin is not None:  # a pipe exactly when there is input to send
         try:
             proc.stdin.write(stdin_data)
             proc.stdin.close()
@@ -154,7 +156,7 @@ class PocketBaseServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 20.0) -> "PocketBaseServer":
+    def start(self, timeout: float = 20.0) -> PocketBaseServer:
         self.pb_dir.mkdir(parents=True, exist_ok=True)
         if _answers(self.url):
             raise RuntimeError(f"port {self.port} is already in use (set R42_PB_PORT to another port)")

@@ -5,11 +5,12 @@
 - a Chroma server (chromadb's own server, see services/runtime/chroma_server.py) on the data dir's index, so several
   processes share one index safely (the embedded client is single-process).
 
-Both bind 127.0.0.1 only, keep their data in the data dir, log to a file there, and have the interface
-the supervisor in cli.py expects (`proc`, `log_file`, `start()`, `stop()`). Any local user can reach
-127.0.0.1, so both want a secret (issue 21): Redis a password (`requirepass`), Chroma a bearer token, each
-random, in a file of mode 0600 in the data dir (`redis.password`, `chroma.token`), made once and reused. The
-secret is on no command line: Redis reads it on its standard input, the Chroma server from its file.
+Both bind 127.0.0.1 only, keep their data in the data dir, log to a file there, die with the process that
+started them, and have the interface services/runtime/supervisor.py expects (`proc`, `log_file`, `start()`,
+`stop()`). Any local user can reach 127.0.0.1, so both want a secret (issue 21): Redis a password
+(`requirepass`), Chroma a bearer token, each random, in a file of mode 0600 in the data dir (`redis.password`,
+`chroma.token`), made once and reused. The secret is on no command line: Redis reads it on its standard input,
+the Chroma server from its file.
 """
 
 from __future__ import annotations

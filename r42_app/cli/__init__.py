@@ -1,0 +1,61 @@
+"""The `r42` command line: serve, seed, kb import/export.
+
+    r42 serve                              # what `make run` runs
+    r42 seed demo
+    r42 kb import --tenant SLUG FILE
+    r42 kb export --tenant SLUG [FILE]
+    r42 chatbot access --tenant SLUG [--email E] [--json]
+    r42 chatbot user-grant|user-deny|user-inherit --tenant SLUG --email E --capability ID
+    r42 chatbot enable|disable --tenant SLUG
+    r42 chatbot migrate-legacy --tenant SLUG|* [--dry-run]
+    r42 credits show|set|add --tenant SLUG [N] [--unlimited|--limited]
+    r42 costs report --tenant SLUG [--since D] [--until D] [--by capability|user|day] [--json|--csv]
+    r42 mcp status | demo-server
+    r42 outbox retry [--kind index|cost|all]
+    r42 doctor [--tenant SLUG] [--json]
+    r42 backup create [FILE] | restore FILE [--force]
+
+Commands that need PocketBase use the running one (R42_PB_URL or 127.0.0.1:R42_PB_PORT) and
+otherwise start the embedded one on the data dir for the duration of the command.
+
+One module per area, each registering its commands next to their handlers: serve.py (serve, seed), kb.py
+(kb, search, context, eval, worker, chatbot rag-backfill), chatbot.py (capabilities), costs.py (credits,
+costs), ops.py (mcp, outbox, doctor, backup); common.py holds the exit codes.
+"""
+
+from __future__ import annotations
+
+import signal
+
+
+def _quiet_exit(signum, frame):  # noqa: ARG001 - signal handler signature
+    """Ctrl-C or SIGTERM while the command is still starting (or outside `serve`): stop, without a traceback."""
+    raise SystemExit(128 + signum)
+
+
+# first thing, before the slow imports below, so a stop that early is quiet too
+signal.signal(signal.SIGINT, _quiet_exit)
+signal.signal(signal.SIGTERM, _quiet_exit)
+
+import argparse
+
+from r42_app.cli import chatbot, costs, kb, ops, serve
+from r42_app.cli.common import EXIT_FAILURE, _err
+from r42_app.container import PocketBaseUnreachable
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="r42", description="R42: the knowledge-base-grounded learning assistant")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for area in (serve, kb, chatbot, costs, ops):  # in this order: `r42 --help` lists the commands so
+        area.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except PocketBaseUnreachable as exc:
+        _err(str(exc))
+        return EXIT_FAILURE

@@ -1,0 +1,67 @@
+"""`r42 serve` (what `make run` runs: services/runtime/supervisor.py does the running) and `r42 seed demo`."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Callable
+
+from r42_app.cli.common import EXIT_FAILURE, EXIT_OK, _err, _fail
+from r42_app.container import Services, connected
+from r42_app.services.runtime import supervisor
+from r42_app.services.store.kb_store import KBError
+from r42_app.services.store.pb import PBError
+from r42_app.services.store.seed import ensure_mcp_config, seed_demo
+from r42_app.settings import MAX_BACKEND_WORKERS, Settings, load_settings
+
+
+def _seed_the_demo(cfg: Settings) -> Callable[[str, Callable[[str], None]], None]:
+    """What `serve` does once PocketBase answers: (re)seed the demo tenants and write the demo MCP servers."""
+    def seed(pb_url: str, say: Callable[[str], None]) -> None:
+        seeding = Services(dataclasses.replace(cfg, pb_url_override=pb_url))
+        try:
+            seed_demo(seeding.admin_pb, cfg.demo_password, log=say)
+            if not cfg.mcp_config and ensure_mcp_config(cfg.mcp_config_file, cfg.mcp_demo_messages):
+                say(f"wrote the demo MCP servers to {cfg.mcp_config_file}")
+        finally:
+            seeding.close()
+    return seed
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    cfg = load_settings()
+    workers = args.workers or cfg.backend_workers
+    if not 1 <= workers <= MAX_BACKEND_WORKERS:
+        return _fail(f"--workers must be from 1 to {MAX_BACKEND_WORKERS}, got {workers}")
+    stopped_cleanly = supervisor.serve(cfg, workers=workers, chroma_server=args.chroma_server, loglevel=args.loglevel,
+                                       start_timeout=args.start_timeout,
+                                       prepare=None if args.no_seed else _seed_the_demo(cfg))
+    return EXIT_OK if stopped_cleanly else EXIT_FAILURE
+
+
+def cmd_seed(args: argparse.Namespace) -> int:
+    cfg = load_settings()
+    try:
+        with connected(cfg) as svc:
+            seed_demo(svc.admin_pb, cfg.demo_password)
+    except (PBError, KBError, ValueError) as exc:
+        _err(str(exc))
+        return EXIT_FAILURE
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """`serve` and `seed`."""
+    serve = sub.add_parser("serve", help="start PocketBase, seed the demo and serve the web app")
+    serve.add_argument("--no-seed", action="store_true", help="do not (re)seed the demo tenants")
+    serve.add_argument("--start-timeout", type=float, default=600, help="seconds to wait for the web app (default 600)")
+    serve.add_argument("--loglevel", default="warning", choices=["debug", "info", "warning", "error"])
+    serve.add_argument("--workers", type=int, default=0,
+                       help="backend worker processes sharing state through Redis (default R42_BACKEND_WORKERS or 1)")
+    serve.add_argument("--chroma-server", action="store_true",
+                       help="serve the search index from a `chroma run` process (always, with several workers)")
+    serve.set_defaults(func=cmd_serve)
+
+    seed = sub.add_parser("seed", help="load demo data")
+    seed.add_argument("what", choices=["demo"], help="what to seed")
+    seed.set_defaults(func=cmd_seed)

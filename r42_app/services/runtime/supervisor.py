@@ -1,0 +1,268 @@
+"""What `r42 serve` runs: PocketBase, the sidecars (Redis, Chroma) when they are wanted, and the web app,
+kept running until Ctrl-C or SIGTERM, then stopped in order.
+
+Every child is spawned from the main thread with `die_with_parent`, so a `r42 serve` killed outright (SIGKILL)
+takes them along: the kernel sends each SIGTERM. The web app's process (Reflex) leads its own process group and
+takes that group down on the signal (r42_app/reflex_main.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import httpx
+
+from r42_app.core.redact import redacted_url
+from r42_app.services.runtime.children import die_with_parent
+from r42_app.services.runtime.pb_server import ROOT, PocketBaseServer, ensure_superuser
+from r42_app.services.runtime.private import PRIVATE_UMASK, private_data_dir
+from r42_app.services.runtime.sidecars import ChromaServer, RedisServer
+from r42_app.services.store.kb_store import KBError
+from r42_app.services.store.pb import PBError
+from r42_app.services.store.seed import DEMO_USERS
+from r42_app.settings import Settings
+
+
+def say(message: str) -> None:
+    """A line of what `r42 serve` is doing, on standard output."""
+    print(f"r42: {message}", flush=True)
+
+
+def _err(message: str) -> None:
+    print(f"r42: {message}", file=sys.stderr)
+
+
+def _restore_frontend_lock() -> None:
+    """Give Reflex the pinned frontend versions on a fresh checkout.
+
+    Reflex rewrites ``reflex.lock/`` on every build (its format even changes between runs), so the tracked
+    copy lives in ``frontend/reflex.lock/`` and the working copy is ignored by git: a run never dirties the tree.
+    """
+    pinned, working = ROOT / "frontend" / "reflex.lock", ROOT / "reflex.lock"
+    if not pinned.is_dir():
+        return
+    working.mkdir(exist_ok=True)
+    for src in pinned.iterdir():
+        dest = working / src.name
+        if src.is_file() and not dest.exists():
+            dest.write_bytes(src.read_bytes())
+
+
+def _reflex_env(cfg: Settings) -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("REFLEX_TELEMETRY_ENABLED", "false")
+    env.setdefault("REFLEX_CHECK_LATEST_VERSION", "false")
+    bun = ROOT / "tools" / "bin" / "bun"
+    if bun.exists():
+        env.setdefault("REFLEX_BUN_PATH", str(bun))
+    env["R42_DATA_DIR"] = str(cfg.data_dir)
+    env["R42_PORT"] = str(cfg.port)
+    env["R42_PB_PORT"] = str(cfg.pb_port)
+    return env
+
+
+def _wait_http(url: str, proc: subprocess.Popen, timeout: float, stopping: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not stopping():
+        if proc.poll() is not None:
+            return False
+        try:
+            if httpx.get(url, timeout=2, follow_redirects=True).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    return False
+
+
+def _stop_group(proc: subprocess.Popen, timeout: float = 15.0) -> None:
+    """Stop a child and everything it started (it leads its own process group)."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+    # The leader may be gone while children (bun, workers) linger: sweep the group.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(5)
+
+
+def _banner(cfg: Settings) -> str:
+    lines = [
+        "",
+        "  R42 is running",
+        f"  Open        {cfg.app_url}/",
+        "  Sign in as",
+    ]
+    for user in DEMO_USERS:
+        lines.append(f"              {user.email:<24} {user.role:<8} tenant {user.tenant}")
+    lines.append(f"  Password    {cfg.demo_password}  (R42_DEMO_PASSWORD)")
+    lines += ["  Stop        Ctrl-C", ""]
+    return "\n".join(lines)
+
+
+class _Shutdown:
+    """One Ctrl-C or SIGTERM asks for a clean stop (the main loop notices); a second one during the
+    stop ends everything at once, quietly."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.children: list[subprocess.Popen] = []
+
+    def __call__(self, signum, frame) -> None:  # noqa: ARG002 - signal handler signature
+        if not self.requested:
+            self.requested = True
+            return
+        for child in self.children:  # the second signal: no more waiting
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, signal.SIGKILL)
+        os._exit(130)
+
+
+class Supervisor:
+    """Keeps a child server (PocketBase, Redis, Chroma) running: restarted when it exits (backoff 1 s to 30 s,
+    a line each time), given up after RESTARTS_PER_MINUTE failures within a minute, with a message saying
+    where to look."""
+
+    RESTARTS_PER_MINUTE = 5
+
+    def __init__(self, server, log: Callable[[str], None], name: str = "PocketBase"):
+        self.server = server
+        self.log = log
+        self.name = name
+        self.failures: list[float] = []
+        self.next_try = 0.0
+        self.delay = 1.0
+
+    def _failed(self, now: float) -> bool:
+        """Count a failure; True when there were too many within a minute."""
+        self.failures = [t for t in self.failures if now - t < 60] + [now]
+        self.next_try = now + self.delay
+        self.delay = min(30.0, self.delay * 2)
+        return len(self.failures) >= self.RESTARTS_PER_MINUTE
+
+    def check(self) -> bool:
+        """Call now and then: False once it gave up."""
+        proc = self.server.proc
+        now = time.monotonic()
+        if proc is not None and proc.poll() is None:
+            if self.failures and now - self.failures[-1] > 60:
+                self.failures, self.delay = [], 1.0  # it has run a minute: forget the earlier trouble
+            return True
+        if proc is not None:  # it just exited
+            self.server.proc = None
+            self.log(f"{self.name} stopped (exit status {proc.returncode}); restarting in {self.delay:.0f} s "
+                     f"(see {self.server.log_file})")
+            if self._failed(now):
+                self.log(f"{self.name} stopped {len(self.failures)} times within a minute; giving up. "
+                         f"See {self.server.log_file}, then start R42 again.")
+                return False
+        if now < self.next_try:
+            return True
+        try:
+            self.server.start()
+            self.log(f"{self.name} is running again")
+        except RuntimeError as exc:
+            self.log(f"{self.name} did not start: {exc}; trying again in {self.delay:.0f} s")
+            if self._failed(now):
+                self.log(f"giving up on {self.name}; start R42 again once the problem above is fixed")
+                return False
+        return True
+
+
+def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, start_timeout: float,
+          prepare: Callable[[str, Callable[[str], None]], None] | None = None) -> bool:
+    """Run R42 until Ctrl-C or SIGTERM: True after a clean stop, False when something failed (it says what).
+
+    `prepare(pb_url, say)` runs once PocketBase answers, before the web app starts (the demo seed).
+    Call it from the main thread: the signal handlers and the children's parent-death signal need it."""
+    os.umask(PRIVATE_UMASK)  # for everything serve and its children write: PocketBase, Redis, Chroma, the app
+    private_data_dir(cfg.data_dir)
+    shutdown = _Shutdown()
+    signal.signal(signal.SIGTERM, shutdown)
+    signal.signal(signal.SIGINT, shutdown)
+    pb_server: PocketBaseServer | None = None
+    sidecars: list[tuple[str, RedisServer | ChromaServer]] = []  # (name, server) started here: Redis, Chroma
+    reflex: subprocess.Popen | None = None
+    env = _reflex_env(cfg)
+    try:
+        say(f"starting PocketBase on 127.0.0.1:{cfg.pb_port} (data in {cfg.data_dir})")
+        ensure_superuser(cfg.pb_data_dir, cfg.superuser_file)
+        pb_server = PocketBaseServer(cfg.pb_data_dir, cfg.pb_port, origins=cfg.allowed_origins).start()
+        if pb_server.proc is not None:
+            shutdown.children.append(pb_server.proc)
+        if prepare is not None:
+            prepare(pb_server.url, say)
+        env["GRANIAN_WORKERS"] = str(workers)
+        if cfg.redis_url:  # given: used however many workers there are
+            env["REFLEX_REDIS_URL"] = cfg.redis_url
+            say(f"{workers} backend worker(s) keep their state in {redacted_url(cfg.redis_url)}")
+        elif workers > 1:
+            redis = RedisServer(cfg.data_dir / "redis")
+            sidecars.append(("Redis", redis))  # stopped in `finally`, even if it is still starting
+            redis.start(on_spawn=shutdown.children.append)
+            env["REFLEX_REDIS_URL"] = redis.url  # with its password (redis.password in the data dir)
+            say(f"{workers} backend workers share their state through the embedded Redis on 127.0.0.1:"
+                f"{redis.port} (data in {cfg.data_dir / 'redis'}, password required; set REFLEX_REDIS_URL to use "
+                "your own)")
+        if cfg.chroma_url:
+            say(f"search index: the Chroma server at {redacted_url(cfg.chroma_url)}")
+        elif chroma_server or workers > 1:
+            chroma = ChromaServer(cfg.chroma_dir)
+            sidecars.append(("Chroma", chroma))
+            chroma.start(on_spawn=shutdown.children.append)
+            env["CHROMA_URL"] = chroma.url
+            env["R42_CHROMA_TOKEN"] = chroma.token  # (chroma.token in the data dir)
+            why = "" if chroma_server else " (several workers cannot share the embedded index)"
+            say(f"search index: a Chroma server on 127.0.0.1:{chroma.port} over {cfg.chroma_dir}, token required{why}")
+        if shutdown.requested:
+            return True
+        say(f"building and starting the web app on 127.0.0.1:{cfg.port} (first build takes a minute)")
+        _restore_frontend_lock()
+        reflex = subprocess.Popen(
+            [sys.executable, "-m", "r42_app.reflex_main", "run", "--env", "prod", "--frontend-port", str(cfg.port),
+             "--backend-port", str(cfg.port), "--backend-host", "127.0.0.1", "--loglevel", loglevel],
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=die_with_parent(),
+        )
+        shutdown.children.append(reflex)
+        if not _wait_http(f"{cfg.app_url}/", reflex, start_timeout, lambda: shutdown.requested):
+            if shutdown.requested:
+                return True
+            _err(f"the web app did not come up on {cfg.app_url} (exit status {reflex.poll()})")
+            return False
+        print(_banner(cfg), flush=True)
+        supervisors = [Supervisor(pb_server, say)] + [Supervisor(server, say, name) for name, server in sidecars]
+        while not shutdown.requested:
+            if reflex.poll() is not None:
+                _err(f"the web app stopped (exit status {reflex.returncode})")
+                return False
+            for supervisor in supervisors:
+                if not supervisor.check():
+                    return False
+                proc = supervisor.server.proc
+                if proc is not None and proc not in shutdown.children:
+                    shutdown.children.append(proc)
+            time.sleep(0.5)
+        return True
+    except (PBError, RuntimeError, KBError, ValueError) as exc:
+        _err(str(exc))
+        return False
+    finally:
+        if shutdown.requested:
+            print("\nr42: stopping (Ctrl-C again to stop at once)", flush=True)
+        if reflex is not None:
+            _stop_group(reflex)
+        for _name, server in reversed(sidecars):
+            server.stop()
+        if pb_server is not None:
+            pb_server.stop()
