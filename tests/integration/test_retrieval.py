@@ -273,6 +273,8 @@ def test_corrupt_chroma_directory_falls_back_to_fts(indexed, embedder, tmp_path)
     assert (bad / "chroma.sqlite3").read_bytes().startswith(b"this is not a database")  # nothing overwritten
 
 
+@pytest.mark.parametrize("mode", ["fts", "semantic", "hybrid"])
+@pytest.mark.parametrize("query", ["Wat is partnerpensioen?", "partnerpensioen", "Vraag-een over partnerpensioen?"])
 def test_a_topic_named_by_its_label_ranks_first_in_every_mode(retriever, query, mode):
     """Before: hybrid put bijzonder-partnerpensioen first, and the stray `Vraag-een` pulled
     overlijden-verwerken to the top, so the model's [ref:1] pointed at the wrong topic."""
