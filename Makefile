@@ -1,4 +1,6 @@
-# R42: `make run` sets everything up and serves the app; `make check` lints and type-checks; `make test` runs every test.
+# R42: `make run` sets everything up and serves the app; `make test` sets up and runs every test
+# (`make test-fast`: the unit and integration tests without a browser and without the slow ones);
+# `make check` lints and type-checks.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -20,13 +22,14 @@ export REFLEX_CHECK_LATEST_VERSION := false
 export REFLEX_BUN_PATH := $(CURDIR)/$(BUN)
 export NPM_CONFIG_REGISTRY ?= $(shell npm config get registry 2>/dev/null || echo https://registry.npmjs.org/)
 
-.PHONY: help setup run check test test-deps bench clean
+.PHONY: help setup run check test test-fast test-deps bench clean
 
 help:
 	@echo "make run    set up (first time) and serve R42 on http://127.0.0.1:$${R42_PORT:-3000}/"
 	@echo "            (R42_BACKEND_WORKERS=2 make run: two backend workers, see docs/DEPLOY.md)"
 	@echo "make check  lint (ruff) and type-check (mypy) r42_app/, tools pinned in requirements-dev.txt"
 	@echo "make test   set up and run all tests (unit, integration, browser)"
+	@echo "make test-fast  unit and integration tests, no browser, no \`slow\` ones (under 3 minutes)"
 	@echo "make bench  run the benchmarks in bench/"
 	@echo "make clean  remove the venv, tools and build output (keeps ./data)"
 
@@ -76,6 +79,10 @@ test-deps:
 
 test: setup test-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# What to run while working: no browser, and not the integration tests marked `slow` (scale, model change).
+test-fast: setup
+	$(BIN)/python -m pytest tests/unit tests/integration -m "not slow" $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/python -m bench $(BENCH_ARGS)

@@ -1,4 +1,6 @@
-"""Shared fixtures: a real PocketBase per test session, seeded with the demo tenants."""
+"""Shared fixtures: a real PocketBase per test session, seeded with the demo tenants. And the markers: each test
+gets its directory's (unit, integration, e2e), and the browser tests that disturb the session's served app run
+after the ones that only use it (the markers are declared in pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,23 @@ from r42_app.services.runtime.pb_server import PocketBaseServer, SuperuserCreden
 from r42_app.services.store.pb import PocketBase
 
 DEMO_PASSWORD = "test-demo-pass-1"
+TESTS = Path(__file__).resolve().parent
+DIRECTORY_MARKERS = ("unit", "integration", "e2e")
+# The shared `served_app` (tests/e2e/conftest.py) is disturbed by these, so they run after every other test,
+# in this order: first those that need it running after they are done, then those that stop it for good.
+LAST_MARKERS = ("disturbs_served_app", "stops_served_app")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.is_relative_to(TESTS) and (top := item.path.relative_to(TESTS).parts[0]) in DIRECTORY_MARKERS:
+            item.add_marker(top)
+
+    def phase(item) -> int:
+        return next((i + 1 for i, name in enumerate(LAST_MARKERS) if item.get_closest_marker(name)), 0)
+
+    items.sort(key=phase)  # stable: otherwise the order of collection
 
 
 def free_port() -> int:

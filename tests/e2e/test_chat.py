@@ -326,8 +326,22 @@ def test_the_window_opens_only_when_asked_and_docks_beside_the_page_on_a_wide_sc
     ctx.close()
 
 
+# What the page wrote to the clipboard, once each write has finished (or why it failed). A wait must poll a plain
+# value: wait_for_function treats a Promise as true at once.
+RECORD_COPIES = """
+window.r42Copied = [];
+if (navigator.clipboard) {  // (not on a page that is no secure context)
+    const writeText = navigator.clipboard.writeText.bind(navigator.clipboard);
+    navigator.clipboard.writeText = text => writeText(text).then(
+        () => { window.r42Copied.push(text); },
+        error => { window.r42Copied.push("write failed: " + error); throw error; });
+}
+"""
+
+
 def test_copy_regenerate_edit_and_up_arrow(served_app, browser, claude):
     ctx = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    ctx.add_init_script(RECORD_COPIES)
     page = ctx.new_page()
     claude.reply_text("Het eerste antwoord over de AOW [ref:1].")
     sign_in(page, served_app, "learner@example.com")
@@ -337,9 +351,10 @@ def test_copy_regenerate_edit_and_up_arrow(served_app, browser, claude):
     expect(last).to_contain_text("Het eerste antwoord")
     expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
     last.locator(".r42-copy").click()
-    page.wait_for_function("navigator.clipboard.readText().then(t => t.length > 0)")
-    copied = page.evaluate("navigator.clipboard.readText()")
-    assert copied == "Het eerste antwoord over de AOW." , copied  # the text, without [ref:N]
+    # the copy is a round trip to the server: wait until the page's own write to the clipboard has finished
+    page.wait_for_function("window.r42Copied.length > 0")
+    assert page.evaluate("window.r42Copied") == ["Het eerste antwoord over de AOW."]  # the text, without [ref:N]
+    assert page.evaluate("navigator.clipboard.readText()") == "Het eerste antwoord over de AOW."
 
     claude.reply_text("Een nieuw antwoord.")
     last.locator(".r42-regenerate").click()

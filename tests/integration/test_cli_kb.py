@@ -80,6 +80,7 @@ def test_export_of_unknown_tenant_is_a_clear_error(pb_server, seeded):
     assert result.returncode == 2 and "unknown tenant 'bestaat-niet'" in result.stderr
 
 
+@pytest.mark.slow  # 5,000 topics
 @pytest.mark.timeout(300)
 def test_import_of_5000_topics_lands_completely(pb_server, admin_pb, seeded, tmp_path):
     doc = {"topics": [topic(i) for i in range(5000)],

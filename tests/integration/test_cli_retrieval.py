@@ -15,6 +15,10 @@ import pytest
 from r42_app.services.adapters.vector_store import VectorStore
 from r42_app.services.store.kb_store import KBStore
 
+# Every test runs the CLI in processes of their own, each loading the embedding model (the demo KB is embedded
+# again for them): minutes on a 2-core machine.
+pytestmark = pytest.mark.slow
+
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 

@@ -3,6 +3,8 @@ index is a FAIL with its fix and exit status 1."""
 
 import json
 
+import pytest
+
 from r42_app.services.store.kb_store import KBStore
 from tests.integration.test_cli_kb import run_cli
 
@@ -53,6 +55,7 @@ print(store._segment_dirs()[__import__("r42_app.services.adapters.vector_store",
 """
 
 
+@pytest.mark.slow  # a tenant indexed, damaged and rebuilt through the CLI
 def test_a_damaged_segment_is_a_fail_whose_fix_rebuilds_it(pb_server, admin_pb, seeded):
     """A tenant's vector segment on disk is damaged (here: overwritten, as a full disk or a killed writer leaves
     it): `r42 doctor` FAILs that index with the command that rebuilds it, and that command brings it back."""

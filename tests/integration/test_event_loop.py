@@ -21,7 +21,7 @@ from r42_app.state.suggestions import SuggestionsState
 from r42_app.state.tools import ToolsState
 from tests.integration.test_state_guards import call, signed_in_root, substate
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # slow: every PocketBase request waits SLOW_S (~45 s in all)
 # PocketBase is slowed by SLOW_S per request: one request made on the loop would stall it at least that long.
 # The bound is half of it, so CPU noise on a busy 2-core machine (a handler's own Python work, seen at ~80 ms
 # while other suites ran) cannot fail the test, and blocking I/O still always does.

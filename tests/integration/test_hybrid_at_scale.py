@@ -15,6 +15,8 @@ from r42_app.services.outbox.indexer import Indexer
 from r42_app.services.retrieval import Retriever
 from r42_app.services.store.kb_store import KBStore
 
+pytestmark = pytest.mark.slow  # 5,000 topics imported and embedded
+
 TOPICS = 5_000
 
 

@@ -6,6 +6,7 @@ search still answers. Vectors are random unit vectors: the disk does not care wh
 import subprocess
 
 import numpy as np
+import pytest
 
 from r42_app.core.kb import Topic
 from r42_app.core.retrieval import TenantIndex
@@ -24,6 +25,7 @@ def unit_vectors(rng, n):
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
+@pytest.mark.slow  # 50,000 vectors written three times
 def test_fifty_thousand_passages_reindexed_twice_and_half_deleted_stay_within_three_times_raw(tmp_path):
     rng = np.random.default_rng(22)
     store = VectorStore(path=tmp_path / "chroma", model_id="size-test")

@@ -159,6 +159,7 @@ def r42(pb_server, data_dir, chroma, token, *args):
                           timeout=300)
 
 
+@pytest.mark.slow  # a Chroma server, and the CLI embedding the demo KB into it
 def test_search_works_through_the_token_server_given_r42_chroma_token(pb_server, seeded, chroma, chroma_data_dir):
     indexed = r42(pb_server, chroma_data_dir, chroma, chroma.token, "chatbot", "rag-backfill", "--tenant", "demo",
                   "--now")

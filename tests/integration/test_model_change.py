@@ -10,6 +10,8 @@ from r42_app.services.outbox.indexer import Indexer
 from r42_app.services.retrieval import Retriever
 from r42_app.services.store.kb_store import KBStore
 
+pytestmark = pytest.mark.slow  # a second embedding model (MiniLM) loaded and run
+
 TOPICS = [
     ("hooiland", "Hooiland", "De kwartelkoning roept 's nachts in het hooiland, van mei tot juli."),
     ("weide", "Weide", "Een grutto broedt in het voorjaar in natte graslanden met veel kruiden."),

@@ -91,6 +91,7 @@ def test_a_lease_holds_until_it_ends_and_bad_claims_are_refused(pb_server, admin
     assert admin_pb.get("outbox", row)["claimed_by"] == "b"  # untouched by the refused claims
 
 
+@pytest.mark.slow  # two CLI workers, each loading the embedding model, over 1,000 topics
 def test_two_index_workers_racing_on_1000_rows_index_every_topic_exactly_once(pb_server, admin_pb, seeded,
                                                                                tmp_path, chroma_url):  # noqa: F811
     n = 1000

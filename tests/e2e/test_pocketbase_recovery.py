@@ -1,7 +1,8 @@
 """PocketBase under the served app (issue 14): killed, it is restarted and chat works again within 10 s
 without restarting the app; stopped (SIGSTOP), /api/health still answers 503 within 3 s.
 
-Named zy so it runs after the other browser tests (it disturbs the shared app) and before zz."""
+They kill and stop the shared app's PocketBase, so they run after the tests that only use the app (the
+`disturbs_served_app` marker, tests/conftest.py)."""
 
 import json
 import os
@@ -10,8 +11,11 @@ import time
 
 import httpx
 import psutil
+import pytest
 
 from tests.conftest import DEMO_PASSWORD
+
+pytestmark = pytest.mark.disturbs_served_app
 
 
 def pocketbase_of(served_app) -> psutil.Process:

@@ -1,11 +1,15 @@
 """Stopping `r42 serve` (as Ctrl-C or a service manager would) leaves no process behind.
 
-Named zz so it runs after the other browser tests, which share the served app.
+Both run last (the `stops_served_app` marker, tests/conftest.py): the first stops the shared served app, the
+second starts `r42 serve` twenty times in the source tree, which rebuilds the frontend the shared app serves.
 """
 
 import time
 
 import psutil
+import pytest
+
+pytestmark = pytest.mark.stops_served_app
 
 
 def processes_of(data_dir):
