@@ -77,12 +77,19 @@ test-deps:
 	@command -v chromium >/dev/null || { echo "installing Debian chromium"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null); }
 
+# Unit and integration tests run on every core (pytest-xdist: each worker its own PocketBase, Chroma and data);
+# the browser tests share one served app and run in one process, after them. PYTEST_ARGS: one run of just that.
 test: setup test-deps
+ifeq ($(strip $(PYTEST_ARGS)),)
+	$(BIN)/python -m pytest tests/unit tests/integration -n auto
+	$(BIN)/python -m pytest tests/e2e
+else
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+endif
 
 # What to run while working: no browser, and not the integration tests marked `slow` (scale, model change).
 test-fast: setup
-	$(BIN)/python -m pytest tests/unit tests/integration -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/unit tests/integration -m "not slow" -n auto $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/python -m bench $(BENCH_ARGS)
