@@ -48,6 +48,9 @@ def create_backup(pb: PocketBase, target: Path) -> Path:
     return target
 
 
+DOWN_WITHIN_S = 15.0  # a restore that PocketBase has not begun by then: it restarted between two looks
+
+
 def restore_backup(pb: PocketBase, source: Path, wait: float = 60.0) -> None:
     """Upload a backup zip to PocketBase and restore it. PocketBase replaces its data and restarts itself;
     this returns once it answers again."""
@@ -63,10 +66,16 @@ def restore_backup(pb: PocketBase, source: Path, wait: float = 60.0) -> None:
         pb.send("POST", f"/api/backups/{name}/restore")
     except PBError as exc:
         raise BackupError(f"PocketBase could not restore {name}: {exc}") from exc
+    # It restarts itself: first see it go down (an answer before that is the old process, and a command run
+    # then would meet the restart), then wait until it answers again, twice in a row.
     deadline = time.monotonic() + wait
-    time.sleep(1.0)  # it restarts: give it a moment to go down before asking
+    down_by = time.monotonic() + DOWN_WITHIN_S
+    while time.monotonic() < down_by and pb.health():
+        time.sleep(0.1)
+    answered = 0
     while time.monotonic() < deadline:
-        if pb.health():
+        answered = answered + 1 if pb.health() else 0
+        if answered >= 2:
             return
         time.sleep(0.5)
     raise BackupError(f"PocketBase did not come back within {wait:.0f} s after the restore")
