@@ -1,5 +1,7 @@
 """The Reflex app: theme, pages, the HTTP API and the security headers; the page scripts are in assets/r42.js."""
 
+import logging
+
 import reflex as rx
 
 from r42_app.api import api
@@ -60,19 +62,32 @@ app = rx.App(
 
 
 async def index_outbox() -> None:
-    """Keep the search index fresh: drain the outbox for as long as the backend runs."""
+    """Keep the search index fresh: drain the outbox for as long as the backend runs. The chat's services and the
+    indexer are built here in a thread, at boot: the superuser sign-in and the embedding model's import stay off
+    the event loop and out of the first question."""
+    import asyncio
+
     from r42_app.container import services
 
-    if services().settings.app_indexer:
-        await services().indexer.run_forever()
+    svc = services()
+    try:
+        await asyncio.to_thread(lambda: svc.chat)
+    except Exception as exc:  # noqa: BLE001 - the first question builds it again, and says what is wrong
+        logging.getLogger(__name__).warning("building the chat's services at boot failed: %s", exc)
+    if svc.settings.app_indexer:
+        await asyncio.to_thread(lambda: svc.indexer)
+        await svc.indexer.run_forever()
 
 
 async def persist_costs() -> None:
     """Persist the AI cost events that chat turns queue in the outbox (and debit credits once each)."""
+    import asyncio
+
     from r42_app.container import services
 
     if services().settings.app_costs:
-        await services().cost_persister.run_forever()
+        persister = await asyncio.to_thread(lambda: services().cost_persister)  # signs in: off the event loop
+        await persister.run_forever()
 
 
 async def run_mcp_servers() -> None:
