@@ -115,6 +115,25 @@ CATALOGUE: dict[str, str] = {
     "kb.topic_deleted_relations": "Onderwerp “{label}” verwijderd en {count} relaties.",
     "kb.pick_target": "Kies het onderwerp waarnaar de relatie wijst.",
     "kb.relation_invalid": "Deze relatie kan niet worden toegevoegd.",
+    # -- documents in (core/documents.py DocumentRefused: a file that is not imported; every text names the file)
+    "doc.unsupported": "{filename}: dit soort bestand kan R42 niet lezen. Gebruik PDF, Word (.docx), PowerPoint "
+                       "(.pptx), Markdown (.md), HTML (.html) of tekst (.txt).",
+    "doc.mismatch": "{filename}: de inhoud is geen {expected}, ook al zegt de naam dat wel.",
+    "doc.empty": "{filename}: er staat geen tekst in dit bestand.",
+    "doc.no_text_layer": "{filename}: deze PDF heeft geen tekstlaag (een scan?). Sla hem op met tekstherkenning "
+                         "(OCR) en probeer het opnieuw.",
+    "doc.corrupt": "{filename}: het bestand is beschadigd en kan niet worden gelezen.",
+    "doc.encrypted": "{filename}: het bestand is beveiligd met een wachtwoord. Sla het zonder wachtwoord op en "
+                     "probeer het opnieuw.",
+    "doc.too_large": "{filename}: het bestand is {size} MB; het maximum is {maximum} MB.",
+    "doc.too_many_pages": "{filename}: het bestand heeft {pages} pagina's of dia's; het maximum is {maximum}.",
+    "doc.zip_bomb": "{filename}: het bestand pakt uit tot meer dan {maximum} MB en wordt niet gelezen.",
+    "doc.timeout": "{filename}: het lezen duurde langer dan {seconds} seconden en is gestopt.",
+    "doc.memory": "{filename}: het lezen had te veel geheugen nodig en is gestopt.",
+    "doc.not_text": "{filename}: dit is geen leesbare tekst (binaire inhoud of een onbekende tekenset).",
+    "doc.too_many_sections": "{filename}: dit document zou meer dan {maximum} onderwerpen worden. Splits het in "
+                             "kleinere bestanden.",
+    "doc.failed": "{filename}: het lezen is mislukt. Probeer het opnieuw.",
     "kb.relation_missing": "Deze relatie bestaat niet (meer).",
     "kb.relation_added": "Relatie toegevoegd.",
     "kb.relation_removed": "Relatie verwijderd.",
