@@ -7,6 +7,9 @@
                           -> text/event-stream of `data: {"type": ...}` events (see r42_app.chat.turn)
     POST /api/chat/delta  Authorization: Bearer <token>; {"delta": <the `delta` of a delta event>}
                           -> {"status": "applied"|"suggested", "message", "topics", "relations"}
+    POST /api/kb/documents  multipart `files` (+ optional `type`), an admin's Bearer token: import documents
+                          -> {"files": [{"file", "status": created|updated|unchanged|refused, "message", ...}]}
+    GET  /api/kb/documents/{id}/file?tenant=&expires=&sig=  a document's original file (a signed link)
     POST /api/chat/confirm  {"id": <of a confirm_required event>, "decision": "allow"|"deny"} while the turn
                           streams (on any backend worker) -> {"id", "decision"}; 404/403/410/409 for
                           unknown/other user/expired/used, 503 while the workers' shared state is away
@@ -23,26 +26,35 @@ that fails unexpectedly ends its stream with an `error` event of kind `internal`
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
 import math
+import time
 from typing import Any
+from urllib.parse import quote as quote_url
 
 from starlette.applications import Starlette
+from starlette.datastructures import UploadFile
 from starlette.requests import Request
-from starlette.responses import JSONResponse, StreamingResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
 from r42_app.chat.turn import ChatRefused, check_turn, run_turn
 from r42_app.container import services
 from r42_app.core.chat import ChatInputError, validate_messages
+from r42_app.core.documents import MAX_FILES, download_signature
+from r42_app.core.identity import Tenant
+from r42_app.core.kb import TOPIC_TYPES
 from r42_app.core.mcp import ConfirmationError
 from r42_app.core.messages import msg
+from r42_app.services.document_import import FileOutcome
 from r42_app.services.retrieval import MODES
 from r42_app.services.runtime.loop_lag import MONITOR
 from r42_app.services.store.auth import AuthError, Session
-from r42_app.services.store.pb import pocketbase_answers
+from r42_app.services.store.kb_store import KBError
+from r42_app.services.store.pb import PBError, pocketbase_answers
 
 REFUSAL_STATUS = {"unauthenticated": 401, "forbidden": 403, "chatbot_disabled": 403, "capability_denied": 403,
                   "quiz_active": 423, "quota_exceeded": 402, "rate_limited": 429, "unavailable": 503}
@@ -259,7 +271,112 @@ async def chat_confirm(request: Request) -> JSONResponse:
     return JSONResponse({"id": body["id"], "decision": body["decision"]})
 
 
+UPLOAD_MAX_BODY_BYTES = 120 * 1024 * 1024  # one request: a few documents (50 MB each at most, MAX_FILE_BYTES)
+
+
+async def kb_documents(request: Request) -> JSONResponse:
+    """`POST /api/kb/documents` (multipart, field `files`, one or more; optional field `type`): import documents
+    into the caller's tenant (admins only). Each file is checked in the parse sandbox; the good ones are
+    written, the bad ones refused with their reason. 200 {"files": [...]} when at least one file is imported,
+    422 when every file is refused, 400 without files, 403 for a learner, 413 over UPLOAD_MAX_BODY_BYTES."""
+    token = _bearer(request)
+    if not token:
+        return _error(401, "unauthenticated", "Send your PocketBase token as `Authorization: Bearer <token>`.")
+    session = await _session(token, fresh=True)  # a write: the role as it is now
+    if isinstance(session, JSONResponse):
+        return session
+    if not session.user.is_admin or not session.user.tenant_id:
+        return _error(403, "forbidden", msg("kb.refused"))
+    raw = await _read_body(request, UPLOAD_MAX_BODY_BYTES)
+    if isinstance(raw, JSONResponse):
+        return raw
+    sent = False
+
+    async def receive() -> dict:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": raw, "more_body": False}
+
+    try:
+        form = await Request(request.scope, receive).form(max_files=MAX_FILES + 1, max_fields=20)
+    except Exception as exc:  # python-multipart's errors: not multipart, a broken boundary
+        log.info("document upload is not multipart: %s", exc)
+        return _error(400, "invalid_request", "Send the files as multipart/form-data in the field `files`.")
+    uploads = [f for f in form.getlist("files") if isinstance(f, UploadFile)]
+    if not uploads:
+        return _error(400, "invalid_request", "Send one or more files in the multipart field `files`.")
+    if len(uploads) > MAX_FILES:
+        return _error(400, "invalid_request", msg("doc.too_many_files", maximum=MAX_FILES))
+    topic_type = form.get("type")
+    if topic_type is not None and topic_type not in TOPIC_TYPES:
+        return _error(400, "invalid_request", f"type must be one of {', '.join(TOPIC_TYPES)}.")
+    tenant = session.user.tenant
+    importer = services().importer
+    outcomes = []
+    for upload in uploads:
+        name = upload_name(upload.filename)
+        data = await upload.read()
+        try:
+            outcome = await asyncio.to_thread(importer.import_file, tenant, name, data, topic_type)
+        except (KBError, PBError) as exc:
+            log.error("storing document %s failed: %s", name, exc)
+            outcome = FileOutcome(name, "refused", msg("doc.write_failed", filename=name), "doc.write_failed")
+        outcomes.append(outcome)
+    body = {"files": [o.to_json() for o in outcomes]}
+    return JSONResponse(body, status_code=200 if any(o.ok for o in outcomes) else 422)
+
+
+async def kb_document_file(request: Request) -> Response:
+    """`GET /api/kb/documents/{id}/file?tenant=&expires=&sig=`: the original file of a document, through a link
+    the topic page signed for the tenant's users (core/documents.py download_url). Always an attachment."""
+    doc_id = request.path_params["doc_id"]
+    tenant_id = request.query_params.get("tenant", "")
+    expires = request.query_params.get("expires", "")
+    sig = request.query_params.get("sig", "")
+    if not expires.isdigit() or int(expires) < time.time():
+        return _error(410, "link_expired", msg("doc.link_expired"))
+    good = download_signature(services().download_secret, tenant_id, doc_id, int(expires))
+    if not hmac.compare_digest(good, sig):
+        return _error(403, "forbidden", msg("doc.link_expired"))
+    store = services().documents
+    try:
+        tenant = Tenant(tenant_id, "", "")
+        doc = await asyncio.to_thread(store.get, tenant, doc_id)
+        data = await asyncio.to_thread(store.file_bytes, doc) if doc else None
+    except PBError as exc:
+        log.error("reading document %s failed: %s", doc_id, exc)
+        return _error(503, "unavailable", msg("doc.download_failed"))
+    if doc is None or data is None:
+        return _error(404, "not_found", msg("doc.download_failed"))
+    return Response(data, media_type=DOWNLOAD_TYPES.get(doc.kind, "application/octet-stream"), headers={
+        "Content-Disposition": f"attachment; filename*=UTF-8''{quote_url(doc.filename)}",
+        "X-Content-Type-Options": "nosniff", "Cache-Control": "private, no-store"})
+
+
+DOWNLOAD_TYPES = {
+    "pdf": "application/pdf",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "md": "text/markdown; charset=utf-8", "html": "application/octet-stream", "txt": "text/plain; charset=utf-8",
+}
+
+
+def upload_name(raw: str | None) -> str:
+    """An uploaded file's name without any folder part or control characters, at most 255 characters."""
+    name = (raw or "").replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in name if ch.isprintable()).strip() or "bestand"
+    if len(name) > 255:
+        dot = name.rfind(".")
+        ext = name[dot:] if 0 < dot and len(name) - dot <= 10 else ""
+        name = name[: 255 - len(ext)] + ext
+    return name
+
+
 api = Starlette(routes=[Route("/api/health", health, methods=["GET"]), Route("/api/chat", chat, methods=["POST"]),
                         Route("/api/chat/delta", chat_delta, methods=["POST"]),
                         Route("/api/chat/confirm", chat_confirm, methods=["POST"]),
-                        Route("/api/quiz/end", quiz_end, methods=["POST"])])
+                        Route("/api/quiz/end", quiz_end, methods=["POST"]),
+                        Route("/api/kb/documents", kb_documents, methods=["POST"]),
+                        Route("/api/kb/documents/{doc_id}/file", kb_document_file, methods=["GET"])])

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from r42_app.services.adapters.llm import AnthropicLLM
     from r42_app.services.adapters.mcp import McpHub
     from r42_app.services.adapters.vector_store import VectorStore
+    from r42_app.services.document_import import DocumentImporter
     from r42_app.services.outbox.costs import CostPersister
     from r42_app.services.outbox.indexer import Indexer
     from r42_app.services.retrieval import Retriever
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from r42_app.services.store.audit import ToolAudit
     from r42_app.services.store.auth import AuthService
     from r42_app.services.store.costs import CostRecorder, CostReports, CreditStore
+    from r42_app.services.store.documents import DocumentStore
     from r42_app.services.store.feedback import FeedbackStore
     from r42_app.services.store.kb_store import KBStore
     from r42_app.services.store.pb import PocketBase
@@ -97,6 +99,25 @@ class Services:
         from r42_app.services.store.kb_store import KBStore
 
         return self._once("kb", lambda: KBStore(self.admin_pb))
+
+    @property
+    def documents(self) -> DocumentStore:
+        from r42_app.services.store.documents import DocumentStore
+
+        return self._once("documents", lambda: DocumentStore(self.admin_pb))
+
+    @property
+    def download_secret(self) -> str:
+        """The key of the signed links to documents' original files (a secret in the data dir, made once)."""
+        from r42_app.services.runtime.private import secret_file
+
+        return self._once("download_secret", lambda: secret_file(self.settings.data_dir / "download.secret"))
+
+    @property
+    def importer(self) -> DocumentImporter:
+        from r42_app.services.document_import import DocumentImporter
+
+        return self._once("importer", lambda: DocumentImporter(self.documents))
 
     @property
     def auth(self) -> AuthService:

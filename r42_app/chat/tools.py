@@ -22,7 +22,7 @@ from r42_app.core.fence import fence, one_line
 from r42_app.core.identity import SignedInUser, Tenant
 from r42_app.core.injection import detect_injection_markers
 from r42_app.core.messages import msg
-from r42_app.core.retrieval import Snippet, make_snippet, render_snippets, visible_topic
+from r42_app.core.retrieval import Snippet, render_snippets, visible_topic
 from r42_app.core.tools import BUILTIN_TOOLS, KB_SEARCH_TOOL, LOOKUP_TOPIC, PROPOSE_GRAPH_DELTA, ToolSpec
 from r42_app.services.retrieval import MODES, Retriever
 from r42_app.services.store.kb_store import KBStore
@@ -152,10 +152,7 @@ async def kb_search(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResult:
     mode = tool_input["mode"] if tool_input.get("mode") in MODES else "hybrid"
     result = await asyncio.to_thread(ctx.deps.retriever.kb_search, ctx.tenant, query, mode, 5)
     index = await asyncio.to_thread(ctx.deps.retriever.index, ctx.tenant)
-    new: list[Snippet] = []
-    for hit in result.hits:
-        topic = index.topics[index.by_slug[hit.slug]]
-        new.append(make_snippet(len(ctx.snippets) + len(new) + 1, topic, hit.text, hit.score))
+    new: list[Snippet] = result.snippets(index, start=len(ctx.snippets) + 1)
     ctx.snippets.extend(new)
     return ToolResult(render_snippets(new) if new else "No topic matches this search.")
 

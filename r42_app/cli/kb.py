@@ -11,10 +11,13 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from r42_app.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, _err, _fail
 from r42_app.container import Services, connected
+from r42_app.core.documents import EXTENSIONS, DocumentRefused
 from r42_app.core.identity import Tenant
+from r42_app.core.kb import TOPIC_TYPES
 from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from r42_app.core.retrieval import render_snippets
 from r42_app.services.retrieval import MODES, UnknownTenant
@@ -39,40 +42,124 @@ def _progress(label: str):
     return report
 
 
-def cmd_kb_import(args: argparse.Namespace) -> int:
-    cfg = load_settings()
-    path = Path(args.file)
+IMPORT_SUFFIXES = (".json", *EXTENSIONS)
+
+
+def _import_files(paths: list[str]) -> tuple[list[Path], list[str], list[Path]]:
+    """(files, problems, skipped): the named files, and the files under named folders (recursively, in name order)
+    that `kb import` reads; a folder's other files are skipped, a named file that does not exist is a problem."""
+    files: list[Path] = []
+    problems: list[str] = []
+    skipped: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for child in sorted(p for p in path.rglob("*") if p.is_file()):
+                if any(part.startswith(".") for part in child.relative_to(path).parts):
+                    continue
+                (files if child.suffix.lower() in IMPORT_SUFFIXES else skipped).append(child)
+        elif path.is_file():
+            files.append(path)
+        else:
+            problems.append(f"{path}: no such file or folder")
+    seen: set[Path] = set()
+    unique = [f for f in files if not (f.resolve() in seen or seen.add(f.resolve()))]
+    return unique, problems, skipped
+
+
+def _read_json(path: Path) -> tuple[Any, str]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        _err(f"{path}: no such file")
-        return EXIT_BAD_INPUT
+        return json.loads(path.read_text(encoding="utf-8")), ""
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        _err(f"{path}: not valid JSON ({exc}); nothing was written")
+        return None, f"{path}: not valid JSON ({exc})"
+    except OSError as exc:
+        return None, f"{path}: cannot be read ({exc.strerror or exc})"
+
+
+def cmd_kb_import(args: argparse.Namespace) -> int:
+    """Check every file first (JSON against the KB's rules, documents in the parse sandbox); write only when all
+    are good, one file at a time, then index."""
+    cfg = load_settings()
+    files, problems, skipped = _import_files(args.paths)
+    for problem in problems:
+        _err(problem)
+    if problems:
+        _err("nothing was written")
         return EXIT_BAD_INPUT
+    if not files:
+        _err("no file to import (JSON, PDF, Word, PowerPoint, Markdown, HTML or text)")
+        return EXIT_BAD_INPUT
+    for path in skipped:
+        print(f"skipped {path} (not a kind of file kb import reads)", file=sys.stderr)
     try:
         with connected(cfg) as svc:
             store = svc.kb
-            plan, issues = store.validate_import(args.tenant, data)
-            if plan is None:
-                _err(f"{path}: {len(issues)} problem(s); nothing was written")
-                for issue in issues[:50]:
-                    print(f"  {issue}", file=sys.stderr)
-                if len(issues) > 50:
-                    print(f"  ... and {len(issues) - 50} more", file=sys.stderr)
+            checked: list[tuple[Path, Any, Any]] = []  # (path, JSON document or None, (bytes, ParsedDocument) or None)
+            bad = 0
+            for n, path in enumerate(files, start=1):
+                label = f"checking {n}/{len(files)} {path.name}"
+                if path.suffix.lower() == ".json":
+                    data, problem = _read_json(path)
+                    if problem:
+                        _err(problem)
+                        bad += 1
+                        continue
+                    plan, issues = store.validate_import(args.tenant, data)
+                    if plan is None:
+                        _err(f"{path}: {len(issues)} problem(s)")
+                        for issue in issues[:50]:
+                            print(f"  {issue}", file=sys.stderr)
+                        if len(issues) > 50:
+                            print(f"  ... and {len(issues) - 50} more", file=sys.stderr)
+                        bad += 1
+                        continue
+                    checked.append((path, data, None))
+                    continue
+                try:
+                    raw = path.read_bytes()
+                    parsed = svc.importer.check(path.name, raw, progress=_progress(label))
+                except OSError as exc:
+                    _err(f"{path}: cannot be read ({exc.strerror or exc})")
+                    bad += 1
+                    continue
+                except DocumentRefused as exc:
+                    _err(f"{path}: {exc.user_message}")
+                    bad += 1
+                    continue
+                checked.append((path, None, (raw, parsed)))
+            if bad:
+                _err(f"{bad} of {len(files)} file(s) cannot be imported; nothing was written")
                 return EXIT_BAD_INPUT
-            result = store.import_document(args.tenant, data, progress=_progress("writing"), tenant_name=args.name)
+            tenant, created_tenant = store.ensure_tenant(args.tenant, args.name)
+            if created_tenant:
+                print(f"created tenant {tenant.slug!r}")
+            counts = {"created": 0, "updated": 0, "unchanged": 0}
+            for path, data, doc in checked:
+                if data is not None:
+                    result = store.import_document(args.tenant, data, progress=_progress(f"writing {path.name}"),
+                                                   tenant_name=args.name)
+                    print(f"{path}: {result.summary()}")
+                    status = "created" if result.created else "updated" if result.updated else "unchanged"
+                    if result.relations_created and status == "unchanged":
+                        status = "updated"
+                else:
+                    raw, parsed = doc
+                    outcome = svc.importer.import_parsed(tenant, path.name, raw, parsed, args.type)
+                    status = outcome.status
+                    pages = f", {outcome.pages} page(s)" if outcome.pages else ""
+                    print(f"{path}: {status} — {len(outcome.topics)} topic(s){pages}; {outcome.created} created, "
+                          f"{outcome.updated} updated, {outcome.deleted} removed ({outcome.writes} writes)")
+                counts[status] += 1
             if not args.no_index:
-                _index_now(svc, result.tenant.id)
+                _index_now(svc, tenant.id)
     except KBError as exc:
         _err(str(exc))
         return EXIT_BAD_INPUT if exc.issues else EXIT_FAILURE
     except PBError as exc:
         _err(str(exc))
         return EXIT_FAILURE
-    if result.created_tenant:
-        print(f"created tenant {result.tenant.slug!r}")
-    print(f"imported {result.summary()}")
+    print(f"{len(checked)} file(s): {counts['created']} created, {counts['updated']} updated, "
+          f"{counts['unchanged']} unchanged, 0 refused" + (f"; {len(skipped)} skipped" if skipped else ""))
     return EXIT_OK
 
 
@@ -358,10 +445,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     """`kb import|export`, `search`, `context`, `eval retrieval` and `worker`."""
     kb = sub.add_parser("kb", help="import or export a tenant's knowledge base")
     kb_sub = kb.add_subparsers(dest="kb_command", required=True)
-    imp = kb_sub.add_parser("import", help="validate a JSON file, then upsert its topics and relations")
+    imp = kb_sub.add_parser(
+        "import", help="check files, then upsert their topics: JSON and documents (PDF, Word, PowerPoint, "
+        "Markdown, HTML, text); nothing is written when one is bad")
     imp.add_argument("--tenant", required=True, help="tenant slug (created if missing)")
     imp.add_argument("--name", help="display name when the tenant is created")
-    imp.add_argument("file", help='JSON file {"topics": [...], "relations": [...]}')
+    imp.add_argument("paths", nargs="+", metavar="PATH",
+                     help='JSON files {"topics": [...], "relations": [...]}, documents (.pdf .docx .pptx .md .html '
+                     '.htm .txt) and folders of them (recursively)')
+    imp.add_argument("--type", choices=TOPIC_TYPES, default=None,
+                     help="type of the topics a document becomes (default: concept, or what a re-imported "
+                     "document has)")
     imp.add_argument("--no-index", action="store_true", help="leave indexing to the app or `r42 worker`")
     imp.set_defaults(func=cmd_kb_import)
     exp = kb_sub.add_parser("export", help="write a tenant's knowledge base as JSON")

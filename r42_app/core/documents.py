@@ -31,7 +31,8 @@ MAX_FILE_BYTES = 50 * 1024 * 1024  # per file: a 500-page handbook with pictures
 MAX_PAGES = 500  # PDF pages or slides per file
 MAX_FILES = 50  # per upload or API request
 SECTION_BUDGET = MAX_CONTENT - 1_000  # a section topic's content, leaving room for its page mark and edits
-MAX_SECTIONS = 400  # topics per document (a 500-page PDF cut by pages needs ~100)
+MAX_SECTIONS = 180  # section topics per document: with their relations, a document is one batch (kb_store.BATCH_SIZE)
+DOWNLOAD_LINK_S = 3600  # a signed link to an original file works this long
 
 PAGE_MARK_RE = re.compile(r"^<!-- pagina (\d{1,5}) -->$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -381,3 +382,18 @@ def chip_label(label: str, first_page: int, last_page: int = 0) -> str:
     base = _PAGE_SUFFIX.sub("", label)
     pages = str(first_page) if not last_page or last_page == first_page else f"{first_page}–{last_page}"
     return f"{base}, p. {pages}"
+
+
+def download_signature(secret: str, tenant_id: str, document_id: str, expires: int) -> str:
+    """The signature of a link to a document's original file: valid for one tenant's document until `expires`
+    (a Unix time). The topic page hands signed links to the signed-in users of the tenant; the API checks them."""
+    import hashlib
+    import hmac
+
+    message = f"{tenant_id}\x1f{document_id}\x1f{expires}".encode()
+    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()[:32]
+
+
+def download_url(secret: str, tenant_id: str, document_id: str, expires: int) -> str:
+    sig = download_signature(secret, tenant_id, document_id, expires)
+    return f"/api/kb/documents/{document_id}/file?tenant={tenant_id}&expires={expires}&sig={sig}"

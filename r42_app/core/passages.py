@@ -8,12 +8,17 @@ that (a long paragraph, a long list item) is split between sentences, never insi
 split between rows, each part repeating the header. A passage is a run of whole markdown blocks, so it
 renders on its own (the topic page shows each passage under its own anchor).
 
+A document's content may carry page marks (`<!-- pagina 5 -->`, core/documents.py): they never reach a
+passage's text, every passage knows the pages it spans, and a new page starts a new passage (unless the one
+before is still short), so a citation can name the page.
+
 Ids are stable: a passage's anchor is a hash of its heading path and text, so an edit elsewhere in the topic
 leaves it (and its stored vector) alone, and a citation keeps pointing at the same text.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections.abc import Iterator, Sequence
@@ -24,6 +29,7 @@ PASSAGE_MAX_WORDS = 200
 ANCHOR_PREFIX = "p-"
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_PAGE_MARK = re.compile(r"^<!-- pagina (\d{1,5}) -->\s*$")  # core/documents.py page_mark: where a page starts
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _LIST_ITEM = re.compile(r"^(\s{0,3})(?:[-*+]|\d{1,9}[.)])\s+")
 _TABLE_ROW = re.compile(r"^\s*\|")
@@ -46,6 +52,8 @@ class Passage:
     text: str
     order: int
     words: int
+    page: int = 0  # the page of a document it starts on (from the content's page marks), 0 without
+    last_page: int = 0
 
     @property
     def heading_path(self) -> str:
@@ -60,6 +68,8 @@ class _Unit:
     starts_section: bool  # a heading line: a passage starts here
     kind: str  # heading | para | item | row | code | quote | rule | html
     table_head: str = ""  # a table row: the table's header and rule lines, repeated when the table is split
+    page: int = 0
+    starts_page: bool = False  # the first unit after a page mark: a passage starts here (the one before long enough)
 
 
 def word_count(text: str) -> int:
@@ -93,6 +103,10 @@ def _blocks(content: str) -> Iterator[tuple[str, list[str]]]:
                 j += 1
             yield "code", lines[i:j + 1]
             i = j + 1
+            continue
+        if _PAGE_MARK.match(line):
+            yield "page", [line]
+            i += 1
             continue
         if _HEADING.match(line):
             yield "heading", [line]
@@ -148,8 +162,8 @@ def _blocks(content: str) -> Iterator[tuple[str, list[str]]]:
 
 
 def _starts_block(line: str) -> bool:
-    return bool(_HEADING.match(line) or _FENCE.match(line) or _TABLE_ROW.match(line) or _HR.match(line)
-                or _QUOTE.match(line) or _LIST_ITEM.match(line))
+    return bool(_PAGE_MARK.match(line) or _HEADING.match(line) or _FENCE.match(line) or _TABLE_ROW.match(line)
+                or _HR.match(line) or _QUOTE.match(line) or _LIST_ITEM.match(line))
 
 
 def _list_items(lines: list[str]) -> list[str]:
@@ -172,8 +186,16 @@ def _units(content: str) -> list[_Unit]:
     """The content as units that are never cut, each knowing the heading path it stands under."""
     units: list[_Unit] = []
     path: list[tuple[int, str]] = []
+    page = 0
+    new_page = False
     for kind, lines in _blocks(content):
         heading = tuple(h for _, h in path)
+        if kind == "page":
+            mark = _PAGE_MARK.match(lines[0])
+            assert mark is not None
+            page, new_page = int(mark.group(1)), True
+            continue
+        before = len(units)
         if kind == "heading":
             m = _HEADING.match(lines[0])
             assert m is not None  # _blocks called it a heading by this pattern
@@ -197,6 +219,10 @@ def _units(content: str) -> list[_Unit]:
         else:
             text = "\n".join(lines)
             units.append(_Unit(text, word_count(text), heading, False, kind))
+        if page:
+            units[before:] = [dataclasses.replace(u, page=page, starts_page=new_page and k == 0)
+                              for k, u in enumerate(units[before:])]
+            new_page = new_page and len(units) == before
     return units
 
 
@@ -255,8 +281,8 @@ def split_passages(slug: str, content: str, min_words: int = PASSAGE_MIN_WORDS,
     count = 0
     for unit in _units(content):
         text_words = sum(u.words for u in current if not u.starts_section)
-        if current and (unit.starts_section and text_words >= min_words // 2 or count + unit.words > max_words
-                        and count >= min_words // 2):
+        if current and ((unit.starts_section or unit.starts_page) and text_words >= min_words // 2
+                        or count + unit.words > max_words and count >= min_words // 2):
             groups.append(current)
             current, count = [], 0
         current.append(unit)
@@ -274,7 +300,7 @@ def split_passages(slug: str, content: str, min_words: int = PASSAGE_MIN_WORDS,
         text = _join(group)
         heading = group[0].heading
         passages.append(Passage(slug, _anchor(slug, heading, text, seen), heading, text, order,
-                                sum(u.words for u in group)))
+                                sum(u.words for u in group), group[0].page, group[-1].page))
     return passages
 
 

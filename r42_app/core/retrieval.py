@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from r42_app.core.documents import chip_label
 from r42_app.core.fence import SNIPPET_END, SNIPPET_START, defuse, fence, one_line  # noqa: F401 (re-exported)
 from r42_app.core.injection import detect_injection_markers
 from r42_app.core.kb import Relation, Topic
@@ -535,10 +536,11 @@ def topic_url(slug: str, anchor: str = "") -> str:
     return f"/topics/{slug}#{anchor}" if anchor else f"/topics/{slug}"
 
 
-def make_snippet(ref: int, topic: Topic, text: str, score: float, anchor: str = "") -> Snippet:
-    """A snippet with its injection markers detected."""
-    return Snippet(ref, topic.slug, topic.label, text, score, detect_injection_markers(f"{topic.label}\n{text}"),
-                   anchor)
+def make_snippet(ref: int, topic: Topic, text: str, score: float, anchor: str = "", page: int = 0,
+                 last_page: int = 0) -> Snippet:
+    """A snippet with its injection markers detected; `page` (of a document's passage) goes into its label."""
+    return Snippet(ref, topic.slug, chip_label(topic.label, page, last_page), text, score,
+                   detect_injection_markers(f"{topic.label}\n{text}"), anchor)
 
 
 def snippet_passages(index: TenantIndex, chosen: Sequence[int]) -> str:

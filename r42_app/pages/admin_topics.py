@@ -5,9 +5,12 @@ import reflex as rx
 from r42_app.components.common import empty_state, error_callout, skeleton_lines, type_badge
 from r42_app.components.markdown import safe_markdown
 from r42_app.components.shell import page_frame
+from r42_app.core.documents import MAX_FILE_BYTES, MAX_FILES
 from r42_app.core.kb import RELATION_LABELS, TOPIC_TYPES, TYPE_LABELS
 from r42_app.state.admin_topics import AdminRelationRow, AdminTopicRow
 from r42_app.state.admin_topics import AdminTopicsState as S
+from r42_app.state.documents import ACCEPT, UPLOAD_ID, DocumentRow
+from r42_app.state.documents import DocumentUploadState as D
 
 
 def frame(body: rx.Component) -> rx.Component:
@@ -63,6 +66,121 @@ def topic_row(row: AdminTopicRow) -> rx.Component:
     )
 
 
+def document_row(row: DocumentRow) -> rx.Component:
+    """One file of the last upload: name, size, what happened, and the topics it became (linked)."""
+    return rx.box(
+        rx.hstack(
+            rx.icon("file_text", size=16, color="var(--gray-10)", aria_hidden="true"),
+            rx.text(row.name, weight="medium", size="2", class_name="doc-name", word_break="break-all"),
+            rx.text(row.size, size="1", color_scheme="gray"),
+            rx.spacer(),
+            rx.cond(row.status == "reading", rx.spinner(size="1")),
+            rx.badge(row.status_label, color_scheme=row.tone, variant="soft", class_name="doc-status"),
+            align="center",
+            spacing="2",
+            width="100%",
+        ),
+        rx.cond(row.message != "", rx.text(row.message, size="1", color_scheme=rx.cond(row.status == "refused",
+                                                                                         "red", "gray"),
+                                           class_name="doc-message", margin_top="4px")),
+        rx.cond(
+            row.topics.length() > 0,
+            rx.flex(
+                rx.foreach(row.topics, lambda t: rx.link(t.label, href="/topics/" + t.slug, size="1",
+                                                         class_name="doc-topic")),
+                rx.cond(row.more > 0, rx.text("en nog ", row.more, " onderwerp(en)", size="1", color_scheme="gray")),
+                wrap="wrap",
+                spacing="3",
+                margin_top="4px",
+            ),
+        ),
+        padding="8px 0",
+        border_top="1px solid var(--gray-4)",
+        width="100%",
+        class_name="doc-row",
+        data_status=row.status,
+    )
+
+
+def documents_card() -> rx.Component:
+    """"Documenten toevoegen": drop or pick files; each is read, checked and turned into topics, one by one."""
+    return rx.card(
+        rx.vstack(
+            rx.hstack(
+                rx.heading("Documenten toevoegen", size="4", as_="h2", id="documents-heading"),
+                rx.spacer(),
+                rx.hstack(
+                    rx.text("Type", as_="label", html_for="doc-type", size="2", color_scheme="gray"),
+                    rx.select.root(
+                        rx.select.trigger(id="doc-type", aria_label="Type van de onderwerpen uit documenten"),
+                        rx.select.content(*[rx.select.item(TYPE_LABELS[t], value=t) for t in TOPIC_TYPES]),
+                        value=D.doc_type,
+                        on_change=D.set_doc_type,
+                        disabled=D.doc_busy,
+                        size="1",
+                    ),
+                    align="center",
+                    spacing="2",
+                ),
+                width="100%",
+                align="center",
+                wrap="wrap",
+            ),
+            rx.upload.root(
+                rx.vstack(
+                    rx.icon("upload", size=22, color="var(--accent-9)", aria_hidden="true"),
+                    rx.text("Sleep bestanden hierheen of ", rx.text("kies bestanden", as_="span",
+                                                                     color="var(--accent-11)", weight="medium"),
+                            size="2"),
+                    rx.text("PDF, Word (.docx), PowerPoint (.pptx), Markdown, HTML of tekst; tot 50 MB en 500 "
+                            "pagina's per bestand, 50 bestanden tegelijk.", size="1", color_scheme="gray",
+                            text_align="center"),
+                    align="center",
+                    spacing="1",
+                ),
+                id=UPLOAD_ID,
+                multiple=True,
+                accept=ACCEPT,
+                max_files=MAX_FILES,
+                max_size=MAX_FILE_BYTES,
+                disabled=D.doc_busy,
+                on_drop=D.upload_documents(rx.upload_files(upload_id=UPLOAD_ID, on_upload_progress=D.upload_progress)),
+                on_drop_rejected=D.files_rejected,
+                border="2px dashed var(--gray-6)",
+                border_radius="10px",
+                padding="20px",
+                width="100%",
+                cursor="pointer",
+                class_name="doc-drop",
+                aria_label="Documenten toevoegen: sleep bestanden hierheen of druk op Enter om bestanden te kiezen",
+            ),
+            rx.cond(D.doc_busy & (D.doc_sent > 0) & (D.doc_sent < 100),
+                    rx.progress(value=D.doc_sent, max=100, width="100%", aria_label="Bestanden versturen")),
+            rx.cond(D.doc_error != "", error_callout(D.doc_error)),
+            rx.cond(
+                D.doc_rows.length() > 0,
+                rx.vstack(
+                    rx.foreach(D.doc_rows, document_row),
+                    rx.cond(D.doc_summary != "",
+                            rx.hstack(rx.text(D.doc_summary, size="2", weight="medium", id="doc-summary"),
+                                      rx.spacer(),
+                                      rx.button("Lijst wissen", variant="ghost", size="1", on_click=D.clear_documents),
+                                      width="100%", align="center")),
+                    width="100%",
+                    spacing="0",
+                    role="status",
+                    aria_live="polite",
+                    id="doc-results",
+                ),
+            ),
+            spacing="3",
+            width="100%",
+        ),
+        width="100%",
+        id="documents",
+    )
+
+
 def list_body() -> rx.Component:
     """Search, the new-topic button and the table."""
     return rx.vstack(
@@ -77,6 +195,7 @@ def list_body() -> rx.Component:
             align="end",
             width="100%",
         ),
+        documents_card(),
         rx.input(rx.input.slot(rx.icon("search", size=16)), placeholder="Zoek op naam, id of beschrijving…",
                  value=S.query, on_change=S.set_query.debounce(150), width="100%", max_width="420px",
                  aria_label="Zoek onderwerpen"),
@@ -107,7 +226,8 @@ def list_body() -> rx.Component:
                 rx.cond(
                     S.total == 0,
                     empty_state("book_dashed", "Nog geen onderwerpen",
-                                "Maak het eerste onderwerp aan, of importeer een kennisbank met `r42 kb import`.",
+                                "Maak het eerste onderwerp aan, voeg hierboven documenten toe, of importeer een "
+                                "kennisbank met `r42 kb import`.",
                                 rx.link(rx.button(rx.icon("plus", size=14), "Nieuw onderwerp"),
                                         href="/admin/topics/new")),
                     empty_state("search_x", "Niets gevonden", "Geen onderwerp past bij je zoekopdracht."),

@@ -276,10 +276,19 @@ def topic_view() -> rx.Component:
                 rx.cond(
                     LearnState.topic_content != "",
                     rx.box(rx.foreach(LearnState.passages, lambda p: rx.box(
+                        rx.cond(p.page != "", rx.text(p.page, size="1", color_scheme="gray", class_name="r42-page")),
                         safe_markdown(p.text), id=p.anchor, class_name="r42-passage")),
                         style=PROSE, width="100%", id="topic-content"),
                     rx.text("Voor dit onderwerp is nog geen leerinhoud geschreven.", color_scheme="gray",
                             font_style="italic"),
+                ),
+                rx.cond(
+                    LearnState.original_name != "",
+                    rx.link(rx.hstack(rx.icon("paperclip", size=14, aria_hidden="true"),
+                                      rx.text("Origineel: ", LearnState.original_name, size="2"),
+                                      align="center", spacing="1"),
+                            href=LearnState.original_url, id="topic-original", is_external=False,
+                            download=LearnState.original_name),
                 ),
                 relations_block(),
                 rx.cond(

@@ -88,12 +88,15 @@ class SearchResult:
     hits: list[SearchHit] = field(default_factory=list)
     kb_hash: str = ""
 
-    def snippets(self, index: TenantIndex) -> list[Snippet]:
-        """Prompt snippets numbered [ref:1].. with injection markers detected."""
+    def snippets(self, index: TenantIndex, start: int = 1) -> list[Snippet]:
+        """Prompt snippets numbered [ref:start].. with injection markers detected; a passage of a document's page
+        says the page in its label ("Handboek, p. 5")."""
         out = []
-        for n, hit in enumerate(self.hits, start=1):
+        for n, hit in enumerate(self.hits, start=start):
             topic = index.topics[index.by_slug[hit.slug]]
-            out.append(make_snippet(n, topic, hit.text, hit.score, hit.anchor))
+            best = index.passages[hit.passages[0]] if hit.passages else None
+            out.append(make_snippet(n, topic, hit.text, hit.score, hit.anchor,
+                                    best.page if best else 0, best.last_page if best else 0))
         return out
 
 

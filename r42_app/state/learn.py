@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 
 import reflex as rx
 
 from r42_app.container import services
+from r42_app.core.documents import DOWNLOAD_LINK_S, download_url
 from r42_app.core.identity import Tenant
 from r42_app.core.kb import (
     INVERSE_RELATION_LABELS,
@@ -44,6 +46,16 @@ class PassageView:
 
     anchor: str = ""
     text: str = ""
+    page: str = ""  # "p. 5" where a passage of a document starts a new page, else ""
+
+
+def passage_views(passages) -> list[PassageView]:
+    """The passages as the page shows them; a passage that starts a new page of a document says which."""
+    views, last = [], 0
+    for p in passages:
+        views.append(PassageView(p.anchor, p.text, f"p. {p.page}" if p.page and p.page != last else ""))
+        last = p.last_page or p.page
+    return views
 
 
 @dataclasses.dataclass
@@ -83,6 +95,8 @@ class LearnState(rx.State):
     passages: list[PassageView] = []
     topic_found: bool = True
     topic_loading: bool = True
+    original_name: str = ""  # the file an imported topic came from ("Origineel: handboek.pdf")
+    original_url: str = ""  # a signed link to it, for the tenant's users
     outgoing: list[RelationLink] = []
     incoming: list[RelationLink] = []
 
@@ -155,6 +169,17 @@ class LearnState(rx.State):
             self.topic_loading = False
             return
         self.topic_found = topic is not None
+        self.original_name, self.original_url = "", ""
+        if topic is not None:
+            try:
+                doc = await asyncio.to_thread(services().documents.of_topic, tenant, slug)
+            except PBError as exc:
+                log.warning("reading the document of topic %s failed: %s", slug, exc)
+                doc = None
+            if doc is not None:
+                self.original_name = doc.filename
+                self.original_url = download_url(services().download_secret, tenant.id, doc.id,
+                                                 int(time.time()) + DOWNLOAD_LINK_S)
         if topic is None:
             self.topic = TopicCard(slug=slug)
             self.topic_content = ""
@@ -165,7 +190,7 @@ class LearnState(rx.State):
             self.topic = _card(topic)
             shown = visible_topic(topic)  # what search and R42 read is what the page shows
             self.topic_content = shown.content
-            self.passages = [PassageView(p.anchor, p.text) for p in split_passages(topic.slug, shown.content)]
+            self.passages = passage_views(split_passages(topic.slug, shown.content))
             self.outgoing = [
                 RelationLink(RELATION_LABELS[r.type], r.target, labels.get(r.target, r.target), r.type)
                 for r in relations

@@ -246,14 +246,31 @@ class KBStore:
         return topic
 
     def delete_topic(self, tenant: Tenant, slug: str) -> int:
-        """Delete a topic and every relation touching it; returns the number of relations removed."""
+        """Delete a topic and every relation touching it; returns the number of relations removed. The topic of
+        an imported document takes the document with it: its section topics, its row and its stored file."""
         row = self._topic_row(tenant, slug)
         if row is None:
             raise KBError("kb.topic_missing", f"Topic {slug!r} does not exist.", slug=slug)
+        doc = self.pb.first("documents", f"tenant = {quote(tenant.id)} && id = {quote(row['document'])} && "
+                            f"topic = {quote(slug)}") if row.get("document") else None
+        sections = [r for r in self.pb.all("topics", filter=f"tenant = {quote(tenant.id)} && document = "
+                                           f"{quote(doc['id'])}", fields="id,slug") if r["slug"] != slug] if doc else []
         rels = self._relation_rows(tenant, f"source = {quote(slug)} || target = {quote(slug)}")
         self._run([BatchRequest.delete("relations", r["id"]) for r in rels]
-                  + [BatchRequest.delete("topics", row["id"])])
+                  + [BatchRequest.delete("topics", r["id"]) for r in sections]  # PocketBase deletes their relations
+                  + [BatchRequest.delete("topics", row["id"])]
+                  + ([BatchRequest.delete("documents", doc["id"])] if doc else []))
         return len(rels)
+
+    def document_sections(self, tenant: Tenant, slug: str) -> int:
+        """How many section topics go with this topic when it is deleted (0 for a topic not of a document)."""
+        row = self._topic_row(tenant, slug)
+        if not row or not row.get("document"):
+            return 0
+        if not self.pb.first("documents", f"id = {quote(row['document'])} && topic = {quote(slug)}"):
+            return 0
+        return max(0, self.pb.list("topics", filter=f"tenant = {quote(tenant.id)} && document = "
+                                   f"{quote(row['document'])}", per_page=1, total=True).get("totalItems", 1) - 1)
 
     def add_relation(self, tenant: Tenant, raw: dict[str, Any]) -> Relation:
         rel, issues = parse_relation(raw)

@@ -101,15 +101,23 @@ class PocketBase:
     def close(self) -> None:
         self._http.close()
 
-    def send(self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None) -> Any:
+    def send(self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None,
+             files: dict[str, tuple[str, bytes]] | None = None, raw: bool = False) -> Any:
         """Send one request; re-authenticate a superuser once if its token expired, and before it gets old
-        (PocketBase treats an expired token as a guest on some routes, and guests are rate limited)."""
+        (PocketBase treats an expired token as a guest on some routes, and guests are rate limited).
+        With `files` ({field: (filename, bytes)}) the request is multipart: `body` goes as PocketBase's
+        `@jsonPayload`. With `raw` the response's bytes come back, not its JSON."""
         if self._superuser and time.monotonic() - self._token_at > SUPERUSER_TOKEN_MAX_AGE_S:
             self._login_superuser()
         for attempt in (0, 1):
             headers = {"Authorization": self.token} if self.token else {}
             try:
-                resp = self._http.request(method, path, params=params, json=body, headers=headers)
+                if files:
+                    upload = [(key, (name, data, "application/octet-stream")) for key, (name, data) in files.items()]
+                    resp = self._http.request(method, path, params=params, headers=headers, files=upload,
+                                              data={"@jsonPayload": json.dumps(body, ensure_ascii=False)})
+                else:
+                    resp = self._http.request(method, path, params=params, json=body, headers=headers)
             except httpx.HTTPError as exc:
                 raise PBError(0, f"PocketBase at {self.base_url} is unreachable: {exc}") from exc
             if resp.status_code == 401 and self._superuser and attempt == 0:
@@ -122,6 +130,8 @@ class PocketBase:
             except ValueError:
                 payload = {"message": resp.text[:200]}
             raise PBError(resp.status_code, payload.get("message") or f"HTTP {resp.status_code}", payload.get("data"))
+        if raw:
+            return resp.content
         if resp.status_code == 204 or not resp.content:
             return None
         return resp.json()
@@ -236,12 +246,22 @@ class PocketBase:
     def delete(self, collection: str, record_id: str) -> None:
         self.send("DELETE", f"/api/collections/{collection}/records/{record_id}")
 
-    def batch(self, requests: builtins.list[BatchRequest]) -> builtins.list[dict[str, Any]]:
-        """Run sub-requests in one transaction: all succeed or none is applied."""
+    def batch(self, requests: builtins.list[BatchRequest],
+              files: dict[int, dict[str, tuple[str, bytes]]] | None = None) -> builtins.list[dict[str, Any]]:
+        """Run sub-requests in one transaction: all succeed or none is applied. `files` uploads files with some of
+        them: {index of the request: {field: (filename, bytes)}}."""
         if not requests:
             return []
-        result = self.send("POST", "/api/batch", body={"requests": [r.to_json() for r in requests]})
+        parts = {f"requests.{i}.{field}": upload for i, fields in (files or {}).items()
+                 for field, upload in fields.items()}
+        result = self.send("POST", "/api/batch", body={"requests": [r.to_json() for r in requests]}, files=parts)
         return [item.get("body") for item in result]
+
+    def file_bytes(self, collection: str, record_id: str, stored_name: str) -> bytes:
+        """A stored file's bytes; a protected file with a file token of this (superuser) client."""
+        token = self.send("POST", "/api/files/token")["token"]
+        return self.send("GET", f"/api/files/{collection}/{record_id}/{stored_name}", params={"token": token},
+                         raw=True)
 
     # -- admin --------------------------------------------------------------------
 

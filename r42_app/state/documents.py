@@ -1,0 +1,236 @@
+"""DocumentUploadState: "Documenten toevoegen" on /admin/topics (admins).
+
+The upload handler only checks the admin and puts the files aside (data dir `uploads/`, where every worker
+process can reach them); a background event then imports them one by one through the same code path as the CLI
+and the API (services/document_import.py), each file parsed in the sandbox off the event loop, and shows after
+every file what happened to it. The state's lock is not held while a file is parsed, so the admin's other
+events (R42's chat) go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import secrets
+import shutil
+import time
+from pathlib import Path
+
+import reflex as rx
+
+from r42_app.container import services
+from r42_app.core.documents import MAX_FILE_BYTES, MAX_FILES, kind_of
+from r42_app.core.kb import TOPIC_TYPES
+from r42_app.core.messages import msg, nl_number
+from r42_app.services.document_import import FileOutcome
+from r42_app.services.store.kb_store import KBError
+from r42_app.services.store.pb import PBError
+from r42_app.state.auth import AuthState
+
+log = logging.getLogger(__name__)
+
+UPLOAD_ID = "documents-upload"
+STALE_UPLOAD_S = 24 * 3600  # uploads left behind by a worker that stopped mid-way are removed after this
+
+STATUS_LABELS = {"waiting": "Wacht", "reading": "Bezig met lezen…", "created": "Toegevoegd",
+                 "updated": "Bijgewerkt", "unchanged": "Ongewijzigd", "refused": "Geweigerd"}
+STATUS_TONES = {"waiting": "gray", "reading": "blue", "created": "green", "updated": "green", "unchanged": "gray",
+                "refused": "red"}
+
+
+@dataclasses.dataclass
+class TopicLink:
+    slug: str = ""
+    label: str = ""
+
+
+@dataclasses.dataclass
+class DocumentRow:
+    name: str = ""
+    size: str = ""
+    status: str = "waiting"
+    status_label: str = ""
+    tone: str = "gray"
+    message: str = ""
+    topics: list[TopicLink] = dataclasses.field(default_factory=list)
+    more: int = 0  # topics not listed
+
+
+def _size_label(n: int) -> str:
+    if n >= 1024 * 1024:
+        return f"{n / 1024 / 1024:.1f} MB".replace(".", ",")
+    return f"{max(1, round(n / 1024))} kB"
+
+
+def _uploads_dir() -> Path:
+    return services().settings.data_dir / "uploads"
+
+
+def _put_aside(files: list[tuple[str, bytes]]) -> str:
+    """Write the uploaded files to a new folder of their own; returns its id."""
+    root = _uploads_dir()
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    now = time.time()
+    for old in root.iterdir():  # left behind by a worker that stopped mid-way
+        try:
+            if now - old.stat().st_mtime > STALE_UPLOAD_S:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            pass
+    batch = secrets.token_hex(8)
+    folder = root / batch
+    folder.mkdir(mode=0o700)
+    for n, (_, data) in enumerate(files):
+        (folder / f"{n:03d}").write_bytes(data)
+    return batch
+
+
+def _row(outcome: FileOutcome, size: str) -> DocumentRow:
+    shown = outcome.topics[:8]
+    return DocumentRow(outcome.filename, size, outcome.status, STATUS_LABELS[outcome.status],
+                       STATUS_TONES[outcome.status], outcome.message,
+                       [TopicLink(slug, label) for slug, label in shown], max(0, len(outcome.topics) - len(shown)))
+
+
+class DocumentUploadState(rx.State):
+    """The files of the last upload and what happened to each."""
+
+    doc_rows: list[DocumentRow] = []
+    doc_busy: bool = False
+    doc_type: str = "concept"
+    doc_sent: int = 0  # percent of the upload's bytes sent
+    doc_summary: str = ""
+    doc_error: str = ""
+    _names: list[str] = []
+    _batch: str = ""
+
+    @rx.event
+    def set_doc_type(self, value: str):
+        self.doc_type = value if value in TOPIC_TYPES else "concept"
+
+    @rx.event
+    def upload_progress(self, progress: dict):
+        try:
+            self.doc_sent = max(0, min(100, round(float(progress.get("progress", 0)) * 100)))
+        except (TypeError, ValueError):
+            pass
+
+    @rx.event
+    def files_rejected(self, rejections: list):
+        """Files the drop zone turned away before sending (too large, too many, another kind)."""
+        rows = []
+        for item in rejections[:MAX_FILES] if isinstance(rejections, list) else []:
+            name = str((item.get("file") or {}).get("path") or (item.get("file") or {}).get("name") or "bestand") \
+                if isinstance(item, dict) else "bestand"
+            name = name.rsplit("/", 1)[-1][:255]
+            codes = {str(e.get("code")) for e in item.get("errors", []) if isinstance(e, dict)} \
+                if isinstance(item, dict) else set()
+            if "file-too-large" in codes:
+                message = msg("doc.too_large", filename=name, size="> 50", maximum=MAX_FILE_BYTES // 1024 // 1024)
+            elif "too-many-files" in codes:
+                message = msg("doc.too_many_files", maximum=MAX_FILES)
+            else:
+                message = msg("doc.unsupported", filename=name)
+            rows.append(DocumentRow(name, "", "refused", STATUS_LABELS["refused"], "red", message))
+        self.doc_rows = rows
+        self.doc_summary = ""
+
+    @rx.event
+    async def upload_documents(self, files: list[rx.UploadFile]):
+        """The files arrived: check the admin, put them aside, and import them in the background."""
+        auth = await self.get_state(AuthState)
+        user = await auth.admin(True)
+        if user is None:
+            self.doc_error = msg("kb.refused")
+            return
+        if self.doc_busy:
+            return rx.toast.info(msg("doc.busy"))
+        self.doc_error = ""
+        self.doc_summary = ""
+        if len(files) > MAX_FILES:
+            self.doc_error = msg("doc.too_many_files", maximum=MAX_FILES)
+            return
+        received: list[tuple[str, bytes]] = []
+        for f in files:
+            name = (f.name or "bestand").rsplit("/", 1)[-1][:255]
+            received.append((name, await asyncio.to_thread(f.file.read, MAX_FILE_BYTES + 1)))
+        if not received:
+            return
+        self.doc_busy = True
+        try:
+            self._batch = await asyncio.to_thread(_put_aside, received)
+        except OSError as exc:
+            log.error("putting uploaded documents aside failed: %s", exc)
+            self.doc_busy = False
+            self.doc_error = msg("doc.upload_failed")
+            return
+        self._names = [name for name, _ in received]
+        self.doc_rows = [DocumentRow(name, _size_label(len(data)), "waiting", STATUS_LABELS["waiting"], "gray")
+                         for name, data in received]
+        return DocumentUploadState.import_documents
+
+    @rx.event(background=True)
+    async def import_documents(self):
+        async with self:
+            batch, names, topic_type = self._batch, list(self._names), self.doc_type
+            auth = await self.get_state(AuthState)
+            user = await auth.admin(True)
+        folder = _uploads_dir() / batch if batch else None
+        counts = {"created": 0, "updated": 0, "unchanged": 0, "refused": 0}
+        try:
+            if user is None or folder is None:
+                async with self:
+                    self.doc_error = msg("kb.refused")
+                return
+            for n, name in enumerate(names):
+                async with self:
+                    if n < len(self.doc_rows):
+                        self.doc_rows[n] = dataclasses.replace(self.doc_rows[n], status="reading",
+                                                               status_label=STATUS_LABELS["reading"], tone="blue")
+                path = folder / f"{n:03d}"
+                try:
+                    data = await asyncio.to_thread(path.read_bytes)
+                    outcome = await asyncio.to_thread(services().importer.import_file, user.tenant, name, data,
+                                                      topic_type)
+                except (KBError, PBError, OSError) as exc:
+                    log.error("importing document %s failed: %s", name, exc)
+                    outcome = FileOutcome(name, "refused", msg("doc.write_failed", filename=name), "doc.write_failed")
+                counts[outcome.status] += 1
+                async with self:
+                    size = self.doc_rows[n].size if n < len(self.doc_rows) else ""
+                    if n < len(self.doc_rows):
+                        self.doc_rows[n] = _row(outcome, size)
+        finally:
+            if folder is not None:
+                await asyncio.to_thread(shutil.rmtree, folder, True)
+            async with self:
+                self.doc_busy = False
+                self.doc_sent = 0
+                self._batch = ""
+                if any(counts.values()):
+                    self.doc_summary = msg("doc.summary", created=nl_number(counts["created"]),
+                                           updated=nl_number(counts["updated"]),
+                                           unchanged=nl_number(counts["unchanged"]),
+                                           refused=nl_number(counts["refused"]))
+        from r42_app.state.admin_topics import AdminTopicsState
+
+        yield AdminTopicsState.load_list
+
+    @rx.event
+    def clear_documents(self):
+        if not self.doc_busy:
+            self.doc_rows = []
+            self.doc_summary = ""
+            self.doc_error = ""
+
+
+ACCEPT = {
+    "application/pdf": [".pdf"],
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": [".docx"],
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": [".pptx"],
+    "text/markdown": [".md", ".markdown"],
+    "text/html": [".html", ".htm"],
+    "text/plain": [".txt"],
+}
+assert all(kind_of("x" + ext) for exts in ACCEPT.values() for ext in exts)

@@ -1,0 +1,184 @@
+"""A parsed document becomes topics (core/documents.py), and its page marks give every passage its page."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from r42_app.core.documents import (
+    MAX_SECTIONS,
+    DocumentRefused,
+    ParsedDocument,
+    chip_label,
+    document_key,
+    download_signature,
+    download_url,
+    kind_of,
+    page_mark,
+    plan_document,
+)
+from r42_app.core.kb import MAX_CONTENT, MAX_DESCRIPTION, MAX_LABEL, SLUG_RE, parse_import
+from r42_app.core.passages import split_passages
+from r42_app.core.retrieval import TenantIndex
+
+
+def _pdf_text(pages: int, per_page: int = 8) -> str:
+    return "\n".join(
+        page_mark(p) + "\n" + "\n\n".join(f"Op pagina {p} staat alinea {i}: de regeling van het fonds geldt voor "
+                                            f"iedere deelnemer die premie betaalt en pensioen opbouwt."
+                                            for i in range(per_page))
+        for p in range(1, pages + 1))
+
+
+def _chapters(n: int, words: int = 1600) -> str:
+    body = []
+    for h in range(1, n + 1):
+        body.append(f"## Hoofdstuk {h}")
+        body.append(" ".join(f"Woord{h} over hoofdstuk {h} en de regels." for _ in range(words // 7)))
+    return "# Regeling 2026\n\nDeze regeling beschrijft de pensioenopbouw.\n\n" + "\n\n".join(body)
+
+
+def _valid_as_import(plan) -> None:
+    """Every planned topic and relation passes the rules every KB write path uses."""
+    doc = {"topics": [{"id": t.slug, "label": t.label, "type": t.type, "description": t.description,
+                       "content": t.content} for t in plan.topics],
+           "relations": [{"source": r.source, "target": r.target, "type": r.type} for r in plan.relations]}
+    checked, issues = parse_import(doc)
+    assert checked is not None, issues
+
+
+def test_a_short_document_is_one_topic_labelled_by_its_title():
+    parsed = ParsedDocument("docx", "", "# Partnerpensioen\n\nHet partnerpensioen is een uitkering voor je partner. "
+                                        "Meer tekst volgt hier.")
+    plan = plan_document(parsed, "Partner Pensioen.docx")
+    assert plan.root.slug == "partner-pensioen" and plan.root.label == "Partnerpensioen"
+    assert plan.root.type == "concept" and not plan.sections and not plan.relations
+    assert plan.root.description == "Het partnerpensioen is een uitkering voor je partner."
+    _valid_as_import(plan)
+
+
+def test_without_title_or_heading_the_file_name_is_the_label():
+    plan = plan_document(ParsedDocument("txt", "", "gewoon wat tekst zonder kop erboven, een paar woorden"),
+                         "notities_team.txt", "process")
+    assert plan.root.label == "Notities team" and plan.root.type == "process"
+
+
+def test_a_long_pdf_becomes_a_document_topic_and_sections_by_pages_that_cite_their_pages():
+    parsed = ParsedDocument("pdf", "Handboek deelnemers", _pdf_text(200), 200)
+    plan = plan_document(parsed, "handboek.pdf")
+    assert len(plan.sections) > 5
+    assert all(len(t.content) <= MAX_CONTENT and len(t.label) <= MAX_LABEL and len(t.description) <= MAX_DESCRIPTION
+               and SLUG_RE.match(t.slug) for t in plan.topics)
+    assert {r.type for r in plan.relations} == {"part_of"}
+    assert all(r.target == "handboek" for r in plan.relations)
+    _valid_as_import(plan)
+    # every page's text is in exactly one section, and every passage knows its page
+    pages_seen = []
+    for section in plan.sections:
+        for passage in split_passages(section.slug, section.content):
+            assert passage.page >= 1
+            assert f"Op pagina {passage.page} " in passage.text
+            pages_seen.append(passage.page)
+            assert "<!--" not in passage.text
+    assert sorted(set(pages_seen)) == list(range(1, 201))
+    page_150 = next(s for s in plan.sections if "Op pagina 150 staat" in s.content)
+    assert page_150.label.startswith("Handboek deelnemers (p. ")
+    assert chip_label(page_150.label, 150) == "Handboek deelnemers, p. 150"
+    # the document topic lists its parts, linked
+    assert plan.root.content.count("](/topics/handboek-p-") == len(plan.sections)
+
+
+def test_a_long_document_with_chapters_is_cut_at_its_chapters_and_the_title_stays_with_the_document():
+    parsed = ParsedDocument("docx", "", _chapters(5))
+    plan = plan_document(parsed, "regeling.docx")
+    assert plan.root.label == "Regeling 2026"
+    assert [s.label for s in plan.sections] == [f"Regeling 2026: Hoofdstuk {h}" for h in range(1, 6)]
+    assert [s.slug for s in plan.sections] == [f"regeling-hoofdstuk-{h}" for h in range(1, 6)]
+    assert "Deze regeling beschrijft de pensioenopbouw." in plan.root.content
+    assert all(s.content.startswith(f"## Hoofdstuk {k}") for k, s in enumerate(plan.sections, start=1))
+    _valid_as_import(plan)
+
+
+def test_changing_one_chapter_changes_only_that_section_topic():
+    before = plan_document(ParsedDocument("docx", "", _chapters(5)), "regeling.docx")
+    text = _chapters(5).replace("Woord3 over hoofdstuk 3", "Nieuw3 over hoofdstuk 3", 1)
+    after = plan_document(ParsedDocument("docx", "", text), "regeling.docx")
+    changed = [a.slug for a, b in zip(after.topics, before.topics, strict=True) if a != b]
+    assert changed == ["regeling-hoofdstuk-3"]
+
+
+def test_a_chapter_longer_than_a_topic_is_split_into_parts():
+    parsed = ParsedDocument("md", "", _chapters(2, words=5000))
+    plan = plan_document(parsed, "lang.md")
+    labels = [s.label for s in plan.sections]
+    assert "Regeling 2026: Hoofdstuk 1 (deel 1)" in labels and "Regeling 2026: Hoofdstuk 1 (deel 2)" in labels
+    assert len({s.slug for s in plan.sections}) == len(plan.sections)
+    assert all(len(s.content) <= MAX_CONTENT for s in plan.sections)
+    _valid_as_import(plan)
+
+
+def test_slugs_avoid_the_tenants_other_topics_and_keep_a_known_root():
+    parsed = ParsedDocument("docx", "", _chapters(3))
+    plan = plan_document(parsed, "regeling.docx", taken_slugs={"regeling", "regeling-hoofdstuk-1"})
+    assert plan.root.slug == "regeling-2" and "regeling-hoofdstuk-1" not in {s.slug for s in plan.sections}
+    again = plan_document(parsed, "regeling.docx", root_slug="regeling-2")
+    assert again.root.slug == "regeling-2"
+
+
+def test_a_document_of_too_many_sections_is_refused_naming_the_file():
+    text = "\n\n".join(f"## Kop {k}\n\n" + "tekst " * 700 for k in range(MAX_SECTIONS + 5))
+    with pytest.raises(DocumentRefused) as err:
+        plan_document(ParsedDocument("md", "", text), "enorm.md")
+    assert "enorm.md" in err.value.user_message
+
+
+def test_page_marks_give_passages_their_pages_and_never_reach_the_text():
+    content = page_mark(4) + "\nEerste alinea op pagina vier.\n" + page_mark(5) + "\nTweede alinea op pagina vijf."
+    passages = split_passages("x", content, min_words=2, max_words=6)
+    assert [(p.page, p.text) for p in passages] == [(4, "Eerste alinea op pagina vier."),
+                                                    (5, "Tweede alinea op pagina vijf.")]
+    assert split_passages("y", "Geen pagina's hier.")[0].page == 0
+
+
+def test_a_snippet_of_a_pdf_passage_names_its_page():
+    from r42_app.core.kb import Topic
+
+    content = "\n".join(page_mark(p) + "\n" + f"Op pagina {p} staat het antwoord over onderwerp{p} en meer woorden "
+                        "die de alinea lang genoeg maken om alleen te staan in een passage van de tekst." * 4
+                        for p in (7, 8))
+    topic = Topic("handboek-p-7-8", "Handboek (p. 7–8)", "concept", "Pagina's 7 en 8.", content)
+    index = TenantIndex.build([topic], [])
+    from r42_app.services.retrieval import SearchHit, SearchResult
+
+    p8 = next(k for k, p in enumerate(index.passages) if p.page == 8)
+    hit = SearchHit(topic.slug, topic.label, topic.type, 1.0, index.passages[p8].text, index.passages[p8].anchor, [p8])
+    (snippet,) = SearchResult("fts", "fts", [hit]).snippets(index)
+    assert snippet.label == "Handboek, p. 8"
+    assert snippet.url == f"/topics/handboek-p-7-8#{index.passages[p8].anchor}"
+
+
+def test_kinds_and_keys_come_from_the_file_name():
+    assert kind_of("Handboek.PDF") == "pdf" and kind_of("site.htm") == "html" and kind_of("foto.png") is None
+    assert kind_of("geen-extensie") is None
+    assert document_key("Handboek Deelnemers 2026.pdf") == "handboek-deelnemers-2026"
+    assert document_key("../../etc/Één ding.docx") == "een-ding"
+    assert document_key(".pdf") == "pdf"
+
+
+def test_download_links_are_bound_to_tenant_document_and_time():
+    exp = int(time.time()) + 60
+    sig = download_signature("geheim", "t1", "d1", exp)
+    assert sig == download_signature("geheim", "t1", "d1", exp)
+    assert sig not in {download_signature("geheim", "t2", "d1", exp), download_signature("geheim", "t1", "d2", exp),
+                       download_signature("geheim", "t1", "d1", exp + 1), download_signature("ander", "t1", "d1", exp)}
+    assert download_url("geheim", "t1", "d1", exp).endswith(f"&sig={sig}")
+
+
+def test_page_marks_survive_what_the_reader_sees_but_comments_that_hide_text_do_not():
+    from r42_app.core.visible import visible_markdown
+
+    text = f"{page_mark(3)}\nZichtbaar.\n<!-- pagina 4 -->verborgen\nx <!-- pagina 5 -->\n<!-- geheim -->"
+    shown = visible_markdown(text)
+    assert shown.startswith(page_mark(3) + "\nZichtbaar.")
+    assert "verborgen" in shown and "pagina 4" not in shown and "pagina 5" not in shown and "geheim" not in shown
