@@ -51,10 +51,14 @@ RATIO_MIN_BYTES = 10 * MB
 OFFICE_PARTS = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml"}
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # a legacy .doc/.ppt, or an Office file with a password
 _UTF8_BOM = b"\xef\xbb\xbf"
+_WESTERN_GUESSES = {"cp1250", "cp1252", "cp1254", "cp1257", "latin_1", "iso8859_2", "iso8859_3", "iso8859_4",
+                    "iso8859_9", "iso8859_10", "iso8859_13", "iso8859_14", "iso8859_15", "iso8859_16", "mac_roman",
+                    "mac_latin2", "mac_iceland", "mac_turkish", "cp850", "cp858", "cp437", "cp775"}
+_UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")  # tab, newline, form feed and CR are text
 _HTML_TAG = re.compile(
-    rb"<(?:!doctype\s+html|html|head|body|title|meta|div|p|h[1-6]|article|main|section|span|a|table|ul|ol|li|br"
-    rb"|header|footer|nav|strong|em|b|i|img|form|script|style)(?:\s[^>]*)?/?>", re.IGNORECASE)
+    r"<(?:!doctype\s+html|html|head|body|title|meta|div|p|h[1-6]|article|main|section|span|a|table|ul|ol|li|br"
+    r"|header|footer|nav|strong|em|b|i|img|form|script|style)(?:\s[^>]*)?/?>", re.IGNORECASE)
 _WORD = re.compile(r"\w", re.UNICODE)
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 _NOT_A_TITLE = {"untitled", "naamloos", "zonder titel", "document", "title", "titel", "presentation",
@@ -99,7 +103,18 @@ def _parse(filename: str, data: bytes) -> ParsedDocument:
     doc = parsers[kind](data)
     if kind != "pdf" and not _WORD.search(doc.markdown):  # a PDF without words has no text layer (its parser)
         raise DocumentRefused("empty", "no words")
-    return doc
+    return ParsedDocument(doc.kind, _clean(doc.title), _clean(doc.markdown), doc.pages)
+
+
+def _clean(text: str) -> str:
+    """No NUL characters and no lone surrogates (a PDF's broken font map makes both): text that JSON, UTF-8 and
+    PocketBase take as it is."""
+    text = text.replace("\x00", "")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def _mismatch(kind: str, detail: str) -> DocumentRefused:
@@ -159,15 +174,27 @@ def _decode_text(data: bytes) -> str:
         utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
         if b"\x00" in data[:4096] and not utf16:
             raise DocumentRefused("not_text", "NUL bytes") from None
-        from charset_normalizer import from_bytes
+        lenient = data.decode("utf-8", "replace")
+        bad = lenient.count("\ufffd") - data.count("\ufffd".encode())
+        if not utf16 and bad <= 3 + len(lenient) // 10_000 and _UTF8_MULTIBYTE.search(data):
+            text = lenient  # UTF-8 with a stray bad byte (a file cut mid-character, one pasted Latin-1 letter)
+        else:
+            from charset_normalizer import from_bytes
 
-        best = from_bytes(data).best()
-        if best is None or best.chaos > 0.1:
-            raise DocumentRefused("not_text", "no confident encoding") from None
-        text = str(best)
+            best = from_bytes(data).best()
+            if best is None or best.chaos > 0.1:
+                raise DocumentRefused("not_text", "no confident encoding") from None
+            text = str(best)
+            if best.encoding in _WESTERN_GUESSES:
+                # between the Latin code pages a guess cannot tell "crème" from "crčme": our users write Dutch,
+                # English, French, German, and Windows-1252 is what their old files are in
+                try:
+                    text = data.decode("cp1252")
+                except UnicodeDecodeError:
+                    pass
     if "\x00" in text:
         raise DocumentRefused("not_text", "NUL characters")
-    if text and len(_CONTROL.findall(text)) > max(2, len(text) // 100):
+    if text and len(_CONTROL.findall(text)) > max(8, len(text) // 100):
         raise DocumentRefused("not_text", "control characters")
     return _normalise_newlines(text)
 
@@ -200,7 +227,7 @@ def _parse_markdown(data: bytes) -> ParsedDocument:
 
 def _parse_html(data: bytes) -> ParsedDocument:
     html = _decode_text(data)
-    if not _HTML_TAG.search(data[:1_000_000]):
+    if not _HTML_TAG.search(html[:1_000_000]):
         raise _mismatch("html", "no HTML tags")
     import trafilatura
 
@@ -230,7 +257,7 @@ _BLOCK_TAGS = {"p", "div", "section", "article", "main", "blockquote", "pre", "f
 def _html_fallback(html: str) -> str:
     """The text of <main>, <article> or <body> without navigation, header, footer, asides, scripts and forms:
     for a page trafilatura finds no main content in (a short page, a page that is all table)."""
-    import lxml.html
+    import lxml.html  # type: ignore[import-untyped]  # lxml ships no types (lxml-stubs is not pinned)
     from lxml import etree
 
     try:
