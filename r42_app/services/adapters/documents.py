@@ -1,0 +1,758 @@
+"""Files to markdown: `parse_bytes(filename, data)` reads a PDF, Word, PowerPoint, HTML, Markdown or text file
+into a `ParsedDocument` (core/documents.py), or refuses it with a `DocumentRefused` that names the file.
+
+The content is checked, not the name: a ".pdf" that is a PNG is refused as a mismatch before any parser sees it,
+and an Office file is checked for a zip bomb from its central directory before it is opened. What each parser
+keeps:
+
+- PDF (pypdf): the text of every page after that page's mark (`<!-- pagina N -->`, every page, even an empty
+  one), lines rejoined into paragraphs (a word hyphenated at the end of a line is joined again), and the PDF's
+  bookmarks as headings (`##` top level, `###` below) right after the mark of the page they point to.
+- Word (python-docx): the body in document order, headings (Heading N / Kop N / Title), list items as `- `
+  (indented by level), bold and italic, tables as markdown tables. No headers, footers, comments or pictures.
+- PowerPoint (python-pptx): per slide a `## ` heading (its title, else "Dia N"), the text of its other shapes
+  (bullets by level), its tables, then its notes as a paragraph "Notities: ...".
+- HTML (trafilatura): the main content as markdown, without navigation, header, footer or scripts.
+- Markdown: as it is, without a YAML front matter block (whose `title:` becomes the title).
+- Text: as it is.
+
+The parsers run on untrusted files; services/adapters/parse_sandbox.py runs this module in a child process with
+a time and memory limit. The heavy libraries are imported by the parser that needs them, so the child only loads
+what its file needs.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from r42_app.core.documents import (
+    KIND_LABELS,
+    MAX_FILE_BYTES,
+    MAX_PAGES,
+    PAGE_MARK_RE,
+    DocumentRefused,
+    ParsedDocument,
+    kind_of,
+    page_mark,
+)
+
+log = logging.getLogger(__name__)
+
+MB = 1024 * 1024
+MAX_UNZIPPED_MB = 200  # an Office file's entries together, as their central directory declares them
+MAX_ZIP_ENTRIES = 5_000
+MAX_RATIO = 200  # compression ratio of one entry, counted only for entries over RATIO_MIN_BYTES
+RATIO_MIN_BYTES = 10 * MB
+OFFICE_PARTS = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml"}
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # a legacy .doc/.ppt, or an Office file with a password
+_UTF8_BOM = b"\xef\xbb\xbf"
+_WESTERN_GUESSES = {"cp1250", "cp1252", "cp1254", "cp1257", "latin_1", "iso8859_2", "iso8859_3", "iso8859_4",
+                    "iso8859_9", "iso8859_10", "iso8859_13", "iso8859_14", "iso8859_15", "iso8859_16", "mac_roman",
+                    "mac_latin2", "mac_iceland", "mac_turkish", "cp850", "cp858", "cp437", "cp775"}
+_UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")  # tab, newline, form feed and CR are text
+_HTML_TAG = re.compile(
+    r"<(?:!doctype\s+html|html|head|body|title|meta|div|p|h[1-6]|article|main|section|span|a|table|ul|ol|li|br"
+    r"|header|footer|nav|strong|em|b|i|img|form|script|style)(?:\s[^>]*)?/?>", re.IGNORECASE)
+_WORD = re.compile(r"\w", re.UNICODE)
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+_NOT_A_TITLE = {"untitled", "naamloos", "zonder titel", "document", "title", "titel", "presentation",
+                "powerpoint presentation", "presentatie van powerpoint", "powerpoint-presentatie", "slide 1",
+                "dia 1", "word document", "microsoft word document", "new document", "nieuw document"}
+
+
+def parse_bytes(filename: str, data: bytes) -> ParsedDocument:
+    """`data`, the content of the file `filename`, as markdown. Raises DocumentRefused (its filename set) for a
+    file that is not read: too large, empty, of a kind we do not read, not what its name says, broken, locked,
+    a zip bomb, without text. No other exception leaves this function."""
+    try:
+        return _parse(filename, data)
+    except DocumentRefused as refused:
+        if refused.filename == filename:
+            raise
+        fields = {k: v for k, v in refused.fields.items() if k != "filename"}
+        raise DocumentRefused(refused.kind, str(refused), filename=filename, **fields) from None
+    except MemoryError:
+        raise DocumentRefused("memory", "out of memory while parsing", filename=filename) from None
+    except RecursionError:
+        log.debug("parsing %s: recursion too deep", filename, exc_info=True)
+        raise DocumentRefused("corrupt", "nesting too deep", filename=filename) from None
+    except Exception as e:  # a parser's own error on a malformed file: pypdf, lxml, zipfile, ... raise anything
+        log.debug("parsing %s failed", filename, exc_info=True)
+        raise DocumentRefused("corrupt", f"{type(e).__name__}: {e}"[:500], filename=filename) from None
+
+
+def _parse(filename: str, data: bytes) -> ParsedDocument:
+    if len(data) > MAX_FILE_BYTES:
+        raise DocumentRefused("too_large", f"{len(data)} bytes", size=round(len(data) / MB, 1),
+                              maximum=MAX_FILE_BYTES // MB)
+    kind = kind_of(filename)
+    if kind is None:
+        raise DocumentRefused("unsupported", f"extension of {filename!r}")
+    if not data:
+        raise DocumentRefused("empty", "no bytes")
+    parsers: dict[str, Callable[[bytes], ParsedDocument]] = {
+        "pdf": _parse_pdf, "docx": _parse_docx, "pptx": _parse_pptx, "html": _parse_html, "md": _parse_markdown,
+        "txt": _parse_text,
+    }
+    doc = parsers[kind](data)
+    if kind != "pdf" and not _WORD.search(doc.markdown):  # a PDF without words has no text layer (its parser)
+        raise DocumentRefused("empty", "no words")
+    return ParsedDocument(doc.kind, _clean(doc.title), _clean(doc.markdown), doc.pages)
+
+
+def _clean(text: str) -> str:
+    """No NUL characters and no lone surrogates (a PDF's broken font map makes both): text that JSON, UTF-8 and
+    PocketBase take as it is."""
+    text = text.replace("\x00", "")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def _mismatch(kind: str, detail: str) -> DocumentRefused:
+    return DocumentRefused("mismatch", detail, expected=KIND_LABELS[kind])
+
+
+def _meaningful_title(title: object, filename_stem: str = "") -> str:
+    """A document property title when it says something: not empty, not "Untitled", not the name of the file,
+    not what Word fills in ("Microsoft Word - verslag.docx")."""
+    if not isinstance(title, str):
+        return ""
+    title = " ".join(title.split())
+    folded = title.casefold()
+    if len(title) < 2 or folded in _NOT_A_TITLE or folded.startswith(("microsoft word -", "microsoft powerpoint -")):
+        return ""
+    if re.fullmatch(r"[\w .-]+\.(pdf|docx?|pptx?|txt|md|html?|rtf|odt|indd|tex|dvi|ps)", folded):
+        return ""  # a file name
+    if filename_stem and folded == filename_stem.casefold():
+        return ""
+    return title[:300]
+
+
+def _without_page_marks(text: str) -> str:
+    """Lines that look like our page marks are the file's own text, not pages: they are dropped."""
+    if "<!-- pagina" not in text:
+        return text
+    return "\n".join(line for line in text.split("\n") if not PAGE_MARK_RE.match(line.strip()))
+
+
+def _normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _tidy(markdown: str) -> str:
+    """No trailing spaces, at most one blank line in a row, no blank lines at either end."""
+    lines = [line.rstrip() for line in markdown.split("\n")]
+    out: list[str] = []
+    for line in lines:
+        if not line and (not out or not out[-1]):
+            continue
+        out.append(line)
+    return "\n".join(out).strip("\n")
+
+
+# -- text: md, txt and html must be readable text -----------------------------------------------------------
+
+
+def _decode_text(data: bytes) -> str:
+    """The bytes as text: UTF-8 (with or without BOM), else charset-normalizer's guess when it is confident;
+    no NUL bytes, hardly any control characters. Raises not_text otherwise."""
+    text: str | None = None
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM):]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+        if b"\x00" in data[:4096] and not utf16:
+            raise DocumentRefused("not_text", "NUL bytes") from None
+        lenient = data.decode("utf-8", "replace")
+        bad = lenient.count("\ufffd") - data.count("\ufffd".encode())
+        if not utf16 and bad <= 3 + len(lenient) // 10_000 and _UTF8_MULTIBYTE.search(data):
+            text = lenient  # UTF-8 with a stray bad byte (a file cut mid-character, one pasted Latin-1 letter)
+        else:
+            from charset_normalizer import from_bytes
+
+            best = from_bytes(data).best()
+            if best is None or best.chaos > 0.1:
+                raise DocumentRefused("not_text", "no confident encoding") from None
+            text = str(best)
+            if best.encoding in _WESTERN_GUESSES:
+                # between the Latin code pages a guess cannot tell "crème" from "crčme": our users write Dutch,
+                # English, French, German, and Windows-1252 is what their old files are in
+                try:
+                    text = data.decode("cp1252")
+                except UnicodeDecodeError:
+                    pass
+    if "\x00" in text:
+        raise DocumentRefused("not_text", "NUL characters")
+    if text and len(_CONTROL.findall(text)) > max(8, len(text) // 100):
+        raise DocumentRefused("not_text", "control characters")
+    return _normalise_newlines(text)
+
+
+def _parse_text(data: bytes) -> ParsedDocument:
+    text = _without_page_marks(_decode_text(data))
+    return ParsedDocument("txt", "", _tidy(text))
+
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
+
+
+def _parse_markdown(data: bytes) -> ParsedDocument:
+    text = _decode_text(data)
+    title = ""
+    m = _FRONT_MATTER.match(text)
+    if m:
+        block = m.group(1) or ""
+        t = re.search(r"^title[ \t]*:[ \t]*(.+?)[ \t]*$", block, re.MULTILINE | re.IGNORECASE)
+        if t:
+            title = t.group(1).strip()
+            if len(title) >= 2 and title[0] == title[-1] and title[0] in "\"'":
+                title = title[1:-1].strip()
+        text = text[m.end():]
+    return ParsedDocument("md", title[:300], _tidy(_without_page_marks(text)))
+
+
+# -- HTML -------------------------------------------------------------------------------------------------
+
+
+def _parse_html(data: bytes) -> ParsedDocument:
+    html = _decode_text(data)
+    if not _HTML_TAG.search(html[:1_000_000]):
+        raise _mismatch("html", "no HTML tags")
+    import trafilatura
+
+    markdown = trafilatura.extract(
+        html, output_format="markdown", include_tables=True, include_formatting=True, include_links=False,
+        include_images=False, include_comments=False, favor_precision=True) or ""
+    if not _WORD.search(markdown):
+        markdown = _html_fallback(html)
+    title = ""
+    try:
+        meta = trafilatura.extract_metadata(html)
+        title = _meaningful_title(getattr(meta, "title", "") or "")
+    except Exception:  # metadata is a nicety: a page it cannot read still has its text
+        log.debug("html metadata", exc_info=True)
+    if not title:
+        m = re.search(r"^#{1,6}\s+(.+?)\s*#*\s*$", markdown, re.MULTILINE)
+        title = m.group(1).strip() if m else ""
+    return ParsedDocument("html", title, _tidy(_without_page_marks(markdown)))
+
+
+_DROP_TAGS = ("nav", "header", "footer", "aside", "script", "style", "form", "noscript", "template", "svg",
+              "iframe", "button", "select")
+_BLOCK_TAGS = {"p", "div", "section", "article", "main", "blockquote", "pre", "figure", "figcaption", "dl", "dt",
+               "dd", "address", "details", "summary"}
+
+
+def _html_fallback(html: str) -> str:
+    """The text of <main>, <article> or <body> without navigation, header, footer, asides, scripts and forms:
+    for a page trafilatura finds no main content in (a short page, a page that is all table)."""
+    import lxml.html  # type: ignore[import-untyped]  # lxml ships no types (lxml-stubs is not pinned)
+    from lxml import etree
+
+    try:
+        root = lxml.html.document_fromstring(html)
+    except Exception:  # lxml refuses some inputs outright (e.g. only a comment)
+        log.debug("html fallback parse", exc_info=True)
+        return ""
+    for el in list(root.iter(*_DROP_TAGS)):
+        if el.getparent() is not None:
+            el.drop_tree()
+    for el in list(root.iter(etree.Comment, etree.ProcessingInstruction)):
+        if el.getparent() is not None:
+            el.drop_tree()
+    container = next((el for el in (root.find(".//main"), root.find(".//article"), root.find(".//body"))
+                      if el is not None), root)
+    blocks: list[str] = []
+    _html_blocks(container, blocks)
+    return "\n\n".join(b for b in blocks if b.strip())
+
+
+def _html_text(el: Any) -> str:
+    return " ".join(el.text_content().split())
+
+
+def _html_blocks(el: Any, out: list[str], depth: int = 0) -> None:
+    if depth > 200:
+        return
+    tag = el.tag if isinstance(el.tag, str) else ""
+    if re.fullmatch(r"h[1-6]", tag):
+        text = _html_text(el)
+        if text:
+            out.append("#" * int(tag[1]) + " " + text)
+        return
+    if tag in ("ul", "ol"):
+        items = [_html_text(li) for li in el if getattr(li, "tag", "") == "li"]
+        out.append("\n".join(f"- {t}" for t in items if t))
+        return
+    if tag == "table":
+        rows = [[_html_text(c) for c in tr if getattr(c, "tag", "") in ("td", "th")] for tr in el.iter("tr")]
+        out.append(_markdown_table(rows))
+        return
+    children = [c for c in el if isinstance(c.tag, str)]
+    has_blocks = any(c.tag in _BLOCK_TAGS or c.tag in ("ul", "ol", "table") or re.fullmatch(r"h[1-6]", c.tag)
+                     for c in children)
+    if not has_blocks:
+        text = _html_text(el)
+        if text:
+            out.append(text)
+        return
+    if el.text and el.text.strip():
+        out.append(" ".join(el.text.split()))
+    for child in children:
+        _html_blocks(child, out, depth + 1)
+        if child.tail and child.tail.strip():
+            out.append(" ".join(child.tail.split()))
+
+
+# -- tables -----------------------------------------------------------------------------------------------
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _markdown_table(rows: list[list[str]]) -> str:
+    """Rows of cell texts as a markdown table, the first row its header; cells flattened to one line."""
+    rows = [[_cell(c) for c in row] for row in rows]
+    rows = [row for row in rows if any(row)]
+    if not rows:
+        return ""
+    width = max(len(row) for row in rows)
+    rows = [row + [""] * (width - len(row)) for row in rows]
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "|".join([" --- "] * width) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+    return "\n".join(lines)
+
+
+# -- Office files: zip checks -----------------------------------------------------------------------------
+
+
+def _open_office_zip(kind: str, data: bytes) -> zipfile.ZipFile:
+    """The zip of a .docx/.pptx, after checking that it is one (of the right kind) and no zip bomb."""
+    if data.startswith(_OLE_MAGIC):
+        if "EncryptedPackage".encode("utf-16-le") in data[:2 * MB] or b"EncryptedPackage" in data[:2 * MB]:
+            raise DocumentRefused("encrypted", "OLE container with an EncryptedPackage")
+        raise _mismatch(kind, "a legacy binary Office file (.doc/.ppt)")
+    if not data.startswith((b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")):
+        raise _mismatch(kind, "not a zip")
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError, NotImplementedError) as e:
+        raise DocumentRefused("corrupt", f"zip: {e}") from None
+    if len(infos) > MAX_ZIP_ENTRIES:
+        raise DocumentRefused("zip_bomb", f"{len(infos)} entries", maximum=MAX_UNZIPPED_MB)
+    total = sum(i.file_size for i in infos)
+    if total > MAX_UNZIPPED_MB * MB:
+        raise DocumentRefused("zip_bomb", f"{total} bytes unzipped", maximum=MAX_UNZIPPED_MB)
+    for i in infos:
+        if i.file_size > RATIO_MIN_BYTES and i.file_size > MAX_RATIO * max(i.compress_size, 1):
+            raise DocumentRefused("zip_bomb", f"{i.filename}: ratio {i.file_size / max(i.compress_size, 1):.0f}",
+                                  maximum=MAX_UNZIPPED_MB)
+    names = {i.filename for i in infos}
+    if "[Content_Types].xml" not in names or OFFICE_PARTS[kind] not in names:
+        raise _mismatch(kind, f"zip without [Content_Types].xml or {OFFICE_PARTS[kind]}")
+    return zf
+
+
+# -- Word -------------------------------------------------------------------------------------------------
+
+
+_HEADING_STYLE = re.compile(r"^(?:heading|kop)\s*([1-9])$", re.IGNORECASE)
+_TITLE_STYLE = {"title", "titel"}
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+
+
+def _parse_docx(data: bytes) -> ParsedDocument:
+    _open_office_zip("docx", data).close()
+    import docx
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    document = docx.Document(io.BytesIO(data))
+    blocks: list[str] = []
+    list_run = False  # the previous block was a list item: items of one list stay together
+    for item in document.iter_inner_content():
+        if isinstance(item, Table):
+            blocks.append(_markdown_table(_docx_rows(item)))
+            list_run = False
+        elif isinstance(item, Paragraph):
+            line, is_item = _docx_paragraph(item)
+            if not line:
+                continue
+            if is_item and list_run:
+                blocks[-1] += "\n" + line
+            else:
+                blocks.append(line)
+            list_run = is_item
+    title = _meaningful_title(_core_title(document))
+    return ParsedDocument("docx", title, _tidy(_without_page_marks("\n\n".join(b for b in blocks if b))))
+
+
+def _core_title(document: Any) -> str:
+    try:
+        return document.core_properties.title or ""
+    except Exception:  # a broken docProps/core.xml costs only the title
+        log.debug("core properties", exc_info=True)
+        return ""
+
+
+def _style_name(paragraph: Any) -> str:
+    try:
+        style = paragraph.style
+        return (style.name or "") if style is not None else ""
+    except Exception:  # a style id that points nowhere
+        return ""
+
+
+def _docx_paragraph(paragraph: Any) -> tuple[str, bool]:
+    """(markdown line, is a list item) for one Word paragraph."""
+    style = _style_name(paragraph)
+    plain = _docx_plain(paragraph._p)
+    if not plain.strip():
+        return "", False
+    heading = _HEADING_STYLE.match(style.strip())
+    if heading or style.strip().casefold() in _TITLE_STYLE:
+        level = int(heading.group(1)) if heading else 1
+        return "#" * min(level, 6) + " " + " ".join(plain.split()), False
+    ppr = paragraph._p.pPr
+    numpr = ppr.numPr if ppr is not None else None
+    is_item = numpr is not None or "list" in style.casefold() or "lijst" in style.casefold()
+    text = _docx_formatted(paragraph, plain)
+    if is_item:
+        level = 0
+        if numpr is not None and numpr.ilvl is not None and numpr.ilvl.val is not None:
+            level = int(numpr.ilvl.val)
+        else:
+            m = re.search(r"(\d)\s*$", style)
+            level = int(m.group(1)) - 1 if m else 0
+        return "  " * max(0, min(level, 8)) + "- " + " ".join(text.split()), True
+    return text, False
+
+
+def _docx_plain(p: Any) -> str:
+    """All the text of a paragraph element (runs, hyperlinks, fields, content controls, insertions), tabs and
+    breaks as spaces; the fallback copy of a text box (mc:Fallback) is left out."""
+    parts: list[str] = []
+    for el in p.iter(f"{_W}t", f"{_W}tab", f"{_W}br", f"{_W}cr"):
+        if any(a.tag == _MC_FALLBACK for a in el.iterancestors()):
+            continue
+        parts.append((el.text or "") if el.tag == f"{_W}t" else " ")
+    return "".join(parts)
+
+
+def _docx_formatted(paragraph: Any, plain: str) -> str:
+    """The paragraph's runs with bold as **...** and italic as _..._; its plain text where runs miss some of it
+    (text in content controls or tracked insertions)."""
+    from docx.text.run import Run
+
+    pieces: list[tuple[str, bool, bool]] = []
+    for inner in paragraph.iter_inner_content():
+        if isinstance(inner, Run):
+            pieces.append((inner.text, bool(inner.bold), bool(inner.italic)))
+        else:  # a hyperlink: its text, unformatted
+            pieces.append((getattr(inner, "text", "") or "", False, False))
+    joined = "".join(p[0] for p in pieces)
+    if " ".join(joined.split()) != " ".join(plain.split()):
+        return " ".join(plain.split())
+    if not any(b or i for _, b, i in pieces):
+        return joined
+    merged: list[list[Any]] = []
+    for text, bold, italic in pieces:
+        if merged and merged[-1][1] == bold and merged[-1][2] == italic:
+            merged[-1][0] += text
+        else:
+            merged.append([text, bold, italic])
+    out = []
+    for text, bold, italic in merged:
+        core = text.strip()
+        if not core or not (bold or italic):
+            out.append(text)
+            continue
+        lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
+        mark = ("**" if bold else "") + ("_" if italic else "")
+        out.append(f"{lead}{mark}{core}{mark[::-1]}{trail}")
+    return "".join(out)
+
+
+def _docx_rows(table: Any) -> list[list[str]]:
+    rows: list[list[str]] = []
+    for row in table.rows:
+        cells: list[str] = []
+        previous = None
+        for cell in row.cells:
+            # a merged cell comes once per grid column it spans: its text once
+            cells.append("" if cell._tc is previous else "\n".join(_docx_plain(p) for p in cell._tc.iter(f"{_W}p")
+                                                                   if p.getparent() is cell._tc))
+            previous = cell._tc
+        rows.append(cells)
+    return rows
+
+
+# -- PowerPoint -------------------------------------------------------------------------------------------
+
+
+def _parse_pptx(data: bytes) -> ParsedDocument:
+    _open_office_zip("pptx", data).close()
+    from pptx import Presentation
+
+    deck = Presentation(io.BytesIO(data))
+    slides = list(deck.slides)
+    if len(slides) > MAX_PAGES:
+        raise DocumentRefused("too_many_pages", f"{len(slides)} slides", pages=len(slides), maximum=MAX_PAGES)
+    parts: list[str] = []
+    first_title = ""
+    words = False
+    for n, slide in enumerate(slides, start=1):
+        title_shape = _slide_title_shape(slide)
+        title = " ".join(title_shape.text_frame.text.split()) if title_shape is not None else ""
+        if n == 1:
+            first_title = title
+        parts.append(f"## {title or f'Dia {n}'}")
+        blocks: list[str] = []
+        for shape in _slide_shapes(slide.shapes):
+            if title_shape is not None and shape.shape_id == title_shape.shape_id:
+                continue
+            blocks.extend(_pptx_shape_blocks(shape))
+        notes = _slide_notes(slide)
+        if notes:
+            blocks.append("Notities: " + notes)
+        words = words or bool(title) or any(_WORD.search(b) for b in blocks)
+        parts.extend(b for b in blocks if b.strip())
+    if not words:
+        raise DocumentRefused("empty", "no text on any slide")
+    title = _meaningful_title(_core_title(deck)) or first_title
+    return ParsedDocument("pptx", title, _tidy(_without_page_marks("\n\n".join(parts))), pages=len(slides))
+
+
+def _slide_title_shape(slide: Any) -> Any:
+    try:
+        shape = slide.shapes.title
+    except Exception:  # a placeholder without a type
+        return None
+    return shape if shape is not None and shape.has_text_frame and shape.text_frame.text.strip() else None
+
+
+def _slide_shapes(shapes: Iterable[Any], depth: int = 0) -> Iterator[Any]:
+    """The shapes of a slide, those inside groups included, in the slide's order."""
+    from pptx.shapes.group import GroupShape
+
+    for shape in shapes:
+        if isinstance(shape, GroupShape) and depth < 20:
+            yield from _slide_shapes(shape.shapes, depth + 1)
+        else:
+            yield shape
+
+
+_BULLET_PLACEHOLDERS = {"BODY", "OBJECT"}
+
+
+def _pptx_shape_blocks(shape: Any) -> list[str]:
+    if getattr(shape, "has_table", False) and shape.has_table:
+        rows = [[cell.text for cell in row.cells] for row in shape.table.rows]
+        return [_markdown_table(rows)]
+    if not getattr(shape, "has_text_frame", False) or not shape.has_text_frame:
+        return []
+    bulleted = False
+    if shape.is_placeholder:
+        try:
+            bulleted = shape.placeholder_format.type.name in _BULLET_PLACEHOLDERS
+        except Exception:  # a placeholder whose type python-pptx does not know
+            bulleted = False
+    blocks: list[str] = []
+    items: list[str] = []
+    for paragraph in shape.text_frame.paragraphs:
+        text = " ".join(paragraph.text.split())
+        if not text:
+            continue
+        level = paragraph.level
+        ppr = paragraph._p.pPr
+        explicit = None
+        if ppr is not None:
+            tags = {child.tag.rsplit("}", 1)[-1] for child in ppr}
+            explicit = False if "buNone" in tags else True if tags & {"buChar", "buAutoNum"} else None
+        if explicit is True or (explicit is None and (bulleted or level > 0)):
+            items.append("  " * min(level, 8) + "- " + text)
+        else:
+            if items:
+                blocks.append("\n".join(items))
+                items = []
+            blocks.append(text)
+    if items:
+        blocks.append("\n".join(items))
+    return blocks
+
+
+def _slide_notes(slide: Any) -> str:
+    try:
+        if not slide.has_notes_slide:
+            return ""
+        frame = slide.notes_slide.notes_text_frame
+        return " ".join(frame.text.split()) if frame is not None else ""
+    except Exception:  # notes are a nicety
+        log.debug("slide notes", exc_info=True)
+        return ""
+
+
+# -- PDF --------------------------------------------------------------------------------------------------
+
+
+def _check_pdf_header(data: bytes) -> None:
+    head = data[:1024]
+    at = head.find(b"%PDF-")
+    if at < 0 or head[:at].replace(_UTF8_BOM, b"").strip(b" \t\r\n\x00\x0c"):
+        raise _mismatch("pdf", "no %PDF- header")
+
+
+def _parse_pdf(data: bytes) -> ParsedDocument:
+    _check_pdf_header(data)
+    from pypdf import PasswordType, PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(io.BytesIO(data), strict=False)
+        if reader.is_encrypted:
+            try:
+                opened = reader.decrypt("")
+            except Exception as e:  # an unsupported algorithm: as good as locked
+                raise DocumentRefused("encrypted", f"decrypt: {e}") from None
+            if opened == PasswordType.NOT_DECRYPTED:
+                raise DocumentRefused("encrypted", "a user password")
+        count = len(reader.pages)
+    except DocumentRefused:
+        raise
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError, AssertionError) as e:
+        raise DocumentRefused("corrupt", f"pdf: {type(e).__name__}: {e}"[:500]) from None
+    if count > MAX_PAGES:
+        raise DocumentRefused("too_many_pages", f"{count} pages", pages=count, maximum=MAX_PAGES)
+    if count == 0:
+        raise DocumentRefused("empty", "no pages")
+    headings = _pdf_outline(reader, count)
+    parts: list[str] = []
+    letters = 0
+    failed = 0
+    for n, page in enumerate(reader.pages, start=1):
+        try:
+            raw = page.extract_text() or ""
+        except MemoryError:
+            raise
+        except Exception:  # one broken page: its text is lost, the others are kept
+            log.debug("pdf page %d", n, exc_info=True)
+            raw, failed = "", failed + 1
+        paragraphs = _pdf_paragraphs(_without_page_marks(_normalise_newlines(raw)))
+        letters += sum(len(_LETTER.findall(p)) for p in paragraphs)
+        parts.append(page_mark(n))
+        titles = headings.get(n, [])
+        for level, title in titles:
+            parts.append("#" * level + " " + title)
+        if titles and paragraphs and _same_words(paragraphs[0], titles[0][1]):
+            paragraphs = paragraphs[1:]  # the heading's line itself, already there as the heading
+        parts.extend(paragraphs)
+    if failed == count:
+        raise DocumentRefused("corrupt", "no page could be read")
+    if letters == 0 or (count >= 3 and letters < 2 * count):
+        raise DocumentRefused("no_text_layer", f"{letters} letters on {count} pages")
+    title = ""
+    try:
+        meta = reader.metadata
+        title = _meaningful_title(meta.title if meta is not None else "")
+    except Exception:  # a broken info dictionary costs only the title
+        log.debug("pdf metadata", exc_info=True)
+    return ParsedDocument("pdf", title, "\n\n".join(parts), pages=count)
+
+
+def _same_words(a: str, b: str) -> bool:
+    def norm(s: str) -> str:
+        return " ".join(re.sub(r"[^\w\s]", " ", s).casefold().split())
+
+    return bool(norm(b)) and (norm(a) == norm(b) or re.sub(r"^[\d.\s]+", "", norm(a)) == norm(b))
+
+
+def _pdf_outline(reader: Any, count: int) -> dict[int, list[tuple[int, str]]]:
+    """The bookmarks as {page: [(heading level, title), ...]} (1-based pages, in outline order)."""
+    found: dict[int, list[tuple[int, str]]] = {}
+    seen = 0
+
+    def walk(items: Iterable[Any], depth: int) -> None:
+        nonlocal seen
+        if depth > 10:
+            return
+        for item in items:
+            if seen > 5_000:
+                return
+            if isinstance(item, list):
+                walk(item, depth + 1)
+                continue
+            seen += 1
+            title = " ".join(str(getattr(item, "title", "") or "").split())[:300]
+            if not title:
+                continue
+            try:
+                number = reader.get_destination_page_number(item)
+            except Exception:  # a bookmark to nowhere
+                continue
+            if number is None or not 0 <= number < count:
+                continue
+            found.setdefault(number + 1, []).append((min(2 + depth, 6), title))
+
+    try:
+        walk(reader.outline, 0)
+    except MemoryError:
+        raise
+    except Exception:  # a broken outline costs only the headings
+        log.debug("pdf outline", exc_info=True)
+    return found
+
+
+_BULLET = re.compile(r"^\s*(?:[•●○◦▪■□–\-*·]|\d{1,3}[.)]|[a-z][.)])\s+")
+_SENTENCE_END = re.compile(r"[.!?:;…\"”’)]$")
+
+
+def _pdf_paragraphs(text: str) -> list[str]:
+    """A page's extracted lines as paragraphs: a line that ends mid-sentence goes on in the next one (a word
+    hyphenated at the line's end is joined again), a short line or a line ending a sentence ends the paragraph,
+    a blank line always does, and a bullet starts a new one."""
+    lines = [" ".join(line.split()) for line in text.split("\n")]
+    lengths = sorted(len(line) for line in lines if line)
+    if not lengths:
+        return []
+    full = lengths[int(len(lengths) * 0.9) - 1 if len(lengths) >= 10 else -1]  # a full line's length
+    paragraphs: list[str] = []
+    current = ""
+    for k, line in enumerate(lines):
+        if not line:
+            if current:
+                paragraphs.append(current)
+                current = ""
+            continue
+        if current and _BULLET.match(line):
+            paragraphs.append(current)
+            current = ""
+        if not current:
+            current = line
+        elif re.search(r"[^\W\d_]-$", current) and line[:1].islower():
+            current = current[:-1] + line  # "voor-" + "beeld"
+        else:
+            current += " " + line
+        nxt = next((x for x in lines[k + 1:k + 2]), "")
+        short = len(line) < 0.7 * full
+        ends = bool(_SENTENCE_END.search(line))
+        if (short and (ends or not nxt or nxt[:1].isupper() or _BULLET.match(nxt))) or \
+                (ends and len(line) < 0.9 * full):
+            paragraphs.append(current)
+            current = ""
+    if current:
+        paragraphs.append(current)
+    return paragraphs

@@ -1,0 +1,166 @@
+"""Parsing an uploaded file in a child process of its own, with a time and a memory limit.
+
+`parse_file(filename, data)` runs `parse_bytes` (services/adapters/documents.py) in a fresh Python process
+(`python -m r42_app.services.adapters.parse_sandbox`): a PDF that makes pypdf loop, a file that makes a parser
+allocate gigabytes or a parser's crash ends that process, never the app. One process per file: the isolation is
+the point, and the child starts in well under a second (it imports only the parser the file needs).
+
+The protocol, pickle-free: the parent writes one JSON header line ({"filename": ..., "size": ...}) and then the
+file's raw bytes on the child's stdin; the child answers one JSON object on stdout: {"ok": true, "doc": {kind,
+title, markdown, pages}} or {"ok": false, "kind": <DocumentRefused kind>, "fields": {...}, "detail": ...}.
+
+The limits: the child sets RLIMIT_AS (memory_mb) and RLIMIT_CPU on itself before it reads the file, and asks the
+kernel to kill it when its parent dies (Linux). The parent kills it at the wall-clock timeout (default 20 s plus
+4 s per MB, at most 300 s). What the caller gets: the ParsedDocument, or a DocumentRefused: the parser's own, or
+timeout (too slow), memory (MemoryError, or killed by a signal), failed (any other crash or an answer that is no
+answer).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from r42_app.core.documents import MAX_FILE_BYTES, DocumentRefused, ParsedDocument
+
+MODULE = "r42_app.services.adapters.parse_sandbox"
+DEFAULT_MEMORY_MB = 1024
+BASE_TIMEOUT_S = 20.0
+TIMEOUT_PER_MB_S = 4.0
+MAX_TIMEOUT_S = 300.0
+# kinds a child may answer with (documents.py raises these); anything else is an answer that is no answer
+KINDS = {"unsupported", "mismatch", "empty", "no_text_layer", "corrupt", "encrypted", "too_large",
+         "too_many_pages", "zip_bomb", "timeout", "memory", "not_text", "failed"}
+_MEMORY_SIGNS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory")
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def default_timeout(size: int) -> float:
+    """Seconds a file of `size` bytes may take: 20 s plus 4 s per MB, at most 300 s."""
+    return min(MAX_TIMEOUT_S, BASE_TIMEOUT_S + TIMEOUT_PER_MB_S * size / (1024 * 1024))
+
+
+def _package_root() -> str:
+    import r42_app
+
+    return str(Path(r42_app.__file__).resolve().parents[1])
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    root = _package_root()
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths:
+        paths.insert(0, root)
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def parse_file(filename: str, data: bytes, *, timeout_s: float | None = None,
+               memory_mb: int = DEFAULT_MEMORY_MB) -> ParsedDocument:
+    """`parse_bytes(filename, data)` in a child process, stopped after `timeout_s` seconds (default: by size,
+    see `default_timeout`) or when it needs more than `memory_mb` MB. Raises DocumentRefused (with the filename)
+    for a refused file, a timeout, too much memory or a crash."""
+    if len(data) > MAX_FILE_BYTES:  # not worth a process: the parser would refuse it at once
+        raise DocumentRefused("too_large", f"{len(data)} bytes", filename=filename,
+                              size=round(len(data) / (1024 * 1024), 1), maximum=MAX_FILE_BYTES // (1024 * 1024))
+    timeout = default_timeout(len(data)) if timeout_s is None else max(0.01, float(timeout_s))
+    header = json.dumps({"filename": filename, "size": len(data)}).encode("utf-8") + b"\n"
+    cpu = max(1, int(timeout) + 1)  # CPU seconds: the wall clock is the real limit; this one catches a spin
+    args = [sys.executable, "-m", MODULE, "--memory-mb", str(int(memory_mb)), "--cpu-s", str(cpu),
+            "--parent", str(os.getpid())]
+    try:
+        done = subprocess.run(args, input=header + data, capture_output=True, timeout=timeout, env=_child_env(),
+                              cwd=_package_root(), check=False)
+    except subprocess.TimeoutExpired:  # subprocess.run has killed the child and waited for it
+        raise DocumentRefused("timeout", f"parsing took over {timeout:.1f} s", filename=filename,
+                              seconds=max(1, int(timeout))) from None
+    except OSError as e:  # no process could be started (fork failed: out of memory or processes)
+        raise DocumentRefused("failed", f"cannot start the parser: {e}", filename=filename) from None
+    return _answer(filename, done.returncode, done.stdout, done.stderr, cpu)
+
+
+def _answer(filename: str, returncode: int, stdout: bytes, stderr: bytes, cpu: int) -> ParsedDocument:
+    tail = stderr[-2000:].decode("utf-8", "replace")
+    if returncode == 0:
+        try:
+            answer = json.loads(stdout)
+            if answer.get("ok") is True:
+                doc = answer["doc"]
+                return ParsedDocument(str(doc["kind"]), str(doc["title"]), str(doc["markdown"]), int(doc["pages"]))
+            kind, fields = answer["kind"], answer.get("fields") or {}
+            if kind in KINDS and isinstance(fields, dict):
+                fields = {k: v for k, v in fields.items() if k != "filename"}
+                raise DocumentRefused(kind, str(answer.get("detail") or kind), filename=filename, **fields)
+        except DocumentRefused:
+            raise
+        except (ValueError, KeyError, TypeError, AttributeError):
+            pass
+        raise DocumentRefused("failed", f"the parser's answer is no answer: {stdout[:200]!r}", filename=filename)
+    if returncode == -signal.SIGXCPU:
+        raise DocumentRefused("timeout", f"CPU limit of {cpu} s", filename=filename, seconds=cpu)
+    if returncode < 0 or any(sign in tail for sign in _MEMORY_SIGNS):
+        # a signal: the OOM killer's SIGKILL, or an abort when an allocation failed under RLIMIT_AS
+        raise DocumentRefused("memory", f"the parser died (exit {returncode}): {tail[-300:]}", filename=filename)
+    raise DocumentRefused("failed", f"the parser failed (exit {returncode}): {tail[-300:]}", filename=filename)
+
+
+# -- the child --------------------------------------------------------------------------------------------
+
+
+def _limit_self(memory_mb: int, cpu_s: int, parent: int) -> None:
+    import resource
+
+    limit = memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))  # SIGXCPU at the soft limit, SIGKILL at the hard
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if parent and os.getppid() != parent:  # the parent died before the prctl: nobody waits for the answer
+            os._exit(1)
+
+
+def _write(answer: dict) -> None:
+    sys.stdout.buffer.write(json.dumps(answer, ensure_ascii=False).encode("utf-8"))
+    sys.stdout.buffer.flush()
+
+
+def main(argv: list[str]) -> int:
+    opts = dict(zip(argv[0::2], argv[1::2]))
+    _limit_self(int(opts.get("--memory-mb", DEFAULT_MEMORY_MB)), int(opts.get("--cpu-s", MAX_TIMEOUT_S)),
+                int(opts.get("--parent", 0)))
+    import logging
+
+    logging.basicConfig(level=logging.ERROR, stream=sys.stderr)  # pypdf's warnings about sloppy files: not ours
+    stdin = sys.stdin.buffer
+    header = json.loads(stdin.readline())
+    data = stdin.read()
+    filename = str(header["filename"])
+    if len(data) != int(header["size"]):
+        _write({"ok": False, "kind": "failed", "fields": {}, "detail": "short input"})
+        return 0
+    from r42_app.services.adapters.documents import parse_bytes
+
+    try:
+        doc = parse_bytes(filename, data)
+        del data
+        _write({"ok": True, "doc": {"kind": doc.kind, "title": doc.title, "markdown": doc.markdown,
+                                    "pages": doc.pages}})
+    except DocumentRefused as refused:
+        fields = {k: v for k, v in refused.fields.items() if isinstance(v, (str, int, float))}
+        _write({"ok": False, "kind": refused.kind, "fields": fields, "detail": str(refused)[:1000]})
+    except MemoryError:  # writing the answer needed more than the limit
+        _write({"ok": False, "kind": "memory", "fields": {}, "detail": "MemoryError"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,119 @@
+"""Parsing in a child process (services/adapters/parse_sandbox.py): a good file comes back as the in-process parse
+would give it; a file that takes too long, needs too much memory, or crashes the child is refused with its name,
+and the caller goes on. Needs no PocketBase: only real child processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from r42_app.core.documents import DocumentRefused
+from r42_app.services.adapters import parse_sandbox
+from r42_app.services.adapters.documents import parse_bytes
+from r42_app.services.adapters.parse_sandbox import default_timeout, parse_file
+from tests.fakes import documents as fake
+
+
+def refused(filename: str, data: bytes, **kw) -> DocumentRefused:
+    with pytest.raises(DocumentRefused) as caught:
+        parse_file(filename, data, **kw)
+    assert filename in caught.value.user_message
+    return caught.value
+
+
+def test_a_good_file_comes_back_as_the_parser_gives_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the child finds the package from any directory
+    data = fake.make_pdf(["Inleiding\n\nHet begin.", "Verder."], title="Gids", outline=[("Inleiding", 1)])
+    assert parse_file("gids.pdf", data) == parse_bytes("gids.pdf", data)
+    deck = fake.make_pptx([("Welkom", ["punt"])], notes=["Notitie met é en 😀."])
+    assert parse_file("d.pptx", deck) == parse_bytes("d.pptx", deck)
+
+
+def test_a_refusal_in_the_child_is_the_same_refusal():
+    e = refused("slot.pdf", fake.encrypted_pdf())
+    assert e.kind == "encrypted"
+    e = refused("dik.pdf", fake.make_pdf(["x"] * 501))
+    assert e.kind == "too_many_pages" and e.fields == {"filename": "dik.pdf", "pages": 501, "maximum": 500}
+
+
+def test_a_zip_bomb_is_refused_before_it_is_unpacked():
+    start = time.perf_counter()
+    e = refused("bom.docx", fake.zip_bomb_docx(300), memory_mb=256)
+    assert e.kind == "zip_bomb" and "200 MB" in e.user_message
+    assert time.perf_counter() - start < 5
+
+
+def test_a_pdf_that_never_finishes_is_stopped_at_the_timeout():
+    start = time.perf_counter()
+    e = refused("lus.pdf", fake.looping_pdf(), timeout_s=2)
+    elapsed = time.perf_counter() - start
+    assert e.kind == "timeout" and e.fields["seconds"] == 2 and "2 seconden" in e.user_message
+    assert elapsed < 5, elapsed
+
+
+def test_a_parser_that_needs_too_much_memory_is_stopped():
+    data = fake.memory_hungry_pdf(60)  # 240 KB; 60 MB of text operators once unpacked
+    assert parse_file("licht.pdf", fake.make_pdf(["Klein."]), memory_mb=200).pages == 1  # the limit itself is fine
+    e = refused("zwaar.pdf", data, memory_mb=200, timeout_s=60)
+    assert e.kind == "memory" and "geheugen" in e.user_message
+
+
+def test_a_child_that_answers_garbage_or_crashes_is_failed(monkeypatch):
+    monkeypatch.setattr(parse_sandbox, "MODULE", "json.tool")  # reads the header, chokes on the bytes: exit 1
+    assert refused("x.txt", b"hallo").kind == "failed"
+
+
+def test_the_answer_of_a_child_read_as_the_parent_reads_it():
+    with pytest.raises(DocumentRefused) as e:
+        parse_sandbox._answer("a.txt", 0, b"not json", b"", 10)
+    assert e.value.kind == "failed"
+    with pytest.raises(DocumentRefused) as e:
+        parse_sandbox._answer("a.txt", 0, b'{"ok": false, "kind": "rm -rf", "fields": {}}', b"", 10)
+    assert e.value.kind == "failed"
+    with pytest.raises(DocumentRefused) as e:
+        parse_sandbox._answer("a.txt", -signal.SIGKILL, b"", b"", 10)
+    assert e.value.kind == "memory"
+    with pytest.raises(DocumentRefused) as e:
+        parse_sandbox._answer("a.txt", -signal.SIGXCPU, b"", b"", 10)
+    assert e.value.kind == "timeout" and e.value.fields["seconds"] == 10
+    with pytest.raises(DocumentRefused) as e:
+        parse_sandbox._answer("a.txt", 1, b"", b"Traceback...\nMemoryError\n", 10)
+    assert e.value.kind == "memory"
+
+
+def test_a_child_does_not_outlive_a_timeout():
+    before = _children()
+    refused("lus.pdf", fake.looping_pdf(), timeout_s=1)
+    assert _children() <= before
+
+
+def test_the_default_timeout_grows_with_the_size():
+    assert default_timeout(0) == 20
+    assert default_timeout(10 * 1024 * 1024) == 60
+    assert default_timeout(100 * 1024 * 1024) == 300
+
+
+def test_a_child_starts_quickly():
+    parse_file("warm.txt", b"warm")
+    start = time.perf_counter()
+    for _ in range(3):
+        parse_file("a.txt", b"hallo wereld")
+    per_file = (time.perf_counter() - start) / 3
+    assert per_file < 1.0, per_file  # ~0.06 s on the dev box
+
+
+def _children() -> set[int]:
+    me = str(os.getpid())
+    found = set()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[1] == me:
+                        found.add(int(pid))
+            except OSError:
+                continue
+    return found
