@@ -96,8 +96,9 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
             store = svc.kb
             checked: list[tuple[Path, Any, Any]] = []  # (path, JSON document or None, (bytes, ParsedDocument) or None)
             bad = 0
+            checking = _progress("checking")
             for n, path in enumerate(files, start=1):
-                label = f"checking {n}/{len(files)} {path.name}"
+                checking(n - 1, len(files))
                 if path.suffix.lower() == ".json":
                     data, problem = _read_json(path)
                     if problem:
@@ -117,7 +118,11 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
                     continue
                 try:
                     raw = path.read_bytes()
-                    parsed = svc.importer.check(path.name, raw, progress=_progress(label))
+                    started = time.monotonic()
+                    parsed = svc.importer.check(path.name, raw)
+                    pages = f", {parsed.pages} page(s)" if parsed.pages else ""
+                    print(f"\rread {path} ({len(raw) / 1024 / 1024:.1f} MB{pages}) in "
+                          f"{time.monotonic() - started:.1f}s", file=sys.stderr, flush=True)
                 except OSError as exc:
                     _err(f"{path}: cannot be read ({exc.strerror or exc})")
                     bad += 1
@@ -127,6 +132,7 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
                     bad += 1
                     continue
                 checked.append((path, None, (raw, parsed)))
+            checking(len(files), len(files))
             if bad:
                 _err(f"{bad} of {len(files)} file(s) cannot be imported; nothing was written")
                 return EXIT_BAD_INPUT

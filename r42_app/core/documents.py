@@ -226,7 +226,8 @@ def split_sections(markdown: str) -> tuple[str, list[Section]]:
 
 def _pages_at(kinds: Sequence[tuple[str, str]]) -> list[int]:
     """The page each line stands on (0 where the text has no page marks)."""
-    out, page = [], 0
+    out: list[int] = []
+    page = 0
     for kind, text in kinds:
         if kind == "page":
             page = int(text)
@@ -280,7 +281,7 @@ def _titled(sections: list[Section]) -> list[Section]:
     for s in sections:
         counts[s.title] = counts.get(s.title, 0) + 1
     seen: dict[str, int] = {}
-    out = []
+    out: list[Section] = []
     for s in sections:
         title, by_pages = s.title, False
         if not title:

@@ -159,8 +159,10 @@ def _topic_docs(topics: Sequence[Topic]) -> tuple[list[Passage], list[list[str]]
     for topic in topics:
         parts = topic_passages(topic)
         for k, passage in enumerate(parts):
-            before = overlap(passage, parts[k - 1] if k else None)
-            docs.append(passage_terms(topic, passage.heading, f"{before}\n{passage.text}", first=k == 0))
+            # a passage's own words only: the overlap with the passage before helps the embedding model read a
+            # passage in context, but lexically it made the next passage win on words that stand in this one
+            # (its citation then pointed one page too far)
+            docs.append(passage_terms(topic, passage.heading, passage.text, first=k == 0))
         passages.extend(parts)
         sizes.append(len(parts))
     return passages, docs, sizes

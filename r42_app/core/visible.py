@@ -4,7 +4,8 @@ The browser's sanitiser (components/r42_sanitize.js) drops HTML comments and the
 their content (scripts, styles, templates, frames, SVG, ...). Text inside them is never shown to a learner,
 so it must not reach the model or the index either: there it would be a hidden channel for instructions or
 keyword stuffing. A document's page marks (`<!-- pagina 5 -->` on a line of their own) stay: they hide nothing,
-and the passage splitter reads them and drops them. Code (fenced blocks and inline code spans) is shown as written and kept as written.
+and the passage splitter reads them and drops them. Code (fenced blocks and inline code spans) is shown as
+written and kept as written.
 """
 
 from __future__ import annotations

@@ -22,8 +22,7 @@ from r42_app.services.store.documents import DocumentStore, DocumentWrite
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[int, int], None]  # (done, total): pages read of a PDF or a deck
-Parser = Callable[[str, bytes, "Progress | None"], ParsedDocument]
+Parser = Callable[[str, bytes], ParsedDocument]
 
 
 @dataclass
@@ -58,10 +57,10 @@ def refused(filename: str, exc: DocumentRefused) -> FileOutcome:
     return FileOutcome(filename, "refused", exc.user_message, exc.code)
 
 
-def _default_parser(filename: str, data: bytes, progress: Progress | None = None) -> ParsedDocument:
+def _default_parser(filename: str, data: bytes) -> ParsedDocument:
     from r42_app.services.adapters.parse_sandbox import parse_file
 
-    return parse_file(filename, data, progress=progress)
+    return parse_file(filename, data)
 
 
 class DocumentImporter:
@@ -69,7 +68,7 @@ class DocumentImporter:
         self.store = store
         self.parse = parse or _default_parser
 
-    def check(self, filename: str, data: bytes, progress: Progress | None = None) -> ParsedDocument:
+    def check(self, filename: str, data: bytes) -> ParsedDocument:
         """The file read in the sandbox; DocumentRefused (naming the file) when it cannot be imported."""
         if kind_of(filename) is None:
             raise DocumentRefused("unsupported", filename=filename)
@@ -78,7 +77,7 @@ class DocumentImporter:
             raise DocumentRefused("too_large", filename=filename, size=size, maximum=MAX_FILE_BYTES // 1024 // 1024)
         if not data:
             raise DocumentRefused("empty", filename=filename)
-        return self.parse(filename, data, progress)
+        return self.parse(filename, data)
 
     def plan(self, tenant: Tenant, filename: str, data: bytes, parsed: ParsedDocument,
              topic_type: str | None = None) -> DocumentWrite:

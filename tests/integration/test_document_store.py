@@ -19,7 +19,8 @@ from r42_app.services.store.pb import quote
 def _chapters(texts: dict[str, str]) -> str:
     parts = ["# Regeling deelnemers", "Deze regeling beschrijft hoe je pensioen opbouwt."]
     for title, word in texts.items():
-        parts += [f"## {title}", " ".join(f"{word} is wat hoofdstuk {title} uitlegt over de regeling." for _ in range(300))]
+        parts += [f"## {title}",
+                  " ".join(f"{word} is wat hoofdstuk {title} uitlegt over de regeling." for _ in range(300))]
     return "\n\n".join(parts)
 
 
