@@ -29,6 +29,7 @@ BENCHMARKS = {
     "load": "bench_load",
     "injection": "bench_injection",
     "workers": "bench_workers",
+    "documents": "bench_documents",
 }
 
 

@@ -1,0 +1,88 @@
+"""Documenten toevoegen on /admin/topics, in the browser: drop files, see each one's result, then ask R42 about a
+sentence deep in the PDF and open its source chip on the right page; the original downloads from the topic."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from r42_app.services.store.kb_store import KBStore
+from tests.e2e.conftest import sign_in
+from tests.e2e.test_chat import ask, open_chat
+from tests.fakes import documents as files
+
+SENTENCE = "Een deelnemer die verhuist naar het buitenland meldt dat binnen dertig dagen aan het fonds"
+
+
+def handbook() -> bytes:
+    pages = []
+    for p in range(1, 41):
+        text = [f"Dit is pagina {p} van het reisboek voor deelnemers, over wonen en werken over de grens.",
+                ("Wie in een ander land gaat wonen, blijft deelnemer zolang de werkgever premie betaalt. Het fonds "
+                 "vraagt dan om een adres en een rekeningnummer waarop het pensioen kan worden betaald."),
+                ("De belasting over het pensioen hangt af van het verdrag met het land waar je woont; het fonds "
+                 "houdt loonheffing in tot het een verklaring van de belastingdienst heeft.")]
+        if p == 30:
+            text.append(SENTENCE + " via het deelnemersportaal.")
+        pages.append("\n\n".join(text))
+    outline = [("Wonen in het buitenland", 1), ("Werken over de grens", 21)]
+    return files.make_pdf(pages, title="Reisboek deelnemers", outline=outline)
+
+
+def test_admin_adds_documents_and_a_learner_gets_the_page_cited(served_app, page, claude, browser, tmp_path):
+    pdf = tmp_path / "reisboek.pdf"
+    pdf.write_bytes(handbook())
+    fake = tmp_path / "kapot.pdf"
+    fake.write_bytes(files.fake_pdf())
+    pb = served_app.superuser()
+    kb = KBStore(pb)
+    demo = kb.require_tenant("demo")
+    try:
+        sign_in(page, served_app, "admin@example.com", path="/admin/topics")
+        card = page.locator("#documents")
+        expect(card).to_contain_text("Documenten toevoegen")
+        page.locator("#documents input[type=file]").set_input_files([str(pdf), str(fake)])
+        rows = page.locator("#doc-results .doc-row")
+        expect(rows).to_have_count(2)
+        good, bad = rows.nth(0), rows.nth(1)
+        expect(good.locator(".doc-status")).to_have_text("Toegevoegd", timeout=60_000)
+        expect(bad.locator(".doc-status")).to_have_text("Geweigerd", timeout=60_000)
+        expect(bad.locator(".doc-message")).to_contain_text("kapot.pdf: de inhoud is geen PDF")
+        expect(page.locator("#doc-summary")).to_contain_text("1 toegevoegd")
+        expect(page.locator("#doc-summary")).to_contain_text("1 geweigerd")
+        links = good.locator("a.doc-topic")
+        expect(links.first).to_have_text("Reisboek deelnemers")
+        expect(links).to_have_count(3)  # the document and its two chapters, linked
+        expect(page.locator("#admin-topics")).to_contain_text("Reisboek deelnemers: Werken over de grens")
+
+        # a learner asks about a sentence on page 30; the chip names the page and opens the passage
+        learner = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+        claude.reply_text("Dat meld je binnen dertig dagen [ref:1].")
+        sign_in(learner, served_app, "learner@example.com")
+        open_chat(learner)
+        ask(learner, "Binnen hoeveel dagen meld ik een verhuizing naar het buitenland aan het fonds?")
+        chip = learner.locator(".r42-assistant").last.locator("a.r42-cite")
+        expect(chip).to_have_count(1, timeout=30_000)
+        expect(chip).to_have_text("Reisboek deelnemers: Werken over de grens, p. 30")
+        href = chip.get_attribute("href")
+        assert re.fullmatch(r"/topics/reisboek-werken-over-de-grens#p-[0-9a-f]{10}", href), href
+        chip.click()
+        expect(learner.locator("#topic-title")).to_have_text("Reisboek deelnemers: Werken over de grens")
+        passage = learner.locator(f"[id='{href.split('#', 1)[1]}']")
+        expect(passage).to_contain_text(SENTENCE)
+        expect(passage).to_be_in_viewport()
+        expect(passage.locator(".r42-page")).to_have_text("p. 30")
+        original = learner.locator("#topic-original")
+        expect(original).to_have_text("Origineel: reisboek.pdf")
+        with learner.expect_download() as download:
+            original.click()
+        assert download.value.suggested_filename == "reisboek.pdf"
+        assert open(download.value.path(), "rb").read() == pdf.read_bytes()
+        learner.goto(served_app.url + "/admin/topics")
+        expect(learner.locator("#documents")).to_have_count(0)  # no upload for learners
+        learner.context.close()
+    finally:
+        if kb.topic(demo, "reisboek"):
+            kb.delete_topic(demo, "reisboek")
+    assert not [t for t in kb.topics(demo) if t.slug.startswith("reisboek")]
