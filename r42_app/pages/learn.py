@@ -284,11 +284,14 @@ def topic_view() -> rx.Component:
                 ),
                 rx.cond(
                     LearnState.original_name != "",
-                    rx.link(rx.hstack(rx.icon("paperclip", size=14, aria_hidden="true"),
+                    # the browser's own link (reloadDocument: the router leaves the click alone), so it downloads
+                    # the file from the API
+                    rx.el.a(rx.hstack(rx.icon("paperclip", size=14, aria_hidden="true"),
                                       rx.text("Origineel: ", LearnState.original_name, size="2"),
                                       align="center", spacing="1"),
-                            href=LearnState.original_url, id="topic-original", is_external=False,
-                            download=LearnState.original_name),
+                            href=LearnState.original_url, id="topic-original", download=LearnState.original_name,
+                            class_name="r42-original", style={"color": "var(--accent-11)"},
+                            custom_attrs={"reloadDocument": True}),
                 ),
                 relations_block(),
                 rx.cond(

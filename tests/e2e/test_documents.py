@@ -17,16 +17,16 @@ SENTENCE = "Een deelnemer die verhuist naar het buitenland meldt dat binnen dert
 
 def handbook() -> bytes:
     pages = []
-    for p in range(1, 41):
+    for p in range(1, 81):  # ~30,000 characters: more than one topic holds
         text = [f"Dit is pagina {p} van het reisboek voor deelnemers, over wonen en werken over de grens.",
                 ("Wie in een ander land gaat wonen, blijft deelnemer zolang de werkgever premie betaalt. Het fonds "
                  "vraagt dan om een adres en een rekeningnummer waarop het pensioen kan worden betaald."),
                 ("De belasting over het pensioen hangt af van het verdrag met het land waar je woont; het fonds "
                  "houdt loonheffing in tot het een verklaring van de belastingdienst heeft.")]
-        if p == 30:
+        if p == 60:
             text.append(SENTENCE + " via het deelnemersportaal.")
         pages.append("\n\n".join(text))
-    outline = [("Wonen in het buitenland", 1), ("Werken over de grens", 21)]
+    outline = [("Wonen in het buitenland", 1), ("Werken over de grens", 41)]
     return files.make_pdf(pages, title="Reisboek deelnemers", outline=outline)
 
 
@@ -56,7 +56,7 @@ def test_admin_adds_documents_and_a_learner_gets_the_page_cited(served_app, page
         expect(links).to_have_count(3)  # the document and its two chapters, linked
         expect(page.locator("#admin-topics")).to_contain_text("Reisboek deelnemers: Werken over de grens")
 
-        # a learner asks about a sentence on page 30; the chip names the page and opens the passage
+        # a learner asks about a sentence on page 60; the chip names the page and opens the passage
         learner = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
         claude.reply_text("Dat meld je binnen dertig dagen [ref:1].")
         sign_in(learner, served_app, "learner@example.com")
@@ -64,7 +64,7 @@ def test_admin_adds_documents_and_a_learner_gets_the_page_cited(served_app, page
         ask(learner, "Binnen hoeveel dagen meld ik een verhuizing naar het buitenland aan het fonds?")
         chip = learner.locator(".r42-assistant").last.locator("a.r42-cite")
         expect(chip).to_have_count(1, timeout=30_000)
-        expect(chip).to_have_text("Reisboek deelnemers: Werken over de grens, p. 30")
+        expect(chip).to_have_text("Reisboek deelnemers: Werken over de grens, p. 60")
         href = chip.get_attribute("href")
         assert re.fullmatch(r"/topics/reisboek-werken-over-de-grens#p-[0-9a-f]{10}", href), href
         chip.click()
@@ -72,7 +72,7 @@ def test_admin_adds_documents_and_a_learner_gets_the_page_cited(served_app, page
         passage = learner.locator(f"[id='{href.split('#', 1)[1]}']")
         expect(passage).to_contain_text(SENTENCE)
         expect(passage).to_be_in_viewport()
-        expect(passage.locator(".r42-page")).to_have_text("p. 30")
+        expect(passage.locator(".r42-page")).to_have_text("p. 60")
         original = learner.locator("#topic-original")
         expect(original).to_have_text("Origineel: reisboek.pdf")
         with learner.expect_download() as download:

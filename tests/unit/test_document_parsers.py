@@ -4,7 +4,6 @@ bad file refused with the right reason and its name in the message."""
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -61,15 +60,12 @@ def test_pdf_title_from_its_metadata_only_when_it_means_something():
     assert parse_bytes("h.pdf", fake.make_pdf(["Tekst."])).title == ""
 
 
-def test_a_200_page_pdf_parses_quickly():
+def test_a_200_page_pdf_parses_every_page_with_its_chapters():
     pages = [f"Hoofdstuk {n}\n\n" + PARA * 6 + "\n\n" + PARA * 4 for n in range(1, 201)]
     data = fake.make_pdf(pages, outline=[(f"Hoofdstuk {n}", n) for n in range(1, 201, 10)])
-    start = time.perf_counter()
-    doc = parse_bytes("groot.pdf", data)
-    elapsed = time.perf_counter() - start
+    doc = parse_bytes("groot.pdf", data)  # its time per page is measured in bench/bench_documents.py
     assert doc.pages == 200 and doc.markdown.count("<!-- pagina ") == 200
     assert f"{page_mark(191)}\n\n## Hoofdstuk 191" in doc.markdown
-    assert elapsed < 10, elapsed  # ~0.4 s on the dev box
 
 
 def test_an_owner_password_alone_does_not_lock_a_pdf():
