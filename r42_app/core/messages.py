@@ -113,6 +113,7 @@ CATALOGUE: dict[str, str] = {
     "kb.topic_deleted": "Onderwerp “{label}” verwijderd.",
     "kb.topic_deleted_one_relation": "Onderwerp “{label}” verwijderd en 1 relatie.",
     "kb.topic_deleted_relations": "Onderwerp “{label}” verwijderd en {count} relaties.",
+    "kb.document_deleted": "Onderwerp “{label}” verwijderd, met {count} hoofdstuk(ken) en het bestand {filename}.",
     "kb.pick_target": "Kies het onderwerp waarnaar de relatie wijst.",
     "kb.relation_invalid": "Deze relatie kan niet worden toegevoegd.",
     # -- documents in (core/documents.py DocumentRefused: a file that is not imported; every text names the file)

@@ -28,8 +28,15 @@ def delete_dialog(row: AdminTopicRow) -> rx.Component:
         rx.alert_dialog.content(
             rx.alert_dialog.title("Onderwerp verwijderen?"),
             rx.alert_dialog.description(
-                "“", row.label, "” en zijn ", row.relation_count,
-                " relatie(s) worden verwijderd. Dit kan niet ongedaan worden gemaakt."
+                rx.cond(
+                    row.original != "",
+                    rx.fragment("“", row.label, "” komt uit het document ", rx.text(row.original, as_="span",
+                                                                                    weight="medium"),
+                                ". Het onderwerp, zijn ", row.sections, " hoofdstuk(ken), hun relaties en het "
+                                "originele bestand worden verwijderd. Dit kan niet ongedaan worden gemaakt."),
+                    rx.fragment("“", row.label, "” en zijn ", row.relation_count,
+                                " relatie(s) worden verwijderd. Dit kan niet ongedaan worden gemaakt."),
+                ),
             ),
             rx.hstack(
                 rx.alert_dialog.cancel(rx.button("Annuleren", variant="soft", color_scheme="gray")),
@@ -47,7 +54,12 @@ def delete_dialog(row: AdminTopicRow) -> rx.Component:
 def topic_row(row: AdminTopicRow) -> rx.Component:
     """One row of the admin topic table."""
     return rx.table.row(
-        rx.table.cell(rx.link(row.label, href="/admin/topics/" + row.slug, weight="medium")),
+        rx.table.cell(rx.hstack(
+            rx.link(row.label, href="/admin/topics/" + row.slug, weight="medium"),
+            rx.cond(row.original != "", rx.tooltip(rx.icon("paperclip", size=13, color="var(--gray-9)",
+                                                           aria_label="Uit " + row.original),
+                                                   content="Uit " + row.original)),
+            align="center", spacing="1")),
         rx.table.cell(rx.code(row.slug, variant="ghost", size="1")),
         rx.table.cell(type_badge(row.type, row.type_label)),
         rx.table.cell(row.relation_count),

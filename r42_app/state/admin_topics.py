@@ -31,6 +31,8 @@ class AdminTopicRow:
     type: str = ""
     type_label: str = ""
     relation_count: int = 0
+    original: str = ""  # the file a document's topic was made from
+    sections: int = 0  # the section topics deleted with it
 
 
 @dataclasses.dataclass
@@ -79,6 +81,7 @@ class AdminTopicsState(rx.State):
 
     _topics_cache: list = []
     _counts: dict[str, int] = {}
+    _roots: dict[str, tuple[str, int]] = {}
 
     async def _admin_tenant(self, fresh: bool = False) -> Tenant | None:
         """The admin's tenant; marks the page forbidden for anyone else. Writes pass `fresh=True`: the
@@ -96,20 +99,23 @@ class AdminTopicsState(rx.State):
 
     async def _refresh_rows(self, tenant: Tenant) -> None:
         store = services().kb
-        topics, relations = await asyncio.gather(asyncio.to_thread(store.topic_summaries, tenant),
-                                                 asyncio.to_thread(store.relations, tenant))
+        topics, relations, roots = await asyncio.gather(asyncio.to_thread(store.topic_summaries, tenant),
+                                                        asyncio.to_thread(store.relations, tenant),
+                                                        asyncio.to_thread(services().documents.roots, tenant))
         counts: Counter[str] = Counter()
         for rel in relations:
             counts[rel.source] += 1
             counts[rel.target] += 1
         self._topics_cache = topics
         self._counts = dict(counts)
+        self._roots = roots
         self.total = len(topics)
         self._apply_rows()
 
     def _apply_rows(self) -> None:
         self.rows = [
-            AdminTopicRow(t.slug, t.label, t.type, TYPE_LABELS[t.type], self._counts.get(t.slug, 0))
+            AdminTopicRow(t.slug, t.label, t.type, TYPE_LABELS[t.type], self._counts.get(t.slug, 0),
+                          *self._roots.get(t.slug, ("", 0)))
             for t in filter_topics(self._topics_cache, self.query)[:500]
         ]
 
@@ -137,13 +143,17 @@ class AdminTopicsState(rx.State):
         tenant = await self._admin_tenant(fresh=True)
         if tenant is None:
             return rx.toast.error(msg("kb.refused"))
-        label = next((r.label for r in self.rows if r.slug == slug), slug)
+        row = next((r for r in self.rows if r.slug == slug), None)
+        label = row.label if row else slug
         try:
             removed = await asyncio.to_thread(services().kb.delete_topic, tenant, slug)
         except KBError as exc:
             log.warning("deleting topic %s failed: %s", slug, exc)
             return rx.toast.error(exc.user_message)
         await self._refresh_rows(tenant)
+        if row is not None and row.original:
+            return rx.toast.success(msg("kb.document_deleted", label=label, count=row.sections,
+                                        filename=row.original))
         if removed > 1:
             return rx.toast.success(msg("kb.topic_deleted_relations", label=label, count=removed))
         return rx.toast.success(msg("kb.topic_deleted_one_relation" if removed else "kb.topic_deleted", label=label))

@@ -252,3 +252,13 @@ def test_a_parser_crash_is_corrupt_never_an_exception(monkeypatch):
 
     monkeypatch.setattr(documents, "_parse_markdown", boom)
     assert refused("x.md", b"# Kop").kind == "corrupt"
+
+
+def test_running_headers_footers_and_page_numbers_of_a_pdf_are_left_out():
+    pages = [f"Handboek deelnemers 2026\n\nOp deze pagina staat inhoud nummer {n} over het pensioen van deelnemers, "
+             f"die per pagina anders is.\n\nPagina {n} van 6" for n in range(1, 7)]
+    doc = parse_bytes("koppen.pdf", fake.make_pdf(pages))
+    assert doc.markdown.count("inhoud nummer") == 6
+    assert "Handboek deelnemers 2026" not in doc.markdown and "van 6" not in doc.markdown
+    short = parse_bytes("kort.pdf", fake.make_pdf(pages[:2]))  # too few pages to tell: everything stays
+    assert "Handboek deelnemers 2026" in short.markdown

@@ -643,6 +643,7 @@ def _parse_pdf(data: bytes) -> ParsedDocument:
     parts: list[str] = []
     letters = 0
     failed = 0
+    pages: list[list[str]] = []
     for n, page in enumerate(reader.pages, start=1):
         try:
             raw = page.extract_text() or ""
@@ -651,7 +652,8 @@ def _parse_pdf(data: bytes) -> ParsedDocument:
         except Exception:  # one broken page: its text is lost, the others are kept
             log.debug("pdf page %d", n, exc_info=True)
             raw, failed = "", failed + 1
-        paragraphs = _pdf_paragraphs(_without_page_marks(_normalise_newlines(raw)))
+        pages.append(_pdf_paragraphs(_without_page_marks(_normalise_newlines(raw))))
+    for n, paragraphs in enumerate(_without_running_lines(pages), start=1):
         letters += sum(len(_LETTER.findall(p)) for p in paragraphs)
         parts.append(page_mark(n))
         titles = headings.get(n, [])
@@ -671,6 +673,41 @@ def _parse_pdf(data: bytes) -> ParsedDocument:
     except Exception:  # a broken info dictionary costs only the title
         log.debug("pdf metadata", exc_info=True)
     return ParsedDocument("pdf", title, "\n\n".join(parts), pages=count)
+
+
+_DIGITS = re.compile(r"\d+")
+_PAGE_NUMBER = re.compile(r"[-–—(\[]?\s*(?:p\.|pag\.|pagina|page)?\s*#(?:\s*(?:/|van|of)\s*#)?\s*[-–—)\]]?")
+RUNNING_SHARE = 0.5  # a line at the top or bottom of at least this share of the pages is a running header/footer
+RUNNING_EDGE = 1  # lines looked at, at the top and at the bottom of each page
+RUNNING_MAX = 60  # characters: a running header or footer is short
+
+
+def _without_running_lines(pages: list[list[str]]) -> list[list[str]]:
+    """The pages without their running headers and footers: a short line that stands first or last on at least
+    half the pages (page numbers ignored: "Handboek 2026 – pagina 7 van 200" is the same line on every page), and
+    a bare page number there. A document of fewer than 4 pages keeps everything."""
+    if len(pages) < 4:
+        return pages
+
+    def key(line: str) -> str:
+        return _DIGITS.sub("#", " ".join(line.casefold().split()))
+
+    seen: dict[str, int] = {}
+    for paragraphs in pages:
+        edge = {key(p) for p in paragraphs[:RUNNING_EDGE] + paragraphs[-RUNNING_EDGE:] if len(p) <= RUNNING_MAX}
+        for k in edge:
+            seen[k] = seen.get(k, 0) + 1
+    running = {k for k, n in seen.items() if n >= RUNNING_SHARE * len(pages)}
+    out = []
+    for paragraphs in pages:
+        keep = []
+        for i, p in enumerate(paragraphs):
+            at_edge = i < RUNNING_EDGE or i >= len(paragraphs) - RUNNING_EDGE
+            if at_edge and len(p) <= RUNNING_MAX and (key(p) in running or _PAGE_NUMBER.fullmatch(key(p))):
+                continue
+            keep.append(p)
+        out.append(keep)
+    return out
 
 
 def _same_words(a: str, b: str) -> bool:

@@ -105,6 +105,17 @@ class DocumentStore:
     def documents(self, tenant: Tenant) -> list[StoredDocument]:
         return [_stored(r) for r in self.pb.all("documents", filter=f"tenant = {quote(tenant.id)}", sort="filename")]
 
+    def roots(self, tenant: Tenant) -> dict[str, tuple[str, int]]:
+        """{document topic's slug: (file name, number of its section topics)} of the tenant's documents."""
+        docs = self.documents(tenant)
+        if not docs:
+            return {}
+        counts: dict[str, int] = {}
+        for row in self.pb.all_by_id("topics", filter=f"tenant = {quote(tenant.id)} && document != ''",
+                                     fields="document"):
+            counts[row["document"]] = counts.get(row["document"], 0) + 1
+        return {d.topic: (d.filename, max(0, counts.get(d.id, 1) - 1)) for d in docs}
+
     def file_bytes(self, doc: StoredDocument) -> bytes:
         return self.pb.file_bytes("documents", doc.id, doc.stored_name)
 
