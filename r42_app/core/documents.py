@@ -202,6 +202,8 @@ def split_sections(markdown: str) -> tuple[str, list[Section]]:
     page_at = _pages_at(kinds)
     preamble_end = starts[0] if starts else len(lines)
     preamble = "\n".join(lines[:preamble_end]).strip()
+    if all(kind == "page" or not text.strip() for kind, text in kinds[:preamble_end]):
+        preamble = ""  # only the page mark before the first chapter: nothing to say on the document's topic
     raw: list[tuple[str, int, int]] = []  # (title, start line, end line)
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(lines)

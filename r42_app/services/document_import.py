@@ -17,7 +17,7 @@ from typing import Any
 
 from r42_app.core.documents import MAX_FILE_BYTES, DocumentRefused, ParsedDocument, kind_of
 from r42_app.core.identity import Tenant
-from r42_app.core.messages import msg
+from r42_app.core.messages import msg, nl_number
 from r42_app.services.store.documents import DocumentStore, DocumentWrite
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,11 @@ class FileOutcome:
                 **({"code": self.code} if self.code else {}),
                 "topic": self.topic, "topics": [{"slug": s, "label": label} for s, label in self.topics],
                 "created": self.created, "updated": self.updated, "deleted": self.deleted, "pages": self.pages}
+
+
+def topic_count(n: int) -> str:
+    """"1 onderwerp", "3 onderwerpen"."""
+    return msg("doc.one_topic") if n == 1 else msg("doc.topics", count=nl_number(n))
 
 
 def refused(filename: str, exc: DocumentRefused) -> FileOutcome:
@@ -93,8 +98,9 @@ class DocumentImporter:
         topics = [(t.slug, t.label) for t in write.plan.topics]
         status = write.status
         key = {"created": "doc.created", "updated": "doc.updated", "unchanged": "doc.unchanged"}[status]
-        return FileOutcome(filename, status, msg(key, filename=filename, topics=len(topics),
-                                                 changed=len(write.created) + len(write.updated) + len(write.deleted)),
+        changed = len(write.created) + len(write.updated) + len(write.deleted)
+        return FileOutcome(filename, status, msg(key, filename=filename, topics=topic_count(len(topics)),
+                                                 changed=topic_count(changed)),
                            topic=write.plan.root.slug, topics=topics, created=len(write.created),
                            updated=len(write.updated), deleted=len(write.deleted), pages=write.plan.pages,
                            writes=write.writes, seconds=time.monotonic() - started)

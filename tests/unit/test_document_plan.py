@@ -182,3 +182,13 @@ def test_page_marks_survive_what_the_reader_sees_but_comments_that_hide_text_do_
     shown = visible_markdown(text)
     assert shown.startswith(page_mark(3) + "\nZichtbaar.")
     assert "verborgen" in shown and "pagina 4" not in shown and "pagina 5" not in shown and "geheim" not in shown
+
+
+def test_a_pdf_whose_first_chapter_starts_on_page_one_gives_its_document_topic_no_page():
+    text = "\n\n".join(f"{page_mark(p)}\n\n" + (f"## Hoofdstuk {p // 10 + 1}\n\n" if p % 10 == 1 else "")
+                       + "Een alinea over de regeling van het pensioenfonds voor iedere deelnemer. " * 30
+                       for p in range(1, 21))
+    plan = plan_document(ParsedDocument("pdf", "Gids", text, 20), "gids.pdf")
+    assert [s.label for s in plan.sections][:2] == ["Gids: Hoofdstuk 1", "Gids: Hoofdstuk 2"]
+    assert plan.root.content.startswith("## Inhoud")
+    assert all(p.page == 0 for p in split_passages(plan.root.slug, plan.root.content))

@@ -127,7 +127,7 @@ ENGLISH_ONLY = frozenset("""
 DUTCH_WORDS = frozenset("""
     de het een je jij jou jouw u uw ik niet geen en of van voor met op om te er dit deze die dat naar bij nog al
     ook kan kon konden mag mogen moet moeten wordt worden werd zijn heeft hebt hoort zo dan maar als wat waar welk
-    welke niets meer alleen dezelfde hetzelfde hoi bedankt vul kies
+    welke niets meer alleen dezelfde hetzelfde hoi bedankt vul kies onderwerp
 """.split())
 DUTCH_SHAPE = re.compile(r"ij|oe|ui|aa|uu|uw|sch"
                          r"|^(?:op|af|toe|aan|uit|in|om|mee|weg|terug)?ge\w{2,}(?:d|t|en)$"
