@@ -186,7 +186,7 @@ def test_page_marks_survive_what_the_reader_sees_but_comments_that_hide_text_do_
 
 def test_a_pdf_whose_first_chapter_starts_on_page_one_gives_its_document_topic_no_page():
     text = "\n\n".join(f"{page_mark(p)}\n\n" + (f"## Hoofdstuk {p // 10 + 1}\n\n" if p % 10 == 1 else "")
-                       + "Een alinea over de regeling van het pensioenfonds voor iedere deelnemer. " * 30
+                       + "Een alinea over de regeling van het pensioenfonds voor iedere deelnemer. " * 15
                        for p in range(1, 21))
     plan = plan_document(ParsedDocument("pdf", "Gids", text, 20), "gids.pdf")
     assert [s.label for s in plan.sections][:2] == ["Gids: Hoofdstuk 1", "Gids: Hoofdstuk 2"]
