@@ -48,6 +48,10 @@ migrate(
     // the id of the document a topic was made from ("" for a topic written by hand)
     topics.fields.add(new TextField({ name: "document", max: 15 }));
     topics.addIndex("idx_topics_tenant_document", false, "tenant, document", "");
+    // Only the server ties a topic to a document (an admin's token may not: it would move the document's
+    // "Origineel" link, or make a hand-written topic go when the document is deleted).
+    topics.createRule = `(${topics.createRule}) && @request.body.document:isset = false`;
+    topics.updateRule = `(${topics.updateRule}) && @request.body.document:isset = false`;
     app.save(topics);
   },
   (app) => {
@@ -55,6 +59,11 @@ migrate(
     settings.batch.maxBodySize = 32 * 1024 * 1024;
     app.save(settings);
     const topics = app.findCollectionByNameOrId("topics");
+    const suffix = " && @request.body.document:isset = false";
+    for (const rule of ["createRule", "updateRule"]) {
+      const value = topics[rule] || "";
+      if (value.endsWith(suffix)) topics[rule] = value.slice(1, -suffix.length - 1);
+    }
     topics.removeIndex("idx_topics_tenant_document");
     topics.fields.removeByName("document");
     app.save(topics);

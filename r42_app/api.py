@@ -30,6 +30,7 @@ import hmac
 import json
 import logging
 import math
+import re
 import time
 from typing import Any
 from urllib.parse import quote as quote_url
@@ -44,7 +45,7 @@ from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
 from r42_app.chat.turn import ChatRefused, check_turn, run_turn
 from r42_app.container import services
 from r42_app.core.chat import ChatInputError, validate_messages
-from r42_app.core.documents import MAX_FILES, download_signature
+from r42_app.core.documents import MAX_FILES, download_signature, name_key, upload_name
 from r42_app.core.identity import Tenant
 from r42_app.core.kb import TOPIC_TYPES
 from r42_app.core.mcp import ConfirmationError
@@ -315,8 +316,13 @@ async def kb_documents(request: Request) -> JSONResponse:
     tenant = session.user.tenant
     importer = services().importer
     outcomes = []
+    seen: set[str] = set()
     for upload in uploads:
         name = upload_name(upload.filename)
+        if name_key(name) in seen:  # a second file of the same name would overwrite the first
+            outcomes.append(FileOutcome(name, "refused", msg("doc.duplicate", filename=name), "doc.duplicate"))
+            continue
+        seen.add(name_key(name))
         data = await upload.read()
         try:
             outcome = await asyncio.to_thread(importer.import_file, tenant, name, data, topic_type)
@@ -335,7 +341,7 @@ async def kb_document_file(request: Request) -> Response:
     tenant_id = request.query_params.get("tenant", "")
     expires = request.query_params.get("expires", "")
     sig = request.query_params.get("sig", "")
-    if not expires.isdigit() or int(expires) < time.time():
+    if not re.fullmatch(r"[0-9]{1,12}", expires) or int(expires) < time.time():
         return _error(410, "link_expired", msg("doc.link_expired"))
     good = download_signature(services().download_secret, tenant_id, doc_id, int(expires))
     if not hmac.compare_digest(good, sig):
@@ -361,17 +367,6 @@ DOWNLOAD_TYPES = {
     "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
     "md": "text/markdown; charset=utf-8", "html": "application/octet-stream", "txt": "text/plain; charset=utf-8",
 }
-
-
-def upload_name(raw: str | None) -> str:
-    """An uploaded file's name without any folder part or control characters, at most 255 characters."""
-    name = (raw or "").replace("\\", "/").rsplit("/", 1)[-1]
-    name = "".join(ch for ch in name if ch.isprintable()).strip() or "bestand"
-    if len(name) > 255:
-        dot = name.rfind(".")
-        ext = name[dot:] if 0 < dot and len(name) - dot <= 10 else ""
-        name = name[: 255 - len(ext)] + ext
-    return name
 
 
 api = Starlette(routes=[Route("/api/health", health, methods=["GET"]), Route("/api/chat", chat, methods=["POST"]),

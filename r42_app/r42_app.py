@@ -30,6 +30,7 @@ from r42_app.state.learn import LearnState
 from r42_app.state.quiz import QuizState
 from r42_app.state.suggestions import SuggestionsState
 from r42_app.state.tools import ToolsState
+from r42_app.upload_limit import upload_limit
 
 
 def this_workers_liveness():
@@ -51,7 +52,7 @@ app = rx.App(
         rx.script(src="/r42.js"),
     ],
     # Every response, pages included, carries the security headers (Content-Security-Policy and friends).
-    api_transformer=[api, security_headers],
+    api_transformer=[api, upload_limit, security_headers],
     html_lang="nl",
     # Toasts at the top, just under the bar: never over the dialog buttons, the chat input or the launcher
     # (all at the bottom), and with a close button.

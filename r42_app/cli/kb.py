@@ -15,9 +15,10 @@ from typing import Any
 
 from r42_app.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, _err, _fail
 from r42_app.container import Services, connected
-from r42_app.core.documents import EXTENSIONS, DocumentRefused
+from r42_app.core.documents import EXTENSIONS, DocumentRefused, name_key
 from r42_app.core.identity import Tenant
 from r42_app.core.kb import TOPIC_TYPES
+from r42_app.core.messages import msg
 from r42_app.core.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from r42_app.core.retrieval import render_snippets
 from r42_app.services.retrieval import MODES, UnknownTenant
@@ -91,6 +92,18 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     for path in skipped:
         print(f"skipped {path} (not a kind of file kb import reads)", file=sys.stderr)
+    by_name: dict[str, Path] = {}
+    for path in files:
+        if path.suffix.lower() == ".json":
+            continue
+        first = by_name.setdefault(name_key(path.name), path)
+        if first is not path:  # the second would update (overwrite) the first's document
+            problems.append(f"{path}: {msg('doc.duplicate', filename=path.name)} ({first})")
+    for problem in problems:
+        _err(problem)
+    if problems:
+        _err("nothing was written")
+        return EXIT_BAD_INPUT
     try:
         with connected(cfg) as svc:
             store = svc.kb

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from r42_app.core.errors import UserError
 from r42_app.core.kb import MAX_CONTENT, MAX_DESCRIPTION, MAX_LABEL, MAX_SLUG, TOPIC_TYPES, Relation, Topic, slugify
+from r42_app.core.messages import msg
 
 KINDS: tuple[str, ...] = ("pdf", "docx", "pptx", "md", "html", "txt")
 EXTENSIONS: dict[str, str] = {
@@ -33,9 +34,12 @@ MAX_FILES = 50  # per upload or API request
 SECTION_BUDGET = MAX_CONTENT - 1_000  # a section topic's content, leaving room for its page mark and edits
 MAX_SECTIONS = 180  # section topics per document: with their relations, a document is one batch (kb_store.BATCH_SIZE)
 DOWNLOAD_LINK_S = 3600  # a signed link to an original file works this long
+MAX_MARKDOWN = MAX_SECTIONS * SECTION_BUDGET + MAX_CONTENT  # more text than this cannot become a document's topics
 
 PAGE_MARK_RE = re.compile(r"^<!-- pagina (\d{1,5}) -->$")
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+# A heading line; its title without a closing run of #s. Possessive quantifiers: the lazy `(.*?)\s*#*\s*$` this
+# replaced backtracked in cubic time on a heading of many spaces (a 2 KB file held a worker for 14 s).
+_HEADING = re.compile(r"^(#{1,6})[ \t]++(.*?)(?:[ \t]++#++)?+[ \t]*+$")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _PAGE_SUFFIX = re.compile(r"\s*\(p\. \d+(?:–\d+)?\)$")
 
@@ -190,6 +194,7 @@ def _heading_level(line: str) -> int:
 def split_sections(markdown: str) -> tuple[str, list[Section]]:
     """(preamble, sections): the text cut at its top-level headings (the shallowest level that occurs more than
     once), each section small enough for one topic; a text without headings is cut by pages, then by blocks."""
+    markdown = "\n".join(wrap_long_lines(markdown.split("\n")))
     lines = markdown.split("\n")
     kinds = list(_lines(markdown))
     levels = [_heading_level(lines[k]) if kind == "heading" else 0 for k, (kind, _) in enumerate(kinds)]
@@ -212,18 +217,57 @@ def split_sections(markdown: str) -> tuple[str, list[Section]]:
         # no headings: the whole text is cut into parts, by pages where it has them
         preamble = ""
         raw = [("", 0, len(lines))]
+    elif preamble and len(preamble) > SECTION_BUDGET // 2:
+        # a long text before the first chapter is a section of its own (in parts when it must), not the document's
+        raw.insert(0, ("Inleiding", 0, preamble_end))
+        preamble = ""
     sections: list[Section] = []
     for title, start, end in raw:
         for piece_start, piece_end in _fit(lines, kinds, start, end):
             first, last = page_at[piece_start], _last_page(page_at, kinds, piece_start, piece_end)
             body = "\n".join(lines[piece_start:piece_end]).strip()
+            if not any(kind != "page" and text.strip() for kind, text in kinds[piece_start:piece_end]):
+                continue  # only page marks or blank lines: no topic
             if first and not PAGE_MARK_RE.match(lines[piece_start].strip()):
                 body = page_mark(first) + "\n" + body
             sections.append(Section(title, body, first, last))
-    if preamble and len(preamble) > SECTION_BUDGET // 2:
-        sections.insert(0, Section("Inleiding", preamble, page_at[0] or 0, _last_page(page_at, kinds, 0, preamble_end)))
-        preamble = ""
     return preamble, _titled(sections)
+
+
+LINE_MAX = 4_000  # characters: a longer line is cut (between sentences, else words) so every section can be cut
+
+
+def wrap_long_lines(lines: Sequence[str]) -> list[str]:
+    """The lines with every line over LINE_MAX characters cut into paragraphs of at most LINE_MAX: between
+    sentences where it can, else between words, else anywhere. Nothing is lost: the pieces together are the line.
+    (A Word file whose paragraphs are joined by soft line breaks, or a text file of one line, is one line.)"""
+    out: list[str] = []
+    for line in lines:
+        if len(line) <= LINE_MAX:
+            out.append(line)
+            continue
+        pieces: list[str] = []
+        current = ""
+        for part in re.split(r"(?<=[.!?…])\s+", line):
+            while len(part) > LINE_MAX:  # one sentence longer than a paragraph may be: between words
+                cut = part.rfind(" ", 0, LINE_MAX)
+                cut = cut if cut > LINE_MAX // 2 else LINE_MAX
+                head, part = part[:cut], part[cut:].lstrip()
+                if current:
+                    pieces.append(current)
+                    current = ""
+                pieces.append(head)
+            if current and len(current) + 1 + len(part) > LINE_MAX:
+                pieces.append(current)
+                current = ""
+            current = f"{current} {part}" if current else part
+        if current:
+            pieces.append(current)
+        for k, piece in enumerate(pieces):
+            if k:
+                out.append("")
+            out.append(piece)
+    return out
 
 
 def _pages_at(kinds: Sequence[tuple[str, str]]) -> list[int]:
@@ -335,6 +379,12 @@ def plan_document(parsed: ParsedDocument, filename: str, topic_type: str = "conc
     if len(sections) > MAX_SECTIONS:
         raise DocumentRefused("too_many_sections", f"{len(sections)} sections", filename=filename,
                               maximum=MAX_SECTIONS)
+    heading = first_heading(markdown)
+    if not parsed.title and heading and any(s.title == heading or s.title.startswith(heading + " (deel ")
+                                            for s in sections):
+        # the first heading is a chapter's, not the document's: the document is named by its file
+        title = _clip(_pretty_stem(filename), MAX_LABEL)
+        label_taken = {title.casefold()}
     topics: list[Topic] = []
     contents: list[str] = []
     for s in sections:
@@ -345,13 +395,16 @@ def plan_document(parsed: ParsedDocument, filename: str, topic_type: str = "conc
                               label_taken)
         description = summary_sentence(s.text, MAX_DESCRIPTION) or _clip(f"{s.title}{pages}, uit {filename}.",
                                                                           MAX_DESCRIPTION)
-        topics.append(Topic(slug, label, topic_type, description, s.text[:MAX_CONTENT]))
-        contents.append(f"- [{_link_text(s.title)}{'' if s.by_pages else pages}](/topics/{slug})")
+        assert len(s.text) <= MAX_CONTENT, (s.title, len(s.text))  # _fit cut it; lines are at most LINE_MAX
+        topics.append(Topic(slug, label, topic_type, description, s.text))
+        contents.append(f"- [{_link_text(_clip(s.title, 100))}{'' if s.by_pages else pages}](/topics/{slug})")
     overview = (preamble + "\n\n" if preamble else "") + "## Inhoud\n\n" + "\n".join(contents)
     if len(overview) > MAX_CONTENT:
         overview = (preamble[: MAX_CONTENT // 2].rsplit("\n", 1)[0] + "\n\n" if preamble else "") + "## Inhoud\n\n"
-        for line in contents:
-            if len(overview) + len(line) + 1 > MAX_CONTENT:
+        for n, line in enumerate(contents):
+            rest = "\n" + msg("doc.more_chapters", count=len(contents) - n)
+            if len(overview) + len(line) + 1 + len(rest) > MAX_CONTENT:
+                overview += rest.strip()  # the others are linked as relations ("bestaat onder meer uit")
                 break
             overview += line + "\n"
         overview = overview.rstrip()
@@ -400,3 +453,21 @@ def download_signature(secret: str, tenant_id: str, document_id: str, expires: i
 def download_url(secret: str, tenant_id: str, document_id: str, expires: int) -> str:
     sig = download_signature(secret, tenant_id, document_id, expires)
     return f"/api/kb/documents/{document_id}/file?tenant={tenant_id}&expires={expires}&sig={sig}"
+
+
+def upload_name(raw: str | None) -> str:
+    """An uploaded file's name without any folder part or control characters, at most 255 characters."""
+    name = (raw or "").replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in name if ch.isprintable()).strip() or "bestand"
+    if len(name) > 255:
+        dot = name.rfind(".")
+        ext = name[dot:] if 0 < dot and len(name) - dot <= 10 else ""
+        name = name[: 255 - len(ext)] + ext
+    return name
+
+
+def name_key(filename: str) -> str:
+    """What makes two file names the same document's: the name, case and Unicode normal form aside."""
+    import unicodedata
+
+    return unicodedata.normalize("NFC", filename).casefold()

@@ -142,6 +142,10 @@ CATALOGUE: dict[str, str] = {
     "doc.topics": "{count} onderwerpen",
     "doc.unchanged": "{filename}: dit bestand was al ingelezen; er is niets gewijzigd.",
     "doc.write_failed": "{filename}: opslaan is mislukt; er is niets van dit bestand opgeslagen. Probeer het opnieuw.",
+    "doc.more_chapters": "… en nog {count} hoofdstukken: zie hieronder wat er onderdeel van is.",
+    "doc.duplicate": "{filename}: er zit al een bestand met deze naam bij. Geef elk document een eigen naam.",
+    "doc.upload_too_large": "Deze bestanden zijn samen te groot om in één keer te versturen (hoogstens 250 MB). "
+                            "Voeg ze in delen toe.",
     "doc.busy": "Er worden nog documenten verwerkt; wacht tot die klaar zijn.",
     "doc.upload_failed": "De bestanden konden niet worden ontvangen. Probeer het opnieuw.",
     "doc.summary": "Klaar: {created} toegevoegd, {updated} bijgewerkt, {unchanged} ongewijzigd, {refused} geweigerd.",

@@ -17,12 +17,15 @@ HIDDEN_ELEMENTS = ("script", "style", "template", "iframe", "frame", "frameset",
                    "noscript", "noembed", "noframes", "textarea", "title", "xmp", "plaintext", "svg", "math",
                    "select", "option", "datalist", "head")
 _CODE = re.compile(r"(```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`)", re.S)
-_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+# `\<` is markdown's literal `<` (a document's plain text is escaped so: parsers in services/adapters): no tag
+# starts there. `\\<` is a literal backslash and then a tag, which does start one.
+_OPEN = r"(?<!(?<!\\)\\)<"
+_COMMENT = re.compile(_OPEN + r"!--.*?(?:-->|\Z)", re.S)
 _NAMES = "|".join(HIDDEN_ELEMENTS)
 # An element with its content up to its end tag; without one, to the end (the browser reads on as its content).
 # A tag starts with `<` and its name at once, as HTML reads it (`< script>` is text).
-_HIDDEN = re.compile(rf"<({_NAMES})\b[^>]*>.*?(?:</\1\b[^>]*>|\Z)", re.S | re.I)
-_VOID = re.compile(r"<(?:link|meta|base|embed)\b[^>]*>", re.I)  # void elements: no content, no end tag
+_HIDDEN = re.compile(_OPEN + rf"({_NAMES})\b[^>]*>.*?(?:</\1\b[^>]*>|\Z)", re.S | re.I)
+_VOID = re.compile(_OPEN + r"(?:link|meta|base|embed)\b[^>]*>", re.I)  # void elements: no content, no end tag
 
 
 _PAGE_MARK = re.compile(r"<!-- pagina \d{1,5} -->")  # core/documents.py page_mark: kept, a line of its own

@@ -155,7 +155,7 @@ def documents_card() -> rx.Component:
                                                                      color="var(--accent-11)", weight="medium"),
                             size="2"),
                     rx.text("PDF, Word (.docx), PowerPoint (.pptx), Markdown, HTML of tekst; tot 50 MB en 500 "
-                            "pagina's per bestand, 50 bestanden tegelijk.", size="1", color_scheme="gray",
+                            "pagina's per bestand, 50 bestanden en 250 MB tegelijk.", size="1", color_scheme="gray",
                             text_align="center"),
                     align="center",
                     spacing="1",

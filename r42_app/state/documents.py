@@ -16,11 +16,12 @@ import secrets
 import shutil
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 import reflex as rx
 
 from r42_app.container import services
-from r42_app.core.documents import MAX_FILE_BYTES, MAX_FILES, kind_of
+from r42_app.core.documents import MAX_FILE_BYTES, MAX_FILES, kind_of, name_key, upload_name
 from r42_app.core.kb import TOPIC_TYPES
 from r42_app.core.messages import msg, nl_number
 from r42_app.services.document_import import FileOutcome
@@ -67,8 +68,15 @@ def _uploads_dir() -> Path:
     return services().settings.data_dir / "uploads"
 
 
-def _put_aside(files: list[tuple[str, bytes]]) -> str:
-    """Write the uploaded files to a new folder of their own; returns its id."""
+def _sizes(batch: str, n: int) -> list[int]:
+    folder = _uploads_dir() / batch
+    return [(folder / f"{k:03d}").stat().st_size for k in range(n)]
+
+
+def _put_aside(files: list[BinaryIO]) -> str:
+    """Copy the uploaded files (spooled by the upload's form parser) to a new folder of their own, in chunks, never
+    more than MAX_FILE_BYTES + 1 of one (a larger one is refused by its size when it is imported); returns the
+    folder's id."""
     root = _uploads_dir()
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     now = time.time()
@@ -81,8 +89,15 @@ def _put_aside(files: list[tuple[str, bytes]]) -> str:
     batch = secrets.token_hex(8)
     folder = root / batch
     folder.mkdir(mode=0o700)
-    for n, (_, data) in enumerate(files):
-        (folder / f"{n:03d}").write_bytes(data)
+    for n, source in enumerate(files):
+        left = MAX_FILE_BYTES + 1
+        with open(folder / f"{n:03d}", "wb") as out:
+            while left > 0:
+                chunk = source.read(min(1024 * 1024, left))
+                if not chunk:
+                    break
+                out.write(chunk)
+                left -= len(chunk)
     return batch
 
 
@@ -119,6 +134,8 @@ class DocumentUploadState(rx.State):
     @rx.event
     def files_rejected(self, rejections: list):
         """Files the drop zone turned away before sending (too large, too many, another kind)."""
+        if self.doc_busy:  # the rows are the running import's
+            return rx.toast.info(msg("doc.busy"))
         rows = []
         for item in rejections[:MAX_FILES] if isinstance(rejections, list) else []:
             name = str((item.get("file") or {}).get("path") or (item.get("file") or {}).get("name") or "bestand") \
@@ -151,23 +168,21 @@ class DocumentUploadState(rx.State):
         if len(files) > MAX_FILES:
             self.doc_error = msg("doc.too_many_files", maximum=MAX_FILES)
             return
-        received: list[tuple[str, bytes]] = []
-        for f in files:
-            name = (f.name or "bestand").rsplit("/", 1)[-1][:255]
-            received.append((name, await asyncio.to_thread(f.file.read, MAX_FILE_BYTES + 1)))
-        if not received:
+        names = [upload_name(f.name) for f in files]
+        if not names:
             return
         self.doc_busy = True
         try:
-            self._batch = await asyncio.to_thread(_put_aside, received)
+            self._batch = await asyncio.to_thread(_put_aside, [f.file for f in files])
         except OSError as exc:
             log.error("putting uploaded documents aside failed: %s", exc)
             self.doc_busy = False
             self.doc_error = msg("doc.upload_failed")
             return
-        self._names = [name for name, _ in received]
-        self.doc_rows = [DocumentRow(name, _size_label(len(data)), "waiting", STATUS_LABELS["waiting"], "gray")
-                         for name, data in received]
+        self._names = names
+        sizes = await asyncio.to_thread(_sizes, self._batch, len(names))
+        self.doc_rows = [DocumentRow(name, _size_label(size), "waiting", STATUS_LABELS["waiting"], "gray")
+                         for name, size in zip(names, sizes, strict=True)]
         return DocumentUploadState.import_documents
 
     @rx.event(background=True)
@@ -178,6 +193,7 @@ class DocumentUploadState(rx.State):
             user = await auth.admin(True)
         folder = _uploads_dir() / batch if batch else None
         counts = {"created": 0, "updated": 0, "unchanged": 0, "refused": 0}
+        seen: set[str] = set()
         try:
             if user is None or folder is None:
                 async with self:
@@ -190,9 +206,13 @@ class DocumentUploadState(rx.State):
                                                                status_label=STATUS_LABELS["reading"], tone="blue")
                 path = folder / f"{n:03d}"
                 try:
-                    data = await asyncio.to_thread(path.read_bytes)
-                    outcome = await asyncio.to_thread(services().importer.import_file, user.tenant, name, data,
-                                                      topic_type)
+                    if name_key(name) in seen:  # a second file of the same name would overwrite the first
+                        outcome = FileOutcome(name, "refused", msg("doc.duplicate", filename=name), "doc.duplicate")
+                    else:
+                        seen.add(name_key(name))
+                        data = await asyncio.to_thread(path.read_bytes)
+                        outcome = await asyncio.to_thread(services().importer.import_file, user.tenant, name, data,
+                                                          topic_type)
                 except (KBError, PBError, OSError) as exc:
                     log.error("importing document %s failed: %s", name, exc)
                     outcome = FileOutcome(name, "refused", msg("doc.write_failed", filename=name), "doc.write_failed")

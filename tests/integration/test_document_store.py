@@ -108,3 +108,43 @@ def test_documents_are_the_servers_to_write_and_the_tenants_to_read(admin_pb, te
     with pytest.raises(PBError):
         anonymous.create("documents", {"tenant": tenant.id, "key": "x", "topic": "x", "filename": "x.md",
                                        "kind": "md", "sha256": "0" * 64})
+
+
+def test_files_of_another_name_with_the_same_slug_are_documents_of_their_own(admin_pb, tenant, importer):
+    first = importer.import_file(tenant, "Résumé.md", b"# Samenvatting\n\nDe eerste samenvatting.")
+    second = importer.import_file(tenant, "resume.txt", b"De tweede samenvatting, een ander bestand.")
+    assert (first.status, second.status) == ("created", "created")
+    assert first.topic == "resume" and second.topic == "resume-2"
+    store = DocumentStore(admin_pb)
+    assert store.by_key(tenant, "resume").filename == "Résumé.md"
+    assert store.by_key(tenant, "resume-2").filename == "resume.txt"
+    again = importer.import_file(tenant, "RÉSUMÉ.md", b"# Samenvatting\n\nDe eerste, bijgewerkt.")
+    assert again.status == "updated" and again.topic == "resume"  # its own name (case aside) updates it
+
+
+def test_the_same_file_again_leaves_hand_edits_alone(admin_pb, tenant, importer):
+    data = b"# Regeling\n\nDe regeling zoals het bestand haar beschrijft."
+    importer.import_file(tenant, "regeling.md", data)
+    kb = KBStore(admin_pb)
+    kb.update_topic(tenant, "regeling", {"label": "Regeling", "type": "concept", "description": "Met de hand.",
+                                         "content": "Met de hand herschreven."})
+    again = importer.import_file(tenant, "regeling.md", data)
+    assert again.status == "unchanged" and again.writes == 0
+    assert kb.topic(tenant, "regeling").description == "Met de hand."
+
+
+def test_an_admin_token_cannot_tie_a_topic_to_a_document(admin_pb, tenant, importer, pb_server):
+    from r42_app.services.store.pb import PBError
+
+    importer.import_file(tenant, "regeling.md", _chapters(CHAPTERS).encode())
+    doc = DocumentStore(admin_pb).by_key(tenant, "regeling")
+    demo = KBStore(admin_pb).require_tenant("demo")
+    admin = pb_server.user("admin@example.com")
+    with pytest.raises(PBError):
+        admin.create("topics", {"tenant": demo.id, "slug": "vastgeknoopt", "label": "Vastgeknoopt", "type": "concept",
+                                "description": "Een poging.", "document": doc.id})
+    row = admin_pb.first("topics", f"tenant = {quote(demo.id)} && slug = 'aow'")
+    with pytest.raises(PBError):
+        admin.update("topics", row["id"], {"document": doc.id})
+    assert admin_pb.first("topics", f"tenant = {quote(demo.id)} && slug = 'aow'")["document"] == ""
+    assert admin_pb.first("topics", "slug = 'vastgeknoopt'") is None

@@ -268,3 +268,31 @@ async def test_a_question_about_page_150_of_a_200_page_pdf_gets_that_page_with_a
     assert SENTENCE_150 in prompt
     kb.delete_topic(acme, "handboek")
     assert not [t for t in kb.topics(acme) if t.slug.startswith("handboek")]
+
+
+async def test_two_files_of_one_name_in_an_upload_the_second_is_refused(api_env, admin_token, admin_pb):
+    resp = await upload(admin_token, [("dubbel.md", b"# Dubbel\n\nDe eerste."),
+                                      ("DUBBEL.md", b"# Dubbel\n\nDe tweede.")])
+    files_ = resp.json()["files"]
+    assert [f["status"] for f in files_] == ["created", "refused"] and files_[1]["code"] == "doc.duplicate"
+    kb = KBStore(admin_pb)
+    demo = kb.require_tenant("demo")
+    assert "De eerste." in kb.topic(demo, "dubbel").content
+    kb.delete_topic(demo, "dubbel")
+
+
+async def test_a_link_with_a_strange_expiry_is_refused_not_an_error(api_env):
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as c:
+        for expires in ("²", "9" * 5000, "-1"):
+            resp = await c.get(f"/api/kb/documents/abc/file?tenant=t&expires={expires}&sig=x")
+            assert resp.status_code == 410, (expires, resp.status_code)
+
+
+def test_cli_refuses_two_files_of_one_name_in_different_folders(pb_server, admin_pb, seeded, tmp_path):
+    for year in ("2025", "2026"):
+        (tmp_path / year).mkdir()
+        (tmp_path / year / "handboek.md").write_text(f"# Handboek {year}\n\nDe regels van {year}.")
+    result = run_cli(pb_server, "kb", "import", "--tenant", "demo", str(tmp_path))
+    assert result.returncode == 2 and "handboek.md: er zit al een bestand met deze naam bij" in result.stderr
+    assert "nothing was written" in result.stderr
+    assert KBStore(admin_pb).topic(KBStore(admin_pb).require_tenant("demo"), "handboek") is None

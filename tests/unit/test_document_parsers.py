@@ -262,3 +262,16 @@ def test_running_headers_footers_and_page_numbers_of_a_pdf_are_left_out():
     assert "Handboek deelnemers 2026" not in doc.markdown and "van 6" not in doc.markdown
     short = parse_bytes("kort.pdf", fake.make_pdf(pages[:2]))  # too few pages to tell: everything stays
     assert "Handboek deelnemers 2026" in short.markdown
+
+
+def test_plain_text_that_reads_like_markup_stays_text_for_reader_and_model():
+    from r42_app.core.visible import visible_markdown
+
+    doc = parse_bytes("les.txt", b"Les 1\n\nZet de naam in <title> in de head.\n\nBelangrijk: de toets is vrijdag.\n")
+    shown = visible_markdown(doc.markdown)
+    assert "toets is vrijdag" in shown and "title>" in shown
+    pdf = parse_bytes("nep.pdf", fake.make_pdf(["Tekst met <!-- pagina\n377 --> erin.", "Tweede pagina."]))
+    assert "<!-- pagina 377 -->" not in pdf.markdown.replace("\\<", "")  # not a page of ours
+    from r42_app.core.passages import split_passages
+
+    assert {p.page for p in split_passages("x", pdf.markdown, min_words=1)} == {1, 2}

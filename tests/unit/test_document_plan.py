@@ -192,3 +192,22 @@ def test_a_pdf_whose_first_chapter_starts_on_page_one_gives_its_document_topic_n
     assert [s.label for s in plan.sections][:2] == ["Gids: Hoofdstuk 1", "Gids: Hoofdstuk 2"]
     assert plan.root.content.startswith("## Inhoud")
     assert all(p.page == 0 for p in split_passages(plan.root.slug, plan.root.content))
+
+
+def test_a_heading_of_many_spaces_is_read_at_once():
+    # the old heading pattern backtracked in cubic time here: a 2 KB file held a worker for 14 s, this for hours
+    text = "# Titel" + " " * 20_000 + "van het document\n\nTekst onder de kop."
+    assert split_passages("x", text)[0].heading == ("Titel" + " " * 20_000 + "van het document",)
+    assert plan_document(ParsedDocument("md", "", text * 3), "k.md").root.label.startswith("Titel")
+
+
+def test_nothing_of_a_long_text_is_lost_when_it_is_cut():
+    intro = "\n\n".join(f"Alinea {i} van de lange inleiding over het pensioen." for i in range(900))
+    plan = plan_document(ParsedDocument("md", "", intro + "\n\n## Een\n\nTekst.\n\n## Twee\n\nMeer."), "lang.md")
+    stored = "\n".join(t.content for t in plan.topics)
+    assert all(f"Alinea {i} van" in stored for i in range(900))
+    assert plan.root.label == "Lang" and plan.sections[0].label.startswith("Lang: Inleiding (deel 1)")
+    one_line = "Eerst dit.\n\n" + "Dit is een zin van een alinea zonder einde. " * 1700  # a Word file of soft breaks
+    plan = plan_document(ParsedDocument("docx", "", one_line), "een-regel.docx")
+    assert sum(t.content.count("Dit is een zin") for t in plan.topics) == 1700
+    assert all(t.content.strip() and len(t.content) <= MAX_CONTENT for t in plan.topics)

@@ -101,9 +101,18 @@ def _parse(filename: str, data: bytes) -> ParsedDocument:
         "txt": _parse_text,
     }
     doc = parsers[kind](data)
+    if kind in ("docx", "pptx", "txt"):  # plain text (the PDF parser escapes its pages itself, around its marks)
+        doc = ParsedDocument(doc.kind, doc.title, escape_markup(doc.markdown), doc.pages)
     if kind != "pdf" and not _WORD.search(doc.markdown):  # a PDF without words has no text layer (its parser)
         raise DocumentRefused("empty", "no words")
     return ParsedDocument(doc.kind, _clean(doc.title), _clean(doc.markdown), doc.pages)
+
+
+def escape_markup(text: str) -> str:
+    """Plain text as markdown that shows it as written: a `<` is escaped, so text that reads like a tag or a
+    comment ("zet dit in <title>", "<!-- pagina 377 -->") is shown and indexed as the text it is, never parsed as
+    HTML that the browser and the index would drop with the rest of the topic after it."""
+    return text.replace("<", "\\<")
 
 
 def _clean(text: str) -> str:
@@ -658,10 +667,10 @@ def _parse_pdf(data: bytes) -> ParsedDocument:
         parts.append(page_mark(n))
         titles = headings.get(n, [])
         for level, title in titles:
-            parts.append("#" * level + " " + title)
+            parts.append("#" * level + " " + escape_markup(title))
         if titles and paragraphs and _same_words(paragraphs[0], titles[0][1]):
             paragraphs = paragraphs[1:]  # the heading's line itself, already there as the heading
-        parts.extend(paragraphs)
+        parts.extend(escape_markup(p) for p in paragraphs)
     if failed == count:
         raise DocumentRefused("corrupt", "no page could be read")
     if letters == 0 or (count >= 3 and letters < 2 * count):

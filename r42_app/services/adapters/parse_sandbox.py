@@ -23,9 +23,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
-from r42_app.core.documents import MAX_FILE_BYTES, DocumentRefused, ParsedDocument
+from r42_app.core.documents import MAX_FILE_BYTES, MAX_MARKDOWN, MAX_SECTIONS, DocumentRefused, ParsedDocument
 
 MODULE = "r42_app.services.adapters.parse_sandbox"
 DEFAULT_MEMORY_MB = 1024
@@ -50,15 +51,26 @@ def _package_root() -> str:
     return str(Path(r42_app.__file__).resolve().parents[1])
 
 
+CHILD_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "VIRTUAL_ENV")  # nothing secret
+
+
 def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
+    """The child's environment: where Python and the package are, and the locale; none of the app's secrets
+    (API keys, tokens, the Redis password), so a parser bug that ran code would find none."""
+    env = {k: os.environ[k] for k in CHILD_ENV if k in os.environ}
     root = _package_root()
-    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if root not in paths:
         paths.insert(0, root)
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env["PYTHONUNBUFFERED"] = "1"
+    env["HOME"] = "/nonexistent"
     return env
+
+
+# At most this many files are read at once in this process (each child may take 1 GB); more wait their turn.
+MAX_PARALLEL = 2
+_SLOTS = threading.BoundedSemaphore(MAX_PARALLEL)
 
 
 def parse_file(filename: str, data: bytes, *, timeout_s: float | None = None,
@@ -75,8 +87,9 @@ def parse_file(filename: str, data: bytes, *, timeout_s: float | None = None,
     args = [sys.executable, "-m", MODULE, "--memory-mb", str(int(memory_mb)), "--cpu-s", str(cpu),
             "--parent", str(os.getpid())]
     try:
-        done = subprocess.run(args, input=header + data, capture_output=True, timeout=timeout, env=_child_env(),
-                              cwd=_package_root(), check=False)
+        with _SLOTS:
+            done = subprocess.run(args, input=header + data, capture_output=True, timeout=timeout,
+                                  env=_child_env(), cwd=_package_root(), check=False)
     except subprocess.TimeoutExpired:  # subprocess.run has killed the child and waited for it
         raise DocumentRefused("timeout", f"parsing took over {timeout:.1f} s", filename=filename,
                               seconds=max(1, int(timeout))) from None
@@ -152,6 +165,9 @@ def main(argv: list[str]) -> int:
     try:
         doc = parse_bytes(filename, data)
         del data
+        if len(doc.markdown) > MAX_MARKDOWN:  # more text than a document may become: refused here, not planned
+            raise DocumentRefused("too_many_sections", f"{len(doc.markdown)} characters", filename=filename,
+                                  maximum=MAX_SECTIONS)
         _write({"ok": True, "doc": {"kind": doc.kind, "title": doc.title, "markdown": doc.markdown,
                                     "pages": doc.pages}})
     except DocumentRefused as refused:

@@ -19,9 +19,9 @@ import string
 from dataclasses import dataclass, field
 from typing import Any
 
-from r42_app.core.documents import DocumentPlan, ParsedDocument, plan_document
+from r42_app.core.documents import DocumentPlan, ParsedDocument, document_key, name_key, plan_document
 from r42_app.core.identity import Tenant
-from r42_app.core.kb import Topic
+from r42_app.core.kb import MAX_SLUG, Topic
 from r42_app.services.store.kb_store import BATCH_BYTES, BATCH_SIZE, KBError, _chunks, _topic_body, _topic_from
 from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
 
@@ -31,6 +31,11 @@ _ID_ALPHABET = string.ascii_lowercase + string.digits
 def new_record_id() -> str:
     """A PocketBase record id (15 characters a-z0-9), made here so a batch can refer to the row it creates."""
     return "".join(secrets.choice(_ID_ALPHABET) for _ in range(15))
+
+
+def same_name(a: str, b: str) -> bool:
+    """Whether two file names name the same document: equal but for case and Unicode normal form."""
+    return name_key(a) == name_key(b)
 
 
 def sha256(data: bytes) -> str:
@@ -124,19 +129,36 @@ class DocumentStore:
 
     # -- the difference -------------------------------------------------------------
 
+    def _key_for(self, tenant: Tenant, filename: str) -> tuple[str, StoredDocument | None]:
+        """The document key of `filename` and the stored document it updates, if any. A key is the slug of the
+        name, so "Résumé.md" and "resume.txt" share one: a stored document is updated only by a file of its own
+        name (case and accents aside); another file gets the next free key ("resume-2")."""
+        base = document_key(filename)
+        key, n = base, 1
+        while True:
+            doc = self.by_key(tenant, key)
+            if doc is None or same_name(doc.filename, filename):
+                return key, doc
+            n += 1
+            key = f"{base[:MAX_SLUG - len(str(n)) - 1].rstrip('-')}-{n}"
+
     def plan_write(self, tenant: Tenant, filename: str, data: bytes, parsed: ParsedDocument,
                    topic_type: str | None = None) -> DocumentWrite:
         """What importing this file would write (nothing is written yet). `topic_type` None keeps the type the
         document's topic has now (`concept` for a new document)."""
-        from r42_app.core.documents import document_key
-
-        key = document_key(filename)
-        doc = self.by_key(tenant, key)
+        key, doc = self._key_for(tenant, filename)
+        digest = sha256(data)
+        if doc is not None and doc.sha256 == digest and doc.filename == filename:
+            # the same file again: nothing to write, and hand edits of its topics since are left as they are
+            write = DocumentWrite(plan_document(parsed, filename, topic_type or "concept", root_slug=doc.topic),
+                                  doc.id)
+            return write
         doc_id = doc.id if doc else ""
         if not doc:  # an import cut off before its last batch left topics behind: adopt them
             orphan = self.pb.first("topics", f"tenant = {quote(tenant.id)} && slug = {quote(key)} && document != ''",
                                    fields="document")
-            if orphan and not self.pb.first("documents", f"id = {quote(orphan['document'])}"):
+            if orphan and not self.pb.first("documents", f"tenant = {quote(tenant.id)} && id = "
+                                                         f"{quote(orphan['document'])}"):
                 doc_id = orphan["document"]
         rows = self._topic_rows(tenant, doc_id) if doc_id else []
         mine = {r["slug"]: r for r in rows}
@@ -148,7 +170,6 @@ class DocumentStore:
         plan = plan_document(parsed, filename, topic_type, root_slug=doc.topic if doc else (key if root_row else None),
                              taken_slugs=others)
         write = DocumentWrite(plan, doc_id or new_record_id(), new_document=doc is None)
-        digest = sha256(data)
         write.file_changed = doc is None or doc.sha256 != digest or doc.filename != filename
         requests = write.requests
         for topic in plan.topics:

@@ -267,7 +267,8 @@ class KBStore:
         row = self._topic_row(tenant, slug)
         if not row or not row.get("document"):
             return 0
-        if not self.pb.first("documents", f"id = {quote(row['document'])} && topic = {quote(slug)}"):
+        if not self.pb.first("documents", f"tenant = {quote(tenant.id)} && id = {quote(row['document'])} && "
+                             f"topic = {quote(slug)}"):
             return 0
         return max(0, self.pb.list("topics", filter=f"tenant = {quote(tenant.id)} && document = "
                                    f"{quote(row['document'])}", per_page=1, total=True).get("totalItems", 1) - 1)
