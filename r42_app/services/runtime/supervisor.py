@@ -23,6 +23,7 @@ from r42_app.services.runtime.children import die_with_parent
 from r42_app.services.runtime.pb_server import ROOT, PocketBaseServer, ensure_superuser
 from r42_app.services.runtime.private import PRIVATE_UMASK, private_data_dir
 from r42_app.services.runtime.sidecars import ChromaServer, RedisServer
+from r42_app.services.runtime.web_lock import WebDirLock
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
 from r42_app.services.store.seed import DEMO_USERS
@@ -194,6 +195,7 @@ def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, st
     pb_server: PocketBaseServer | None = None
     sidecars: list[tuple[str, RedisServer | ChromaServer]] = []  # (name, server) started here: Redis, Chroma
     reflex: subprocess.Popen | None = None
+    web_lock: WebDirLock | None = None
     env = _reflex_env(cfg)
     try:
         say(f"starting PocketBase on 127.0.0.1:{cfg.pb_port} (data in {cfg.data_dir})")
@@ -227,6 +229,7 @@ def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, st
             say(f"search index: a Chroma server on 127.0.0.1:{chroma.port} over {cfg.chroma_dir}, token required{why}")
         if shutdown.requested:
             return True
+        web_lock = WebDirLock(cfg.port).acquire()  # a second server on this build folder refuses here
         say(f"building and starting the web app on 127.0.0.1:{cfg.port} (first build takes a minute)")
         _restore_frontend_lock()
         reflex = subprocess.Popen(
@@ -266,3 +269,5 @@ def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, st
             server.stop()
         if pb_server is not None:
             pb_server.stop()
+        if web_lock is not None:
+            web_lock.release()
