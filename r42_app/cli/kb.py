@@ -109,43 +109,45 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
             store = svc.kb
             checked: list[tuple[Path, Any, Any]] = []  # (path, JSON document or None, (bytes, ParsedDocument) or None)
             bad = 0
-            checking = _progress("checking")
             for n, path in enumerate(files, start=1):
-                checking(n - 1, len(files))
+                step = f"[{n}/{len(files)}] {path}"
                 if path.suffix.lower() == ".json":
                     data, problem = _read_json(path)
                     if problem:
-                        _err(problem)
+                        _err(f"{step}: {problem.removeprefix(f'{path}: ')}")
                         bad += 1
                         continue
                     plan, issues = store.validate_import(args.tenant, data)
                     if plan is None:
-                        _err(f"{path}: {len(issues)} problem(s)")
+                        _err(f"{step}: {len(issues)} problem(s)")
                         for issue in issues[:50]:
                             print(f"  {issue}", file=sys.stderr)
                         if len(issues) > 50:
                             print(f"  ... and {len(issues) - 50} more", file=sys.stderr)
                         bad += 1
                         continue
+                    print(f"{step}: checked ({len(plan.topics)} topics, {len(plan.relations)} relations)",
+                          file=sys.stderr, flush=True)
                     checked.append((path, data, None))
                     continue
+                print(f"{step}: reading…", end="", file=sys.stderr, flush=True)
                 try:
-                    raw = path.read_bytes()
                     started = time.monotonic()
+                    raw = path.read_bytes()
                     parsed = svc.importer.check(path.name, raw)
-                    pages = f", {parsed.pages} page(s)" if parsed.pages else ""
-                    print(f"\rread {path} ({len(raw) / 1024 / 1024:.1f} MB{pages}) in "
-                          f"{time.monotonic() - started:.1f}s", file=sys.stderr, flush=True)
                 except OSError as exc:
-                    _err(f"{path}: cannot be read ({exc.strerror or exc})")
+                    print(f"\r{step}: cannot be read ({exc.strerror or exc})", file=sys.stderr, flush=True)
                     bad += 1
                     continue
                 except DocumentRefused as exc:
-                    _err(f"{path}: {exc.user_message}")
+                    print(f"\r{step}: refused: {exc.user_message.removeprefix(f'{path.name}: ')}", file=sys.stderr,
+                          flush=True)
                     bad += 1
                     continue
+                pages = f", {parsed.pages} page(s)" if parsed.pages else ""
+                print(f"\r{step}: read ({len(raw) / 1024 / 1024:.1f} MB{pages}, "
+                      f"{time.monotonic() - started:.1f} s)", file=sys.stderr, flush=True)
                 checked.append((path, None, (raw, parsed)))
-            checking(len(files), len(files))
             if bad:
                 _err(f"{bad} of {len(files)} file(s) cannot be imported; nothing was written")
                 return EXIT_BAD_INPUT

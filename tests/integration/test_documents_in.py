@@ -123,7 +123,7 @@ def test_cli_refuses_every_bad_file_by_name_and_writes_nothing(pb_server, admin_
     one_bad = tmp_path / "los.docx"
     one_bad.write_bytes(files.fake_pdf())
     alone = run_cli(pb_server, "kb", "import", "--tenant", "nieuw-" + secrets.token_hex(3), str(one_bad))
-    assert alone.returncode == 2 and "los.docx: de inhoud is geen Word" in alone.stderr
+    assert alone.returncode == 2 and "los.docx: refused: de inhoud is geen Word" in alone.stderr
 
 
 # -- the API ----------------------------------------------------------------------------------------------------------
