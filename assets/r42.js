@@ -6,7 +6,7 @@
 // VoiceOver, which use Insert, CapsLock and Ctrl+Option; Alt+Shift switches the keyboard layout on Windows and
 // types a character on a Mac). Focus goes to the message box when the window opens, back to the launcher when it
 // closes (Esc, the X, the launcher), never to <body>. On a phone (<= 640 px) the window covers the page: it is
-// a modal dialog there and Tab stays inside; beside the page it is a complementary region. Esc with the window
+// a modal dialog there and Tab stays inside (a source chip closes it: ChatState.follow_source); beside the page it is a complementary region. Esc with the window
 // closed closes the graph's side panel.
 (function () {
   var PHONE = '(max-width: 640px)';
@@ -77,11 +77,8 @@
     var t = e.target && e.target.closest ? e.target : null;
     if (!t) return;
     if (t.closest('#r42-close')) { afterClose(); return; }
-    if (t.closest('#r42-launcher') && !win()) { window.r42FocusInput(); return; }
-    // on a phone the window covers the page: a source chip closes it, so the topic it opens is seen
-    if (t.closest('#r42-window a[data-r42-cite], #r42-window a.r42-source') && phone()) {
-      setTimeout(function () { var c = document.getElementById('r42-close'); if (c) c.click(); }, 0);
-    }
+    if (t.closest('#r42-launcher') && !win()) window.r42FocusInput();
+    else if (t.closest('#r42-window a[data-r42-cite], #r42-window a.r42-source') && phone()) afterClose();
   });
 })();
 

@@ -36,9 +36,14 @@ def launcher() -> rx.Component:
     )
 
 
+# True where the window covers the page (assets/r42.css, the phone breakpoint): a source link then closes it.
+COVERS_PAGE = rx.Var(_js_expr="window.matchMedia('(max-width: 640px)').matches", _var_type=bool)
+
+
 def citation_chip(text, **props) -> rx.Component:
     """A [ref:N] of the answer as a chip that opens the cited topic."""
-    return rx.link(rx.icon("book_open", size=12), text, class_name="r42-cite", on_click=ChatState.keep_open, **props)
+    return rx.link(rx.icon("book_open", size=12), text, class_name="r42-cite",
+                   on_click=ChatState.follow_source(COVERS_PAGE), **props)
 
 
 def sources_list(msg: UIMessage) -> rx.Component:
@@ -49,7 +54,7 @@ def sources_list(msg: UIMessage) -> rx.Component:
             rx.text("Bronnen", size="1", weight="medium", class_name="r42-sources-title"),
             rx.el.ul(rx.foreach(msg.sources, lambda c: rx.el.li(
                 rx.link(rx.icon("book_open", size=12, aria_hidden="true"), c.label, href=c.href,
-                        class_name="r42-source", on_click=ChatState.keep_open))),
+                        class_name="r42-source", on_click=ChatState.follow_source(COVERS_PAGE)))),
                 aria_label="Bronnen"),
             class_name="r42-sources",
         ),

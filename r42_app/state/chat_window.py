@@ -39,8 +39,13 @@ class WindowMixin(rx.State, mixin=True):
             return type(self).load_thread
 
     @rx.event
-    def keep_open(self):
-        self._keep_open = True
+    def follow_source(self, covers_page: bool):
+        """A source chip or link was followed. Beside the page the window stays open on the topic it opens; where
+        it covers the page (a phone) it closes, so the topic is seen."""
+        if covers_page:
+            self.is_open, self._keep_open = False, False
+        else:
+            self._keep_open = True
 
     @rx.event
     def close(self):

@@ -143,6 +143,7 @@ def test_edit_keeps_the_question_until_sent_and_cancel_restores_it(served_app, p
     expect(box).to_have_value("")
 
     page.locator(".r42-edit").click()
+    expect(box).to_have_value("Wat is de AOW?")  # the server filled the box (typing before that would be lost)
     claude.reply_text("Antwoord op de bewerkte vraag.")
     box.fill("Wat is de AOW-leeftijd?")
     page.keyboard.press("Enter")
