@@ -54,20 +54,20 @@ def link_text(label: str) -> str:
 
 
 def display(content: str, citations: list[UICitation], streaming: bool = False) -> str:
-    """Markdown with each [ref:N] of this turn as a link chip to its topic; other refs stay plain text. A topic
-    is a chip once, where the answer first cites it: a later [ref:N] of the same topic adds nothing (the chip and
-    the sources list under the answer already name it). While streaming, a reference still arriving (`[ref:` at
-    the very end) is held back."""
+    """Markdown with each [ref:N] of this turn as a link chip to its topic; other refs stay plain text. A source
+    (a topic, or a document's page: one chip label) is a chip once, where the answer first cites it: a later
+    [ref:N] of it adds nothing (the chip and the sources list under the answer already name it). While
+    streaming, a reference still arriving (`[ref:` at the very end) is held back."""
     by_ref = {c.ref: c for c in citations}
-    shown: set[str] = set()
+    shown: set[tuple[str, str]] = set()
 
     def link(match: re.Match[str]) -> str:
         c = by_ref.get(int(match.group(1)))
         if c is None:
             return match.group(0)
-        if c.slug in shown:
+        if (c.slug, c.label) in shown:
             return ""
-        shown.add(c.slug)
+        shown.add((c.slug, c.label))
         return f' [{link_text(c.label)}]({topic_url(c.slug, c.anchor)} "{CITATION_MARK}")'
 
     content = content.replace(CITATION_MARK, "")  # only links made here are source chips (r42_sanitize.js)
@@ -84,10 +84,11 @@ def cited(content: str, sources: list[UICitation]) -> list[UICitation]:
 
 
 def distinct_sources(content: str, citations: list[UICitation]) -> list[UICitation]:
-    """The topics an answer cites, once each, in order of first use (its "Bronnen" list)."""
-    first: dict[str, UICitation] = {}
+    """The sources an answer cites (a topic, or a document's page), once each, in order of first use (its
+    "Bronnen" list)."""
+    first: dict[tuple[str, str], UICitation] = {}
     for c in cited(content, citations) or citations:
-        first.setdefault(c.slug, dataclasses.replace(c, href=topic_url(c.slug, c.anchor)))
+        first.setdefault((c.slug, c.label), dataclasses.replace(c, href=topic_url(c.slug, c.anchor)))
     return list(first.values())
 
 

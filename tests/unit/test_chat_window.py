@@ -99,6 +99,18 @@ def test_a_topic_cited_three_times_is_one_chip_and_one_entry_under_bronnen():
                                                              ("Anw [nabestaanden]", "/topics/anw")]
 
 
+def test_two_pages_of_one_document_are_two_sources():
+    pages = events.Sources((events.Source(1, "reisboek", "Reisboek, p. 60", "p-0000000060", "/topics/reisboek"),
+                            events.Source(2, "reisboek", "Reisboek, p. 61", "p-0000000061", "/topics/reisboek")))
+    view = AnswerView()
+    view.apply(pages)
+    view.apply(events.Text("Binnen dertig dagen [ref:1], ook voor een verhuizing [ref:2] of een tweede [ref:1]."))
+    view.apply(events.Done(offline=False, mode_used="fts"))
+    final = view.final()
+    assert final["display"].count(CITATION_MARK) == 2
+    assert [c.label for c in final["sources"]] == ["Reisboek, p. 60", "Reisboek, p. 61"]
+
+
 def test_the_announcement_says_done_stopped_or_why_it_failed():
     done = AnswerView()
     done.apply(events.Text("Klaar."))
