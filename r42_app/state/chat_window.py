@@ -56,6 +56,7 @@ class WindowMixin(rx.State, mixin=True):
         """on_mount of the chat on every page: a new page view starts with the window closed (it covered
         pages), unless a citation chip led here. (Not on_load: Reflex runs on_load again when the websocket
         reconnects, say to another backend worker, and that must not close an open window.)"""
+        self.announcement = ""  # said once, when the answer ended; a new page must not say it again
         if self._keep_open:
             self._keep_open = False
         else:
