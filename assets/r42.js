@@ -1,9 +1,86 @@
 // R42's page scripts, loaded on every page as a file of this origin (the Content-Security-Policy allows no
 // inline script). Each block is one behaviour; the components it works with are named in its comment.
 
-// Esc closes the R42 window from anywhere on the page (keyboard users); with the window closed, it closes
-// the graph's side panel.
-document.addEventListener('keydown', function (e) { if (e.key !== 'Escape') return; var b = document.getElementById('r42-close'); if (b) { b.click(); var l = document.getElementById('r42-launcher'); if (l) l.focus(); return; } var p = document.getElementById('graph-panel-close'); if (p) p.click(); });
+// -- chat window: keyboard and screen reader --
+// Ctrl+/ opens R42 from anywhere (Ctrl+/ is free in Chrome, Firefox, Safari and Edge, and in NVDA, JAWS and
+// VoiceOver, which use Insert, CapsLock and Ctrl+Option; Alt+Shift switches the keyboard layout on Windows and
+// types a character on a Mac). Focus goes to the message box when the window opens, back to the launcher when it
+// closes (Esc, the X, the launcher), never to <body>. On a phone (<= 640 px) the window covers the page: it is
+// a modal dialog there and Tab stays inside (a source chip closes it: ChatState.follow_source); beside the page it is a complementary region. Esc with the window
+// closed closes the graph's side panel.
+(function () {
+  var PHONE = '(max-width: 640px)';
+  function win() { return document.getElementById('r42-window'); }
+  function phone() { return window.matchMedia(PHONE).matches; }
+  function focusables(root) {
+    return Array.prototype.filter.call(root.querySelectorAll(
+      'a[href], button:not([disabled]), textarea:not([disabled]), input:not([disabled]), select:not([disabled]), [tabindex]:not([tabindex="-1"])'),
+      function (el) { return !el.hidden && el.getClientRects().length > 0 && el.getAttribute('aria-hidden') !== 'true'; });
+  }
+  // the message box once it exists (the window mounts after the server's answer), else the window's first control
+  window.r42FocusInput = function (tries) {
+    var w = win();
+    if (w) {
+      var box = document.getElementById('r42-input') || focusables(w)[0];
+      if (box) { box.focus(); return; }
+    }
+    if ((tries || 0) < 60) setTimeout(function () { window.r42FocusInput((tries || 0) + 1); }, 50);
+  };
+  // after a close: once the window is gone and the launcher shows, focus it, unless focus went somewhere on purpose
+  function afterClose(tries) {
+    var l = document.getElementById('r42-launcher'), gone = !win();
+    var lost = !document.activeElement || document.activeElement === document.body
+      || (document.activeElement.closest && document.activeElement.closest('#r42-window'));
+    if (gone && l && l.getClientRects().length > 0) { if (lost) l.focus(); return; }
+    if ((tries || 0) < 60) setTimeout(function () { afterClose((tries || 0) + 1); }, 50);
+  }
+  window.r42AfterClose = afterClose;
+  function mode() {  /* modal dialog on a phone, complementary region beside the page */
+    var w = win();
+    if (!w) return;
+    var modal = phone();
+    if ((w.getAttribute('role') === 'dialog') === modal) return;
+    w.setAttribute('role', modal ? 'dialog' : 'complementary');
+    if (modal) w.setAttribute('aria-modal', 'true'); else w.removeAttribute('aria-modal');
+  }
+  new MutationObserver(mode).observe(document.documentElement, { childList: true, subtree: true });
+  window.matchMedia(PHONE).addEventListener('change', mode);
+  document.addEventListener('keydown', function (e) {
+    var w = win();
+    if (e.key === '/' || e.code === 'Slash') {
+      if (!e.ctrlKey || e.altKey || e.metaKey) return;
+      var l = document.getElementById('r42-launcher');
+      if (!l || document.documentElement.classList.contains('r42-quiz-locked')) return;
+      e.preventDefault();
+      if (!w) l.click();
+      window.r42FocusInput();
+      return;
+    }
+    if (e.key === 'Escape') {
+      if (document.querySelector('[role="alertdialog"], [role="dialog"]:not(#r42-window)')) return;  /* Radix closes its own */
+      var b = document.getElementById('r42-close');
+      if (b) { b.click(); afterClose(); return; }
+      var p = document.getElementById('graph-panel-close');
+      if (p) p.click();
+      return;
+    }
+    if (e.key !== 'Tab' || !w || w.getAttribute('aria-modal') !== 'true') return;
+    if (document.querySelector('[role="alertdialog"]')) return;  /* "Gesprek wissen?" keeps its own focus */
+    var all = focusables(w);
+    if (!all.length) return;
+    var first = all[0], last = all[all.length - 1], at = document.activeElement;
+    if (!w.contains(at)) { e.preventDefault(); (e.shiftKey ? last : first).focus(); }
+    else if (e.shiftKey && at === first) { e.preventDefault(); last.focus(); }
+    else if (!e.shiftKey && at === last) { e.preventDefault(); first.focus(); }
+  });
+  document.addEventListener('click', function (e) {
+    var t = e.target && e.target.closest ? e.target : null;
+    if (!t) return;
+    if (t.closest('#r42-close')) { afterClose(); return; }
+    if (t.closest('#r42-launcher') && !win()) window.r42FocusInput();
+    else if (t.closest('#r42-window a[data-r42-cite], #r42-window a.r42-source') && phone()) afterClose();
+  });
+})();
 
 // -- quiz lock --
 // The quiz lock in the browser: hide the launcher (and close the window) while this user's

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from r42_app.chat import events
-from r42_app.core.chat_view import UICitation, cited, confirm_lines, display
+from r42_app.core.chat_view import UICitation, cited, confirm_lines, display, distinct_sources
 from r42_app.core.delta import describe_delta
+from r42_app.core.messages import msg
 
 
 @dataclass
@@ -63,9 +64,19 @@ class AnswerView:
         else:
             self.status, self.error = "error", message
 
-    def final(self) -> dict[str, Any]:
-        """The fields of the answer once the turn has ended (however it ended)."""
+    def final(self, labels: dict[str, str] | None = None) -> dict[str, Any]:
+        """The fields of the answer once the turn has ended (however it ended); `labels` (slug to label) name
+        the existing topics a proposal links to."""
         citations = self.citations or cited(self.text, self.sources)  # ended before the citations came
         return {"content": self.text, "status": self.status, "citations": citations,
-                "display": display(self.text, citations), "delta": self.delta,
-                "delta_state": "pending" if self.delta else "", "delta_lines": describe_delta(self.delta)}
+                "display": display(self.text, citations), "sources": distinct_sources(self.text, citations),
+                "delta": self.delta, "delta_state": "pending" if self.delta else "",
+                "delta_lines": describe_delta(self.delta, labels)}
+
+    def announcement(self) -> str:
+        """The one thing a screen reader hears when the answer has ended: done, stopped, or why it failed."""
+        if self.error:
+            return self.error
+        if self.status == "quota":
+            return self.text
+        return msg("chat.stopped") if self.status == "incomplete" else msg("chat.answered")

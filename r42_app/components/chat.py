@@ -30,14 +30,35 @@ def launcher() -> rx.Component:
         aria_label=rx.cond(ChatState.is_open, "Sluit R42",
                            rx.cond(ChatState.availability != "", "R42 staat uit", "Open R42, je leerassistent")),
         aria_expanded=ChatState.is_open,
+        aria_keyshortcuts="Control+/",
         id="r42-launcher",
-        title="Vraag het R42",
+        title="Vraag het R42 (Ctrl+/)",
     )
+
+
+# True where the window covers the page (assets/r42.css, the phone breakpoint): a source link then closes it.
+COVERS_PAGE = rx.Var(_js_expr="window.matchMedia('(max-width: 640px)').matches", _var_type=bool)
 
 
 def citation_chip(text, **props) -> rx.Component:
     """A [ref:N] of the answer as a chip that opens the cited topic."""
-    return rx.link(rx.icon("book_open", size=12), text, class_name="r42-cite", on_click=ChatState.keep_open, **props)
+    return rx.link(rx.icon("book_open", size=12), text, class_name="r42-cite",
+                   on_click=ChatState.follow_source(COVERS_PAGE), **props)
+
+
+def sources_list(msg: UIMessage) -> rx.Component:
+    """Under a finished answer: every topic it cites, once, as links (the inline chips name each once too)."""
+    return rx.cond(
+        (msg.status != "streaming") & (msg.sources.length() > 0),
+        rx.box(
+            rx.text("Bronnen", size="1", weight="medium", class_name="r42-sources-title"),
+            rx.el.ul(rx.foreach(msg.sources, lambda c: rx.el.li(
+                rx.link(rx.icon("book_open", size=12, aria_hidden="true"), c.label, href=c.href,
+                        class_name="r42-source", on_click=ChatState.follow_source(COVERS_PAGE)))),
+                aria_label="Bronnen"),
+            class_name="r42-sources",
+        ),
+    )
 
 
 def quota_hint() -> rx.Component:
@@ -84,9 +105,12 @@ def answer_actions(msg: UIMessage) -> rx.Component:
 def user_bubble(msg: UIMessage) -> rx.Component:
     """The learner's question; the last one can be taken back to edit and send again."""
     return rx.vstack(
-        rx.box(rx.text(msg.content, white_space="pre-wrap", size="2"), class_name="r42-bubble r42-user"),
-        rx.cond(~ChatState.streaming & (msg.id == ChatState.last_user_id),
-                _action("pencil", "Bewerk en verstuur opnieuw", ChatState.edit_last, "r42-edit")),
+        rx.box(rx.text(msg.content, white_space="pre-wrap", size="2"), class_name="r42-bubble r42-user",
+               data_editing=(msg.id == ChatState.editing).to_string()),
+        rx.cond(msg.id == ChatState.editing,
+                rx.text("Je bewerkt deze vraag", size="1", color_scheme="gray", class_name="r42-editing-note"),
+                rx.cond(~ChatState.streaming & (msg.id == ChatState.last_user_id),
+                        _action("pencil", "Bewerk en verstuur opnieuw", ChatState.edit_last, "r42-edit"))),
         align="end", spacing="1", width="100%",
     )
 
@@ -99,12 +123,14 @@ def bubble(msg: UIMessage) -> rx.Component:
         ("notice", rx.text(msg.content, class_name="r42-notice", size="1", role="note")),
         rx.box(
             rx.cond(msg.status == "offline", rx.badge("Offline antwoord uit de kennisbank", color_scheme="amber",
-                                                      variant="soft", size="1", margin_bottom="4px")),
+                                                      variant="soft", high_contrast=True, size="1",
+                                                      margin_bottom="4px", class_name="r42-offline-badge")),
             rx.cond(
                 (msg.content == "") & (msg.status == "streaming"),
                 rx.hstack(rx.spinner(size="1"), rx.text("R42 zoekt in de kennisbank…", size="1", color_scheme="gray")),
                 safe_markdown(msg.display, component_map={"a": citation_chip}, class_name="r42-md"),
             ),
+            sources_list(msg),
             rx.cond((msg.status == "incomplete") & (msg.content != ""),
                     rx.text("Onvolledig antwoord", size="1", color_scheme="orange", class_name="r42-incomplete")),
             rx.cond(msg.status == "error", rx.text("Geen antwoord ontvangen.", size="1", color_scheme="red")),
@@ -198,12 +224,12 @@ def header() -> rx.Component:
         rx.hstack(
             mark("2"),
             rx.vstack(
-                rx.text("R42", weight="bold", size="3"),
+                rx.heading("R42", weight="bold", size="3", as_="h2", id="r42-title"),
                 rx.cond(ChatState.availability != "",
                         rx.text("Niet beschikbaar", size="1", color_scheme="gray"),
                         rx.cond(ChatState.offline,
                                 rx.text("Offline: antwoorden komen rechtstreeks uit de kennisbank", size="1",
-                                        color_scheme="amber", id="r42-offline"),
+                                        color_scheme="amber", high_contrast=True, id="r42-offline"),
                                 rx.text("Antwoordt vanuit de kennisbank van je organisatie", size="1",
                                         color_scheme="gray"))),
                 spacing="0",
@@ -233,6 +259,23 @@ def queued_question() -> rx.Component:
                            id="r42-queued-cancel"),
             align="center", spacing="2", padding="6px 12px", width="100%", background="var(--gray-2)",
             id="r42-queued",
+        ),
+    )
+
+
+def editing_bar() -> rx.Component:
+    """While the last question is being edited: say so, with "Annuleren" that leaves question and answer as they
+    were (they go only when the edited question is sent)."""
+    return rx.cond(
+        ChatState.editing != "",
+        rx.hstack(
+            rx.icon("pencil", size=14, color="var(--gray-11)", flex_shrink="0", aria_hidden="true"),
+            rx.text("Je bewerkt je laatste vraag; versturen vervangt de vraag en het antwoord.", size="1",
+                    class_name="r42-editing-text"),
+            rx.button("Annuleren", size="1", variant="soft", color_scheme="gray", type="button",
+                      on_click=ChatState.cancel_edit, id="r42-edit-cancel"),
+            align="center", spacing="2", padding="6px 12px", width="100%", background="var(--gray-2)",
+            id="r42-editing",
         ),
     )
 
@@ -304,8 +347,9 @@ def window() -> rx.Component:
     """The chat window: header, messages with autoscroll, error + retry, composer (or why R42 is off)."""
     return rx.cond(
         ChatState.is_open,
-        rx.cond(ChatState.availability != "", rx.el.div(header(), unavailable(), class_name="r42-window", role="dialog",
-                                                        aria_label="R42", id="r42-window"), rx.el.div(
+        rx.cond(ChatState.availability != "", rx.el.div(header(), unavailable(), class_name="r42-window",
+                                                        role="complementary", aria_labelledby="r42-title",
+                                                        id="r42-window"), rx.el.div(
             header(),
             rx.cond(ChatState.notice != "",
                     rx.callout(ChatState.notice, icon="info", size="1", color_scheme="amber", margin="8px 12px 0",
@@ -316,7 +360,9 @@ def window() -> rx.Component:
                     class_name="r42-messages",
                     id="r42-messages",
                     role="log",
-                    aria_live="polite",
+                    aria_label="Gesprek met R42",
+                    aria_live="off",  # not every token: #r42-status says once when an answer has ended
+                    aria_busy=ChatState.streaming.to_string(),
                 ),
                 rx.button(rx.icon("arrow_down", size=14), "Naar het nieuwste", size="1", variant="solid",
                           radius="full", class_name="r42-jump", id="r42-jump", type="button",
@@ -326,7 +372,7 @@ def window() -> rx.Component:
             rx.cond(
                 ChatState.error != "",
                 rx.hstack(
-                    rx.text(ChatState.error, size="1", color_scheme="red", role="alert", id="r42-error"),
+                    rx.text(ChatState.error, size="1", color_scheme="red", id="r42-error"),
                     rx.cond(ChatState.can_retry, rx.button(rx.icon("rotate_ccw", size=12), "Opnieuw", size="1",
                                                            variant="soft", on_click=ChatState.retry, id="r42-retry")),
                     justify="between", align="center", padding="6px 12px", width="100%",
@@ -334,10 +380,11 @@ def window() -> rx.Component:
                 ),
             ),
             queued_question(),
+            editing_bar(),
             composer(),
             class_name="r42-window",
-            role="dialog",
-            aria_label="R42 chat",
+            role="complementary",  # on a phone assets/r42.js makes it a modal dialog (it covers the page there)
+            aria_labelledby="r42-title",
             id="r42-window",
         )),
     )
@@ -381,5 +428,8 @@ def chat() -> rx.Component:
                         tab_index=-1, aria_hidden="true")  # clicked by the `storage` listener (assets/r42.js)
     check = rx.el.button(on_click=ChatState.stream_check, id="r42-stream-check", type="button", hidden=True,
                          tab_index=-1, aria_hidden="true")  # clicked while streaming (assets/r42.js)
-    return rx.box(window(), launcher(), capabilities_dialog(), sync, check, id="r42-chat", on_mount=ChatState.page_view,
+    # the one polite announcement when an answer has ended (the log itself is aria-live=off)
+    status = rx.el.div(ChatState.announcement, role="status", class_name="sr-only", id="r42-status")
+    return rx.box(window(), launcher(), capabilities_dialog(), sync, check, status, id="r42-chat",
+                  on_mount=ChatState.page_view,
                   custom_attrs={"data-r42-user": AuthState.user_id, "data-r42-worker": ChatState.worker})

@@ -26,6 +26,7 @@ class UICitation:
     slug: str = ""
     label: str = ""
     anchor: str = ""
+    href: str = ""  # set for the sources list under an answer (distinct_sources)
 
 
 @dataclasses.dataclass
@@ -44,6 +45,7 @@ class UIMessage:
     confirm_lines: list[str] = dataclasses.field(default_factory=list)
     confirm_state: str = ""  # pending | allowed | denied | failed
     rating: str = ""  # up | down: the user's thumbs on this answer (stored for the admins)
+    sources: list[UICitation] = dataclasses.field(default_factory=list)  # "Bronnen" under the answer: once each
 
 
 def link_text(label: str) -> str:
@@ -52,13 +54,21 @@ def link_text(label: str) -> str:
 
 
 def display(content: str, citations: list[UICitation], streaming: bool = False) -> str:
-    """Markdown with each [ref:N] of this turn as a link chip to its topic; other refs stay plain text.
-    While streaming, a reference still arriving (`[ref:` at the very end) is held back."""
+    """Markdown with each [ref:N] of this turn as a link chip to its topic; other refs stay plain text. A source
+    (a topic, or a document's page: one chip label) is a chip once, where the answer first cites it: a later
+    [ref:N] of it adds nothing (the chip and the sources list under the answer already name it). While
+    streaming, a reference still arriving (`[ref:` at the very end) is held back."""
     by_ref = {c.ref: c for c in citations}
+    shown: set[tuple[str, str]] = set()
 
     def link(match: re.Match[str]) -> str:
         c = by_ref.get(int(match.group(1)))
-        return f' [{link_text(c.label)}]({topic_url(c.slug, c.anchor)} "{CITATION_MARK}")' if c else match.group(0)
+        if c is None:
+            return match.group(0)
+        if (c.slug, c.label) in shown:
+            return ""
+        shown.add((c.slug, c.label))
+        return f' [{link_text(c.label)}]({topic_url(c.slug, c.anchor)} "{CITATION_MARK}")'
 
     content = content.replace(CITATION_MARK, "")  # only links made here are source chips (r42_sanitize.js)
     if streaming:
@@ -71,6 +81,15 @@ def cited(content: str, sources: list[UICitation]) -> list[UICitation]:
     by_ref = {c.ref: c for c in sources}
     refs = dict.fromkeys(int(m.group(1)) for m in REF_RE.finditer(content))
     return [by_ref[r] for r in refs if r in by_ref]
+
+
+def distinct_sources(content: str, citations: list[UICitation]) -> list[UICitation]:
+    """The sources an answer cites (a topic, or a document's page), once each, in order of first use (its
+    "Bronnen" list)."""
+    first: dict[tuple[str, str], UICitation] = {}
+    for c in cited(content, citations) or citations:
+        first.setdefault((c.slug, c.label), dataclasses.replace(c, href=topic_url(c.slug, c.anchor)))
+    return list(first.values())
 
 
 def copy_text(content: str) -> str:
@@ -95,10 +114,11 @@ def plain(value: Any) -> Any:
     return value
 
 
-def from_thread(m: ThreadMessage) -> UIMessage:
+def from_thread(m: ThreadMessage, labels: dict[str, str] | None = None) -> UIMessage:
+    """A stored message as the window shows it; `labels` (topic slug to label) name the topics of a proposal."""
     cites = [UICitation(c.ref, c.slug, c.label, c.anchor) for c in m.citations]
     return UIMessage(m.id, m.role, m.content, m.status, cites, display(m.content, cites), m.delta, m.delta_state,
-                     describe_delta(m.delta))
+                     describe_delta(m.delta, labels), sources=distinct_sources(m.content, cites))
 
 
 def to_thread(m: UIMessage) -> ThreadMessage:

@@ -258,16 +258,16 @@ def read_stored_delta(raw: Any) -> dict[str, Any]:
     return {"reason": reason, "topics": out_topics, "relations": out_relations}
 
 
-def describe_delta(delta: Any) -> list[str]:
+def describe_delta(delta: Any, labels: dict[str, str] | None = None) -> list[str]:
     """What a proposed edit would add, in Dutch words: topics with their type ("Nieuw onderwerp: Wezenpensioen
     (Concept)"), relations with the labels the topic pages use ("Wezenpensioen → is onderdeel van →
-    nabestaandenpensioen"; a new topic by its label, an existing one by its id). A malformed delta is
-    described as such (never an exception)."""
+    Nabestaandenpensioen"; a new topic by its label, an existing one by its label in `labels`, slug to label,
+    else by its id). A malformed delta is described as such (never an exception)."""
     try:
         clean = read_stored_delta(delta)
     except StoredDeltaError:
         return [msg("delta.unreadable")] if delta else []
-    names = {t["id"]: t["label"] for t in clean["topics"]}
+    names = {**(labels or {}), **{t["id"]: t["label"] for t in clean["topics"]}}
     lines = [msg("delta.new_topic", label=t["label"], type=TYPE_LABELS.get(t["type"], t["type"]))
              for t in clean["topics"]]
     lines += [f"{names.get(r['source'], r['source'])} → {RELATION_LABELS.get(r['type'], r['type'])} → "

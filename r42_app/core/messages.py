@@ -30,6 +30,9 @@ CATALOGUE: dict[str, str] = {
     "chat.too_long": "Je bericht is {length} tekens; het maximum is {maximum}. Maak het korter en verstuur opnieuw.",
     "chat.quiz_locked": "R42 is vergrendeld zolang je toets loopt. Rond de toets af of stop ermee.",
     "chat.copied": "Antwoord gekopieerd",
+    # what a screen reader hears once when an answer has ended (the log itself does not speak while it streams)
+    "chat.answered": "R42 heeft geantwoord",
+    "chat.stopped": "R42 is gestopt; het antwoord is onvolledig",
     "chat.rated": "Bedankt! Je beoordeling helpt de beheerders R42 te verbeteren.",
     "chat.rating_not_stored": "Je beoordeling is niet opgeslagen; probeer het later opnieuw.",
     "chat.rating_refused": "Je beoordeling is niet opgeslagen. {reason}",

@@ -31,7 +31,7 @@ from r42_app.core.messages import msg, nl_number
 from r42_app.services.runtime.liveness import STREAM_REFRESH_S, worker_tag
 from r42_app.services.runtime.shared_state import SharedStateUnavailable
 from r42_app.services.store.pb import PBError
-from r42_app.state.chat_thread import ThreadMixin
+from r42_app.state.chat_thread import ThreadMixin, topic_labels
 from r42_app.state.chat_window import WindowMixin
 
 log = logging.getLogger(__name__)
@@ -90,6 +90,8 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
             return
         if self.error.startswith(msg("chat.too_long").split("{")[0]):
             self.error = ""
+        if self.editing:  # an edited question replaces the one it came from, and that one's answer
+            self._cut_from(self.editing)
         return [rx.set_value("r42-input", ""), *(await self._ask(text))]
 
     @rx.event
@@ -144,21 +146,35 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
         """Ask for the last answer again: it is replaced by a new one."""
         if self.streaming or not self.last_assistant_id:
             return
+        self.editing = ""
         self._removed = [*self._removed, self.messages[-1].id][-200:]
         self.messages = self.messages[:-1]
         return await self._start()
 
     @rx.event
     def edit_last(self):
-        """Take the last question (and its answer) back into the box, to change and send again."""
+        """Put the last question in the box to change and send again. The question and its answer stay in the
+        thread until the edit is sent (then both are replaced); "Annuleren" leaves them as they were."""
         if self.streaming or not self.last_user_id:
             return
-        cut = max(i for i, m in enumerate(self.messages) if m.role == "user")
-        text = self.messages[cut].content
+        self.editing = self.last_user_id
+        return [rx.set_value("r42-input", self.last_question),
+                rx.call_script("window.r42Count && window.r42Count(); window.r42FocusInput && window.r42FocusInput()")]
+
+    @rx.event
+    def cancel_edit(self):
+        """Annuleren: the question and its answer stay as they were, and the box is empty again."""
+        self.editing = ""
+        return [rx.set_value("r42-input", ""), rx.call_script("window.r42FocusInput && window.r42FocusInput()")]
+
+    def _cut_from(self, message_id: str) -> None:
+        """Take a question and everything after it out of the thread (other tabs drop them too)."""
+        self.editing = ""
+        cut = next((i for i, m in enumerate(self.messages) if m.id == message_id), None)
+        if cut is None:  # gone meanwhile (cleared in another tab): the edit is a new question
+            return
         self._removed = [*self._removed, *(m.id for m in self.messages[cut:])][-200:]
         self.messages = self.messages[:cut]
-        return [rx.set_value("r42-input", text), rx.call_script("window.r42Count && window.r42Count()"),
-                ChatState.save_thread]
 
     @rx.event
     async def retry(self):
@@ -177,7 +193,7 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
         # it is gone
         self._stream_run = uuid.uuid4().hex
         await services().liveness.note_stream(self._stream_run)
-        self.mark, self.error = "typing", ""
+        self.mark, self.error, self.announcement = "typing", "", ""
         return [ChatState.save_thread, ChatState.generate]
 
     @rx.event
@@ -246,6 +262,7 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
             self._set_last(status="incomplete" if last.content else "error",
                            display=display(last.content, last.citations))
         self.streaming, self.error, self.mark = False, msg("chat.cut_off"), "error"
+        self.announcement = self.error
         self._stream_run = ""
         return ChatState.save_thread
 
@@ -282,13 +299,15 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
         except Exception:  # never leave the window spinning, and never show the exception's text
             log.exception("chat turn failed")
             answer.refused("internal", msg("chat.failed"))
+        labels = await asyncio.to_thread(topic_labels, user, [answer])  # names the existing topics of a proposal
         async with self:
             if self._stream_run != run:  # ended meanwhile (stream_check): the answer is no longer ours
                 return
             self._stream_run = ""
             if answer.error:
                 self.error, self.mark = answer.error, "error"
-            self._set_last(**answer.final())
+            self._set_last(**answer.final(labels))
+            self.announcement = answer.announcement()
             notices = [UIMessage(uuid.uuid4().hex[:12], "notice", m) for m in answer.rejected]
             self.messages = [*self.messages, *notices]
             dropped = msg("chat.history_dropped")

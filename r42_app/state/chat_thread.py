@@ -3,9 +3,11 @@ other tabs store, wiped on sign-out. ChatState (state/chat.py) takes these event
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
+from typing import Any
 
 import reflex as rx
 
@@ -16,6 +18,18 @@ from r42_app.core.thread import cleared_at, greeting, merge, parse, removed_ids,
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
+
+
+def topic_labels(user: Any, messages: list[Any]) -> dict[str, str]:
+    """The tenant's topic labels by slug, for proposals among `messages` that link to existing topics (read from
+    the retriever's cached index; blocking: call it in a thread). Empty when there is no proposal or no index."""
+    if user is None or not user.tenant_id or not any(m.delta for m in messages):
+        return {}
+    try:
+        return {t.slug: t.label for t in services().retriever.index(user.tenant).topics}
+    except Exception as exc:  # a proposal is still readable by its ids
+        log.warning("topic labels for proposal cards not available: %s", exc)
+        return {}
 
 
 def _read_thread(user_id: str, callback):
@@ -34,6 +48,8 @@ class ThreadMixin(rx.State, mixin=True):
     offline: bool = False
     streaming: bool = False
     queued: str = ""  # a question typed while R42 was answering: sent when the answer ends
+    announcement: str = ""  # the one polite live-region text when an answer has ended (done, stopped, failed)
+    editing: str = ""  # the id of the last question while it is being edited (it stays until the edit is sent)
     _user_id: str = ""
     _cleared: float = 0.0  # when this user's thread was last cleared (in any tab)
     _removed: list[str] = []  # ids of messages taken out (regenerate, edit), so other tabs drop them too
@@ -66,7 +82,9 @@ class ThreadMixin(rx.State, mixin=True):
             log.warning("replacing an unreadable stored thread (%s) for user %s", problem, user.id)
             self.notice = msg("chat.thread_unreadable")
             messages = []
-        self.messages = [from_thread(m) for m in messages] or [from_thread(greeting(user.name, user.tenant_name))]
+        labels = await asyncio.to_thread(topic_labels, user, messages)
+        self.messages = [from_thread(m, labels) for m in messages] or [from_thread(greeting(user.name,
+                                                                                            user.tenant_name))]
         if problem:
             return type(self).save_thread
 
@@ -100,7 +118,8 @@ class ThreadMixin(rx.State, mixin=True):
         else:  # never a step back: a placeholder stored earlier does not replace the answer that came since
             merged = merge(mine, messages, set(self._removed))
         if merged != mine:
-            self.messages = [from_thread(m) for m in merged]
+            labels = await asyncio.to_thread(topic_labels, user, merged)
+            self.messages = [from_thread(m, labels) for m in merged]
 
     @rx.event
     async def reload_thread(self):
@@ -117,7 +136,7 @@ class ThreadMixin(rx.State, mixin=True):
         if user is None or self.streaming:
             return
         self.messages = [from_thread(greeting(user.name, user.tenant_name))]
-        self.notice = self.error = ""
+        self.notice = self.error = self.editing = ""
         self.mark = "idle"
         self._cleared = time.time()  # other tabs drop what came before
         key = json.dumps(storage_key(user.id))
@@ -129,7 +148,7 @@ class ThreadMixin(rx.State, mixin=True):
         computer must not show the next person this user's conversation)."""
         user_id = user_id or self._user_id
         self.messages, self._user_id, self.is_open = [], "", False
-        self.notice = self.error = self.queued = ""
+        self.notice = self.error = self.queued = self.editing = self.announcement = ""
         self.mark = "idle"
         if user_id:
             return rx.call_script(f"window.localStorage.removeItem({json.dumps(storage_key(user_id))})")

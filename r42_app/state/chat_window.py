@@ -39,8 +39,13 @@ class WindowMixin(rx.State, mixin=True):
             return type(self).load_thread
 
     @rx.event
-    def keep_open(self):
-        self._keep_open = True
+    def follow_source(self, covers_page: bool):
+        """A source chip or link was followed. Beside the page the window stays open on the topic it opens; where
+        it covers the page (a phone) it closes, so the topic is seen."""
+        if covers_page:
+            self.is_open, self._keep_open = False, False
+        else:
+            self._keep_open = True
 
     @rx.event
     def close(self):
@@ -51,6 +56,7 @@ class WindowMixin(rx.State, mixin=True):
         """on_mount of the chat on every page: a new page view starts with the window closed (it covered
         pages), unless a citation chip led here. (Not on_load: Reflex runs on_load again when the websocket
         reconnects, say to another backend worker, and that must not close an open window.)"""
+        self.announcement = ""  # said once, when the answer ended; a new page must not say it again
         if self._keep_open:
             self._keep_open = False
         else:

@@ -364,11 +364,13 @@ def test_copy_regenerate_edit_and_up_arrow(served_app, browser, claude):
 
     page.locator(".r42-edit").click()
     expect(page.locator("#r42-input")).to_have_value("Wat is de AOW?")
-    expect(page.locator(".r42-user")).to_have_count(0)  # the question and its answer came back to the box
+    expect(page.locator(".r42-user")).to_have_count(1)  # the question stays until the edit is sent
     claude.reply_text("Antwoord op de bewerkte vraag.")
     page.fill("#r42-input", "Wat is de AOW-leeftijd?")
     page.keyboard.press("Enter")
     expect(page.locator(".r42-assistant").last).to_contain_text("Antwoord op de bewerkte vraag.", timeout=30_000)
+    expect(page.locator(".r42-user")).to_have_count(1)  # and is then replaced, with its answer
+    expect(page.locator("#r42-messages")).not_to_contain_text("Een nieuw antwoord.")
 
     expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
     page.focus("#r42-input")

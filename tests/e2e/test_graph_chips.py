@@ -33,7 +33,7 @@ def test_learner_yes_queues_suggestion_not_write(served_app, page, claude):
     ask(page, "Mist er iets over wezen?")
     chip = page.locator(".r42-delta").last
     expect(chip).to_contain_text("Nieuw onderwerp: Chip Learner (Concept)")
-    expect(chip).to_contain_text("Chip Learner → is onderdeel van → nabestaandenpensioen")
+    expect(chip).to_contain_text("Chip Learner → is onderdeel van → Nabestaandenpensioen")  # the label, not the id
     chip.locator(".r42-delta-yes").click()
     expect(chip).to_contain_text("Voorgelegd aan de beheerders")
     expect(chip.locator(".r42-delta-yes")).to_have_count(0)  # answered once

@@ -85,3 +85,51 @@ def test_only_links_made_here_are_chips_and_copies_leave_refs_out():
     forged = display(f'[klik](https://evil.example "{CITATION_MARK}") [ref:9]', [UICitation(1, "aow", "AOW")])
     assert CITATION_MARK not in forged and "[ref:9]" in forged  # an unknown ref stays plain text
     assert copy_text("De AOW [ref:1] is  het basispensioen [ref:2].") == "De AOW is het basispensioen."
+
+
+def test_a_topic_cited_three_times_is_one_chip_and_one_entry_under_bronnen():
+    view = AnswerView()
+    view.apply(events.Sources((*SOURCES.sources, events.Source(3, "aow", "AOW", "p-9999999999", "/topics/aow"))))
+    view.apply(events.Text("De AOW [ref:1] is een basis [ref:1]; zie ook [ref:3] en de Anw [ref:2]."))
+    view.apply(events.Done(offline=False, mode_used="fts"))
+    final = view.final()
+    assert final["display"].count(CITATION_MARK) == 2  # AOW once (refs 1, 1 and 3 are the same topic), Anw once
+    assert "[ref:" not in final["display"]
+    assert [(c.label, c.href) for c in final["sources"]] == [("AOW", "/topics/aow#p-0123456789"),
+                                                             ("Anw [nabestaanden]", "/topics/anw")]
+
+
+def test_two_pages_of_one_document_are_two_sources():
+    pages = events.Sources((events.Source(1, "reisboek", "Reisboek, p. 60", "p-0000000060", "/topics/reisboek"),
+                            events.Source(2, "reisboek", "Reisboek, p. 61", "p-0000000061", "/topics/reisboek")))
+    view = AnswerView()
+    view.apply(pages)
+    view.apply(events.Text("Binnen dertig dagen [ref:1], ook voor een verhuizing [ref:2] of een tweede [ref:1]."))
+    view.apply(events.Done(offline=False, mode_used="fts"))
+    final = view.final()
+    assert final["display"].count(CITATION_MARK) == 2
+    assert [c.label for c in final["sources"]] == ["Reisboek, p. 60", "Reisboek, p. 61"]
+
+
+def test_the_announcement_says_done_stopped_or_why_it_failed():
+    done = AnswerView()
+    done.apply(events.Text("Klaar."))
+    done.apply(events.Done(offline=False, mode_used="fts"))
+    assert done.announcement() == msg("chat.answered") == "R42 heeft geantwoord"
+    stopped = AnswerView(text="Half")
+    stopped.stopped()
+    assert stopped.announcement() == msg("chat.stopped")
+    failed = AnswerView()
+    failed.apply(events.Error("timeout", "Het model antwoordde niet."))
+    assert failed.announcement() == "Het model antwoordde niet."
+
+
+def test_a_proposal_names_existing_topics_by_their_label():
+    delta = {"reason": "Ontbreekt.", "topics": [{"id": "wezenpensioen", "label": "Wezenpensioen", "type": "concept",
+                                                "description": "Voor kinderen."}],
+             "relations": [{"source": "wezenpensioen", "target": "partnerpensioen", "type": "part_of"}]}
+    view = AnswerView()
+    view.apply(events.DeltaProposed(delta))
+    lines = view.final({"partnerpensioen": "Partnerpensioen", "wezenpensioen": "Oud"})["delta_lines"]
+    assert lines[-1] == "Wezenpensioen → is onderdeel van → Partnerpensioen"  # the proposal's own label wins
+    assert view.final()["delta_lines"][-1].endswith("→ partnerpensioen")  # no labels known: the id
