@@ -2,7 +2,7 @@
 
 import reflex as rx
 
-from r42_app.components.common import error_callout, skeleton_lines
+from r42_app.components.common import error_callout, form_label, skeleton_lines
 from r42_app.components.shell import page_frame
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_HELP, CAPABILITY_LABELS, OVERRIDE_LABELS, OVERRIDE_VALUES
 from r42_app.state.chatbot_settings import AccessUserRow, ChangeRow
@@ -27,8 +27,10 @@ def master_switch() -> rx.Component:
         "R42 voor je organisatie",
         "Staat R42 uit, dan kan niemand in je organisatie met R42 chatten; de knop rechtsonder zegt dat dan.",
         rx.hstack(
-            rx.switch(checked=S.enabled, on_change=S.switch, id="chatbot-enabled", size="3"),
-            rx.text(rx.cond(S.enabled, "R42 staat aan", "R42 staat uit"), weight="medium"),
+            rx.switch(checked=S.enabled, on_change=S.switch, id="chatbot-enabled", size="3",
+                      custom_attrs={"aria-labelledby": "chatbot-enabled-label"}),
+            form_label(rx.cond(S.enabled, "R42 staat aan", "R42 staat uit"), "chatbot-enabled", weight="medium",
+                       id="chatbot-enabled-label"),
             align="center", spacing="3",
         ),
         rx.alert_dialog.root(
@@ -57,9 +59,13 @@ def default_box(capability: str) -> rx.Component:
     return rx.el.label(
         rx.hstack(
             rx.checkbox(checked=S.default.contains(capability), on_change=lambda on: S.toggle_default(capability, on),
-                        id=f"default-{capability}", size="2"),
-            rx.vstack(rx.text(CAPABILITY_LABELS[capability], size="2", weight="medium"),
-                      rx.text(CAPABILITY_HELP[capability], size="1", color_scheme="gray"), spacing="0"),
+                        id=f"default-{capability}", size="2",
+                        custom_attrs={"aria-labelledby": f"default-{capability}-label",
+                                      "aria-describedby": f"default-{capability}-help"}),
+            rx.vstack(rx.text(CAPABILITY_LABELS[capability], size="2", weight="medium",
+                              id=f"default-{capability}-label"),
+                      rx.text(CAPABILITY_HELP[capability], size="1", color_scheme="gray",
+                              id=f"default-{capability}-help"), spacing="0"),
             align="start", spacing="3",
         ),
         class_name="capability-choice",
@@ -98,7 +104,8 @@ def user_row(row: AccessUserRow) -> rx.Component:
         rx.table.cell(
             rx.vstack(
                 rx.cond(row.legacy,
-                        rx.hstack(rx.badge("Vaste lijst (oud)", color_scheme="amber", variant="soft"),
+                        rx.hstack(rx.badge("Vaste lijst (oud)", color_scheme="amber", variant="soft",
+                                           high_contrast=True),
                                   rx.button("Omzetten", size="1", variant="soft", on_click=S.convert(row.id),
                                             class_name="convert-legacy"),
                                   spacing="2", align="center")),
