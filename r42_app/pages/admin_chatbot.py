@@ -2,7 +2,7 @@
 
 import reflex as rx
 
-from r42_app.components.common import error_callout, form_label, skeleton_lines
+from r42_app.components.common import card_cell, error_callout, form_label, skeleton_lines
 from r42_app.components.shell import page_frame
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_HELP, CAPABILITY_LABELS, OVERRIDE_LABELS, OVERRIDE_VALUES
 from r42_app.state.chatbot_settings import AccessUserRow, ChangeRow
@@ -97,11 +97,14 @@ def override_select(row: AccessUserRow, capability: str) -> rx.Component:
 def user_row(row: AccessUserRow) -> rx.Component:
     return rx.table.row(
         rx.table.cell(rx.vstack(rx.text(row.name, size="2", weight="medium"),
-                                rx.text(row.email, size="1", color_scheme="gray"), spacing="0")),
-        rx.table.cell(rx.text(row.role, size="2")),
-        *[rx.table.cell(rx.cond(row.legacy, rx.text("—", color_scheme="gray"), override_select(row, c)))
+                                rx.text(row.email, size="1", color_scheme="gray"), spacing="0"),
+                      class_name="card-title"),
+        card_cell("Rol", rx.text(row.role, size="2")),
+        *[card_cell(CAPABILITY_LABELS[c], rx.cond(row.legacy, rx.text("—", color_scheme="gray"),
+                                                  override_select(row, c)))
           for c in CAPABILITIES],
-        rx.table.cell(
+        card_cell(
+            "Geldt nu",
             rx.vstack(
                 rx.cond(row.legacy,
                         rx.hstack(rx.badge("Vaste lijst (oud)", color_scheme="amber", variant="soft",
@@ -141,7 +144,7 @@ def users_table() -> rx.Component:
                     rx.table.column_header_cell("Geldt nu"),
                 )),
                 rx.table.body(rx.foreach(S.rows, user_row)),
-                size="1", width="100%", id="access-table",
+                size="1", width="100%", id="access-table", class_name="r42-cards",
             ),
             overflow_x="auto", width="100%",
         ),
@@ -165,9 +168,10 @@ def users_table() -> rx.Component:
 
 def change_row(c: ChangeRow) -> rx.Component:
     return rx.table.row(
-        rx.table.cell(rx.text(c.when, size="1")), rx.table.cell(rx.text(c.actor, size="1")),
-        rx.table.cell(rx.text(c.target, size="1")), rx.table.cell(rx.text(c.what, size="1")),
-        rx.table.cell(rx.text(c.before, " → ", c.after, size="1")),
+        rx.table.cell(rx.text(c.when, size="1"), class_name="card-title"),
+        card_cell("Door", rx.text(c.actor, size="1")), card_cell("Gebruiker", rx.text(c.target, size="1")),
+        card_cell("Wat", rx.text(c.what, size="1")),
+        card_cell("Voor → na", rx.text(c.before, " → ", c.after, size="1")),
     )
 
 
@@ -181,7 +185,7 @@ def recent_changes() -> rx.Component:
                 rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in
                                                ("Wanneer (UTC)", "Door", "Gebruiker", "Wat", "Voor → na")])),
                 rx.table.body(rx.foreach(S.changes, change_row)),
-                size="1", width="100%", id="access-changes",
+                size="1", width="100%", id="access-changes", class_name="r42-cards",
             ), overflow_x="auto", width="100%"),
             rx.text("Nog geen wijzigingen.", size="2", color_scheme="gray"),
         ),
