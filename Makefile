@@ -14,6 +14,8 @@ DEV_HASH := $(shell cat requirements-dev.txt | sha1sum | cut -c1-12)
 DEV_STAMP := $(VENV)/.dev-installed-$(DEV_HASH)
 BUN_VERSION := 1.4.4
 BUN := tools/bin/bun
+AXE_VERSION := 4.14.0
+AXE := tools/axe/node_modules/axe-core/axe.min.js
 # pip prints one warning per package for index folders that this machine's pip.conf names but lacks.
 PIP_FILTER := { grep -v "^WARNING: Location 'file://" || true; }
 
@@ -72,8 +74,13 @@ check: $(DEV_STAMP)
 	$(BIN)/ruff check r42_app
 	$(BIN)/mypy
 
+# The accessibility tests (tests/e2e/test_a11y.py) inject axe-core, pinned, from the npm registry.
+$(AXE):
+	@echo "installing axe-core $(AXE_VERSION) from the npm registry"
+	npm install --no-save --no-audit --no-fund --prefix tools/axe axe-core@$(AXE_VERSION) >/dev/null
+
 # Browser tests drive Debian's Chromium through Playwright for Python (never `playwright install`).
-test-deps:
+test-deps: $(AXE)
 	@command -v chromium >/dev/null || { echo "installing Debian chromium"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null); }
 

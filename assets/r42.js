@@ -199,7 +199,7 @@
   window.addEventListener('beforeunload', function (e) { if (dirty()) { e.preventDefault(); e.returnValue = ''; } });
   document.addEventListener('click', function (e) {
     var a = e.target && e.target.closest ? e.target.closest('a[href]') : null;
-    if (!a || !dirty() || a.target === '_blank') return;
+    if (!a || !dirty() || a.target === '_blank' || a.getAttribute('href').charAt(0) === '#') return;
     if (!window.confirm('Je wijzigingen aan dit onderwerp zijn nog niet opgeslagen. Toch weggaan?')) {
       e.preventDefault();
       e.stopPropagation();
@@ -238,6 +238,18 @@ setInterval(function () {
   var b = document.getElementById('r42-stream-check');
   if (b) b.click();
 }, 4000);
+
+// -- skip link --
+// "Naar de inhoud" (components/shell.py skip_link) puts the focus on <main id="main">, so the next Tab starts
+// in the content; a bare fragment jump moves only the scroll position in a routed page.
+document.addEventListener('click', function (e) {
+  var a = e.target && e.target.closest ? e.target.closest('#skip-link') : null;
+  var main = document.getElementById('main');
+  if (!a || !main) return;
+  e.preventDefault();
+  main.focus();
+  main.scrollIntoView({ block: 'start' });
+});
 
 // -- passage links --
 // A citation chip opens a topic at a passage (/topics/<slug>#p-...). The page's content arrives after the

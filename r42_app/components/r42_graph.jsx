@@ -67,6 +67,11 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
   }, [active, data]);
 
   const big = data.nodes.length > 600;
+  // prefers-reduced-motion: the layout is computed before the first frame and drawn once, and moves of the view
+  // are instant (no drifting nodes, no animated zoom).
+  const still = useMemo(() => typeof window !== "undefined" && !!window.matchMedia
+    && window.matchMedia("(prefers-reduced-motion: reduce)").matches, []);
+  const ms = (duration) => (still ? 0 : duration);
 
   const focusOn = useCallback((id, attempt) => {
     const fg = fgRef.current;
@@ -77,9 +82,9 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
       if (attempt < 20) setTimeout(() => focusOn(id, attempt + 1), 150);
       return;
     }
-    fg.centerAt(node.x, node.y, 500);
-    fg.zoom(Math.max(fg.zoom(), 3), 500);
-  }, []);
+    fg.centerAt(node.x, node.y, ms(500));
+    fg.zoom(Math.max(fg.zoom(), 3), ms(500));
+  }, [still]);
 
   // More room between topics than the d3 defaults, so labels can be read.
   useEffect(() => {
@@ -95,7 +100,7 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
   useEffect(() => {
     if (!hasNodes) return undefined;
     const timer = setTimeout(() => {
-      if (!fitted.current && fgRef.current) fgRef.current.zoomToFit(300, 40);
+      if (!fitted.current && fgRef.current) fgRef.current.zoomToFit(ms(300), 40);
     }, 900);
     return () => clearTimeout(timer);
   }, [hasNodes]);
@@ -213,13 +218,14 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
           linkCanvasObjectMode={() => "after"}
           linkCanvasObject={drawLinkLabel}
           cooldownTime={big ? 8000 : 5000}
-          warmupTicks={big ? 30 : 0}
+          warmupTicks={still ? (big ? 120 : 300) : big ? 30 : 0}
+          cooldownTicks={still ? 0 : Infinity}
           onNodeClick={(n) => onSelect && onSelect(n.id)}
           onNodeHover={(n) => setHoverId(n ? n.id : "")}
           onEngineStop={() => {
             if (!fitted.current && fgRef.current) {
               fitted.current = true;
-              fgRef.current.zoomToFit(400, 40);
+              fgRef.current.zoomToFit(ms(400), 40);
             }
           }}
           enableNodeDrag={!big}

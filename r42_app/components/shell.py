@@ -3,6 +3,7 @@
 import reflex as rx
 
 from r42_app.components.chat import chat
+from r42_app.components.common import form_label
 from r42_app.components.theme import NAV_HEIGHT
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
@@ -18,22 +19,23 @@ def brand() -> rx.Component:
                 border_radius="8px",
                 padding="4px 8px",
             ),
-            rx.text("Leren", weight="medium", size="3", color="var(--gray-12)", class_name="hide-narrow"),
+            rx.text("Leren", weight="medium", size="3", color="var(--gray-12)", class_name="sr-narrow"),
+            # the name is the visible text and then where the link goes (WCAG 2.5.3: no aria-label that differs)
+            rx.el.span(", naar het overzicht", class_name="sr-only"),
             align="center",
             spacing="2",
         ),
         href="/",
         underline="none",
-        aria_label="R42 — naar het overzicht",
     )
 
 
 def nav_link(text: str, href: str, icon: str, section: str) -> rx.Component:
     """A top-level navigation link; the one of the current part of the app is marked (aria-current)."""
     return rx.link(
-        rx.hstack(rx.icon(icon, size=16), rx.text(text, size="2", class_name="hide-narrow"),
+        # the text names the link; on a phone only the icon shows and the text stays for screen readers
+        rx.hstack(rx.icon(icon, size=16), rx.text(text, size="2", class_name="sr-narrow"),
                   align="center", spacing="1"),
-        aria_label=text,
         href=href,
         class_name="r42-nav",
         custom_attrs={"aria-current": rx.cond(AuthState.section == section, "page", "false")},
@@ -60,9 +62,9 @@ def admin_menu() -> rx.Component:
     """"Beheer": the admin pages in one menu, so the bar fits on a laptop."""
     return rx.menu.root(
         rx.menu.trigger(
-            rx.button(rx.icon("settings", size=16), rx.text("Beheer", size="2", class_name="hide-narrow"),
+            rx.button(rx.icon("settings", size=16), rx.text("Beheer", size="2", class_name="sr-narrow"),
                       rx.icon("chevron_down", size=14), variant="ghost", color_scheme="gray", high_contrast=True,
-                      aria_label="Beheer", id="admin-menu", class_name="r42-nav",
+                      id="admin-menu", class_name="r42-nav",
                       custom_attrs={"aria-current": rx.cond(AuthState.section == "admin", "page", "false")},
                       margin="0", padding="6px 10px", height="auto"),  # a ghost button's negative margin
                                                                       # set it off the bar's line
@@ -78,11 +80,13 @@ def user_menu() -> rx.Component:
         rx.menu.trigger(
             rx.button(
                 rx.avatar(fallback=AuthState.initials, size="1", radius="full"),
-                rx.text(AuthState.user_name, size="2", class_name="hide-narrow"),
+                rx.text(AuthState.user_name, size="2", class_name="sr-narrow"),
                 rx.icon("chevron_down", size=14),
+                # named by what it shows (initials, name) and what it is (WCAG 2.5.3: no aria-label that differs)
+                rx.el.span(", accountmenu", class_name="sr-only"),
                 variant="ghost",
                 color_scheme="gray",
-                aria_label="Accountmenu",
+                high_contrast=True,
                 id="user-menu",
             )
         ),
@@ -111,17 +115,26 @@ def user_menu() -> rx.Component:
     )
 
 
+def skip_link() -> rx.Component:
+    """"Naar de inhoud": the first stop of the Tab key, out of sight until it has the focus."""
+    return rx.el.a("Naar de inhoud", href="#main", id="skip-link", class_name="skip-link")
+
+
 def navbar() -> rx.Component:
-    """The bar at the top of every signed-in page."""
-    return rx.hstack(
+    """The bar at the top of every signed-in page: the `header` landmark with the main navigation."""
+    return rx.el.header(
         rx.hstack(
             brand(),
-            rx.hstack(
-                nav_link("Onderwerpen", "/", "book_open", "learn"),
-                nav_link("Kennisgraaf", "/graph", "network", "graph"),
-                nav_link("Testen", "/testen", "graduation_cap", "quiz"),
-                rx.cond(AuthState.is_admin, admin_menu(), rx.fragment()),
-                spacing="1",
+            rx.el.nav(
+                rx.hstack(
+                    nav_link("Onderwerpen", "/", "book_open", "learn"),
+                    nav_link("Kennisgraaf", "/graph", "network", "graph"),
+                    nav_link("Testen", "/testen", "graduation_cap", "quiz"),
+                    rx.cond(AuthState.is_admin, admin_menu(), rx.fragment()),
+                    spacing="1",
+                    align="center",
+                ),
+                aria_label="Hoofdmenu",
                 margin_left="12px",
             ),
             align="center",
@@ -133,8 +146,7 @@ def navbar() -> rx.Component:
             align="center",
             spacing="3",
         ),
-        justify="between",
-        align="center",
+        class_name="r42-header",
         height=NAV_HEIGHT,
         padding_x="20px",
         background="var(--color-panel-solid)",
@@ -148,7 +160,7 @@ def navbar() -> rx.Component:
 
 def sign_in_card() -> rx.Component:
     """Email and password sign-in; the page fills in place afterwards."""
-    return rx.center(
+    return rx.el.main(rx.center(
         rx.card(
             rx.form(
                 rx.vstack(
@@ -164,10 +176,10 @@ def sign_in_card() -> rx.Component:
                     rx.cond(AuthState.signin_error != "", rx.callout(AuthState.signin_error, icon="circle_alert",
                             color_scheme="red", role="alert", width="100%", id="signin-error")),
                     rx.vstack(
-                        rx.text("E-mailadres", as_="label", html_for="email", size="2", weight="medium"),
+                        form_label("E-mailadres", "email", size="2", weight="medium"),
                         rx.input(id="email", name="email", type="email", placeholder="naam@organisatie.nl",
                                  auto_complete="username", required=True, auto_focus=True, size="3", width="100%"),
-                        rx.text("Wachtwoord", as_="label", html_for="password", size="2", weight="medium"),
+                        form_label("Wachtwoord", "password", size="2", weight="medium"),
                         rx.input(id="password", name="password", type="password", auto_complete="current-password",
                                  required=True, size="3", width="100%"),
                         spacing="2",
@@ -191,7 +203,7 @@ def sign_in_card() -> rx.Component:
         ),
         min_height="100vh",
         padding="16px",
-    )
+    ), id="main")
 
 
 def forbidden_panel() -> rx.Component:
@@ -219,6 +231,9 @@ def page_frame(body: rx.Component, admin: bool = False) -> rx.Component:
     content = rx.cond(AuthState.is_admin, body, forbidden_panel()) if admin else body
     return rx.cond(
         AuthState.signed_in,
-        rx.box(navbar(), rx.box(content, class_name="r42-page"), chat(), min_height="100vh"),
+        rx.box(skip_link(), navbar(),
+               # tabindex -1: the skip link moves the focus here, not only the scroll position
+               rx.el.main(content, id="main", class_name="r42-page", tab_index=-1),
+               chat(), min_height="100vh"),
         rx.cond(AuthState.checked, sign_in_card(), checking_session()),
     )

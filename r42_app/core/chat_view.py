@@ -92,6 +92,19 @@ def distinct_sources(content: str, citations: list[UICitation]) -> list[UICitati
     return list(first.values())
 
 
+def stored_citations(content: str, stored: list[dict[str, Any]]) -> list[UICitation]:
+    """The citations of a stored answer (feedback). One stored without its number gets the number it has in the
+    answer: citations are stored in the order of first use (core.chat.resolve_citations)."""
+    refs = list(dict.fromkeys(int(m.group(1)) for m in REF_RE.finditer(content)))
+    out = []
+    for i, c in enumerate(stored):
+        stored_ref = c.get("ref")
+        ref = stored_ref if isinstance(stored_ref, int) else (refs[i] if i < len(refs) else 0)
+        out.append(UICitation(ref, str(c.get("slug") or ""), str(c.get("label") or c.get("slug") or ""),
+                              str(c.get("anchor") or "")))
+    return out
+
+
 def copy_text(content: str) -> str:
     """An answer's text for the clipboard, its [ref:N] markers left out."""
     return re.sub(r"[ \t]+", " ", REF_RE.sub("", content)).replace(" .", ".").strip()

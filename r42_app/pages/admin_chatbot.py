@@ -2,7 +2,7 @@
 
 import reflex as rx
 
-from r42_app.components.common import error_callout, skeleton_lines
+from r42_app.components.common import card_cell, error_callout, form_label, skeleton_lines
 from r42_app.components.shell import page_frame
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_HELP, CAPABILITY_LABELS, OVERRIDE_LABELS, OVERRIDE_VALUES
 from r42_app.state.chatbot_settings import AccessUserRow, ChangeRow
@@ -27,8 +27,10 @@ def master_switch() -> rx.Component:
         "R42 voor je organisatie",
         "Staat R42 uit, dan kan niemand in je organisatie met R42 chatten; de knop rechtsonder zegt dat dan.",
         rx.hstack(
-            rx.switch(checked=S.enabled, on_change=S.switch, id="chatbot-enabled", size="3"),
-            rx.text(rx.cond(S.enabled, "R42 staat aan", "R42 staat uit"), weight="medium"),
+            rx.switch(checked=S.enabled, on_change=S.switch, id="chatbot-enabled", size="3",
+                      custom_attrs={"aria-labelledby": "chatbot-enabled-label"}),
+            form_label(rx.cond(S.enabled, "R42 staat aan", "R42 staat uit"), "chatbot-enabled", weight="medium",
+                       id="chatbot-enabled-label"),
             align="center", spacing="3",
         ),
         rx.alert_dialog.root(
@@ -57,9 +59,13 @@ def default_box(capability: str) -> rx.Component:
     return rx.el.label(
         rx.hstack(
             rx.checkbox(checked=S.default.contains(capability), on_change=lambda on: S.toggle_default(capability, on),
-                        id=f"default-{capability}", size="2"),
-            rx.vstack(rx.text(CAPABILITY_LABELS[capability], size="2", weight="medium"),
-                      rx.text(CAPABILITY_HELP[capability], size="1", color_scheme="gray"), spacing="0"),
+                        id=f"default-{capability}", size="2",
+                        custom_attrs={"aria-labelledby": f"default-{capability}-label",
+                                      "aria-describedby": f"default-{capability}-help"}),
+            rx.vstack(rx.text(CAPABILITY_LABELS[capability], size="2", weight="medium",
+                              id=f"default-{capability}-label"),
+                      rx.text(CAPABILITY_HELP[capability], size="1", color_scheme="gray",
+                              id=f"default-{capability}-help"), spacing="0"),
             align="start", spacing="3",
         ),
         class_name="capability-choice",
@@ -91,14 +97,18 @@ def override_select(row: AccessUserRow, capability: str) -> rx.Component:
 def user_row(row: AccessUserRow) -> rx.Component:
     return rx.table.row(
         rx.table.cell(rx.vstack(rx.text(row.name, size="2", weight="medium"),
-                                rx.text(row.email, size="1", color_scheme="gray"), spacing="0")),
-        rx.table.cell(rx.text(row.role, size="2")),
-        *[rx.table.cell(rx.cond(row.legacy, rx.text("—", color_scheme="gray"), override_select(row, c)))
+                                rx.text(row.email, size="1", color_scheme="gray"), spacing="0"),
+                      class_name="card-title"),
+        card_cell("Rol", rx.text(row.role, size="2")),
+        *[card_cell(CAPABILITY_LABELS[c], rx.cond(row.legacy, rx.text("—", color_scheme="gray"),
+                                                  override_select(row, c)))
           for c in CAPABILITIES],
-        rx.table.cell(
+        card_cell(
+            "Geldt nu",
             rx.vstack(
                 rx.cond(row.legacy,
-                        rx.hstack(rx.badge("Vaste lijst (oud)", color_scheme="amber", variant="soft"),
+                        rx.hstack(rx.badge("Vaste lijst (oud)", color_scheme="amber", variant="soft",
+                                           high_contrast=True),
                                   rx.button("Omzetten", size="1", variant="soft", on_click=S.convert(row.id),
                                             class_name="convert-legacy"),
                                   spacing="2", align="center")),
@@ -134,7 +144,7 @@ def users_table() -> rx.Component:
                     rx.table.column_header_cell("Geldt nu"),
                 )),
                 rx.table.body(rx.foreach(S.rows, user_row)),
-                size="1", width="100%", id="access-table",
+                size="1", width="100%", id="access-table", class_name="r42-cards",
             ),
             overflow_x="auto", width="100%",
         ),
@@ -158,9 +168,10 @@ def users_table() -> rx.Component:
 
 def change_row(c: ChangeRow) -> rx.Component:
     return rx.table.row(
-        rx.table.cell(rx.text(c.when, size="1")), rx.table.cell(rx.text(c.actor, size="1")),
-        rx.table.cell(rx.text(c.target, size="1")), rx.table.cell(rx.text(c.what, size="1")),
-        rx.table.cell(rx.text(c.before, " → ", c.after, size="1")),
+        rx.table.cell(rx.text(c.when, size="1"), class_name="card-title"),
+        card_cell("Door", rx.text(c.actor, size="1")), card_cell("Gebruiker", rx.text(c.target, size="1")),
+        card_cell("Wat", rx.text(c.what, size="1")),
+        card_cell("Voor → na", rx.text(c.before, " → ", c.after, size="1")),
     )
 
 
@@ -174,7 +185,7 @@ def recent_changes() -> rx.Component:
                 rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in
                                                ("Wanneer (UTC)", "Door", "Gebruiker", "Wat", "Voor → na")])),
                 rx.table.body(rx.foreach(S.changes, change_row)),
-                size="1", width="100%", id="access-changes",
+                size="1", width="100%", id="access-changes", class_name="r42-cards",
             ), overflow_x="auto", width="100%"),
             rx.text("Nog geen wijzigingen.", size="2", color_scheme="gray"),
         ),

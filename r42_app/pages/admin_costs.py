@@ -2,7 +2,7 @@
 
 import reflex as rx
 
-from r42_app.components.common import empty_state, error_callout, skeleton_lines
+from r42_app.components.common import card_cell, empty_state, error_callout, form_label, skeleton_lines
 from r42_app.components.shell import page_frame
 from r42_app.state.costs import CHART_KEYS, CHART_LABELS, CostRow
 from r42_app.state.costs import CostsState as S
@@ -34,9 +34,9 @@ def totals() -> rx.Component:
 def range_form() -> rx.Component:
     return rx.form(
         rx.hstack(
-            rx.vstack(rx.text("Van", size="1", as_="label", html_for="cost-since"),
+            rx.vstack(form_label("Van", "cost-since", size="1"),
                       rx.input(type="date", name="since", value=S.since, id="cost-since", size="2"), spacing="1"),
-            rx.vstack(rx.text("Tot en met", size="1", as_="label", html_for="cost-until"),
+            rx.vstack(form_label("Tot en met", "cost-until", size="1"),
                       rx.input(type="date", name="until", value=S.until, id="cost-until", size="2"), spacing="1"),
             rx.button("Toon", type="submit", size="2", id="cost-apply"),
             rx.button(rx.icon("download", size=14), "CSV", type="button", variant="soft", size="2",
@@ -73,14 +73,14 @@ def horizontal_bars(data, id: str) -> rx.Component:
 
 def cost_table(rows, first: str, id: str) -> rx.Component:
     def row(r: CostRow) -> rx.Component:
-        return rx.table.row(rx.table.cell(r.label), rx.table.cell(r.events), rx.table.cell(r.tokens),
-                            rx.table.cell(r.usd), rx.table.cell(r.credits))
+        return rx.table.row(rx.table.cell(r.label, class_name="card-title"), card_cell("Aanroepen", r.events),
+                            card_cell("Tokens", r.tokens), card_cell("USD", r.usd), card_cell("Credits", r.credits))
 
     return rx.box(rx.table.root(
         rx.table.header(rx.table.row(*[rx.table.column_header_cell(h)
                                        for h in (first, "Aanroepen", "Tokens", "USD", "Credits")])),
         rx.table.body(rx.foreach(rows, row)),
-        size="1", width="100%", id=id,
+        size="1", width="100%", id=id, class_name="r42-cards",
     ), overflow_x="auto", width="100%")
 
 

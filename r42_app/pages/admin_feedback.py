@@ -3,9 +3,20 @@
 import reflex as rx
 
 from r42_app.components.common import empty_state, error_callout, skeleton_lines
+from r42_app.components.markdown import safe_markdown
 from r42_app.components.shell import page_frame
-from r42_app.state.feedback import FeedbackRow
+from r42_app.state.feedback import FeedbackRow, FeedbackSource
 from r42_app.state.feedback import FeedbackState as S
+
+
+def source_chip(text, **props) -> rx.Component:
+    """A [ref:N] of the answer as the chip of its source, as in the chat window."""
+    return rx.link(rx.icon("book_open", size=12), text, class_name="r42-cite", **props)
+
+
+def source_link(s: FeedbackSource) -> rx.Component:
+    """One source of the answer in the list under it."""
+    return rx.el.li(rx.link(s.label, href=s.url, size="1"))
 
 
 def feedback_card(r: FeedbackRow) -> rx.Component:
@@ -19,8 +30,12 @@ def feedback_card(r: FeedbackRow) -> rx.Component:
                 spacing="2", align="center", wrap="wrap",
             ),
             rx.text("Vraag: ", rx.el.span(r.question, font_weight="500"), size="2"),
-            rx.text(r.answer, size="2", color_scheme="gray", white_space="pre-wrap", class_name="feedback-answer"),
-            rx.cond(r.sources != "", rx.text("Bronnen: ", r.sources, size="1", color_scheme="gray")),
+            rx.box(safe_markdown(r.display, component_map={"a": source_chip}, class_name="r42-md"),
+                   class_name="feedback-answer", font_size="14px", width="100%"),
+            rx.cond(r.source_links.length() > 0,
+                    rx.box(rx.text("Bronnen", size="1", weight="medium"),
+                           rx.el.ul(rx.foreach(r.source_links, source_link), class_name="feedback-sources"),
+                           width="100%")),
             spacing="2", align="start", width="100%",
         ),
         width="100%", class_name="feedback-row", data_rating=r.rating,

@@ -3,7 +3,7 @@ and the demo server's messages for the admins."""
 
 import reflex as rx
 
-from r42_app.components.common import empty_state, error_callout, skeleton_lines
+from r42_app.components.common import card_cell, empty_state, error_callout, skeleton_lines
 from r42_app.components.shell import page_frame
 from r42_app.state.tools import STATUS_LABELS, CallRow, MessageRow, ServerRow, ToolRow
 from r42_app.state.tools import ToolsState as S
@@ -16,33 +16,36 @@ def card(title: str, subtitle, *children: rx.Component, **props) -> rx.Component
 
 def server_row(s: ServerRow) -> rx.Component:
     return rx.table.row(
-        rx.table.cell(rx.text(s.name, weight="medium")), rx.table.cell(s.transport),
-        rx.table.cell(rx.badge(s.state_label, color_scheme=rx.match(s.state, ("connected", "green"), ("failed", "red"),
-                                                                   "gray"))),
-        rx.table.cell(s.tools), rx.table.cell(rx.text(s.since, size="1", color_scheme="gray")),
-        rx.table.cell(rx.text(s.error, size="1", color_scheme="red")),
+        rx.table.cell(rx.text(s.name, weight="medium"), class_name="card-title"), card_cell("Verbinding", s.transport),
+        card_cell("Status", rx.badge(s.state_label, color_scheme=rx.match(s.state, ("connected", "green"),
+                                                                         ("failed", "red"), "gray"))),
+        card_cell("Hulpmiddelen", s.tools), card_cell("Sinds", rx.text(s.since, size="1", color_scheme="gray")),
+        card_cell("Laatste fout", rx.text(s.error, size="1", color_scheme="red")),
         data_server=s.name,
     )
 
 
 def tool_row(t: ToolRow) -> rx.Component:
     return rx.table.row(
-        rx.table.cell(rx.code(t.name, size="1")), rx.table.cell(t.server),
-        rx.table.cell(rx.cond(t.risk == "high", rx.badge("Hoog: vraagt eerst", color_scheme="amber"),
-                              rx.badge("Laag", color_scheme="gray"))),
-        rx.table.cell(rx.cond(t.available, rx.text("ja", size="2"), rx.text("nee", size="2", color_scheme="red"))),
-        rx.table.cell(rx.text(t.description, size="1", color_scheme="gray")),
+        rx.table.cell(rx.code(t.name, size="1"), class_name="card-title"), card_cell("Server", t.server),
+        card_cell("Risico", rx.cond(t.risk == "high", rx.badge("Hoog: vraagt eerst", color_scheme="amber"),
+                                    rx.badge("Laag", color_scheme="gray"))),
+        card_cell("Beschikbaar", rx.cond(t.available, rx.text("ja", size="2"),
+                                         rx.text("nee", size="2", color_scheme="red"))),
+        card_cell("Wat het doet", rx.text(t.description, size="1", color_scheme="gray")),
     )
 
 
 def call_row(c: CallRow) -> rx.Component:
     return rx.table.row(
-        rx.table.cell(rx.text(c.when, size="1")), rx.table.cell(rx.text(c.user, size="1")),
-        rx.table.cell(rx.code(c.tool, size="1")),
-        rx.table.cell(rx.badge(c.status_label, color_scheme=rx.match(c.status, ("ok", "green"), ("declined", "gray"),
-                                                                    ("expired", "gray"), "red"))),
-        rx.table.cell(rx.text(c.duration, size="1")), rx.table.cell(rx.text(c.confirmed_by, size="1")),
-        rx.table.cell(rx.text(c.arguments, size="1", color_scheme="gray")),
+        rx.table.cell(rx.text(c.when, size="1"), class_name="card-title"),
+        card_cell("Gebruiker", rx.text(c.user, size="1")), card_cell("Hulpmiddel", rx.code(c.tool, size="1")),
+        card_cell("Uitkomst", rx.badge(c.status_label, color_scheme=rx.match(c.status, ("ok", "green"),
+                                                                            ("declined", "gray"), ("expired", "gray"),
+                                                                            "red"))),
+        card_cell("Duur", rx.text(c.duration, size="1")),
+        card_cell("Bevestigd door", rx.text(c.confirmed_by, size="1")),
+        card_cell("Gegevens", rx.text(c.arguments, size="1", color_scheme="gray")),
         class_name="tool-call", data_status=c.status,
     )
 
@@ -56,8 +59,10 @@ def message_row(m: MessageRow) -> rx.Component:
 
 
 def table(header: list[str], body: rx.Component, id: str) -> rx.Component:
+    """A table whose rows are cards on a phone (the cells name their column, see card_cell)."""
     return rx.box(rx.table.root(rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in header])),
-                                body, size="1", width="100%", id=id), overflow_x="auto", width="100%")
+                                body, size="1", width="100%", id=id, class_name="r42-cards"),
+                  overflow_x="auto", width="100%")
 
 
 def body() -> rx.Component:
@@ -87,14 +92,21 @@ def body() -> rx.Component:
                            rx.table.body(rx.foreach(S.tools, tool_row)), "mcp-tools")),
                 card("Aanroepen", "De laatste 100 aanroepen van je organisatie, met geheime waarden verborgen.",
                      rx.hstack(
+                         # the filters' names, for screen readers (the triggers show the chosen value)
+                         rx.el.span("Filter op hulpmiddel", id="call-tool-filter-label", class_name="sr-only"),
+                         rx.el.span("Filter op uitkomst", id="call-status-filter-label", class_name="sr-only"),
                          rx.select.root(
-                             rx.select.trigger(placeholder="Hulpmiddel", id="call-tool-filter"),
+                             rx.select.trigger(placeholder="Hulpmiddel", id="call-tool-filter",
+                                               custom_attrs={"aria-labelledby":
+                                                             "call-tool-filter-label call-tool-filter"}),
                              rx.select.content(rx.select.item("Alle hulpmiddelen", value="all"),
                                                rx.foreach(S.tool_names[1:], lambda n: rx.select.item(n, value=n))),
                              value=S.tool_filter, on_change=S.set_tool_filter, size="1",
                          ),
                          rx.select.root(
-                             rx.select.trigger(placeholder="Uitkomst", id="call-status-filter"),
+                             rx.select.trigger(placeholder="Uitkomst", id="call-status-filter",
+                                               custom_attrs={"aria-labelledby":
+                                                             "call-status-filter-label call-status-filter"}),
                              rx.select.content(rx.select.item("Alle uitkomsten", value="all"),
                                                *[rx.select.item(label, value=key)
                                                  for key, label in STATUS_LABELS.items()]),

@@ -128,7 +128,7 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
         if user is None or rated is None or rating not in ("up", "down"):
             return
         target, question = rated
-        cites = [{"slug": c.slug, "label": c.label} for c in target.citations]
+        cites = [{"ref": c.ref, "slug": c.slug, "label": c.label, "anchor": c.anchor} for c in target.citations]
         try:
             await asyncio.to_thread(services().feedback.record, user.tenant_id, user.id, rating, question,
                                     target.content, cites, message_id)

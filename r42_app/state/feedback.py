@@ -9,11 +9,19 @@ import logging
 import reflex as rx
 
 from r42_app.container import services
+from r42_app.core.chat_view import display, stored_citations
 from r42_app.core.messages import msg
+from r42_app.core.retrieval import topic_url
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class FeedbackSource:
+    label: str = ""
+    url: str = ""
 
 
 @dataclasses.dataclass
@@ -24,6 +32,8 @@ class FeedbackRow:
     question: str = ""
     answer: str = ""
     sources: str = ""
+    display: str = ""  # the answer as markdown, its [ref:N] as links to the cited topics (as in the chat)
+    source_links: list[FeedbackSource] = dataclasses.field(default_factory=list)
 
 
 class FeedbackState(rx.State):
@@ -51,11 +61,17 @@ class FeedbackState(rx.State):
             log.error("loading feedback failed: %s", exc)
             self.load_error = msg("feedback.load_failed")
             found = []
-        self.rows = [FeedbackRow(f.created, f.user, f.rating, f.question, f.answer, ", ".join(f.citations))
-                     for f in found]
+        self.rows = [self._row(f) for f in found]
         self.ups = sum(1 for f in found if f.rating == "up")
         self.downs = sum(1 for f in found if f.rating == "down")
         self.loading = False
+
+    @staticmethod
+    def _row(f) -> FeedbackRow:
+        cites = stored_citations(f.answer, f.sources)
+        return FeedbackRow(f.created, f.user, f.rating, f.question, f.answer, ", ".join(f.citations),
+                           display(f.answer, cites),
+                           [FeedbackSource(c.label, topic_url(c.slug, c.anchor)) for c in cites if c.slug])
 
     @rx.event
     def set_show(self, value: str | list[str]):

@@ -38,6 +38,8 @@ class Feedback:
     question: str
     answer: str
     citations: list[str]
+    # each source as stored: slug, label and, when the chat passed them, its ref (the N of [ref:N]) and anchor
+    sources: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
 class FeedbackStore:
@@ -53,7 +55,9 @@ class FeedbackStore:
             raise FeedbackError("feedback.bad_rating", f"rating must be one of {RATINGS}")
         if not tenant_id or not user_id or not message_id or not answer.strip():
             raise FeedbackError("feedback.no_answer", "there is no answer to rate")
-        cites = [{"slug": str(c.get("slug", ""))[:80], "label": _cut(str(c.get("label", "")), 120, 200)}
+        cites = [{"slug": str(c.get("slug", ""))[:80], "label": _cut(str(c.get("label", "")), 120, 200),
+                  **({"ref": c["ref"]} if isinstance(c.get("ref"), int) else {}),
+                  **({"anchor": str(c["anchor"])[:80]} if c.get("anchor") else {})}
                  for c in citations[:CITATIONS] if isinstance(c, dict)]
         try:
             self.pb.create("chat_feedback", {"tenant": tenant_id, "user": user_id, "rating": rating,
@@ -77,5 +81,6 @@ class FeedbackStore:
                                 str(user.get("name") or user.get("email") or "?"),
                                 row.get("rating") if row.get("rating") in RATINGS else "?",
                                 str(row.get("question") or ""), str(row.get("answer") or ""),
-                                [str(c.get("label") or c.get("slug") or "") for c in cites if isinstance(c, dict)]))
+                                [str(c.get("label") or c.get("slug") or "") for c in cites if isinstance(c, dict)],
+                                [c for c in cites if isinstance(c, dict)]))
         return out
