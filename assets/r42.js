@@ -137,6 +137,8 @@ document.addEventListener('keydown', function (e) { if (e.key !== 'Escape') retu
     if (e.key !== 'Enter' || e.shiftKey || !document.getElementById('quiz-question')) return;
     var t = e.target;
     if (t && (t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && t.type !== 'radio'))) return;
+    /* a button other than an option ("Stoppen", the dialog's buttons) does its own Enter */
+    if (t && t.tagName === 'BUTTON' && t.getAttribute('role') !== 'radio') return;
     var next = document.getElementById('quiz-next');
     if (next && !next.disabled) { e.preventDefault(); e.stopPropagation(); next.click(); }
   }, true);  /* capture: the radio group handles Enter itself (and would swallow it) */
@@ -151,6 +153,31 @@ document.addEventListener('keydown', function (e) { if (e.key !== 'Escape') retu
       e.preventDefault(); e.stopPropagation();
     }
   }, true);
+})();
+
+// -- quiz focus --
+// The quiz moves focus for keyboard and screen-reader users: to each new question's heading (so it is read),
+// to the result or "Toets beëindigd", and back to the intro after "Nieuwe toets" (not on a plain page view).
+// When the focused control goes away or is disabled (an option once the answer is checked), focus goes to
+// the quiz's button instead of falling to <body>. The headings say `data-r42-focus` (pages/quiz.py).
+(function () {
+  var shown = '', prev = null;
+  setInterval(function () {
+    var el = document.querySelector('#quiz-page [data-r42-focus]'), active = document.activeElement;
+    if (!el) { shown = ''; prev = active; return; }
+    var bar = document.getElementById('quiz-progress');
+    var key = el.getAttribute('data-r42-focus') + '|' + (bar ? bar.textContent : '') + '|' + el.textContent;
+    if (key !== shown) {
+      var first = shown === '';
+      shown = key;
+      if (!(first && el.getAttribute('data-r42-focus') === 'intro')) { el.focus(); prev = el; return; }
+    }
+    if ((!active || active === document.body) && prev && prev !== document.body && (prev.disabled || !prev.isConnected)) {
+      var next = document.getElementById('quiz-next');
+      (next && !next.disabled ? next : el).focus();
+    }
+    prev = document.activeElement;
+  }, 100);
 })();
 
 // -- stream check --
