@@ -30,6 +30,7 @@ BENCHMARKS = {
     "injection": "bench_injection",
     "workers": "bench_workers",
     "documents": "bench_documents",
+    "abstain": "bench_abstain",
 }
 
 
