@@ -31,6 +31,7 @@ BENCHMARKS = {
     "workers": "bench_workers",
     "documents": "bench_documents",
     "abstain": "bench_abstain",
+    "first-answer": "bench_first_answer",
 }
 
 
