@@ -158,25 +158,32 @@ document.addEventListener('keydown', function (e) { if (e.key !== 'Escape') retu
 // -- quiz focus --
 // The quiz moves focus for keyboard and screen-reader users: to each new question's heading (so it is read),
 // to the result or "Toets beëindigd", and back to the intro after "Nieuwe toets" (not on a plain page view).
-// When the focused control goes away or is disabled (an option once the answer is checked), focus goes to
-// the quiz's button instead of falling to <body>. The headings say `data-r42-focus` (pages/quiz.py).
+// When focus falls from the quiz to <body> (an option is disabled once the answer is checked, a control goes
+// away), it goes to the quiz's button (or the heading) instead. The headings say `data-r42-focus` (pages/quiz.py).
 (function () {
-  var shown = '', prev = null;
+  var shown = '', last = null;  /* last: the quiz control that last had focus (focusin: a poll could miss it) */
+  document.addEventListener('focusin', function (e) {
+    var page = document.getElementById('quiz-page');
+    if (page && e.target && page.contains(e.target)) last = e.target;
+  });
   setInterval(function () {
     var el = document.querySelector('#quiz-page [data-r42-focus]'), active = document.activeElement;
-    if (!el) { shown = ''; prev = active; return; }
+    if (!el) { shown = ''; last = null; return; }
     var bar = document.getElementById('quiz-progress');
     var key = el.getAttribute('data-r42-focus') + '|' + (bar ? bar.textContent : '') + '|' + el.textContent;
     if (key !== shown) {
       var first = shown === '';
       shown = key;
-      if (!(first && el.getAttribute('data-r42-focus') === 'intro')) { el.focus(); prev = el; return; }
+      if (!(first && el.getAttribute('data-r42-focus') === 'intro')) { el.focus(); return; }
     }
-    if ((!active || active === document.body) && prev && prev !== document.body && (prev.disabled || !prev.isConnected)) {
+    var page = document.getElementById('quiz-page');
+    var stuck = active && active !== document.body && active.disabled && page.contains(active);  /* kept by a disabled option */
+    /* focus fell to <body> from the quiz (a disabled option, a re-rendered group, a click on the page) */
+    var dropped = (!active || active === document.body) && last;
+    if (stuck || dropped) {
       var next = document.getElementById('quiz-next');
-      (next && !next.disabled ? next : el).focus();
+      (next && !next.disabled ? next : el).focus({ preventScroll: true });
     }
-    prev = document.activeElement;
   }, 100);
 })();
 

@@ -20,7 +20,7 @@ def intro() -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.hstack(rx.icon("graduation_cap", size=28, color="var(--accent-9)"),
-                      rx.heading("Testen", size="7", tab_index=-1, custom_attrs=focus_mark("intro")),
+                      rx.heading("Testen", size="7", tab_index=-1, custom_attrs=focus_mark("intro"), id="quiz-intro"),
                       align="center", spacing="3"),
             rx.text("Test wat je weet van de kennisbank van je organisatie: meerkeuzevragen over omschrijvingen, "
                     "onderdelen, rollen en afhankelijkheden.", color_scheme="gray"),
@@ -88,7 +88,7 @@ def stop_dialog() -> rx.Component:
             rx.flex(
                 rx.alert_dialog.cancel(rx.button("Annuleren", variant="soft", color_scheme="gray",
                                                  id="quiz-stop-cancel")),
-                rx.alert_dialog.action(rx.button("Stoppen", color_scheme="red", on_click=Q.stop,
+                rx.alert_dialog.action(rx.button("Stoppen", color_scheme="red", high_contrast=True, on_click=Q.stop,
                                                  id="quiz-stop-confirm")),
                 spacing="3", justify="end", margin_top="16px",
             ),
@@ -163,7 +163,7 @@ def result() -> rx.Component:
             rx.hstack(
                 rx.button(rx.icon("rotate_ccw", size=16), "Nieuwe toets", on_click=Q.again, id="quiz-again"),
                 rx.link(rx.button("Naar de onderwerpen", variant="soft"), href="/"),
-                spacing="2",
+                spacing="2", wrap="wrap",  # on a phone the second button goes below, not into two lines
             ),
             spacing="4", width="100%",
         ),
@@ -184,7 +184,7 @@ def ended() -> rx.Component:
             rx.hstack(
                 rx.button(rx.icon("rotate_ccw", size=16), "Opnieuw beginnen", on_click=Q.again, id="quiz-restart"),
                 rx.link(rx.button("Naar de onderwerpen", variant="soft"), href="/"),
-                spacing="2",
+                spacing="2", wrap="wrap",  # on a phone the second button goes below, not into two lines
             ),
             spacing="4", width="100%",
         ),

@@ -26,7 +26,10 @@ def focused(page) -> dict:
 
 
 def expect_focus(page, element_id: str):
-    expect(page.locator(f"#{element_id}")).to_be_focused()
+    try:
+        expect(page.locator(f"#{element_id}")).to_be_focused()
+    except AssertionError as exc:
+        raise AssertionError(f"focus is on {focused(page)}, not #{element_id}") from exc
     assert focused(page)["tag"] != "BODY"
 
 
@@ -66,7 +69,7 @@ def test_a_quiz_is_finished_by_keyboard_alone_with_focus_and_announcements(serve
     tab_to(page, "quiz-again")
     page.keyboard.press("Enter")  # Nieuwe toets: back to the intro, focus on its heading
     expect(page.locator("#quiz-start")).to_be_visible()
-    assert focused(page)["tag"] != "BODY"
+    expect_focus(page, "quiz-intro")
 
 
 def test_stopping_by_keyboard_asks_and_focus_follows(served_app, page):
