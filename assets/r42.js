@@ -214,6 +214,8 @@
     if (e.key !== 'Enter' || e.shiftKey || !document.getElementById('quiz-question')) return;
     var t = e.target;
     if (t && (t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && t.type !== 'radio'))) return;
+    /* a button other than an option ("Stoppen", the dialog's buttons) does its own Enter */
+    if (t && t.tagName === 'BUTTON' && t.getAttribute('role') !== 'radio') return;
     var next = document.getElementById('quiz-next');
     if (next && !next.disabled) { e.preventDefault(); e.stopPropagation(); next.click(); }
   }, true);  /* capture: the radio group handles Enter itself (and would swallow it) */
@@ -228,6 +230,38 @@
       e.preventDefault(); e.stopPropagation();
     }
   }, true);
+})();
+
+// -- quiz focus --
+// The quiz moves focus for keyboard and screen-reader users: to each new question's heading (so it is read),
+// to the result or "Toets beëindigd", and back to the intro after "Nieuwe toets" (not on a plain page view).
+// When focus falls from the quiz to <body> (an option is disabled once the answer is checked, a control goes
+// away), it goes to the quiz's button (or the heading) instead. The headings say `data-r42-focus` (pages/quiz.py).
+(function () {
+  var shown = '', last = null;  /* last: the quiz control that last had focus (focusin: a poll could miss it) */
+  document.addEventListener('focusin', function (e) {
+    var page = document.getElementById('quiz-page');
+    if (page && e.target && page.contains(e.target)) last = e.target;
+  });
+  setInterval(function () {
+    var el = document.querySelector('#quiz-page [data-r42-focus]'), active = document.activeElement;
+    if (!el) { shown = ''; last = null; return; }
+    var bar = document.getElementById('quiz-progress');
+    var key = el.getAttribute('data-r42-focus') + '|' + (bar ? bar.textContent : '') + '|' + el.textContent;
+    if (key !== shown) {
+      var first = shown === '';
+      shown = key;
+      if (!(first && el.getAttribute('data-r42-focus') === 'intro')) { el.focus(); return; }
+    }
+    var page = document.getElementById('quiz-page');
+    var stuck = active && active !== document.body && active.disabled && page.contains(active);  /* kept by a disabled option */
+    /* focus fell to <body> from the quiz (a disabled option, a re-rendered group, a click on the page) */
+    var dropped = (!active || active === document.body) && last;
+    if (stuck || dropped) {
+      var next = document.getElementById('quiz-next');
+      (next && !next.disabled ? next : el).focus({ preventScroll: true });
+    }
+  }, 100);
 })();
 
 // -- stream check --

@@ -30,6 +30,8 @@ BENCHMARKS = {
     "injection": "bench_injection",
     "workers": "bench_workers",
     "documents": "bench_documents",
+    "abstain": "bench_abstain",
+    "first-answer": "bench_first_answer",
 }
 
 

@@ -74,11 +74,15 @@ def _error(status: int, kind: str, message: str, headers: dict | None = None) ->
 
 async def health(request: Request) -> JSONResponse:  # noqa: ARG001
     """`GET /api/health`: the app answers and can reach PocketBase; also each MCP server's state (a server
-    that is down makes only its tools unavailable, not the app: it does not change the status)."""
+    that is down makes only its tools unavailable, not the app: it does not change the status). While this
+    worker still loads the embedding model and the indexes (services/runtime/warmup.py) it says "warming", 503."""
+    from r42_app.services.runtime.warmup import WARMUP
+
     ok = await pocketbase_answers(services().settings.pb_url, HEALTH_TIMEOUT_S)
     mcp = {s.name: s.state for s in services().mcp_hub.statuses()}
-    return JSONResponse({"status": "ok" if ok else "degraded", "pocketbase": ok, "mcp": mcp,
-                         "event_loop_lag": MONITOR.summary()}, status_code=200 if ok else 503)
+    status = "degraded" if not ok else "ok" if WARMUP.ready else "warming"
+    return JSONResponse({"status": status, "pocketbase": ok, "mcp": mcp, "warm": WARMUP.summary(),
+                         "event_loop_lag": MONITOR.summary()}, status_code=200 if status == "ok" else 503)
 
 
 async def _read_body(request: Request, limit: int) -> bytes | JSONResponse:

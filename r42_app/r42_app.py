@@ -118,8 +118,19 @@ async def watch_loop_lag() -> None:
     await MONITOR.run()
 
 
+async def warm_up() -> None:
+    """Load the embedding model and the tenants' indexes before /api/health says ready (services/runtime/warmup.py)."""
+    import asyncio
+
+    from r42_app.container import services
+    from r42_app.services.runtime.warmup import WARMUP
+
+    await asyncio.to_thread(WARMUP.run, services())
+
+
 THREADS = 32
 app.register_lifespan_task(watch_loop_lag)
+app.register_lifespan_task(warm_up)
 app.register_lifespan_task(index_outbox)
 app.register_lifespan_task(run_mcp_servers)
 app.register_lifespan_task(persist_costs)

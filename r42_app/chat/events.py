@@ -17,7 +17,8 @@ description of that format:
                                                                         a high-risk external tool waits for a yes/no
     error             {"type": "error", "kind", "message", "retryable"} the turn failed (text sent before it stays)
     done              {"type": "done", "offline", "mode_used", "rag_snippets", "dropped", "stale_refs", "usage",
-                       "turn_id"}                                       the last event of a turn that ended
+                       "turn_id", "grounded"}                           the last event of a turn that ended;
+                                                                        grounded = the KB had something relevant
 """
 
 from __future__ import annotations
@@ -123,6 +124,7 @@ class Done(_Event):
     stale_refs: list[int] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
     turn_id: str = ""
+    grounded: bool = True  # retrieval found something relevant (core/relevance.py); false: "niets gevonden"
 
 
 ChatEvent = Text | ToolUsed | Sources | Citation | DeltaProposed | DeltaRejected | ConfirmRequired | Error | Done

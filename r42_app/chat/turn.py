@@ -186,6 +186,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         grounded = await ground()
     context, result, index = grounded
     snippets = result.snippets(index)
+    relevant = result.relevance.grounded  # does the KB have anything on this question (core/relevance.py)
     suspect = [s.ref for s in snippets if s.suspect]
     if suspect:
         log.warning("injection markers in snippets %s for tenant %s", suspect, tenant.slug)
@@ -201,7 +202,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         # sentence opens the topic at the snippet's best passage
         texts = {s.slug: f"{t.description}\n\n{s.text}" for s in snippets
                  if (t := index.topics[index.by_slug[s.slug]] if s.slug in index.by_slug else None) is not None}
-        answer = offline_answer(question, snippets, texts=texts)
+        answer = offline_answer(question, snippets, texts=texts, grounded=relevant)
         yield events.Text(answer)
     else:
         pending_events: asyncio.Queue = asyncio.Queue()  # what a running tool streams (a confirmation card)
@@ -210,7 +211,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         ctx = TurnContext(user, tenant, permit.capabilities, deps, snippets, emit=pending_events.put)
         offered = {t.name: t for t in deps.tools.offered(permit.capabilities)}
         system = system_blocks(context.text, render_snippets(snippets), user.name, user.is_admin, list(offered),
-                               snippets_enabled=deps.rag_snippets)
+                               snippets_enabled=deps.rag_snippets, grounded=relevant)
         definitions = [t.spec.definition() for t in offered.values()]
         convo: list[dict] = [{"role": m.role, "content": m.content} for m in kept]
         spent: Usage | None = None  # the round in progress, as far as the model has reported it
@@ -270,7 +271,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     if stale:
         log.warning("answer cited %d reference(s) that match no snippet: %s", len(stale), stale)
     yield events.Done(offline=deps.llm is None, mode_used=result.mode_used, rag_snippets=deps.rag_snippets,
-                      dropped=dropped, stale_refs=list(stale), usage=usage, turn_id=turn_id)
+                      dropped=dropped, stale_refs=list(stale), usage=usage, turn_id=turn_id, grounded=relevant)
 
 
 async def _while_running(task: asyncio.Future, queue: asyncio.Queue) -> AsyncIterator[events.ChatEvent]:

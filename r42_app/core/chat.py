@@ -54,6 +54,9 @@ answer first, then at most a few bullet points. Use markdown sparingly.
 
 
 PREAMBLE = _preamble(snippets=True)
+NOTHING_RELEVANT = ("Retrieval found nothing relevant to this question in the knowledge base (grounded=false): unless "
+                    "the context above does answer it, say plainly that the knowledge base has nothing about it, and "
+                    "offer the closest topics only as suggestions.")
 # With RAG snippets switched off (R42_RAG_SNIPPETS_ENABLED=false) the prompt names no snippet markers at all.
 PREAMBLE_WITHOUT_SNIPPETS = _preamble(snippets=False)
 SNIPPETS_OFF = ("RAG snippets are switched off for now: answer from the KNOWLEDGE BASE CONTEXT above and what your "
@@ -135,10 +138,12 @@ def trim_history(messages: Sequence[ChatMessage], max_turns: int = MAX_TURNS) ->
 
 
 def system_blocks(context_text: str, snippets_text: str, user_name: str, is_admin: bool,
-                  tool_names: Sequence[str] = (), snippets_enabled: bool = True) -> list[dict[str, Any]]:
+                  tool_names: Sequence[str] = (), snippets_enabled: bool = True,
+                  grounded: bool = True) -> list[dict[str, Any]]:
     """System prompt as blocks: the stable preamble and the KB block are cacheable, the tail is per turn
     (who asks, and which tools this user's capabilities offer). `snippets_enabled=False` (the operator's
-    rollback switch) leaves the snippets, and any mention of their markers, out."""
+    rollback switch) leaves the snippets, and any mention of their markers, out. Not `grounded` (retrieval found
+    nothing relevant, core/relevance.py) the tail tells the model so."""
     if snippets_enabled:
         preamble = PREAMBLE
         kb_block = f"{context_text}\n\nRAG SNIPPETS\n{snippets_text or '(no snippet matched this question)'}"
@@ -148,6 +153,8 @@ def system_blocks(context_text: str, snippets_text: str, user_name: str, is_admi
              else "No tools are offered in this turn: answer from the context and snippets above.")
     tail = (f"The learner is {user_name or 'unknown'}. "
             f"{'They are an admin of their organisation.' if is_admin else 'They are not an admin.'} {tools}")
+    if not grounded:
+        tail += f" {NOTHING_RELEVANT}"
     return [
         {"type": "text", "text": preamble, "cache_control": {"type": "ephemeral"}},
         {"type": "text", "text": kb_block, "cache_control": {"type": "ephemeral"}},
@@ -216,14 +223,27 @@ def plain_sentences(text: str) -> list[str]:
     return out
 
 
+CLOSEST_TOPICS = 3  # an abstention suggests this many of the topics that came closest
+
+
+def abstention(snippets: Sequence[Snippet]) -> str:
+    """"Niets gevonden", with the topics that came closest as chips ([ref:N]) when retrieval found any."""
+    if not snippets:
+        return msg("chat.offline_nothing")
+    return msg("chat.offline_not_found", closest=" ".join(f"[ref:{s.ref}]" for s in snippets[:CLOSEST_TOPICS]))
+
+
 def offline_answer(question: str, snippets: Sequence[Snippet], max_sentences: int = 3,
-                   texts: Mapping[str, str] | None = None) -> str:
+                   texts: Mapping[str, str] | None = None, grounded: bool = True) -> str:
     """An extractive answer without a language model, as a careful reader would write it: whole sentences
     (markdown rendered to text) from the found topics, `texts` giving each topic's full text by slug
     (else the snippet's own). Sentences are ranked by the words (and 6-letter stems) they share with
     the question; one that shares less than half of the best match is off the question and left out.
     At most `max_sentences`, from at most two topics, in the topic's own order: a paragraph per topic,
-    ending with its [ref:N] (one chip, not one per sentence)."""
+    ending with its [ref:N] (one chip, not one per sentence). Not `grounded` (core/relevance.py: the KB has
+    nothing relevant to the question) it abstains instead of quoting the nearest text."""
+    if not grounded:
+        return abstention(snippets)
     terms = set(tokenize(question))
     stems = {t[:6] for t in terms if len(t) >= 6}
     scored: list[tuple[float, int, int, str]] = []  # (score, ref, position, sentence)

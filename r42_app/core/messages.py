@@ -48,6 +48,9 @@ CATALOGUE: dict[str, str] = {
     "chat.offline_best_topic": "Ik vond geen zin die je vraag direct beantwoordt. Het best passende onderwerp is "
                                "{label} [ref:{ref}].",
     "chat.offline_nothing": "Daarover staat niets in de kennisbank van je organisatie.",
+    # the offline answer abstains (core/relevance.py: nothing relevant found); {closest} are topic chips
+    "chat.offline_not_found": "Hierover heb ik niets gevonden in de kennisbank van je organisatie. Deze onderwerpen "
+                              "kwamen er het dichtst bij: {closest}",
     # -- the model service (services/adapters/llm.py LLMError)
     "llm.auth": "De AI-dienst weigert de toegang (controleer ANTHROPIC_API_KEY).",
     "llm.rate_limit": "De AI-dienst krijgt nu te veel vragen. Probeer het over een minuut opnieuw.",
@@ -226,6 +229,10 @@ CATALOGUE: dict[str, str] = {
                    "opnieuw als je een score wilt.",
     "quiz.left": "Je toets is gestopt doordat je de toetspagina verliet. Antwoorden tellen niet meer; begin opnieuw "
                  "als je een score wilt.",
+    "quiz.stopped": "Je hebt de toets gestopt. Je antwoorden tellen niet; begin opnieuw als je een score wilt.",
+    "quiz.hold": "Lees eerst of je antwoord goed was; druk daarna nog eens om verder te gaan.",
+    "quiz.verdict_right": "Goed!",
+    "quiz.verdict_wrong": "Helaas, het goede antwoord is {answer}.",
     "quiz.not_answered": "(niet beantwoord)",
     "quiz.prompt_description": "Welk onderwerp past bij deze omschrijving? “{description}”",
     "quiz.prompt_part_of": "Welk onderwerp is onderdeel van {subject}?",

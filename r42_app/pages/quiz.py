@@ -4,9 +4,15 @@ import reflex as rx
 
 from r42_app.components.common import error_callout
 from r42_app.components.shell import page_frame
+from r42_app.core.messages import msg
 from r42_app.core.quiz import QUIZ_MAX_MINUTES
 from r42_app.state.quiz import SCOPE_LABELS, UIReview
 from r42_app.state.quiz import QuizState as Q
+
+
+def focus_mark(name: str) -> dict[str, str]:
+    """Mark the heading that takes focus when this view appears (assets/r42.js "quiz focus")."""
+    return {"data-r42-focus": name}
 
 
 def intro() -> rx.Component:
@@ -14,7 +20,8 @@ def intro() -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.hstack(rx.icon("graduation_cap", size=28, color="var(--accent-9)"),
-                      rx.heading("Testen", size="7"), align="center", spacing="3"),
+                      rx.heading("Testen", size="7", tab_index=-1, custom_attrs=focus_mark("intro"), id="quiz-intro"),
+                      align="center", spacing="3"),
             rx.text("Test wat je weet van de kennisbank van je organisatie: meerkeuzevragen over omschrijvingen, "
                     "onderdelen, rollen en afhankelijkheden.", color_scheme="gray"),
             rx.text("Kies een toets", size="2", weight="bold"),
@@ -58,7 +65,34 @@ def verdict() -> rx.Component:
             rx.cond(Q.was_right, "Goed!", rx.text("Helaas, het goede antwoord is ", rx.text.strong(Q.right_answer),
                                                   ".")),
             color_scheme=rx.cond(Q.was_right, "grass", "red"), size="1", width="100%", id="quiz-verdict",
-            role="status",
+        ),
+    )
+
+
+def announcer() -> rx.Component:
+    """The polite live region: always in the page, so that screen readers hear each verdict as it is set."""
+    return rx.box(Q.verdict_text, id="quiz-live", role="status", aria_live="polite", aria_atomic="true",
+                  class_name="sr-only")
+
+
+def stop_dialog() -> rx.Component:
+    """"Stoppen" asks first; the attempt ends only on the dialog's own "Stoppen"."""
+    return rx.alert_dialog.root(
+        rx.alert_dialog.trigger(
+            rx.button(rx.icon("square", size=14), "Stoppen", variant="surface", color_scheme="gray",
+                      high_contrast=True, id="quiz-stop"),
+        ),
+        rx.alert_dialog.content(
+            rx.alert_dialog.title("Toets stoppen?"),
+            rx.alert_dialog.description("Je antwoorden tellen dan niet en je krijgt geen score.", size="2"),
+            rx.flex(
+                rx.alert_dialog.cancel(rx.button("Annuleren", variant="soft", color_scheme="gray",
+                                                 id="quiz-stop-cancel")),
+                rx.alert_dialog.action(rx.button("Stoppen", color_scheme="red", high_contrast=True, on_click=Q.stop,
+                                                 id="quiz-stop-confirm")),
+                spacing="3", justify="end", margin_top="16px",
+            ),
+            max_width="420px", id="quiz-stop-dialog",
         ),
     )
 
@@ -73,22 +107,24 @@ def question() -> rx.Component:
                 rx.badge(Q.current.kind, variant="soft", radius="full"),
                 justify="between", width="100%",
             ),
-            rx.progress(value=Q.progress, width="100%", size="1"),
+            rx.progress(value=Q.progress, width="100%", size="1", aria_label=Q.progress_label, id="quiz-bar"),
             rx.heading(Q.current.prompt, size=rx.breakpoints(initial="4", sm="5"), id="quiz-question",
-                       overflow_wrap="anywhere"),
+                       overflow_wrap="anywhere", tab_index=-1, custom_attrs=focus_mark("question")),
             rx.radio_group.root(
                 rx.vstack(rx.foreach(Q.current.options, option), spacing="2", width="100%"),
                 value=Q.choice, on_change=Q.choose, id="quiz-options", aria_label="Antwoorden", width="100%",
             ),
             verdict(),
+            announcer(),
             rx.hstack(
-                rx.button(rx.icon("square", size=14), "Stoppen", variant="surface", color_scheme="gray",
-                          high_contrast=True, on_click=Q.stop, id="quiz-stop"),
+                stop_dialog(),
                 rx.button(rx.cond(~Q.revealed, "Controleren", rx.cond(Q.is_last, "Bekijk je score", "Volgende vraag")),
                           rx.cond(Q.revealed, rx.icon("arrow_right", size=16), rx.icon("check", size=16)),
                           on_click=Q.next, disabled=Q.choice == "", id="quiz-next"),
                 justify="between", width="100%",
             ),
+            rx.text(rx.cond(Q.held, msg("quiz.hold"), ""), id="quiz-hold", role="status", aria_live="polite",
+                    size="2", color_scheme="gray"),
             spacing="4", width="100%",
         ),
         size=rx.breakpoints(initial="2", sm="4"), width="100%",
@@ -114,7 +150,7 @@ def review_row(r: UIReview) -> rx.Component:
 def result() -> rx.Component:
     return rx.card(
         rx.vstack(
-            rx.heading("Je score", size="6"),
+            rx.heading("Je score", size="6", tab_index=-1, custom_attrs=focus_mark("result"), id="quiz-result"),
             rx.hstack(
                 rx.heading(Q.correct, " van ", Q.total, " goed", size="8", id="quiz-score"),
                 rx.badge(Q.percent, "%", size="3", radius="full",
@@ -127,7 +163,7 @@ def result() -> rx.Component:
             rx.hstack(
                 rx.button(rx.icon("rotate_ccw", size=16), "Nieuwe toets", on_click=Q.again, id="quiz-again"),
                 rx.link(rx.button("Naar de onderwerpen", variant="soft"), href="/"),
-                spacing="2",
+                spacing="2", wrap="wrap",  # on a phone the second button goes below, not into two lines
             ),
             spacing="4", width="100%",
         ),
@@ -139,14 +175,16 @@ def ended() -> rx.Component:
     """The attempt ended elsewhere or ran out of time: no score, a way to start again."""
     return rx.card(
         rx.vstack(
-            rx.hstack(rx.icon("circle_stop", size=24, color="var(--amber-9)"), rx.heading("Toets beëindigd", size="6"),
+            rx.hstack(rx.icon("circle_stop", size=24, color="var(--amber-9)"),
+                      rx.heading("Toets beëindigd", size="6", tab_index=-1, custom_attrs=focus_mark("ended"),
+                                 aria_describedby="quiz-ended-reason"),
                       align="center", spacing="3"),
-            rx.text(Q.ended_reason, color_scheme="gray"),
+            rx.text(Q.ended_reason, color_scheme="gray", id="quiz-ended-reason"),
             rx.text("R42 is weer beschikbaar.", size="2", color_scheme="gray"),
             rx.hstack(
                 rx.button(rx.icon("rotate_ccw", size=16), "Opnieuw beginnen", on_click=Q.again, id="quiz-restart"),
                 rx.link(rx.button("Naar de onderwerpen", variant="soft"), href="/"),
-                spacing="2",
+                spacing="2", wrap="wrap",  # on a phone the second button goes below, not into two lines
             ),
             spacing="4", width="100%",
         ),

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from r42_app.core.identity import Tenant
+from r42_app.core.relevance import Relevance
 from r42_app.core.retrieval import (
     LEXICAL_CANDIDATES,
     LEXICAL_SECOND,
@@ -87,6 +88,7 @@ class SearchResult:
     mode_used: str
     hits: list[SearchHit] = field(default_factory=list)
     kb_hash: str = ""
+    relevance: Relevance = field(default_factory=Relevance)  # whether the KB has anything on the query
 
     def snippets(self, index: TenantIndex, start: int = 1) -> list[Snippet]:
         """Prompt snippets numbered [ref:start].. with injection markers detected; a passage of a document's page
@@ -391,7 +393,16 @@ class Retriever:
         else:
             hits = self._rank(index, lexical, np.flatnonzero(lexical > 0), top_k, second=LEXICAL_SECOND)
         result.hits = self._named_first(index, query, hits, lexical, top_k)
+        result.relevance = self._relevance(index, query, lexical, sims)
         return result
+
+    def _relevance(self, index: TenantIndex, query: str, lexical: np.ndarray, sims: np.ndarray | None) -> Relevance:
+        """The raw signals of core/relevance.py; the cosine only for the model its thresholds were measured on."""
+        semantic = None
+        if sims is not None and getattr(self.embedder, "multilingual", False) and np.isfinite(sims).any():
+            semantic = float(np.nanmax(sims))
+        return Relevance(named=bool(index.named(query)), lexical=float(lexical.max()) if lexical.size else 0.0,
+                         coverage=index.coverage(query), semantic=semantic)
 
     def _hybrid(self, index: TenantIndex, query: str, lexical: np.ndarray, sims: np.ndarray,
                 top_k: int) -> list[SearchHit]:

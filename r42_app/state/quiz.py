@@ -87,6 +87,7 @@ class QuizState(rx.State):
     percent: int = 0
     reviews: list[UIReview] = []
     ended_reason: str = ""
+    held: bool = False  # a press came within REVEAL_HOLD_S of the verdict: the page says why it waited
     _key: list = []  # the Questions, with their answers: never sent to the browser
     _answers: dict[str, int] = {}
     _session: str = ""  # the quiz_sessions row of this attempt
@@ -100,6 +101,18 @@ class QuizState(rx.State):
     @rx.var
     def is_last(self) -> bool:
         return self.index >= len(self.questions) - 1
+
+    @rx.var
+    def progress_label(self) -> str:
+        """The progress bar's accessible name."""
+        return f"Vraag {self.index + 1} van {len(self.questions)}" if self.questions else ""
+
+    @rx.var
+    def verdict_text(self) -> str:
+        """What the polite live region announces once an answer is checked ("" before)."""
+        if not self.revealed:
+            return ""
+        return msg("quiz.verdict_right") if self.was_right else msg("quiz.verdict_wrong", answer=self.right_answer)
 
     @rx.var
     def progress(self) -> int:
@@ -154,7 +167,7 @@ class QuizState(rx.State):
             self.starting = False
         self._key, self._answers, self._session = key, {}, session
         self.questions = [UIQuestion(q.id, KIND_LABELS.get(q.kind, q.kind), q.prompt, list(q.options)) for q in key]
-        self.index, self.choice, self.revealed, self.phase = 0, "", False, "questions"
+        self.index, self.choice, self.revealed, self.held, self.phase = 0, "", False, False, "questions"
         yield [rx.call_script(flag_script(user.id, True)), ChatState.close]  # an open chat window closes
 
     @rx.event
@@ -173,8 +186,9 @@ class QuizState(rx.State):
             return
         if self.revealed:
             if time.time() - self._revealed_at < REVEAL_HOLD_S:  # the second click of a double click
+                self.held = True  # not swallowed silently: the page says why it did not go on
                 return
-            self.revealed, self.choice, self.right_answer = False, "", ""
+            self.revealed, self.choice, self.right_answer, self.held = False, "", "", False
             if self.index < len(self._key) - 1:
                 self.index += 1
                 return
@@ -197,10 +211,11 @@ class QuizState(rx.State):
         self.right_answer = question.answer_label
 
     async def _ended(self, user, ending: str):
-        """The attempt is over without a score (`ending`: ended | expired | reload | left, a `quiz.*` code):
+        """The attempt is over without a score (`ending`: ended | expired | reload | left | stopped, a `quiz.*`
+        code):
         forget its questions and answers, unlock R42 here."""
         self.phase, self.ended_reason, self.choice = "ended", msg(f"quiz.{ending}", minutes=QUIZ_MAX_MINUTES), ""
-        self.revealed, self.right_answer = False, ""
+        self.revealed, self.right_answer, self.held = False, "", False
         self.questions, self._key, self._answers, self._session = [], [], {}, ""
         return await end_quiz(user) if user else None
 
@@ -217,12 +232,11 @@ class QuizState(rx.State):
 
     @rx.event
     async def stop(self):
-        """"Stoppen": leave the quiz without a score, back to the intro."""
+        """"Stoppen" (confirmed in the page's dialog): the attempt ends without a score, and the page says so."""
         user = await self._user()
         if self.phase != "questions":
             return
-        self.phase, self.choice, self.revealed = "intro", "", False
-        return await end_quiz(user) if user else None
+        return await self._ended(user, "stopped")
 
     @rx.event
     async def again(self):

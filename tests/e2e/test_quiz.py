@@ -38,6 +38,16 @@ def go_on(page, key=""):
     page.keyboard.press(key) if key else page.click("#quiz-next")
 
 
+def stop_quiz(page):
+    """"Stoppen" asks first; "Stoppen" in the dialog ends the attempt and says so; "Opnieuw beginnen"."""
+    page.click("#quiz-stop")
+    expect(page.get_by_role("alertdialog")).to_contain_text("Toets stoppen?")
+    page.click("#quiz-stop-confirm")
+    expect(page.locator("#quiz-ended")).to_contain_text("Je hebt de toets gestopt")
+    page.click("#quiz-restart")
+    expect(page.locator("#quiz-start")).to_be_visible()
+
+
 def answer_all(page, count=8):
     for number in range(1, count + 1):
         expect(page.locator("#quiz-progress")).to_have_text(f"Vraag {number} van {count}")
@@ -144,11 +154,42 @@ def test_the_api_answers_423_during_a_quiz_and_200_after(served_app, page, claud
     start_quiz(page)
     locked = httpx.post(f"{served_app.url}/api/chat", json=body, headers={"Authorization": f"Bearer {token}"})
     assert locked.status_code == 423 and locked.json()["type"] == "quiz_active"
-    page.click("#quiz-stop")
-    expect(page.locator("#quiz-start")).to_be_visible()
+    stop_quiz(page)
     claude.reply_text("De AOW is het basispensioen.")
     free = httpx.post(f"{served_app.url}/api/chat", json=body, headers={"Authorization": f"Bearer {token}"})
     assert free.status_code == 200 and "basispensioen" in free.text
+
+
+def test_stopping_asks_first_and_then_says_the_attempt_ended(served_app, page):
+    sign_in(page, served_app, "learner@example.com", path="/testen")
+    uid = user_id(page)
+    start_quiz(page)
+    page.click("#quiz-stop")
+    dialog = page.get_by_role("alertdialog")
+    expect(dialog).to_contain_text("Toets stoppen?")
+    page.click("#quiz-stop-cancel")  # "Annuleren": the quiz goes on
+    expect(dialog).to_have_count(0)
+    expect(page.locator("#quiz-progress")).to_have_text("Vraag 1 van 8")
+    assert len(quiz_rows(served_app, uid)) == 1
+    page.click("#quiz-stop")
+    page.click("#quiz-stop-confirm")
+    expect(page.locator("#quiz-ended")).to_contain_text("Toets beëindigd")
+    expect(page.locator("#quiz-ended")).to_contain_text("Je hebt de toets gestopt")
+    expect(page.locator("#r42-launcher")).to_be_visible()
+    assert quiz_rows(served_app, uid) == []
+
+
+def test_a_press_right_after_the_verdict_says_why_it_waits(served_app, page):
+    sign_in(page, served_app, "learner@example.com", path="/testen")
+    start_quiz(page)
+    page.locator("#quiz-options label").first.click()
+    page.dblclick("#quiz-next")  # checks the answer; the second click comes too soon to go on
+    expect(page.locator("#quiz-verdict")).to_be_visible()
+    expect(page.locator("#quiz-hold")).to_contain_text("Lees eerst of je antwoord goed was")
+    expect(page.locator("#quiz-progress")).to_have_text("Vraag 1 van 8")
+    go_on(page)
+    expect(page.locator("#quiz-progress")).to_have_text("Vraag 2 van 8")
+    expect(page.locator("#quiz-hold")).to_have_text("")
 
 
 def test_signing_out_mid_quiz_ends_it(served_app, page):
@@ -224,8 +265,7 @@ def test_enter_goes_to_the_next_question_once_an_answer_is_chosen(served_app, pa
     expect(page.locator("#quiz-verdict")).to_be_visible()
     go_on(page, key="Enter")  # and go on
     expect(page.locator("#quiz-progress")).to_have_text("Vraag 2 van 8")
-    page.click("#quiz-stop")
-    expect(page.locator("#quiz-start")).to_be_visible()
+    stop_quiz(page)
 
 
 def test_each_answer_is_checked_before_the_next_question(served_app, page):

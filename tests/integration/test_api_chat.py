@@ -83,3 +83,14 @@ async def test_offline_without_api_key(api_env, token, monkeypatch):
     events = events_of(resp)
     assert events[0]["type"] == "sources" and events[0]["sources"][0]["ref"] == 1  # what [ref:N] will point at
     assert events[-1]["offline"] is True and "[ref:" in events[1]["text"] and api_env.requests == []
+    assert events[-1]["grounded"] is True
+
+
+async def test_offline_an_off_topic_question_is_not_grounded(api_env, token, monkeypatch):
+    await rebuild_services()
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    resp = await post(token, {"messages": [{"role": "user", "content": "Wat wordt het weer morgen in Amsterdam?"}]})
+    events = events_of(resp)
+    text = "".join(e["text"] for e in events if e["type"] == "text")
+    assert text.startswith("Hierover heb ik niets gevonden in de kennisbank") and "UPO" not in text
+    assert events[-1]["type"] == "done" and events[-1]["grounded"] is False and api_env.requests == []

@@ -181,3 +181,31 @@ async def test_the_sources_come_before_any_text_so_refs_can_be_chips_while_strea
     assert first["url"] == f"/topics/waardeoverdracht#{first['passage']}"
     cited = [e for e in events if e["type"] == "citation"]
     assert cited and cited[0]["slug"] == first["slug"] and cited[0]["url"] == first["url"]
+
+
+async def test_offline_an_off_topic_question_gets_nothing_found_and_an_on_topic_one_an_answer(make_deps, claude,
+                                                                                               learner):
+    """Issue 25: the weather is not in the pension KB. Offline R42 says it found nothing about it and suggests the
+    closest topics as chips (grounded=false); a pension question is still answered from the KB (grounded=true)."""
+    deps = make_deps(offline=True)
+    off = await collect(run_turn(learner, ask("Wat wordt het weer morgen in Amsterdam?"), deps))
+    text = "".join(e["text"] for e in off if e["type"] == "text")
+    assert text.startswith("Hierover heb ik niets gevonden in de kennisbank") and "UPO" not in text
+    assert off[-1]["type"] == "done" and off[-1]["grounded"] is False
+    sources = {e["ref"]: e["label"] for e in off if e["type"] == "sources" for e in e["sources"]}
+    assert [e["label"] for e in off if e["type"] == "citation"] == [sources[1], sources[2], sources[3]]
+    on = await collect(run_turn(learner, ask("Wat krijgen mijn kinderen als ik overlijd?"), deps))
+    answer = "".join(e["text"] for e in on if e["type"] == "text")
+    assert "niets gevonden" not in answer and "[ref:" in answer
+    assert on[-1]["grounded"] is True and claude.requests == []
+
+
+async def test_the_model_is_told_when_the_kb_has_nothing_relevant(make_deps, claude, learner):
+    claude.reply_text("Daar gaat de kennisbank niet over.")
+    events = await collect(run_turn(learner, ask("Wie heeft de Champions League gewonnen?"), make_deps()))
+    assert "found nothing relevant" in claude.requests[0]["body"]["system"][-1]["text"]
+    assert events[-1]["grounded"] is False
+    claude.reply_text("De dekkingsgraad is ... [ref:1]")
+    events = await collect(run_turn(learner, ask("Wat is de dekkingsgraad?"), make_deps()))
+    assert "found nothing relevant" not in claude.requests[1]["body"]["system"][-1]["text"]
+    assert events[-1]["grounded"] is True

@@ -18,7 +18,7 @@ def test_every_event_has_one_json_shape_with_its_type():
     done = events.Done(offline=False, mode_used="hybrid", dropped=2, stale_refs=[7], usage={"input_tokens": 3})
     assert json.loads(json.dumps(done.to_json())) == {
         "type": "done", "offline": False, "mode_used": "hybrid", "rag_snippets": True, "dropped": 2,
-        "stale_refs": [7], "usage": {"input_tokens": 3}, "turn_id": ""}
+        "stale_refs": [7], "usage": {"input_tokens": 3}, "turn_id": "", "grounded": True}
     assert set(events.EVENT_TYPES) == {"text", "tool", "sources", "citation", "delta", "delta_rejected",
                                        "confirm_required", "error", "done"}
 

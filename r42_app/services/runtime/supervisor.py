@@ -82,6 +82,22 @@ def _wait_http(url: str, proc: subprocess.Popen, timeout: float, stopping: Calla
     return False
 
 
+def _wait_warm(url: str, proc: subprocess.Popen, timeout: float, stopping: Callable[[], bool]) -> bool:
+    """Until /api/health no longer says "warming": the embedding model and the indexes are loaded
+    (services/runtime/warmup.py). A degraded PocketBase is not ours to wait for here."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not stopping():
+        if proc.poll() is not None:
+            return False
+        try:
+            if httpx.get(url, timeout=5).json().get("status") != "warming":
+                return True
+        except (httpx.HTTPError, ValueError):
+            pass
+        time.sleep(0.5)
+    return False
+
+
 def _stop_group(proc: subprocess.Popen, timeout: float = 15.0) -> None:
     """Stop a child and everything it started (it leads its own process group)."""
     if proc.poll() is None:
@@ -242,6 +258,12 @@ def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, st
             if shutdown.requested:
                 return True
             _err(f"the web app did not come up on {cfg.app_url} (exit status {reflex.poll()})")
+            return False
+        say("loading the embedding model and the search indexes")
+        if not _wait_warm(f"{cfg.app_url}/api/health", reflex, start_timeout, lambda: shutdown.requested):
+            if shutdown.requested:
+                return True
+            _err(f"the web app did not get ready on {cfg.app_url} (exit status {reflex.poll()})")
             return False
         print(_banner(cfg), flush=True)
         supervisors = [Supervisor(pb_server, say)] + [Supervisor(server, say, name) for name, server in sidecars]

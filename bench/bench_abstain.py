@@ -1,0 +1,104 @@
+"""Offline abstention (issue 25): without an API key R42 answers extractively, and should answer only when the
+knowledge base has something relevant. On a hand-written Dutch set (tests/data/abstain_nl.jsonl: off-topic
+questions -- weather, sports, recipes, other domains, near-domain work questions, chit-chat -- and on-topic
+questions about the demo KB), through `run_turn` offline on the real PocketBase, Chroma and embedding model:
+the share of off-topic questions answered "niets gevonden" and of on-topic ones still answered, against the
+baseline (the extractive answer as it was: always answers), in the same run. The thresholds of
+core/relevance.py were chosen on the dev half; the held-out half was not looked at to choose them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+
+from bench.common import pocketbase
+from r42_app.chat.turn import ChatDeps, run_turn
+from r42_app.core.chat import offline_answer
+from r42_app.core.identity import SignedInUser
+from r42_app.core.messages import msg
+from r42_app.services.adapters.embeddings import make_embedder
+from r42_app.services.adapters.vector_store import VectorStore
+from r42_app.services.outbox.indexer import Indexer
+from r42_app.services.retrieval import Retriever
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.seed import SEED_DIR
+
+SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "abstain_nl.jsonl"
+NOT_FOUND = msg("chat.offline_not_found", closest="").split(".")[0]  # "Hierover heb ik niets gevonden ..."
+
+
+def questions() -> list[dict]:
+    """The set, without its header comment."""
+    return [json.loads(line) for line in SET.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")]
+
+
+def abstained(text: str) -> bool:
+    return text.startswith(NOT_FOUND) or text == msg("chat.offline_nothing")
+
+
+async def offline_turn(deps: ChatDeps, user: SignedInUser, question: str, mode: str) -> tuple[str, bool]:
+    """The offline answer and the done event's `grounded`, as POST /api/chat streams them."""
+    text, grounded = "", True
+    async for event in run_turn(user, [{"role": "user", "content": question}], deps, mode=mode):
+        payload = event.to_json()
+        if payload["type"] == "text":
+            text += payload["text"]
+        elif payload["type"] == "done":
+            grounded = payload["grounded"]
+    return text, grounded
+
+
+def baseline(retriever: Retriever, tenant, question: str, mode: str) -> str:
+    """Today's always-answer: the same snippets and texts as the turn, no relevance check."""
+    result = retriever.kb_search(tenant, question, mode, 5)
+    index = retriever.index(tenant)
+    snippets = result.snippets(index)
+    texts = {s.slug: f"{index.topics[index.by_slug[s.slug]].description}\n\n{s.text}" for s in snippets}
+    return offline_answer(question, snippets, texts=texts)
+
+
+def share(values: list[bool]) -> str:
+    return f"{sum(values)}/{len(values)} ({100 * sum(values) / len(values):.0f}%)" if values else "-"
+
+
+def run() -> str:
+    rows = questions()
+    out = [f"### Offline abstention ({len(rows)} Dutch questions, tests/data/abstain_nl.jsonl, demo KB)", "",
+           "| answerer | split | off-topic answered \"niets gevonden\" | on-topic still answered |",
+           "|---|---|---|---|"]
+    misses: list[str] = []
+    with pocketbase() as (pb, _), tempfile.TemporaryDirectory() as chroma_dir:
+        kb = KBStore(pb)
+        kb.import_document("demo", json.loads((SEED_DIR / "demo.json").read_text(encoding="utf-8")))
+        embedder = make_embedder("")
+        vectors = VectorStore(path=Path(chroma_dir), model_id=embedder.model_id)
+        indexer = Indexer(pb, kb, vectors, embedder)
+        tenant = kb.require_tenant("demo")
+        kb.emit_reindex(tenant)
+        indexer.drain()
+        retriever = Retriever(kb, vectors, embedder)
+        deps = ChatDeps(retriever=retriever, kb=kb, llm=None)
+        user = SignedInUser("bench", "bench@example.com", "Bench", "learner", tenant.id, tenant.slug, tenant.name)
+        for label, mode in (("baseline: always answers (hybrid)", "baseline"),
+                            ("relevance check, hybrid (the default)", "hybrid"),
+                            ("relevance check, fts (lexical rule only)", "fts")):
+            for split in ("dev", "heldout"):
+                part = [q for q in rows if q["split"] == split]
+                off, on = [], []
+                for q in part:
+                    if mode == "baseline":
+                        said_nothing = abstained(baseline(retriever, tenant, q["query"], "hybrid"))
+                    else:
+                        text, grounded = asyncio.run(offline_turn(deps, user, q["query"], mode))
+                        said_nothing = abstained(text)
+                        assert said_nothing == (not grounded), (q["query"], text, grounded)
+                        if said_nothing == q["on_topic"]:
+                            misses.append(f"- {mode}, {split}: {'on' if q['on_topic'] else 'off'}-topic "
+                                          f"\"{q['query']}\" {'abstained' if said_nothing else 'answered'}")
+                    (on if q["on_topic"] else off).append(said_nothing)
+                out.append(f"| {label} | {split} | {share(off)} | {share([not a for a in on])} |")
+    out += ["", "Misses of the relevance check:" if misses else "No misses.", *misses]
+    return "\n".join(out)

@@ -1,0 +1,59 @@
+"""Warm before ready: each backend worker loads the embedding model, the tenants' lexical indexes and their
+passage vectors at boot (a lifespan task, r42_app.py `warm_up`), and /api/health says "warming" until it has.
+`r42 serve` prints "R42 is running" only once health stops saying so, so the first question after it does not
+wait 12-19 s behind "R42 zoekt in de kennisbank…" (bench/bench_first_answer.py measures that)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from r42_app.core.identity import Tenant
+from r42_app.services.retrieval import MAX_CACHED_INDEXES
+
+log = logging.getLogger(__name__)
+WARM_QUERY = "overzicht van de kennisbank"  # any query with content words: it embeds and scores every passage
+
+
+class Warmup:
+    """This worker's warm-up: `state` is warming until `run` has finished (ready, also when a part failed: the
+    first question then loads what is missing, as it did before)."""
+
+    def __init__(self) -> None:
+        self.state = "warming"
+        self.seconds = 0.0
+        self.tenants = 0
+        self._lock = threading.Lock()
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "ready"
+
+    def run(self, svc: Any) -> None:
+        """Build the chat's services, then search once in every tenant (the most recent MAX_CACHED_INDEXES):
+        that loads the model, builds the index and reads the vectors into memory."""
+        with self._lock:
+            if self.ready:
+                return
+            start = time.monotonic()
+            try:
+                retriever = svc.retriever
+                rows = svc.admin_pb.all("tenants", sort="-updated")[:MAX_CACHED_INDEXES]
+                for row in rows:
+                    tenant = Tenant(row["id"], row["slug"], row["name"])
+                    retriever.kb_search(tenant, WARM_QUERY, "hybrid", 5)
+                    retriever.build_kb_context(tenant, WARM_QUERY)
+                    self.tenants += 1
+            except Exception as exc:  # noqa: BLE001 - serve anyway: the first question builds what is missing
+                log.warning("warming the search index at boot failed (%s): the first question loads it", exc)
+            self.seconds = round(time.monotonic() - start, 1)
+            self.state = "ready"
+            log.info("warm in %.1f s (%d tenants)", self.seconds, self.tenants)
+
+    def summary(self) -> dict[str, Any]:
+        return {"state": self.state, "seconds": self.seconds, "tenants": self.tenants}
+
+
+WARMUP = Warmup()

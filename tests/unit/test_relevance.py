@@ -1,0 +1,60 @@
+"""The relevance rule (core/relevance.py) that lets R42 say "niets gevonden": a named topic always counts; with
+the multilingual model's cosine, meaning alone or meaning backed by words; without it, words alone. And the
+offline answer abstains with the closest topics as chips, or quotes the KB when it is grounded."""
+
+import pytest
+
+from r42_app.core.chat import REF_RE, abstention, offline_answer, system_blocks
+from r42_app.core.messages import msg
+from r42_app.core.relevance import (
+    COVERAGE_ONLY,
+    LEXICAL_ONLY,
+    LEXICAL_WITH_MEANING,
+    SEMANTIC_SURE,
+    SEMANTIC_WITH_WORDS,
+    Relevance,
+)
+from r42_app.core.retrieval import Snippet
+
+
+def snippet(ref, slug, text="Een deelnemer bouwt pensioen op via zijn werkgever in een pensioenregeling."):
+    return Snippet(ref, slug, slug.title(), text, 1.0)
+
+
+@pytest.mark.parametrize("relevance, grounded", [
+    (Relevance(named=True), True),  # "Wat is verevening?" names a topic, whatever the scores
+    (Relevance(semantic=SEMANTIC_SURE), True),
+    (Relevance(semantic=SEMANTIC_SURE - 0.001, lexical=LEXICAL_WITH_MEANING - 0.1), False),
+    (Relevance(semantic=SEMANTIC_WITH_WORDS, lexical=LEXICAL_WITH_MEANING), True),
+    (Relevance(semantic=SEMANTIC_WITH_WORDS - 0.001, lexical=50.0, coverage=1.0), False),  # words, not meaning
+    (Relevance(semantic=0.79, lexical=3.6, coverage=0.33), False),  # the weather in Amsterdam
+    (Relevance(lexical=LEXICAL_ONLY, coverage=COVERAGE_ONLY), True),  # no usable embeddings: words decide
+    (Relevance(lexical=LEXICAL_ONLY, coverage=COVERAGE_ONLY - 0.01), False),
+    (Relevance(lexical=LEXICAL_ONLY - 0.01, coverage=1.0), False),
+    (Relevance(), False),  # an empty question, or one of stop words only
+])
+def test_the_relevance_rule(relevance, grounded):
+    assert relevance.grounded is grounded
+
+
+def test_an_ungrounded_offline_answer_says_nothing_was_found_and_suggests_the_closest_topics():
+    snippets = [snippet(n, f"topic-{n}") for n in range(1, 6)]
+    text = offline_answer("Wat wordt het weer morgen in Amsterdam?", snippets, grounded=False)
+    assert text.startswith("Hierover heb ik niets gevonden in de kennisbank")
+    assert [int(m.group(1)) for m in REF_RE.finditer(text)] == [1, 2, 3]  # three chips, no quoted sentence
+    assert "pensioen" not in text
+
+
+def test_with_nothing_retrieved_the_abstention_has_no_chips():
+    assert abstention([]) == msg("chat.offline_nothing")
+
+
+def test_a_grounded_offline_answer_still_quotes_the_kb():
+    text = offline_answer("Hoe bouwt een deelnemer pensioen op?", [snippet(1, "deelnemer")], grounded=True)
+    assert "Een deelnemer bouwt pensioen op" in text and "[ref:1]" in text
+
+
+def test_the_model_is_told_when_nothing_relevant_was_found():
+    told = system_blocks("KB", "", "Lotte", False, grounded=False)
+    assert "found nothing relevant" in told[-1]["text"] and "cache_control" not in told[-1]
+    assert "found nothing relevant" not in " ".join(b["text"] for b in system_blocks("KB", "", "Lotte", False))
