@@ -37,6 +37,8 @@ def settle(page) -> None:
     """Wait until the page has loaded its data (no skeletons, no spinner checking the session)."""
     page.wait_for_load_state("networkidle")
     page.wait_for_function("!document.querySelector('[aria-busy=\"true\"]:not(#r42-window *)')")
+    # and until nothing fades in any more (a dialog measured mid-fade has the contrast of half its colour)
+    page.wait_for_function("document.getAnimations().every((a) => a.playState !== 'running')")
 
 
 def violations(page) -> list[str]:
@@ -179,4 +181,28 @@ def test_the_chat_window_passes_axe_empty_answered_and_failed(served_app, scan_p
     ask(scan_page, "Nog een vraag?")
     expect(scan_page.locator("#r42-error")).to_be_visible(timeout=30_000)
     found += violations(scan_page)
+    assert found == [], "\n".join(found)
+
+
+def test_the_quiz_passes_axe_question_verdict_stop_dialog_and_result(served_app, scan_page):
+    sign_in(scan_page, served_app, "learner@example.com", path="/testen")
+    found = []
+    try:
+        scan_page.click("#quiz-start")
+        expect(scan_page.locator("#quiz-question")).to_be_visible()
+        found += violations(scan_page)  # a question
+        scan_page.locator("#quiz-options [role=radio]").first.click()
+        scan_page.click("#quiz-next")
+        expect(scan_page.locator("#quiz-verdict")).to_be_visible()
+        found += violations(scan_page)  # its verdict
+        scan_page.click("#quiz-stop")
+        expect(scan_page.get_by_role("alertdialog")).to_be_visible()
+        found += violations(scan_page)  # "Toets stoppen?"
+        scan_page.click("#quiz-stop-confirm")
+        expect(scan_page.locator("#quiz-ended")).to_be_visible()
+        found += violations(scan_page)  # the attempt ended
+    finally:
+        pb = served_app.superuser()
+        for row in pb.all("quiz_sessions", filter="active = true"):
+            pb.update("quiz_sessions", row["id"], {"active": False})
     assert found == [], "\n".join(found)
