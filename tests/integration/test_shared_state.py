@@ -112,7 +112,7 @@ async def test_limits_are_one_for_all_workers(workers):
     assert await chat_a.check(user) == 0 and await chat_b.check(user) > 0
     assert await SharedRateLimiter(b, "tool", 6, 3).check(user) == 0  # another limit has buckets of its own
 
-    address = f"198.51.100.{secrets.randbelow(200)}"
+    address = f"2001:db8::{secrets.token_hex(2)}:{secrets.token_hex(2)}"  # unique: the Redis outlives a test
     sign_a, sign_b = SharedFailureLimiter(a, "signin", limit=2, window=60), SharedFailureLimiter(b, "signin", 2, 60)
     assert await sign_a.take(address) == 0 and await sign_b.take(address) == 0
     assert 59 < await sign_a.take(address) <= 60  # the third wrong password, on either worker, waits
