@@ -24,7 +24,7 @@ def web_dir() -> Path:
 class WebDirLock:
     def __init__(self, port: int, folder: Path | None = None):
         self.folder = folder or web_dir()
-        self.path = self.folder.parent / f".{self.folder.name}.r42-serve.lock"
+        self.path = self.folder.parent / f".{self.folder.name.lstrip('.')}.r42-serve.lock"
         self.port = port
         self._fd: int | None = None
 
