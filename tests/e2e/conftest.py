@@ -174,3 +174,10 @@ def sign_in(page, app: ServedApp, email: str, path: str = "/", password: str = D
     page.fill("#password", password)
     page.click("#sign-in")
     page.wait_for_selector("#user-menu")
+
+
+def end_active_quizzes(app: ServedApp) -> None:
+    """End every open quiz session, so a test never leaves a learner locked out of chat for the tests after it."""
+    pb = app.superuser()
+    for row in pb.all("quiz_sessions", filter="active = true"):
+        pb.update("quiz_sessions", row["id"], {"active": False})

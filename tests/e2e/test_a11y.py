@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import DEMO_PASSWORD
-from tests.e2e.conftest import ROOT, sign_in
+from tests.e2e.conftest import ROOT, end_active_quizzes, sign_in
 
 # axe-core from the npm registry, pinned in the Makefile (`make test-deps`).
 AXE = ROOT / "tools" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
@@ -202,7 +202,5 @@ def test_the_quiz_passes_axe_question_verdict_stop_dialog_and_result(served_app,
         expect(scan_page.locator("#quiz-ended")).to_be_visible()
         found += violations(scan_page)  # the attempt ended
     finally:
-        pb = served_app.superuser()
-        for row in pb.all("quiz_sessions", filter="active = true"):
-            pb.update("quiz_sessions", row["id"], {"active": False})
+        end_active_quizzes(served_app)
     assert found == [], "\n".join(found)

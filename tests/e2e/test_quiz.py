@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import DEMO_PASSWORD
-from tests.e2e.conftest import sign_in
+from tests.e2e.conftest import end_active_quizzes, sign_in
 from tests.e2e.test_chat import ask, open_chat
 
 
@@ -15,9 +15,7 @@ from tests.e2e.test_chat import ask, open_chat
 def no_quiz_left_behind(served_app):
     """A failing test must not leave a learner locked out of chat for the tests after it."""
     yield
-    pb = served_app.superuser()
-    for row in pb.all("quiz_sessions", filter="active = true"):
-        pb.update("quiz_sessions", row["id"], {"active": False})
+    end_active_quizzes(served_app)
 
 
 def user_id(page):

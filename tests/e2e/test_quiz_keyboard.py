@@ -7,15 +7,13 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import sign_in
+from tests.e2e.conftest import end_active_quizzes, sign_in
 
 
 @pytest.fixture(autouse=True)
 def no_quiz_left_behind(served_app):
     yield
-    pb = served_app.superuser()
-    for row in pb.all("quiz_sessions", filter="active = true"):
-        pb.update("quiz_sessions", row["id"], {"active": False})
+    end_active_quizzes(served_app)
 
 
 def focused(page) -> dict:
