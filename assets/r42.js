@@ -18,13 +18,26 @@
       function (el) { return !el.hidden && el.getClientRects().length > 0 && el.getAttribute('aria-hidden') !== 'true'; });
   }
   // the message box once it exists (the window mounts after the server's answer), else the window's first control
-  window.r42FocusInput = function (tries) {
-    var w = win();
-    if (w) {
-      var box = document.getElementById('r42-input') || focusables(w)[0];
-      if (box) { box.focus(); return; }
-    }
-    if ((tries || 0) < 60) setTimeout(function () { window.r42FocusInput((tries || 0) + 1); }, 50);
+  // One wait at a time: the shortcut and the launcher's click both ask, and a second wait that ended later
+  // would pull the focus back from wherever the user had moved it meanwhile.
+  var focusWait = null;
+  window.r42FocusInput = function () {
+    clearTimeout(focusWait);
+    var tries = 0;
+    (function attempt() {
+      var w = win();
+      if (w) {
+        var box = document.getElementById('r42-input') || focusables(w)[0];
+        if (box) { box.focus(); return; }
+      }
+      if (++tries < 60) focusWait = setTimeout(attempt, 50);
+    })();
+  };
+  // the optional reason after a thumbs-down, once its form has rendered
+  window.r42FocusReason = function (tries) {
+    var box = document.getElementById('r42-reason');
+    if (box) { box.focus(); return; }
+    if ((tries || 0) < 40) setTimeout(function () { window.r42FocusReason((tries || 0) + 1); }, 50);
   };
   // after a close: once the window is gone and the launcher shows, focus it, unless focus went somewhere on purpose
   function afterClose(tries) {
@@ -35,11 +48,18 @@
     if ((tries || 0) < 60) setTimeout(function () { afterClose((tries || 0) + 1); }, 50);
   }
   window.r42AfterClose = afterClose;
+  /* the page behind a modal window: inert (no Tab, no click, no screen-reader cursor), until the window goes */
+  function behind(on) {
+    var page = document.querySelectorAll('#skip-link, header, #main');
+    for (var i = 0; i < page.length; i++) {
+      if (on !== page[i].hasAttribute('inert')) { if (on) page[i].setAttribute('inert', ''); else page[i].removeAttribute('inert'); }
+    }
+  }
   function mode() {  /* modal dialog on a phone, complementary region beside the page */
     var w = win();
-    if (!w) return;
-    var modal = phone();
-    if ((w.getAttribute('role') === 'dialog') === modal) return;
+    var modal = !!w && phone();
+    behind(modal);
+    if (!w || (w.getAttribute('role') === 'dialog') === modal) return;
     w.setAttribute('role', modal ? 'dialog' : 'complementary');
     if (modal) w.setAttribute('aria-modal', 'true'); else w.removeAttribute('aria-modal');
   }
@@ -58,6 +78,8 @@
     }
     if (e.key === 'Escape') {
       if (document.querySelector('[role="alertdialog"], [role="dialog"]:not(#r42-window)')) return;  /* Radix closes its own */
+      var skip = document.getElementById('r42-reason-skip');  /* Escape in the thumbs-down's reason skips it */
+      if (skip && document.activeElement && document.activeElement.id === 'r42-reason') { skip.click(); return; }
       var b = document.getElementById('r42-close');
       if (b) { b.click(); afterClose(); return; }
       var p = document.getElementById('graph-panel-close');

@@ -2,6 +2,7 @@
 
 import reflex as rx
 
+from r42_app.components.common import form_label
 from r42_app.components.markdown import safe_markdown
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_HELP, CAPABILITY_LABELS
 from r42_app.core.chat_view import UIMessage
@@ -67,9 +68,10 @@ def quota_hint() -> rx.Component:
         rx.text(rx.cond(AuthState.is_admin,
                         "Vul het tegoed aan, dan kan R42 meteen weer antwoorden. ",
                         "Je beheerder kan het tegoed aanvullen; daarna kun je je vraag opnieuw stellen."),
-                rx.cond(AuthState.is_admin, rx.link("Naar Kosten en tegoed", href="/admin/costs", id="r42-quota-link")),
+                rx.cond(AuthState.is_admin, rx.link("Naar Kosten en tegoed", href="/admin/costs", id="r42-quota-link",
+                                                              high_contrast=True, underline="always", weight="medium")),
                 size="1"),
-        icon="sparkles", color_scheme="amber", size="1", class_name="r42-quota", margin_top="6px",
+        icon="sparkles", color_scheme="amber", size="1", high_contrast=True, class_name="r42-quota", margin_top="6px",
     )
 
 
@@ -98,6 +100,29 @@ def answer_actions(msg: UIMessage) -> rx.Component:
             rx.cond(msg.id == ChatState.last_assistant_id,
                     _action("refresh_cw", "Opnieuw antwoorden", ChatState.regenerate, "r42-regenerate")),
             spacing="1", margin_top="4px", class_name="r42-actions",
+        ),
+    )
+
+
+def reason_form(msg: UIMessage) -> rx.Component:
+    """After a thumbs-down: what was wrong, optionally (Escape or "Overslaan" skips it)."""
+    return rx.cond(
+        msg.id == ChatState.reason_for,
+        rx.form(
+            rx.vstack(
+                form_label("Bedankt. Wat klopte er niet? (optioneel)", "r42-reason", size="1", weight="medium"),
+                rx.el.textarea(name="reason", id="r42-reason", rows="2", max_length=500, class_name="r42-reason",
+                               placeholder="Bijvoorbeeld: het antwoord noemt de verkeerde leeftijd"),
+                rx.hstack(
+                    rx.button("Versturen", type="submit", size="1", id="r42-reason-send"),
+                    rx.button("Overslaan", type="button", size="1", variant="soft", color_scheme="gray",
+                              on_click=ChatState.skip_reason, id="r42-reason-skip"),
+                    spacing="2",
+                ),
+                spacing="1", width="100%",
+            ),
+            on_submit=ChatState.send_reason, reset_on_submit=True, class_name="r42-reason-form", width="100%",
+            margin_top="4px", aria_label="Toelichting bij je beoordeling",
         ),
     )
 
@@ -138,6 +163,7 @@ def bubble(msg: UIMessage) -> rx.Component:
             rx.cond(msg.delta_state != "", delta_chip(msg)),
             rx.cond(msg.confirm_state != "", confirm_card(msg)),
             answer_actions(msg),
+            reason_form(msg),
             class_name="r42-bubble r42-assistant",
             data_status=msg.status,
         ),

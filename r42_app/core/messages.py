@@ -34,6 +34,7 @@ CATALOGUE: dict[str, str] = {
     "chat.answered": "R42 heeft geantwoord",
     "chat.stopped": "R42 is gestopt; het antwoord is onvolledig",
     "chat.rated": "Bedankt! Je beoordeling helpt de beheerders R42 te verbeteren.",
+    "chat.reason_thanks": "Bedankt voor je toelichting! De beheerders zien hem bij je beoordeling.",
     "chat.rating_not_stored": "Je beoordeling is niet opgeslagen; probeer het later opnieuw.",
     "chat.rating_refused": "Je beoordeling is niet opgeslagen. {reason}",
     "chat.bad_input": "R42 kon je bericht niet lezen. Vernieuw de pagina en probeer het opnieuw.",
@@ -75,6 +76,7 @@ CATALOGUE: dict[str, str] = {
                          "opnieuw.",
     "feedback.too_large": "Deze beoordeling is te groot om op te slaan.",  # pb_hooks/r42_rules.js
     "feedback.load_failed": "De beoordelingen konden niet worden geladen. Probeer het opnieuw.",
+    "feedback.reason_too_long": "Een toelichting is hoogstens 500 tekens.",
     # -- who may use R42 (/admin/chatbot; services/store/access.py AccessError)
     "access.refused": "Alleen beheerders van deze organisatie mogen de instellingen van R42 wijzigen.",
     "access.load_failed": "De instellingen konden niet worden geladen. Probeer het opnieuw.",

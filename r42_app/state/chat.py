@@ -139,7 +139,45 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
             log.warning("feedback not stored: %s", exc)
             return rx.toast.error(msg("chat.rating_not_stored"))
         self._change(message_id, rating=rating)
+        if rating == "down":  # ask what was wrong, optionally, right under the answer
+            self.reason_for = message_id
+            return rx.call_script("window.r42FocusReason && window.r42FocusReason()")
+        self.reason_for = "" if self.reason_for == message_id else self.reason_for
         return rx.toast(msg("chat.rated"), duration=2000)
+
+    @rx.event
+    async def send_reason(self, form: dict):
+        """The optional reason after a thumbs-down: added to that rating for the admins."""
+        from r42_app.services.store.feedback import FeedbackError
+
+        message_id, self.reason_for = self.reason_for, ""
+        reason = str(form.get("reason") or "") if isinstance(form, dict) else ""
+        user = await self._user()
+        if user is None or not message_id:
+            return
+        refocus = rx.call_script("window.r42FocusInput && window.r42FocusInput()")
+        if not reason.strip():
+            return [refocus, rx.toast(msg("chat.rated"), duration=2000)]
+        try:
+            stored = await asyncio.to_thread(services().feedback.add_reason, user.tenant_id, user.id, message_id,
+                                             reason)
+        except FeedbackError as exc:
+            self.reason_for = message_id  # the form stays, with its text, and says why
+            return rx.toast.error(msg("chat.rating_refused", reason=exc.user_message))
+        except PBError as exc:
+            log.warning("feedback reason not stored: %s", exc)
+            self.reason_for = message_id
+            return rx.toast.error(msg("chat.rating_not_stored"))
+        if not stored:
+            return [refocus, rx.toast.error(msg("chat.rating_not_stored"))]
+        return [refocus, rx.toast(msg("chat.reason_thanks"), duration=2500)]
+
+    @rx.event
+    def skip_reason(self):
+        """No reason: the thumbs-down stays as it is."""
+        self.reason_for = ""
+        return [rx.call_script("window.r42FocusInput && window.r42FocusInput()"),
+                rx.toast(msg("chat.rated"), duration=2000)]
 
     @rx.event
     async def regenerate(self):

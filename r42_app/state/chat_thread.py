@@ -50,6 +50,7 @@ class ThreadMixin(rx.State, mixin=True):
     queued: str = ""  # a question typed while R42 was answering: sent when the answer ends
     announcement: str = ""  # the one polite live-region text when an answer has ended (done, stopped, failed)
     editing: str = ""  # the id of the last question while it is being edited (it stays until the edit is sent)
+    reason_for: str = ""  # the answer whose thumbs-down asks "Wat klopte er niet?" (optional)
     _user_id: str = ""
     _cleared: float = 0.0  # when this user's thread was last cleared (in any tab)
     _removed: list[str] = []  # ids of messages taken out (regenerate, edit), so other tabs drop them too

@@ -34,6 +34,7 @@ class FeedbackRow:
     sources: str = ""
     display: str = ""  # the answer as markdown, its [ref:N] as links to the cited topics (as in the chat)
     source_links: list[FeedbackSource] = dataclasses.field(default_factory=list)
+    reason: str = ""  # what the user said was wrong (a thumbs-down's optional reason)
 
 
 class FeedbackState(rx.State):
@@ -71,7 +72,8 @@ class FeedbackState(rx.State):
         cites = stored_citations(f.answer, f.sources)
         return FeedbackRow(f.created, f.user, f.rating, f.question, f.answer, ", ".join(f.citations),
                            display(f.answer, cites),
-                           [FeedbackSource(c.label, topic_url(c.slug, c.anchor)) for c in cites if c.slug])
+                           [FeedbackSource(c.label, topic_url(c.slug, c.anchor)) for c in cites if c.slug],
+                           f.reason)
 
     @rx.event
     def set_show(self, value: str | list[str]):

@@ -33,17 +33,22 @@ def scan_page(request, browser):
     ctx.close()
 
 
-def settle(page) -> None:
-    """Wait until the page has loaded its data (no skeletons, no spinner checking the session)."""
+def settle(page, *, still: bool = True) -> None:
+    """Wait until the page has loaded its data (no skeletons, no spinner checking the session; `still=False`
+    while R42 answers, whose spinner turns on purpose)."""
     page.wait_for_load_state("networkidle")
-    page.wait_for_function("!document.querySelector('[aria-busy=\"true\"]:not(#r42-window *)')")
-    # and until nothing fades in any more (a dialog measured mid-fade has the contrast of half its colour)
-    page.wait_for_function("document.getAnimations().every((a) => a.playState !== 'running')")
+    if still:
+        page.wait_for_function("!document.querySelector('[aria-busy=\"true\"]:not(#r42-window *)')")
+    # and until nothing fades in any more (a dialog measured mid-fade has the contrast of half its colour); a
+    # spinner turns for ever
+    page.wait_for_function("document.getAnimations().every((a) => a.playState !== 'running'"
+                           " || a.effect.getTiming().iterations === Infinity)")
 
 
-def violations(page) -> list[str]:
-    """axe-core's WCAG 2.0/2.1 A and AA violations on the page, one line per element."""
-    settle(page)
+def violations(page, *, still: bool = True) -> list[str]:
+    """axe-core's WCAG 2.0/2.1 A and AA violations on the page, one line per element. `still=False` scans
+    mid-stream or while a tool waits for a yes, R42's spinner turning."""
+    settle(page, still=still)
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE))
     found = page.evaluate(
@@ -203,4 +208,64 @@ def test_the_quiz_passes_axe_question_verdict_stop_dialog_and_result(served_app,
         found += violations(scan_page)  # the attempt ended
     finally:
         end_active_quizzes(served_app)
+    assert found == [], "\n".join(found)
+
+
+def wait_for_mcp_servers(served_app) -> None:
+    """The app connects its MCP servers at boot, next to serving pages (health says when)."""
+    import time
+
+    import httpx
+
+    for _ in range(120):
+        mcp = httpx.get(f"{served_app.url}/api/health", timeout=10).json().get("mcp", {})
+        if mcp and all(state == "connected" for state in mcp.values()):
+            return
+        time.sleep(0.25)
+    pytest.fail(f"the MCP servers did not connect: {mcp}")
+
+
+@pytest.mark.parametrize("email", ["learner@example.com", "admin@example.com"])
+def test_the_chat_window_passes_axe_streaming_with_a_proposal_a_tool_confirmation_and_the_credit_hint(
+        served_app, scan_page, claude, email):
+    from tests.e2e.test_chat import ask, open_chat
+    from tests.e2e.test_graph_chips import proposal
+
+    wait_for_mcp_servers(served_app)
+    sign_in(scan_page, served_app, email)
+    open_chat(scan_page)
+    log = scan_page.locator("#r42-messages")
+    claude.reply_text(*[f"Woord{i} " for i in range(40)], "[ref:1]", chunk_delay=0.25)
+    ask(scan_page, "Wat is de AOW?")
+    expect(log).to_have_attribute("aria-busy", "true", timeout=30_000)
+    expect(scan_page.locator(".r42-assistant").last).to_contain_text("Woord1")
+    found = violations(scan_page, still=False)  # streaming
+    expect(log).to_have_attribute("aria-busy", "false", timeout=60_000)
+
+    claude.reply_tool("propose_graph_delta", proposal(f"a11y-{email.split('@')[0]}"))  # shown, not answered
+    claude.reply_text("Ik stel een aanvulling voor.")
+    ask(scan_page, "Mist er iets over wezen?")
+    expect(scan_page.locator(".r42-delta").last).to_contain_text("Nieuw onderwerp")
+    expect(log).to_have_attribute("aria-busy", "false", timeout=30_000)
+    found += violations(scan_page)  # a proposal card
+
+    claude.reply_tool("r42demo__send_message", {"subject": "Toegankelijkheid", "text": "Alleen een test."})
+    claude.reply_text("Goed, ik heb niets verstuurd.")
+    ask(scan_page, "Laat de beheerder iets weten")
+    card = scan_page.locator(".r42-confirm").last
+    expect(card).to_have_attribute("data-state", "pending", timeout=30_000)
+    found += violations(scan_page, still=False)  # an external tool asks first (the answer waits for it)
+    card.locator(".r42-confirm-deny").click()
+    expect(card).to_contain_text("Geweigerd")
+    expect(log).to_have_attribute("aria-busy", "false", timeout=30_000)
+
+    pb = served_app.superuser()
+    demo = pb.first("tenants", 'slug = "demo"')
+    pb.update("tenants", demo["id"], {"credits": 0})
+    try:
+        ask(scan_page, "Wat is de AOW?")
+        expect(scan_page.locator(".r42-quota").last).to_be_visible(timeout=30_000)
+        found += violations(scan_page)  # no credit left: the hint
+    finally:
+        pb.update("tenants", demo["id"], {"credits": demo["credits"]})
     assert found == [], "\n".join(found)

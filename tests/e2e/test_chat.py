@@ -391,6 +391,12 @@ def test_thumbs_down_reaches_the_admins_feedback_page(served_app, browser, claud
     expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
     last.locator(".r42-thumb-down").click()
     expect(last.locator(".r42-thumb-down")).to_have_attribute("aria-pressed", "true")
+    # an optional reason, asked right there, its box focused; Versturen adds it to the rating
+    expect(page.locator("#r42-reason")).to_be_focused()
+    page.keyboard.type("Het antwoord noemt het bedrag van de franchise niet.")
+    page.click("#r42-reason-send")
+    expect(page.locator("#r42-reason")).to_have_count(0)
+    expect(page.locator("#r42-input")).to_be_focused()
     ctx.close()
 
     admin_ctx = browser.new_context()
@@ -401,7 +407,25 @@ def test_thumbs_down_reaches_the_admins_feedback_page(served_app, browser, claud
     expect(row).to_contain_text("De franchise is het deel van het salaris")
     expect(row).to_have_attribute("data-rating", "down")
     expect(row).to_contain_text("Lotte de Leerling")
+    expect(row.locator(".feedback-reason")).to_have_text("Het antwoord noemt het bedrag van de franchise niet.")
     admin_ctx.close()
+
+
+def test_a_thumbs_down_reason_can_be_skipped_with_escape_and_the_rating_stays(served_app, page, claude):
+    claude.reply_text("De AOW is het basispensioen [ref:1].")
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Wat is de AOW precies?")
+    last = page.locator(".r42-assistant").last
+    expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
+    last.locator(".r42-thumb-down").click()
+    expect(page.locator("#r42-reason")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(page.locator("#r42-reason")).to_have_count(0)
+    expect(page.locator("#r42-input")).to_be_visible()  # Escape skipped the reason; the window stays open
+    expect(last.locator(".r42-thumb-down")).to_have_attribute("aria-pressed", "true")
+    rows = served_app.superuser().all("chat_feedback", filter='question = "Wat is de AOW precies?"')
+    assert [(r["rating"], r["reason"]) for r in rows] == [("down", "")]
 
 
 def test_a_hand_edited_stored_thread_with_odd_fields_still_saves(served_app, page, claude):

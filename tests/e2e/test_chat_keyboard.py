@@ -38,6 +38,7 @@ def test_keyboard_only_shortcut_ask_announce_reach_the_chip_and_close(served_app
     window = page.locator("#r42-window")
     expect(window).to_have_attribute("role", "complementary")  # beside the page: not modal
     assert window.get_attribute("aria-modal") is None
+    assert page.locator("#main").get_attribute("inert") is None  # the page beside it stays usable
     expect(page.locator("#r42-title")).to_have_text("R42")
 
     log = page.locator("#r42-messages")
@@ -102,6 +103,8 @@ def test_on_a_phone_the_window_is_a_modal_dialog_that_keeps_tab_inside_and_a_chi
     expect(window).to_have_attribute("aria-modal", "true")
     expect(window).to_have_attribute("aria-labelledby", "r42-title")
     expect(phone.locator("#r42-input")).to_be_focused()
+    for behind in ("#skip-link", "header", "#main"):  # the page behind is out of reach, for a screen reader too
+        expect(phone.locator(behind)).to_have_attribute("inert", "")
     for key in ["Tab"] * 12 + ["Shift+Tab"] * 12:
         phone.keyboard.press(key)
         assert active_in(phone, "#r42-window"), f"{key} left the dialog for {phone.evaluate(ACTIVE)}"
@@ -119,6 +122,7 @@ def test_on_a_phone_the_window_is_a_modal_dialog_that_keeps_tab_inside_and_a_chi
     expect(phone).to_have_url(re.compile(r"/topics/partnerpensioen#p-[0-9a-f]{10}$"))
     expect(window).to_have_count(0)  # the topic it opens is seen, not hidden behind the window
     expect(phone.locator("#topic-title")).to_be_visible()
+    expect(phone.locator("#main")).not_to_have_attribute("inert", "")  # and can be used again
 
 
 def test_edit_keeps_the_question_until_sent_and_cancel_restores_it(served_app, page, claude):

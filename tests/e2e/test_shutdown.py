@@ -56,11 +56,22 @@ def test_stopping_at_any_moment_of_a_start_leaves_nothing_behind(tmp_path):
         env = {**os.environ, "R42_DATA_DIR": str(data), "R42_PORT": str(free_port()), "R42_PB_PORT": str(free_port()),
                "R42_DEMO_PASSWORD": DEMO_PASSWORD, "R42_MCP_ENABLED": "false"}
         env.pop("R42_PB_URL", None)
-        proc = subprocess.Popen([str(r42), "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        # The output goes to a file, not a pipe: a pipe would wait for every process that inherited it, and what
+        # is asked here is that `serve` ends and that nothing of it is left (the loop below looks for both).
+        log = tmp_path / f"serve-{i}.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen([str(r42), "serve"], env=env, stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
         time.sleep(0.3 + i * 0.4)  # 0.3 s .. 7.9 s into the start
         os.killpg(proc.pid, signal.SIGTERM) if i % 2 else proc.send_signal(signal.SIGINT)
-        output = proc.communicate(timeout=60)[0].decode(errors="replace")
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            left = processes_of(data)
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail(f"start {i}: `r42 serve` did not stop within 60 s; running: {left}\n"
+                        f"{log.read_text(errors='replace')[-4000:]}")
+        output = log.read_text(errors="replace")
         deadline = time.monotonic() + 10
         while processes_of(data) and time.monotonic() < deadline:
             time.sleep(0.2)

@@ -8,7 +8,13 @@ import pytest
 
 from r42_app.core.chat_view import UIMessage
 from r42_app.core.messages import msg
-from r42_app.services.store.feedback import FEEDBACK_PER_MINUTE, MAX_QUESTION, FeedbackError, FeedbackStore
+from r42_app.services.store.feedback import (
+    FEEDBACK_PER_MINUTE,
+    MAX_QUESTION,
+    MAX_REASON,
+    FeedbackError,
+    FeedbackStore,
+)
 from r42_app.services.store.pb import PBError, PocketBase, quote
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
@@ -189,3 +195,46 @@ def test_an_oversized_or_anonymous_rating_is_refused_and_the_old_one_stays(rater
     FeedbackStore(admin_pb).record(demo["id"], me["id"], "down", "v" * 5000, "a" * 30000, [], "m-1")
     (row,) = ratings_of(admin_pb, me["id"])
     assert row["rating"] == "down" and len(row["question"]) == MAX_QUESTION and len(row["answer"]) == 8000
+
+
+# -- issue 25: a thumbs-down's optional reason -------------------------------------------------------------
+
+
+def test_a_reason_is_added_to_the_users_own_thumbs_down_only(rater, admin_pb, pb_server):
+    client, me, demo = rater
+    store = FeedbackStore(admin_pb)
+    store.record(demo["id"], me["id"], "down", "Wat is de AOW?", "Het basispensioen.", [], "r1")
+    store.record(demo["id"], me["id"], "up", "Wat is indexatie?", "Verhoging.", [], "r2")
+    assert store.add_reason(demo["id"], me["id"], "r1", "  Het noemt   de leeftijd niet.\n") is True
+    assert store.add_reason(demo["id"], me["id"], "r2", "Geen duim omlaag") is False  # a thumbs-up gets none
+    other = admin_pb.first("users", 'email = "learner@example.com"')
+    assert store.add_reason(demo["id"], other["id"], "r1", "Van iemand anders") is False  # not their rating
+    acme = admin_pb.first("tenants", 'slug = "acme"')
+    assert store.add_reason(acme["id"], me["id"], "r1", "Andere tenant") is False
+    with pytest.raises(FeedbackError) as err:
+        store.add_reason(demo["id"], me["id"], "r1", "x" * (MAX_REASON + 1))
+    assert err.value.user_message == msg("feedback.reason_too_long")
+    by_message = {r["message_id"]: r for r in ratings_of(admin_pb, me["id"])}
+    assert by_message["r1"]["reason"] == "Het noemt de leeftijd niet."  # the refused one left it as it was
+    assert by_message["r2"]["reason"] == ""
+    down = next(f for f in store.recent(demo["id"]) if f.question == "Wat is de AOW?")
+    assert down.reason == "Het noemt de leeftijd niet."
+    with pytest.raises(PBError):  # a user cannot write a reason (or anything) into a rating over the REST API
+        client.update("chat_feedback", by_message["r1"]["id"], {"reason": "Eigen tekst"})
+
+
+@pytest.mark.anyio
+async def test_the_chat_asks_for_a_reason_after_a_thumbs_down_and_stores_it(rater, admin_pb, app_env):
+    _client, me, _demo = rater
+    root = await signed_in_root(me["email"])
+    chat = substate(root, ChatState)
+    chat.messages = [UIMessage("q1", "user", "Wat is de AOW?"), UIMessage("a1", "assistant", "Het basispensioen.")]
+    await call(chat, ChatState.rate, "a1", "down")
+    assert chat.reason_for == "a1"
+    await call(chat, ChatState.send_reason, {"reason": "x" * (MAX_REASON + 1)})
+    assert chat.reason_for == "a1"  # refused: the form stays, with the reason why in a toast
+    await call(chat, ChatState.send_reason, {"reason": "Het klopt niet voor 1960."})
+    assert chat.reason_for == ""
+    assert [r["reason"] for r in ratings_of(admin_pb, me["id"])] == ["Het klopt niet voor 1960."]
+    await call(chat, ChatState.rate, "a1", "up")  # changed their mind: a thumbs-up asks nothing
+    assert chat.reason_for == "" and [r["rating"] for r in ratings_of(admin_pb, me["id"])] == ["up"]

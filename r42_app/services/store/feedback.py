@@ -16,6 +16,7 @@ MAX_QUESTION = 2000  # the schema's max (pb_migrations/1764400800_r42_limits.js)
 MAX_ANSWER = 8000  # R42's answer: ~1,024 tokens a model round fit; a longer one is kept from the start
 # PocketBase also caps a row at 24,000 bytes (pb_hooks/r42_rules.js): the texts are cut to these byte budgets.
 QUESTION_BYTES, ANSWER_BYTES, CITATIONS = 4000, 16000, 10
+MAX_REASON = 500  # a thumbs-down's optional "Wat klopte er niet?" (pb_migrations/1764401200_r42_feedback_reason.js)
 
 
 def _cut(text: str, chars: int, size: int) -> str:
@@ -40,6 +41,7 @@ class Feedback:
     citations: list[str]
     # each source as stored: slug, label and, when the chat passed them, its ref (the N of [ref:N]) and anchor
     sources: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    reason: str = ""  # a thumbs-down's optional reason
 
 
 class FeedbackStore:
@@ -69,6 +71,22 @@ class FeedbackStore:
                 raise FeedbackError("feedback.too_fast", "too many ratings in a minute") from exc
             raise
 
+    def add_reason(self, tenant_id: str, user_id: str, message_id: str, reason: str) -> bool:
+        """The reason a user gives after their thumbs-down on `message_id` (trimmed, at most MAX_REASON
+        characters; empty clears it). False when there is no such rating of theirs (it was replaced by a
+        thumbs-up meanwhile, say): nothing is written then."""
+        reason = " ".join(reason.split())
+        if len(reason) > MAX_REASON:
+            raise FeedbackError("feedback.reason_too_long", f"a reason is at most {MAX_REASON} characters")
+        if not tenant_id or not user_id or not message_id:
+            return False
+        row = self.pb.first("chat_feedback", f"tenant = {quote(tenant_id)} && user = {quote(user_id)} && "
+                                             f'message_id = {quote(message_id[:64])} && rating = "down"')
+        if row is None:
+            return False
+        self.pb.update("chat_feedback", row["id"], {"reason": reason})
+        return True
+
     def recent(self, tenant_id: str, limit: int = 200) -> list[Feedback]:
         """The tenant's latest ratings, newest first (a malformed row is shown as far as it can be)."""
         rows = self.pb.list("chat_feedback", filter=f"tenant = {quote(tenant_id)}", sort="-created",
@@ -82,5 +100,5 @@ class FeedbackStore:
                                 row.get("rating") if row.get("rating") in RATINGS else "?",
                                 str(row.get("question") or ""), str(row.get("answer") or ""),
                                 [str(c.get("label") or c.get("slug") or "") for c in cites if isinstance(c, dict)],
-                                [c for c in cites if isinstance(c, dict)]))
+                                [c for c in cites if isinstance(c, dict)], str(row.get("reason") or "")))
         return out
