@@ -45,9 +45,24 @@ _BLOCK = (rf"(?:(?:{_spaced('rag')}{_GAP})?{_spaced('snippet')}(?:{_GAP}s)?"
           rf"|{_spaced('knowledge')}{_GAP}{_spaced('base')}(?:{_GAP}(?:{_spaced('text')}|{_spaced('context')}))?"
           rf"|{_spaced('kb')})")
 _EDGE = rf"(?:{_spaced('start')}|{_spaced('end')}|{_spaced('begin')}|{_spaced('stop')}|{_spaced('einde')})"
-_SEP = r"[^a-z0-9]{0,8}"  # between the words, line breaks included ("SNIPPET\nEND" could read as one)
-_DELIMITER = re.compile(rf"[^a-z0-9\n]*(?:{_BLOCK}{_SEP}{_EDGE}|{_EDGE}{_SEP}(?:{_spaced('of')}{_SEP})?"
-                        rf"(?:{_spaced('the')}{_SEP})?{_BLOCK})[^a-z0-9\n]*")
+# Between the words, line breaks included ("SNIPPET\nEND" could read as one), however many ("END---------SNIPPET").
+_SEP = r"[^a-z0-9]*+"
+# The words of a delimiter and the signs after them; the signs before them are taken by `_delimiters`. (A
+# pattern that began with that run was tried from each of its characters: 20,000 dashes took 9 s.)
+_DELIMITER = re.compile(rf"(?:{_BLOCK}{_SEP}{_EDGE}|{_EDGE}{_SEP}(?:{_spaced('of')}{_SEP})?"
+                        rf"(?:{_spaced('the')}{_SEP})?{_BLOCK})[^a-z0-9\n]*+")
+_SIGN = re.compile(r"[^a-z0-9\n]")
+
+
+def _delimiters(skeleton: str) -> list[tuple[int, int]]:
+    """The spans of every delimiter-like run in `skeleton`, each with the signs on its line before it."""
+    spans: list[tuple[int, int]] = []
+    for m in _DELIMITER.finditer(skeleton):
+        start, floor = m.start(), spans[-1][1] if spans else 0
+        while start > floor and _SIGN.match(skeleton, start - 1):
+            start -= 1
+        spans.append((start, m.end()))
+    return spans
 # A citation as the model writes one: in square(-ish) brackets, or with a colon ("(ref. 3)" in prose stays).
 _REF = re.compile(rf"(?:[\[【〔⟦]\s*{_spaced('ref')}{_GAP}(\d+)\s*[\]】〕⟧]?|{_spaced('ref')}\s*:\s*(\d+)\]?)")
 _HEADER_KEY = re.compile(rf"({_spaced('suspect')}|{_spaced('markers')}|{_spaced('topic')}|{_spaced('label')})\s*=")
@@ -69,14 +84,21 @@ def defuse(text: str) -> str:
     if not text:
         return ""
     text = _UNSEEN.sub("", text)
-    edits: list[tuple[int, int, str]] = []
-    for pattern, make in ((_DELIMITER, lambda m: _REMOVED), (_REF, lambda m: f"(ref {m.group(1) or m.group(2)})"),
+    edits = [(start, end, _REMOVED) for start, end in _delimiters(_skeleton(text))]
+    text = _apply(text, edits)
+    for pattern, make in ((_REF, lambda m: f"(ref {m.group(1) or m.group(2)})"),
                           (_HEADER_KEY, lambda m: m.group(1) + ": ")):
-        skeleton = _skeleton(text)
-        edits = [(m.start(), m.end(), make(m)) for m in pattern.finditer(skeleton)]
-        for start, end, replacement in reversed(edits):
-            text = text[:start] + replacement + text[end:]
+        text = _apply(text, [(m.start(), m.end(), make(m)) for m in pattern.finditer(_skeleton(text))])
     return text
+
+
+def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """`text` with each (start, end) span replaced, the spans in order and apart."""
+    parts, at = [], 0
+    for start, end, replacement in edits:
+        parts += [text[at:start], replacement]
+        at = end
+    return "".join([*parts, text[at:]])
 
 
 def one_line(text: str) -> str:

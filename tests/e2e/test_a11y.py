@@ -171,6 +171,48 @@ def test_on_a_phone_each_topic_row_is_a_card_with_its_actions(served_app, browse
     ctx.close()
 
 
+OVERFLOW = """() => {
+  const width = document.documentElement.clientWidth;
+  const wide = [...document.querySelectorAll('body *')].filter((el) => {
+    const r = el.getBoundingClientRect();
+    if (!r.width || !r.height || r.right <= width + 1 || el.closest('[data-r42-scrolls]')) return false;
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {  // inside a box that scrolls or clips: that box counts
+      const o = getComputedStyle(a).overflowX;
+      if (o === 'auto' || o === 'scroll' || o === 'hidden' || o === 'clip') return false;
+    }
+    return true;
+  });
+  return {scroll: document.documentElement.scrollWidth, width,
+          wide: wide.slice(0, 5).map((el) => `${el.tagName.toLowerCase()}#${el.id}.${el.className}`.slice(0, 120))};
+}"""
+
+
+@pytest.mark.parametrize("email, paths", [("learner@example.com", LEARNER_PAGES),
+                                          ("admin@example.com", ADMIN_PAGES)])
+def test_every_page_reflows_at_320_css_pixels_without_scrolling_sideways(served_app, browser, email, paths):
+    """WCAG 1.4.10 Reflow: at 320 CSS px (a 1280 px screen at 400% zoom; 200% zoom is 640 px) nothing needs a
+    sideways scroll, except what scrolls inside its own box by design (the graph's canvas)."""
+    from tests.e2e.test_chat import open_chat
+
+    ctx = browser.new_context(viewport={"width": 320, "height": 640}, is_mobile=True, has_touch=True)
+    page = ctx.new_page()
+    sign_in(page, served_app, email)
+    wide = []
+    for path in paths:
+        page.goto(served_app.url + path)
+        expect(page.locator("#main")).to_be_visible()
+        settle(page)
+        found = page.evaluate(OVERFLOW)
+        if found["scroll"] > found["width"] + 1 or found["wide"]:
+            wide.append(f"{path}: {found}")
+    open_chat(page)  # the chat window, full screen
+    found = page.evaluate(OVERFLOW)
+    if found["scroll"] > found["width"] + 1 or found["wide"]:
+        wide.append(f"chat: {found}")
+    ctx.close()
+    assert wide == [], "\n".join(wide)
+
+
 def test_the_chat_window_passes_axe_empty_answered_and_failed(served_app, scan_page, claude):
     from tests.e2e.test_chat import ask, open_chat
 
