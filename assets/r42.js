@@ -18,19 +18,25 @@
       function (el) { return !el.hidden && el.getClientRects().length > 0 && el.getAttribute('aria-hidden') !== 'true'; });
   }
   // the message box once it exists (the window mounts after the server's answer), else the window's first control
-  // One wait at a time: the shortcut and the launcher's click both ask, and a second wait that ended later
-  // would pull the focus back from wherever the user had moved it meanwhile.
+  // Once the window is there: at once if it is, else when it mounts. A window that mounted with the focus
+  // already inside (the box's autofocus, or the user tabbing on) keeps it there: a wait that ended later must
+  // not pull the focus back from where the user moved it. One wait at a time (the shortcut and the launcher's
+  // click both ask).
   var focusWait = null;
+  function focusBox(w) {
+    var box = document.getElementById('r42-input') || focusables(w)[0];
+    if (box) box.focus();
+    return !!box;
+  }
   window.r42FocusInput = function () {
     clearTimeout(focusWait);
-    var tries = 0;
-    (function attempt() {
-      var w = win();
-      if (w) {
-        var box = document.getElementById('r42-input') || focusables(w)[0];
-        if (box) { box.focus(); return; }
-      }
-      if (++tries < 60) focusWait = setTimeout(attempt, 50);
+    var w = win(), tries = 0;
+    if (w && focusBox(w)) return;
+    (function wait() {
+      var w = win(), at = document.activeElement;
+      if (w && at && at !== document.body && w.contains(at)) return;
+      if (w && focusBox(w)) return;
+      if (++tries < 60) focusWait = setTimeout(wait, 50);
     })();
   };
   // the optional reason after a thumbs-down, once its form has rendered

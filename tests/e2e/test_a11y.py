@@ -311,3 +311,35 @@ def test_the_chat_window_passes_axe_streaming_with_a_proposal_a_tool_confirmatio
     finally:
         pb.update("tenants", demo["id"], {"credits": demo["credits"]})
     assert found == [], "\n".join(found)
+
+
+def test_the_chat_window_passes_axe_with_the_reason_form_and_an_offline_answer(served_app, scan_page, claude):
+    """A thumbs-down's reason form; and an answer of the offline answerer, with its badge (the served app has
+    a model, so the stored thread is given such an answer, as a new tab then shows it)."""
+    import json
+
+    from tests.e2e.test_chat import ask, open_chat, thread_keys
+
+    claude.reply_text("Het partnerpensioen is voor je partner [ref:1].")
+    sign_in(scan_page, served_app, "learner@example.com")
+    open_chat(scan_page)
+    ask(scan_page, "Wat is het partnerpensioen?")
+    last = scan_page.locator(".r42-assistant").last
+    expect(scan_page.locator("#r42-send")).to_be_visible(timeout=30_000)
+    last.locator(".r42-thumb-down").click()
+    expect(scan_page.locator("#r42-reason")).to_be_focused()
+    found = violations(scan_page)  # "Wat klopte er niet?"
+    scan_page.click("#r42-reason-skip")
+
+    key = thread_keys(scan_page)[0]
+    scan_page.wait_for_function(f"(localStorage.getItem('{key}') || '').includes('voor je partner')")
+    thread = json.loads(scan_page.evaluate(f"localStorage.getItem('{key}')"))
+    answer = next(m for m in reversed(thread["messages"]) if m.get("role") == "assistant")
+    answer["status"] = "offline"
+    scan_page.evaluate("([k, v]) => localStorage.setItem(k, v)", [key, json.dumps(thread)])
+    fresh = scan_page.context.new_page()  # a new tab reads the thread from localStorage
+    fresh.goto(served_app.url + "/")
+    open_chat(fresh)
+    expect(fresh.locator(".r42-offline-badge").last).to_be_visible()
+    found += violations(fresh)
+    assert found == [], "\n".join(found)

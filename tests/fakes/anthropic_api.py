@@ -53,6 +53,7 @@ def _last_tool_result(body: dict) -> str:
 class FakeAnthropic:
     def __init__(self):
         self.scripts: list[Script] = []
+        self.default: Script | None = None  # the answer when no script is left (benchmarks: the same every time)
         self.requests: list[dict] = []
         self.first_delta_at: list[float] = []  # wall-clock time each response sent its first text delta
         self.port = 0
@@ -101,7 +102,8 @@ class FakeAnthropic:
     async def _messages(self, request: Request):
         body = await request.json()
         self.requests.append({"headers": dict(request.headers), "body": body})
-        script = self.scripts.pop(0) if self.scripts else Script(blocks=[{"type": "text", "text": "(no script)"}])
+        script = self.scripts.pop(0) if self.scripts else self.default or Script(
+            blocks=[{"type": "text", "text": "(no script)"}])
         if script.echo_tool_result:
             script = Script(blocks=[{"type": "text", "text": script.echo_tool_result + _last_tool_result(body)}])
         if script.delay:
