@@ -98,7 +98,9 @@ endif
 test-fast: setup
 	$(BIN)/python -m pytest tests/unit tests/integration -m "not slow" -n auto $(PYTEST_ARGS)
 
+# py-spy (MIT, a wheel from PyPI) samples the served app for `python -m bench turn-cpu`'s profile.
 bench: setup
+	@$(BIN)/python -c "import importlib.metadata as m; m.version('py-spy')" 2>/dev/null || $(BIN)/pip install -q py-spy==0.4.3
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:

@@ -32,6 +32,7 @@ BENCHMARKS = {
     "documents": "bench_documents",
     "abstain": "bench_abstain",
     "first-answer": "bench_first_answer",
+    "turn-cpu": "bench_turn_cpu",
 }
 
 

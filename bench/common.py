@@ -52,8 +52,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 
 
 @contextlib.contextmanager
-def served_app(*args: str, **env_extra: str) -> Iterator[tuple[str, PocketBase, Path]]:
-    """`r42 serve [args]` on free ports in a temp data dir, as `make run` starts it (indexer off).
+def served_app(*args: str, root: Path = ROOT, **env_extra: str) -> Iterator[tuple[str, PocketBase, Path]]:
+    """`r42 serve [args]` on free ports in a temp data dir, as `make run` starts it (indexer off), from the
+    checkout `root` (another one is a baseline's worktree: give PYTHONPATH=root too).
     Yields (app url, superuser PocketBase client, data dir)."""
     data = Path(tempfile.mkdtemp(prefix="r42-bench-"))
     port, pb_port = free_port(), free_port()
@@ -61,7 +62,7 @@ def served_app(*args: str, **env_extra: str) -> Iterator[tuple[str, PocketBase, 
            "R42_APP_INDEXER": "0", **env_extra}
     env.pop("R42_PB_URL", None)
     log = open(data / "serve.log", "wb")
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "r42"), "serve", *args], cwd=ROOT, env=env, stdout=log,
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "r42"), "serve", *args], cwd=root, env=env, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + 900

@@ -71,3 +71,8 @@ onRecordDelete((e) => {
 routerAdd("POST", "/api/r42/outbox/claim", (e) => {
   return require(`${__hooks}/r42_rules.js`).claimOutbox(e);
 }, $apis.requireSuperuserAuth());
+
+// The chat turn's guard reads, in one request (issue 26; services/store/access.py turn_guard).
+routerAdd("POST", "/api/r42/turn-guard", (e) => {
+  return require(`${__hooks}/r42_rules.js`).turnGuard(e);
+}, $apis.requireSuperuserAuth());

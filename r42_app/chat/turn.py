@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from r42_app.chat import events
+from r42_app.chat.coalesce import coalesce_text
 from r42_app.chat.tools import ToolRegistry, TurnContext, builtin_registry
 from r42_app.core.capabilities import DEFAULT_CAPABILITIES, QA_HELP
 from r42_app.core.chat import (
@@ -34,7 +35,7 @@ from r42_app.core.retrieval import KBContext, TenantIndex, render_snippets
 from r42_app.services.adapters.llm import LLMError, LLMEvent
 from r42_app.services.retrieval import MODES, Retriever, SearchResult
 from r42_app.services.store.kb_store import KBStore
-from r42_app.services.store.pb import PBError
+from r42_app.services.store.pb import PBError, pb_time
 
 log = logging.getLogger(__name__)
 
@@ -124,10 +125,17 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
 
 async def _guard(user: SignedInUser, deps: ChatDeps, need: str) -> frozenset[str] | set[str]:
     """check_turn's PocketBase part: R42 on, the capability, credit and no quiz (raises ChatRefused)."""
-    access_lookup = asyncio.to_thread(deps.access.effective, user.tenant_id, user.id) if deps.access else _none()
-    quiz_lookup = asyncio.to_thread(deps.quiz.active, user.id) if deps.quiz else _none()
     try:
-        access, quiz_active = await asyncio.gather(access_lookup, quiz_lookup)
+        if (turn_guard := getattr(deps.access, "turn_guard", None)) and (clock := getattr(deps.quiz, "clock", None)):
+            # PocketBase's stores: the three reads in one request
+            chatbot, resolution, quiz_active = await asyncio.to_thread(turn_guard, user.tenant_id, user.id,
+                                                                       pb_time(clock()))
+            access = chatbot, resolution
+        else:  # other lookups (the tests' fakes): each on its own
+            access_lookup = asyncio.to_thread(deps.access.effective, user.tenant_id, user.id) if deps.access \
+                else _none()
+            quiz_lookup = asyncio.to_thread(deps.quiz.active, user.id) if deps.quiz else _none()
+            access, quiz_active = await asyncio.gather(access_lookup, quiz_lookup)
     except PBError as exc:
         log.error("turn guard could not reach PocketBase: %s", exc)
         raise ChatRefused("unavailable") from exc
@@ -219,7 +227,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
             for round_no in range(MAX_TOOL_ROUNDS + 1):
                 round_text, calls, spent = "", [], Usage()
                 this_round = definitions if round_no < MAX_TOOL_ROUNDS else []  # the last round must answer
-                async for event in deps.llm.stream(system, convo, this_round):
+                async for event in coalesce_text(deps.llm.stream(system, convo, this_round)):  # ~30 ms chunks
                     if event.kind == "text":
                         round_text += event.text
                         answer += event.text

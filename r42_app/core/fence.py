@@ -13,6 +13,7 @@ choosing (`suspect=false` becomes `suspect: false`), nor hand the model a citati
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -79,6 +80,7 @@ def _skeleton(text: str) -> str:
     return "".join(c if len(c) == 1 else "?" for c in out)
 
 
+@functools.lru_cache(maxsize=2048)  # the same passages are fenced turn after turn
 def defuse(text: str) -> str:
     """Text that cannot end, open or forge a block, nor cite: see the module docstring."""
     if not text:

@@ -7,6 +7,7 @@ guarantee: the system prompt tells the model to treat snippet text as data eithe
 
 from __future__ import annotations
 
+import functools
 import re
 
 from r42_app.core.injection_model import LinearModel
@@ -186,6 +187,7 @@ def use_learned_model(model: LinearModel | None) -> None:
     """Install (or remove, with None) the learned detector; `services.injection` loads it at start."""
     global _LEARNED
     _LEARNED = model
+    _markers.cache_clear()
 
 
 def learned_model() -> LinearModel | None:
@@ -194,9 +196,18 @@ def learned_model() -> LinearModel | None:
 
 def detect_injection_markers(text: str) -> list[str]:
     """Names of the injection markers found in `text` (an empty list means clean), in a stable order:
-    the rules' markers, then `learned` when the learned model (if installed) flags the text."""
+    the rules' markers, then `learned` when the learned model (if installed) flags the text.
+
+    Remembered per text (and learned model): the same passages are snippets of turn after turn, and reading
+    them again was a sixth of a chat turn's CPU under load (bench/bench_turn_cpu.py)."""
     if not text:
         return []
+    return list(_markers(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _markers(text: str) -> tuple[str, ...]:
+    """detect_injection_markers' work, cached (emptied when another learned model is installed)."""
     normalised = _normalise(text)
     # Role tags depend on line starts, so they are also checked before whitespace is collapsed.
     line_kept = re.sub(r"[ \t]+", " ", fold(text))
@@ -209,4 +220,4 @@ def detect_injection_markers(text: str) -> list[str]:
             found.append(name)
     if _LEARNED is not None and _LEARNED.flags(text):
         found.append("learned")
-    return found
+    return tuple(found)

@@ -228,9 +228,15 @@ class Retriever:
         self._checked_at: dict[str, float] = {}
         self._vectors: OrderedDict[str, TenantVectors] = OrderedDict()
         self._lock = threading.Lock()
+        self._checks: dict[str, threading.Lock] = {}  # per tenant: one freshness check at a time
+        self._checks_lock = threading.Lock()  # (not _lock: that one is held while an index loads)
         self._warned: set[str] = set()
 
     # -- tenants and indexes -----------------------------------------------------------
+
+    def _check_lock(self, tenant_id: str) -> threading.Lock:
+        with self._checks_lock:
+            return self._checks.setdefault(tenant_id, threading.Lock())
 
     def tenant(self, slug: str) -> Tenant:
         tenant = self.kb.tenant(slug)
@@ -242,12 +248,18 @@ class Retriever:
         """The tenant's lexical index. Checked against PocketBase at most every FRESHNESS_S; an edit is taken in
         incrementally (only the topics updated since, TenantIndex.updated), a first use loads the whole KB."""
         cached = self._indexes.get(tenant.id)
-        now = time.monotonic()
-        if cached and now - self._checked_at.get(tenant.id, 0.0) < FRESHNESS_S:
+        if cached and time.monotonic() - self._checked_at.get(tenant.id, 0.0) < FRESHNESS_S:
             self._indexes.move_to_end(tenant.id)
             return cached[1]
-        fingerprint = self.kb.fingerprint(tenant)
-        self._checked_at[tenant.id] = now
+        # One check at a time per tenant: fifty turns that find the index stale together ask PocketBase once,
+        # not fifty times (a check another turn finished while this one waited is as fresh as the rule asks).
+        with self._check_lock(tenant.id):
+            cached = self._indexes.get(tenant.id)
+            now = time.monotonic()
+            if cached and now - self._checked_at.get(tenant.id, 0.0) < FRESHNESS_S:
+                return cached[1]
+            fingerprint = self.kb.fingerprint(tenant)
+            self._checked_at[tenant.id] = now
         if cached and cached[0] == fingerprint:
             return cached[1]
         with self._lock:

@@ -196,3 +196,45 @@ async def test_the_window_path_is_rate_limited_like_the_api(api_env, admin_pb, d
         async for _ in run_turn(signed_in, [{"role": "user", "content": "Nog een?"}], services().chat, "fts"):
             pass
     assert refused.value.kind == "rate_limited" and refused.value.retry_after > 0
+
+
+# -- issue 26: the guard's reads in one request ------------------------------------------------------------
+
+
+def test_the_one_request_guard_reads_what_the_three_lookups_read(admin_pb, demo, person, tenant_settings):
+    from datetime import UTC, datetime, timedelta
+
+    from r42_app.services.store.pb import pb_time
+    from r42_app.services.store.quiz_store import QuizStore
+
+    user, token = person()
+    store = access(admin_pb)
+    now = datetime.now(UTC)
+    quizzes = QuizStore(admin_pb, clock=lambda: now)
+
+    def both():
+        chatbot, resolution, quiz = store.turn_guard(demo.id, user["id"], pb_time(now))
+        old_chatbot, old_resolution = store.effective(demo.id, user["id"])
+        assert (chatbot, resolution.effective, quiz) == (old_chatbot, old_resolution.effective,
+                                                         quizzes.active(user["id"]))
+        return resolution.effective, quiz
+
+    assert both() == (store.tenant_chatbot(demo.id).default, False)  # no row: the tenant's default
+    store.set_override(demo, user["id"], KB_SEARCH, DENY, actor_id="", actor="test")
+    assert KB_SEARCH not in both()[0]  # the row counts at once
+    row = admin_pb.first("chatbot_access", f'user = "{user["id"]}"')
+    admin_pb.update("chatbot_access", row["id"], {"overrides": {"qa_help": "sometimes", "nope": GRANT}})
+    assert QA_HELP in both()[0]  # a malformed row reads as no overrides, as before
+    session = admin_pb.create("quiz_sessions", {"user": user["id"], "tenant": demo.id, "active": True,
+                                                "started": pb_time(now), "expires": pb_time(now + timedelta(minutes=5))})
+    assert both()[1] is True  # a quiz is open
+    assert store.turn_guard(demo.id, user["id"], pb_time(now + timedelta(minutes=6)))[2] is False  # ...until it expires
+    admin_pb.delete("quiz_sessions", session["id"])
+    with pytest.raises(PBError) as gone:
+        store.turn_guard("nosuchtenant123", user["id"], pb_time(now))
+    assert gone.value.status == 404
+    with pytest.raises(PBError):  # the route is the server's: a user's token is refused
+        from r42_app.services.store.pb import PocketBase
+
+        PocketBase(admin_pb.base_url, token=token).send(
+            "POST", "/api/r42/turn-guard", body={"tenant": demo.id, "user": user["id"], "now": pb_time(now)})

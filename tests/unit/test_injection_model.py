@@ -30,9 +30,11 @@ def test_an_installed_model_adds_the_learned_marker_after_the_rules():
     text = "zebra zebra zebra"
     weights = {k: 10.0 for k in features(text)}
     before = learned_model()
+    use_learned_model(None)
+    assert detect_injection_markers(text) == []  # read (and remembered) without a model...
     use_learned_model(LinearModel(weights, bias=-5.0, threshold=0.5))
     try:
-        assert detect_injection_markers(text) == ["learned"]
+        assert detect_injection_markers(text) == ["learned"]  # ...and read again once one is installed
         assert detect_injection_markers("De werkgever betaalt de premie.") == []
     finally:
         use_learned_model(before)

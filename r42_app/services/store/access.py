@@ -1,7 +1,8 @@
 """Who may use which R42 capability: the tenant's master switch and default, each user's
 `chatbot_access` row, and an audit row for every change (settings page and CLI alike).
 
-Reads happen on every chat turn (no cache: a change counts on the user's next turn). Writes are
+Reads happen on every chat turn (no cache: a change counts on the user's next turn), in one request with the
+quiz lock (`turn_guard`). Writes are
 admin or operator actions; callers check who may make them.
 """
 
@@ -95,6 +96,19 @@ class AccessStore:
     def access_row(self, tenant_id: str, user_id: str) -> AccessRow | None:
         row = self.pb.first("chatbot_access", f"tenant = {quote(tenant_id)} && user = {quote(user_id)}")
         return AccessRow.from_record(row)
+
+    def turn_guard(self, tenant_id: str, user_id: str, now: str) -> tuple[TenantChatbot, Resolution, bool]:
+        """What a chat turn's guard reads, in one request (pb_hooks `/api/r42/turn-guard`): the tenant's switch,
+        default and credit, this user's effective capabilities, and whether a quiz of theirs is open at `now`
+        (a PocketBase time). As fresh as `effective` and QuizStore.active: nothing is cached."""
+        found = self.pb.send("POST", "/api/r42/turn-guard", body={"tenant": tenant_id, "user": user_id, "now": now})
+        tenant = found.get("tenant") if isinstance(found, dict) else None
+        if not isinstance(tenant, dict):
+            raise PBError(502, "turn-guard answered without the tenant")
+        access = found.get("access")
+        chatbot = _tenant_chatbot(tenant)
+        row = AccessRow.from_record(access if isinstance(access, dict) else None)
+        return chatbot, self.resolve(chatbot, row, user_id), found.get("quiz_active") is True
 
     def resolve(self, chatbot: TenantChatbot, row: AccessRow | None, user_id: str = "") -> Resolution:
         result = resolve(chatbot.default, row, self.overrides_enabled)

@@ -35,6 +35,7 @@ from r42_app.core.errors import UserError
 from r42_app.core.identity import Tenant
 from r42_app.core.messages import nl_number
 from r42_app.services.store.audit import audit_request
+from r42_app.services.store.group_commit import GroupCommit
 from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
 
 publish_log = logging.getLogger("r42.ai_cost.publisher")
@@ -87,6 +88,7 @@ class CostRecorder:
         self.prices = prices
         self.enabled = enabled
         self._pending: set[asyncio.Future] = set()
+        self._outbox = GroupCommit(pb, "outbox")  # turns ending together share a request
 
     def track(self, future: asyncio.Future) -> None:
         """Keep a publishing future until it is done (so `flush` can wait for it)."""
@@ -103,15 +105,16 @@ class CostRecorder:
         return cost_events(turn_id, tenant_id, user_id, model, rounds, self.prices.price(model))
 
     def record(self, turn_id: str, tenant_id: str, user_id: str, model: str, rounds: list[Round]) -> list[AICostEvent]:
-        """Compute the turn's events and queue them in one outbox row."""
+        """Compute the turn's events and queue them in one outbox row (returns once it is stored; turns that end
+        together share a batch request: services/store/group_commit.py)."""
         if not self.enabled:
             return []
         try:
             events = self.events(turn_id, tenant_id, user_id, model, rounds)
             if events:
-                self.pb.create("outbox", {"type": OUTBOX_COST, "status": "pending", "attempts": 0,
-                                          "payload": {"turn_id": turn_id, "tenant": tenant_id,
-                                                      "events": [e.as_dict() for e in events]}})
+                self._outbox.create({"type": OUTBOX_COST, "status": "pending", "attempts": 0,
+                                     "payload": {"turn_id": turn_id, "tenant": tenant_id,
+                                                 "events": [e.as_dict() for e in events]}})
             return events
         except Exception as exc:  # the answer was given; losing the cost must be visible, not fatal
             publish_log.error("publish.failed turn=%s tenant=%s reason=%s", turn_id, tenant_id, exc)

@@ -1,0 +1,63 @@
+"""Creates from many threads in as few PocketBase requests as they can share (issue 26: every chat turn wrote its
+cost outbox row in a request of its own, a twelfth of a turn's CPU under load).
+
+Group commit: a caller queues its row and takes the writer's lock; whoever holds it writes everything queued so
+far in one batch request (all or nothing), so while one batch is on its way the next callers' rows gather for
+the one after. Nobody waits for a timer: one turn alone is written at once, as before, and each caller returns
+only once its own row is stored (or raises as a create of its own would). A batch PocketBase refuses is tried
+again row by row, so one bad row costs only itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future
+from typing import Any
+
+from r42_app.services.store.pb import BatchRequest, PocketBase
+
+MAX_BATCH = 100  # rows in one request (PocketBase allows 1,000: pb_migrations/1764400000_r42_schema.js)
+
+
+class GroupCommit:
+    def __init__(self, pb: PocketBase, collection: str, max_batch: int = MAX_BATCH):
+        self.pb = pb
+        self.collection = collection
+        self.max_batch = max_batch
+        self._queue: list[tuple[dict[str, Any], Future]] = []
+        self._queue_lock = threading.Lock()
+        self._writer = threading.Lock()
+        self.requests = 0  # batch or single requests sent (the tests and the bench read it)
+
+    def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Store one row (blocking, as PocketBase.create); its stored record comes back."""
+        done: Future = Future()
+        with self._queue_lock:
+            self._queue.append((body, done))
+        while not done.done():
+            with self._writer:
+                if done.done():  # the batch of the one before us held it
+                    break
+                with self._queue_lock:
+                    batch, self._queue = self._queue[:self.max_batch], self._queue[self.max_batch:]
+                self._write(batch)
+        return done.result()
+
+    def _write(self, batch: list[tuple[dict[str, Any], Future]]) -> None:
+        if not batch:
+            return
+        try:
+            self.requests += 1
+            if len(batch) == 1:
+                stored = [self.pb.create(self.collection, batch[0][0])]
+            else:
+                stored = self.pb.batch([BatchRequest.create(self.collection, body) for body, _ in batch])
+        except Exception as exc:  # noqa: BLE001 - handed to the callers, whose create it was
+            if len(batch) == 1:
+                batch[0][1].set_exception(exc)
+                return
+            for one in batch:  # all or nothing refused: each on its own, so a bad row fails only itself
+                self._write([one])
+            return
+        for (_, done), record in zip(batch, stored, strict=True):
+            done.set_result(record)
