@@ -9,12 +9,14 @@ import asyncio
 import json
 import multiprocessing
 import os
+import shutil
+import subprocess
 import time
 from urllib.parse import urlparse
 
 import httpx
 
-from bench.common import CHROMIUM_ARGS, ms, p50, p95, served_app
+from bench.common import CHROMIUM_ARGS, ROOT, ms, p50, p95, served_app
 from tests.fakes.anthropic_api import FakeAnthropic
 
 USERS = 50
@@ -152,35 +154,63 @@ def _graph_lag(url: str, pb_url: str) -> dict:
     return {"opening": opening, "during": lag}
 
 
+def _measure_app(root, fake) -> tuple[dict, dict]:
+    env = {"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": fake.url}
+    if root != ROOT:
+        env["PYTHONPATH"] = str(root)
+    with served_app(root=root, **env) as (url, pb, _data):
+        tokens = _users(pb, MANY)
+        load = asyncio.run(_measure(url, tokens))
+        lag = _graph_lag(url, pb.base_url)
+    return load, lag
+
+
+def _rows(load: dict, lag: dict) -> list[tuple[str, str]]:
+    """(measure, "p50 / p95 …") for one app's run."""
+    return [
+        ("the first chat after ready, first event (a warm one: the next row)", ms(load["cold"])),
+        ("one chat at a time, first event (7 chats)", f"{ms(p50(load['single_first']))} / {ms(p95(load['single_first']))}"),
+        ("one chat at a time, done", f"{ms(p50(load['single_done']))} / {ms(p95(load['single_done']))}"),
+        (f"{USERS} concurrent chats of {USERS} users, first event",
+         f"{ms(p50(load['first']))} / {ms(p95(load['first']))}, {load['errors']} errors"),
+        (f"{USERS} concurrent chats, done", f"{ms(p50(load['done']))} / {ms(p95(load['done']))}"),
+        (f"{MANY} concurrent chats of {MANY} users, first event",
+         f"{ms(p50(load['many_first']))} / {ms(p95(load['many_first']))}, {load['many_errors']} errors"),
+        (f"{MANY} concurrent chats, done", f"{ms(p50(load['many_done']))} / {ms(p95(load['many_done']))}"),
+        (f"one user floods {FLOOD} requests: each 429",
+         f"{ms(p50(load['refusals']))} / {ms(p95(load['refusals']))}, {load['refused']} refused, all in "
+         f"{ms(load['flood_total'])}"),
+        ("another user's chat: calm / during the flood",
+         f"{ms(load['calm'])} / {ms(load['during'])}: {load['during'] / load['calm']:.1f}x"),
+        (f"event-loop lag, {GRAPH_PAGES} graph pages polling for a minute (p50 / p99 / max)",
+         f"{lag['during']['p50_ms']} / {lag['during']['p99_ms']} / {lag['during']['max_ms']} ms"),
+        (f"event-loop lag, the minute in which those {GRAPH_PAGES} pages opened",
+         f"{lag['opening']['p50_ms']} / {lag['opening']['p99_ms']} / {lag['opening']['max_ms']} ms"),
+    ]
+
+
 def run() -> str:
+    """This checkout; with R42_BENCH_BASELINE=<commit> also that commit (a git worktree served by this venv),
+    side by side in the same run."""
+    from bench.bench_turn_cpu import _baseline_tree
+
+    baseline = os.environ.get("R42_BENCH_BASELINE", "")
     fake = FakeAnthropic().start()
+    runs: list[tuple[str, list[tuple[str, str]]]] = []
+    tree = None
     try:
-        with served_app(ANTHROPIC_API_KEY="bench", ANTHROPIC_BASE_URL=fake.url) as (url, pb, _data):
-            tokens = _users(pb, MANY)
-            load = asyncio.run(_measure(url, tokens))
-            lag = _graph_lag(url, pb.base_url)
+        if baseline:
+            tree = _baseline_tree(baseline)
+            runs.append((f"baseline {baseline[:8]}", _rows(*_measure_app(tree, fake))))
+        runs.append(("this checkout", _rows(*_measure_app(ROOT, fake))))
     finally:
         fake.stop()
-    return "\n".join([
-        "### Load: `r42 serve` (one backend process) with a fake model that answers at once",
-        "",
-        "| measure | p50 | p95 | |",
-        "|---|---|---|---|",
-        f"| the first chat after the start (loads the embedding model), first event | {ms(load['cold'])} | | |",
-        f"| baseline: one chat at a time, first event | {ms(p50(load['single_first']))} | {ms(p95(load['single_first']))} | 7 chats |",
-        f"| baseline: one chat at a time, done | {ms(p50(load['single_done']))} | {ms(p95(load['single_done']))} | |",
-        f"| {USERS} concurrent chats of {USERS} users, first event | {ms(p50(load['first']))} | {ms(p95(load['first']))} | "
-        f"{load['errors']} errors |",
-        f"| {USERS} concurrent chats, done | {ms(p50(load['done']))} | {ms(p95(load['done']))} | |",
-        f"| {MANY} concurrent chats of {MANY} users, first event | {ms(p50(load['many_first']))} | "
-        f"{ms(p95(load['many_first']))} | {load['many_errors']} errors |",
-        f"| {MANY} concurrent chats, done | {ms(p50(load['many_done']))} | {ms(p95(load['many_done']))} | |",
-        f"| one user floods {FLOOD} requests: each 429 | {ms(p50(load['refusals']))} | {ms(p95(load['refusals']))} | "
-        f"{load['refused']} refused, all {FLOOD} answered in {ms(load['flood_total'])} |",
-        f"| another user's chat: calm / during the flood | {ms(load['calm'])} | {ms(load['during'])} | "
-        f"{load['during'] / load['calm']:.1f}x |",
-        f"| event-loop lag, {GRAPH_PAGES} graph pages polling for a minute (backend monitor) | "
-        f"p50 {lag['during']['p50_ms']} ms | p99 {lag['during']['p99_ms']} ms | max {lag['during']['max_ms']} ms |",
-        f"| event-loop lag, the minute in which those {GRAPH_PAGES} pages opened | "
-        f"p50 {lag['opening']['p50_ms']} ms | p99 {lag['opening']['p99_ms']} ms | max {lag['opening']['max_ms']} ms |",
-    ])
+        if tree is not None:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
+            shutil.rmtree(tree.parent, ignore_errors=True)
+    lines = ["### Load: `r42 serve` (one backend process) with a fake model that answers at once", "",
+             "| measure (p50 / p95 unless said) | " + " | ".join(label for label, _ in runs) + " |",
+             "|---|" + "---|" * len(runs)]
+    for i, (measure, _) in enumerate(runs[0][1]):
+        lines.append(f"| {measure} | " + " | ".join(rows[i][1] for _, rows in runs) + " |")
+    return "\n".join(lines)

@@ -100,9 +100,12 @@ class GraphState(rx.State):
         return await asyncio.to_thread(_fingerprint, user)
 
     async def _refresh(self, user) -> None:
-        seen, topics, relations, pending = await asyncio.to_thread(_fetch, user)
+        def fetch_and_build():  # in a thread: the layout data of a large graph is not the event loop's work
+            seen, topics, relations, pending = _fetch(user)
+            return seen, topics, relations, pending, build_view(topics, relations, pending)
+
+        seen, topics, relations, pending, view = await asyncio.to_thread(fetch_and_build)
         self._seen = seen
-        view = build_view(topics, relations, pending)
         self._view = view
         self._pending_descriptions = {str(t.get("id", "")): str(t.get("description", ""))
                                       for d in pending for t in d["topics"]}
