@@ -123,9 +123,10 @@ async def warm_up() -> None:
     import asyncio
 
     from r42_app.container import services
+    from r42_app.services.runtime.warm_marks import warm_markers
     from r42_app.services.runtime.warmup import WARMUP
 
-    await asyncio.to_thread(WARMUP.run, services())
+    await asyncio.to_thread(WARMUP.run, services(), warm_markers(services().settings.data_dir))
 
 
 THREADS = 32

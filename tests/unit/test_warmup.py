@@ -41,3 +41,39 @@ def test_a_failed_warm_up_still_makes_the_worker_ready():
     warmup = Warmup()
     warmup.run(FakeServices(FakeRetriever(fail=True)))
     assert warmup.ready and warmup.summary()["tenants"] == 0
+
+
+def test_a_warm_worker_leaves_its_mark_for_serve_to_count(tmp_path):
+    import os
+
+    from r42_app.services.runtime.supervisor import _count
+
+    marks = tmp_path / "run" / "warm"
+    assert _count(marks) == 0  # no folder yet: none warm
+    Warmup().run(FakeServices(FakeRetriever()), marks)
+    assert [p.name for p in marks.iterdir()] == [str(os.getpid())] and _count(marks) == 1
+    Warmup().run(FakeServices(FakeRetriever(fail=True)), marks)  # a failed warm-up is ready too (same pid here)
+    assert _count(marks) == 1
+
+
+def test_serve_waits_for_every_worker_not_only_the_one_health_reached(tmp_path, monkeypatch):
+    import httpx
+
+    from r42_app.services.runtime import supervisor
+
+    class Health:
+        def json(self):
+            return {"status": "ok"}
+
+    class Running:
+        def poll(self):
+            return None
+
+    monkeypatch.setattr(httpx, "get", lambda *a, **k: Health())
+    monkeypatch.setattr(supervisor.time, "sleep", lambda s: (marks / f"w{len(list(marks.iterdir()))}").touch())
+    marks = tmp_path / "warm"
+    marks.mkdir()
+    # health says ok from the first worker on; serve waits until two workers have left their marks
+    assert supervisor._wait_warm("http://x/api/health", Running(), 30, lambda: False, marks, 2) is True
+    assert supervisor._count(marks) == 2
+    assert supervisor._wait_warm("http://x/api/health", Running(), 0, lambda: False, marks, 3) is False  # timed out

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 
@@ -23,6 +25,7 @@ from r42_app.services.runtime.children import die_with_parent
 from r42_app.services.runtime.pb_server import ROOT, PocketBaseServer, ensure_superuser
 from r42_app.services.runtime.private import PRIVATE_UMASK, private_data_dir
 from r42_app.services.runtime.sidecars import ChromaServer, RedisServer
+from r42_app.services.runtime.warm_marks import warm_markers
 from r42_app.services.runtime.web_lock import WebDirLock
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
@@ -82,20 +85,30 @@ def _wait_http(url: str, proc: subprocess.Popen, timeout: float, stopping: Calla
     return False
 
 
-def _wait_warm(url: str, proc: subprocess.Popen, timeout: float, stopping: Callable[[], bool]) -> bool:
-    """Until /api/health no longer says "warming": the embedding model and the indexes are loaded
-    (services/runtime/warmup.py). A degraded PocketBase is not ours to wait for here."""
+def _wait_warm(url: str, proc: subprocess.Popen, timeout: float, stopping: Callable[[], bool],
+               markers: Path | None = None, workers: int = 1) -> bool:
+    """Until /api/health no longer says "warming" and, with `markers`, `workers` workers have left their mark
+    there: the embedding model and the indexes are loaded in every worker (services/runtime/warmup.py; health
+    answers for whichever worker it reaches). A degraded PocketBase is not ours to wait for here."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not stopping():
         if proc.poll() is not None:
             return False
         try:
-            if httpx.get(url, timeout=5).json().get("status") != "warming":
-                return True
+            warm = httpx.get(url, timeout=5).json().get("status") != "warming"
         except (httpx.HTTPError, ValueError):
-            pass
+            warm = False
+        if warm and (markers is None or _count(markers) >= workers):
+            return True
         time.sleep(0.5)
     return False
+
+
+def _count(folder: Path) -> int:
+    try:
+        return sum(1 for _ in folder.iterdir())
+    except OSError:
+        return 0
 
 
 def _stop_group(proc: subprocess.Popen, timeout: float = 15.0) -> None:
@@ -248,6 +261,8 @@ def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, st
         web_lock = WebDirLock(cfg.port).acquire()  # a second server on this build folder refuses here
         say(f"building and starting the web app on 127.0.0.1:{cfg.port} (first build takes a minute)")
         _restore_frontend_lock()
+        markers = warm_markers(cfg.data_dir)
+        shutil.rmtree(markers, ignore_errors=True)  # each worker of this start leaves its own when it is warm
         reflex = subprocess.Popen(
             [sys.executable, "-m", "r42_app.reflex_main", "run", "--env", "prod", "--frontend-port", str(cfg.port),
              "--backend-port", str(cfg.port), "--backend-host", "127.0.0.1", "--loglevel", loglevel],
@@ -260,7 +275,8 @@ def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, st
             _err(f"the web app did not come up on {cfg.app_url} (exit status {reflex.poll()})")
             return False
         say("loading the embedding model and the search indexes")
-        if not _wait_warm(f"{cfg.app_url}/api/health", reflex, start_timeout, lambda: shutdown.requested):
+        if not _wait_warm(f"{cfg.app_url}/api/health", reflex, start_timeout, lambda: shutdown.requested,
+                          markers, workers):
             if shutdown.requested:
                 return True
             _err(f"the web app did not get ready on {cfg.app_url} (exit status {reflex.poll()})")

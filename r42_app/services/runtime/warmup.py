@@ -6,8 +6,10 @@ wait 12-19 s behind "R42 zoekt in de kennisbank…" (bench/bench_first_answer.py
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from r42_app.core.identity import Tenant
@@ -31,9 +33,11 @@ class Warmup:
     def ready(self) -> bool:
         return self.state == "ready"
 
-    def run(self, svc: Any) -> None:
+    def run(self, svc: Any, marker_dir: Path | None = None) -> None:
         """Build the chat's services, then search once in every tenant (the most recent MAX_CACHED_INDEXES):
-        that loads the model, builds the index and reads the vectors into memory."""
+        that loads the model, builds the index and reads the vectors into memory. Then, with `marker_dir`, leave
+        a file named after this worker's pid there: `r42 serve` counts them, so with several workers it says
+        "ready" once every one of them is warm (health answers for whichever worker a request reaches)."""
         with self._lock:
             if self.ready:
                 return
@@ -51,6 +55,12 @@ class Warmup:
             self.seconds = round(time.monotonic() - start, 1)
             self.state = "ready"
             log.info("warm in %.1f s (%d tenants)", self.seconds, self.tenants)
+            if marker_dir is not None:
+                try:
+                    marker_dir.mkdir(parents=True, exist_ok=True)
+                    (marker_dir / str(os.getpid())).write_text(f"{self.seconds}\n")
+                except OSError as exc:  # serve then waits for its timeout and says so
+                    log.warning("could not mark this worker warm in %s: %s", marker_dir, exc)
 
     def summary(self) -> dict[str, Any]:
         return {"state": self.state, "seconds": self.seconds, "tenants": self.tenants}
