@@ -9,14 +9,12 @@ import asyncio
 import json
 import multiprocessing
 import os
-import shutil
-import subprocess
 import time
 from urllib.parse import urlparse
 
 import httpx
 
-from bench.common import CHROMIUM_ARGS, ROOT, ms, p50, p95, served_app
+from bench.common import CHROMIUM_ARGS, ROOT, baseline_checkout, ms, p50, p95, served_app
 from tests.fakes.anthropic_api import FakeAnthropic
 
 USERS = 50
@@ -192,22 +190,16 @@ def _rows(load: dict, lag: dict) -> list[tuple[str, str]]:
 def run() -> str:
     """This checkout; with R42_BENCH_BASELINE=<commit> also that commit (a git worktree served by this venv),
     side by side in the same run."""
-    from bench.bench_turn_cpu import _baseline_tree
-
     baseline = os.environ.get("R42_BENCH_BASELINE", "")
     fake = FakeAnthropic().start()
     runs: list[tuple[str, list[tuple[str, str]]]] = []
-    tree = None
     try:
         if baseline:
-            tree = _baseline_tree(baseline)
-            runs.append((f"baseline {baseline[:8]}", _rows(*_measure_app(tree, fake))))
+            with baseline_checkout(baseline) as tree:
+                runs.append((f"baseline {baseline[:8]}", _rows(*_measure_app(tree, fake))))
         runs.append(("this checkout", _rows(*_measure_app(ROOT, fake))))
     finally:
         fake.stop()
-        if tree is not None:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
-            shutil.rmtree(tree.parent, ignore_errors=True)
     lines = ["### Load: `r42 serve` (one backend process) with a fake model that answers at once", "",
              "| measure (p50 / p95 unless said) | " + " | ".join(label for label, _ in runs) + " |",
              "|---|" + "---|" * len(runs)]

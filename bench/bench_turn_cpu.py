@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ import httpx
 import psutil
 
 from bench.bench_load import _chat, _users
-from bench.common import ROOT, ms, p50, p95, served_app
+from bench.common import ROOT, baseline_checkout, ms, p50, p95, served_app
 from tests.fakes.anthropic_api import FakeAnthropic
 
 USERS = 50
@@ -140,34 +139,19 @@ def _measure(root: Path, label: str, fake: FakeAnthropic) -> dict:
                 "parts": _categorise(raw) if raw.exists() else collections.Counter()}
 
 
-def _baseline_tree(commit: str) -> Path:
-    tree = Path(tempfile.mkdtemp(prefix="r42-baseline-")) / "tree"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), commit], check=True,
-                   capture_output=True)
-    for shared in ("tools",):  # PocketBase, bun, the injection model: downloaded once, for both
-        src = ROOT / shared
-        if src.exists() and not (tree / shared).exists():
-            (tree / shared).symlink_to(src)
-    return tree
-
-
 def run() -> str:
     fake = FakeAnthropic().start()
     runs: list[tuple[str, dict]] = []
     baseline = os.environ.get("R42_BENCH_BASELINE", "")
-    tree = None
     try:
         fake.reply_text(*ANSWER)
         fake.default = fake.scripts.pop()  # every turn gets this answer
         if baseline:
-            tree = _baseline_tree(baseline)
-            runs.append((f"baseline {baseline[:8]}", _measure(tree, "baseline", fake)))
+            with baseline_checkout(baseline) as tree:
+                runs.append((f"baseline {baseline[:8]}", _measure(tree, "baseline", fake)))
         runs.append(("this checkout", _measure(ROOT, "now", fake)))
     finally:
         fake.stop()
-        if tree is not None:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
-            shutil.rmtree(tree.parent, ignore_errors=True)
     lines = [f"### A chat turn's cost: {USERS} concurrent chats x {ROUNDS} rounds, POST /api/chat, fake model "
              f"({len(ANSWER)} text deltas)", "",
              "| code | CPU per turn | first event p50 / p95 | done p50 / p95 | turns |", "|---|---|---|---|---|"]

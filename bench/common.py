@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import statistics
@@ -78,6 +79,23 @@ def served_app(*args: str, root: Path = ROOT, **env_extra: str) -> Iterator[tupl
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(60)
         log.close()
+
+
+@contextlib.contextmanager
+def baseline_checkout(commit: str) -> Iterator[Path]:
+    """`commit` checked out as a git worktree (its `tools/` shared with this checkout's: PocketBase, bun, the
+    injection model), for a benchmark to serve beside this checkout: `served_app(root=tree, PYTHONPATH=tree)`.
+    Removed afterwards."""
+    tree = Path(tempfile.mkdtemp(prefix="r42-baseline-")) / "tree"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), commit], check=True,
+                   capture_output=True)
+    try:
+        if (ROOT / "tools").exists() and not (tree / "tools").exists():
+            (tree / "tools").symlink_to(ROOT / "tools")
+        yield tree
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
+        shutil.rmtree(tree.parent, ignore_errors=True)
 
 
 def timings(fn: Callable[[], object], repeat: int) -> list[float]:

@@ -35,6 +35,11 @@ from r42_app.state.chat_thread import ThreadMixin, topic_labels
 from r42_app.state.chat_window import WindowMixin
 
 log = logging.getLogger(__name__)
+FOCUS_INPUT = "window.r42FocusInput && window.r42FocusInput()"  # assets/r42.js: the question box, once it is there
+
+
+def _rated() -> rx.event.EventSpec:
+    return rx.toast(msg("chat.rated"), duration=2000)
 
 class ChatState(WindowMixin, ThreadMixin, rx.State):
     """What the R42 window shows. Opening, closing and what R42 may do for the user are WindowMixin's
@@ -143,7 +148,7 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
             self.reason_for = message_id
             return rx.call_script("window.r42FocusReason && window.r42FocusReason()")
         self.reason_for = "" if self.reason_for == message_id else self.reason_for
-        return rx.toast(msg("chat.rated"), duration=2000)
+        return _rated()
 
     @rx.event
     async def send_reason(self, form: dict):
@@ -155,9 +160,9 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
         user = await self._user()
         if user is None or not message_id:
             return
-        refocus = rx.call_script("window.r42FocusInput && window.r42FocusInput()")
+        refocus = rx.call_script(FOCUS_INPUT)
         if not reason.strip():
-            return [refocus, rx.toast(msg("chat.rated"), duration=2000)]
+            return [refocus, _rated()]
         try:
             stored = await asyncio.to_thread(services().feedback.add_reason, user.tenant_id, user.id, message_id,
                                              reason)
@@ -176,8 +181,7 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
     def skip_reason(self):
         """No reason: the thumbs-down stays as it is."""
         self.reason_for = ""
-        return [rx.call_script("window.r42FocusInput && window.r42FocusInput()"),
-                rx.toast(msg("chat.rated"), duration=2000)]
+        return [rx.call_script(FOCUS_INPUT), _rated()]
 
     @rx.event
     async def regenerate(self):
@@ -197,13 +201,13 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
             return
         self.editing = self.last_user_id
         return [rx.set_value("r42-input", self.last_question),
-                rx.call_script("window.r42Count && window.r42Count(); window.r42FocusInput && window.r42FocusInput()")]
+                rx.call_script(f"window.r42Count && window.r42Count(); {FOCUS_INPUT}")]
 
     @rx.event
     def cancel_edit(self):
         """Annuleren: the question and its answer stay as they were, and the box is empty again."""
         self.editing = ""
-        return [rx.set_value("r42-input", ""), rx.call_script("window.r42FocusInput && window.r42FocusInput()")]
+        return [rx.set_value("r42-input", ""), rx.call_script(FOCUS_INPUT)]
 
     def _cut_from(self, message_id: str) -> None:
         """Take a question and everything after it out of the thread (other tabs drop them too)."""

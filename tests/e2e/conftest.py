@@ -176,6 +176,19 @@ def sign_in(page, app: ServedApp, email: str, path: str = "/", password: str = D
     page.wait_for_selector("#user-menu")
 
 
+def wait_for_mcp_servers(app: ServedApp) -> None:
+    """The app connects its MCP servers at boot, next to serving pages: wait until health says they are."""
+    import httpx
+
+    mcp: dict = {}
+    for _ in range(120):
+        mcp = httpx.get(f"{app.url}/api/health", timeout=10).json().get("mcp", {})
+        if mcp and all(state == "connected" for state in mcp.values()):
+            return
+        time.sleep(0.25)
+    pytest.fail(f"the MCP servers did not connect: {mcp}")
+
+
 def end_active_quizzes(app: ServedApp) -> None:
     """End every open quiz session, so a test never leaves a learner locked out of chat for the tests after it."""
     pb = app.superuser()

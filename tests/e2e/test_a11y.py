@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import DEMO_PASSWORD
-from tests.e2e.conftest import ROOT, end_active_quizzes, sign_in
+from tests.e2e.conftest import ROOT, end_active_quizzes, sign_in, wait_for_mcp_servers
 
 # axe-core from the npm registry, pinned in the Makefile (`make test-deps`).
 AXE = ROOT / "tools" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
@@ -253,20 +253,6 @@ def test_the_quiz_passes_axe_question_verdict_stop_dialog_and_result(served_app,
     assert found == [], "\n".join(found)
 
 
-def wait_for_mcp_servers(served_app) -> None:
-    """The app connects its MCP servers at boot, next to serving pages (health says when)."""
-    import time
-
-    import httpx
-
-    for _ in range(120):
-        mcp = httpx.get(f"{served_app.url}/api/health", timeout=10).json().get("mcp", {})
-        if mcp and all(state == "connected" for state in mcp.values()):
-            return
-        time.sleep(0.25)
-    pytest.fail(f"the MCP servers did not connect: {mcp}")
-
-
 @pytest.mark.parametrize("email", ["learner@example.com", "admin@example.com"])
 def test_the_chat_window_passes_axe_streaming_with_a_proposal_a_tool_confirmation_and_the_credit_hint(
         served_app, scan_page, claude, email):
@@ -318,16 +304,10 @@ def test_the_chat_window_passes_axe_with_the_reason_form_and_an_offline_answer(s
     a model, so the stored thread is given such an answer, as a new tab then shows it)."""
     import json
 
-    from tests.e2e.test_chat import ask, open_chat, thread_keys
+    from tests.e2e.test_chat import answered_and_rated_down, open_chat, thread_keys
 
-    claude.reply_text("Het partnerpensioen is voor je partner [ref:1].")
-    sign_in(scan_page, served_app, "learner@example.com")
-    open_chat(scan_page)
-    ask(scan_page, "Wat is het partnerpensioen?")
-    last = scan_page.locator(".r42-assistant").last
-    expect(scan_page.locator("#r42-send")).to_be_visible(timeout=30_000)
-    last.locator(".r42-thumb-down").click()
-    expect(scan_page.locator("#r42-reason")).to_be_focused()
+    answered_and_rated_down(scan_page, served_app, claude, "Wat is het partnerpensioen?",
+                            "Het partnerpensioen is voor je partner [ref:1].")
     found = violations(scan_page)  # "Wat klopte er niet?"
     scan_page.click("#r42-reason-skip")
 

@@ -411,15 +411,23 @@ def test_thumbs_down_reaches_the_admins_feedback_page(served_app, browser, claud
     admin_ctx.close()
 
 
-def test_a_thumbs_down_reason_can_be_skipped_with_escape_and_the_rating_stays(served_app, page, claude):
-    claude.reply_text("De AOW is het basispensioen [ref:1].")
+def answered_and_rated_down(page, served_app, claude, question, answer):
+    """The learner asks, R42 answers, the learner gives it a thumbs-down: the reason box has the focus.
+    Returns the answer's bubble."""
+    claude.reply_text(answer)
     sign_in(page, served_app, "learner@example.com")
     open_chat(page)
-    ask(page, "Wat is de AOW precies?")
+    ask(page, question)
     last = page.locator(".r42-assistant").last
     expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
     last.locator(".r42-thumb-down").click()
     expect(page.locator("#r42-reason")).to_be_focused()
+    return last
+
+
+def test_a_thumbs_down_reason_can_be_skipped_with_escape_and_the_rating_stays(served_app, page, claude):
+    last = answered_and_rated_down(page, served_app, claude, "Wat is de AOW precies?",
+                                   "De AOW is het basispensioen [ref:1].")
     page.keyboard.press("Escape")
     expect(page.locator("#r42-reason")).to_have_count(0)
     expect(page.locator("#r42-input")).to_be_visible()  # Escape skipped the reason; the window stays open

@@ -3,26 +3,19 @@ it (the admins see the message and the audited call), Weigeren does not; and an 
 same question with POST /api/chat/confirm while its stream waits."""
 
 import json
-import time
 
 import httpx
 import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import DEMO_PASSWORD
-from tests.e2e.conftest import sign_in
+from tests.e2e.conftest import sign_in, wait_for_mcp_servers
 from tests.e2e.test_chat import ask, open_chat
 
 
 @pytest.fixture(autouse=True)
 def servers_connected(served_app):
-    """The app connects its MCP servers at boot, next to serving pages: wait for them (health says)."""
-    for _ in range(120):
-        mcp = httpx.get(f"{served_app.url}/api/health", timeout=10).json().get("mcp", {})
-        if mcp and all(state == "connected" for state in mcp.values()):
-            return
-        time.sleep(0.25)
-    pytest.fail(f"the MCP servers did not connect: {mcp}")
+    wait_for_mcp_servers(served_app)
 
 
 def test_toestaan_runs_the_tool_once_and_the_admins_see_it(served_app, browser, page, claude):
