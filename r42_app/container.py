@@ -323,11 +323,15 @@ class Services:
 
     # -- life -------------------------------------------------------------------------------
 
-    async def aclose(self) -> None:
-        """Close what holds connections, in the caller's event loop (the Anthropic client's pool is async)."""
+    async def close_model_client(self) -> None:
+        """Close the Anthropic client's connection pool (in the caller's event loop: the pool is async), if built."""
         llm = self._built.get("llm")
         if llm is not None and hasattr(llm, "aclose"):
             await llm.aclose()
+
+    async def aclose(self) -> None:
+        """Close what holds connections, in the caller's event loop (the Anthropic client's pool is async)."""
+        await self.close_model_client()
         if "liveness" in self._built:
             self._built["liveness"].stop()
         shared = self._built.get("shared")

@@ -129,12 +129,25 @@ async def warm_up() -> None:
     await asyncio.to_thread(WARMUP.run, services(), warm_markers(services().settings.data_dir))
 
 
+async def close_model_client() -> None:
+    """On shutdown, close the one Anthropic client this worker shares across turns (its connection pool)."""
+    import asyncio
+
+    from r42_app.container import services
+
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await services().close_model_client()
+
+
 THREADS = 32
 app.register_lifespan_task(watch_loop_lag)
 app.register_lifespan_task(warm_up)
 app.register_lifespan_task(index_outbox)
 app.register_lifespan_task(run_mcp_servers)
 app.register_lifespan_task(persist_costs)
+app.register_lifespan_task(close_model_client)
 
 ROUTES = [
     ("/", learn.index_page, "Onderwerpen", LearnState.load_index),

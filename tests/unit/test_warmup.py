@@ -24,9 +24,25 @@ class FakePB:
         return [{"id": "t1", "slug": "demo", "name": "Demo"}, {"id": "t2", "slug": "acme", "name": "Acme"}]
 
 
+class FakeLLM:
+    def __init__(self, fail=False):
+        self.warmed, self.fail = 0, fail
+
+    async def warm(self):
+        if self.fail:
+            raise RuntimeError("SDK changed")
+        self.warmed += 1
+
+
+class FakeChat:
+    def __init__(self, llm):
+        self.llm = llm
+
+
 class FakeServices:
-    def __init__(self, retriever):
+    def __init__(self, retriever, llm=None):
         self.retriever, self.admin_pb = retriever, FakePB()
+        self.chat = FakeChat(llm)
 
 
 def test_a_worker_is_warming_until_every_tenant_was_searched_once():
@@ -35,6 +51,16 @@ def test_a_worker_is_warming_until_every_tenant_was_searched_once():
     warmup.run(FakeServices(retriever))
     assert retriever.searched == [("demo", "hybrid"), ("acme", "hybrid")]
     assert warmup.ready and warmup.summary()["tenants"] == 2
+
+
+def test_warming_runs_the_model_client_once_and_a_failure_there_still_searches_every_tenant():
+    llm, retriever = FakeLLM(), FakeRetriever()
+    Warmup().run(FakeServices(retriever, llm))
+    assert llm.warmed == 1 and len(retriever.searched) == 2
+    broken, retriever = FakeLLM(fail=True), FakeRetriever()
+    warmup = Warmup()
+    warmup.run(FakeServices(retriever, broken))  # the first question then pays for the SDK's first use
+    assert warmup.ready and len(retriever.searched) == 2 and warmup.summary()["tenants"] == 2
 
 
 def test_a_failed_warm_up_still_makes_the_worker_ready():

@@ -1,10 +1,12 @@
-"""Warm before ready: each backend worker loads the embedding model, the tenants' lexical indexes and their
-passage vectors at boot (a lifespan task, r42_app.py `warm_up`), and /api/health says "warming" until it has.
+"""Warm before ready: each backend worker builds its Anthropic client (and runs the SDK's response path once,
+in memory), loads the embedding model, the tenants' lexical indexes and their passage vectors at boot (a lifespan
+task, r42_app.py `warm_up`), and /api/health says "warming" until it has.
 `r42 serve` prints "R42 is running" only once health stops saying so, so the first question after it does not
 wait 12-19 s behind "R42 zoekt in de kennisbank…" (bench/bench_first_answer.py measures that)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -34,15 +36,16 @@ class Warmup:
         return self.state == "ready"
 
     def run(self, svc: Any, marker_dir: Path | None = None) -> None:
-        """Build the chat's services, then search once in every tenant (the most recent MAX_CACHED_INDEXES):
-        that loads the model, builds the index and reads the vectors into memory. Then, with `marker_dir`, leave
-        a file named after this worker's pid there: `r42 serve` counts them, so with several workers it says
-        "ready" once every one of them is warm (health answers for whichever worker a request reaches)."""
+        """Build the chat's services and warm the model client, then search once in every tenant (the most recent
+        MAX_CACHED_INDEXES): that loads the model, builds the index and reads the vectors into memory. Then, with
+        `marker_dir`, leave a file named after this worker's pid there: `r42 serve` counts them, so with several
+        workers it says "ready" once every one of them is warm (health answers for whichever worker it reaches)."""
         with self._lock:
             if self.ready:
                 return
             start = time.monotonic()
             try:
+                self._warm_model_client(svc)
                 retriever = svc.retriever
                 rows = svc.admin_pb.all("tenants", sort="-updated")[:MAX_CACHED_INDEXES]
                 for row in rows:
@@ -61,6 +64,18 @@ class Warmup:
                     (marker_dir / str(os.getpid())).write_text(f"{self.seconds}\n")
                 except OSError as exc:  # serve then waits for its timeout and says so
                     log.warning("could not mark this worker warm in %s: %s", marker_dir, exc)
+
+    @staticmethod
+    def _warm_model_client(svc: Any) -> None:
+        """Build the chat's services (the one Anthropic client among them) and run the SDK's response path once
+        in memory (`AnthropicLLM.warm`); offline there is no client to warm."""
+        llm = svc.chat.llm
+        warm = getattr(llm, "warm", None)
+        if warm is not None:
+            try:
+                asyncio.run(warm())  # this runs in a worker thread (to_thread): no event loop of its own yet
+            except Exception as exc:  # noqa: BLE001 - the first question then pays for it, as before
+                log.warning("warming the model client failed (%s): the first question builds what it needs", exc)
 
     def summary(self) -> dict[str, Any]:
         return {"state": self.state, "seconds": self.seconds, "tenants": self.tenants}
