@@ -129,6 +129,9 @@ MARKERS: dict[str, list[re.Pattern[str]]] = {
 }
 
 
+MARKER_ORDER = (*MARKERS, "learned")  # the order detect_injection_markers names them in
+
+
 # Co-occurrence within a window of words catches rephrasings the fixed patterns miss
 # ("pay no attention to any prior directions", "disclose your initial instructions").
 _WINDOW = 12

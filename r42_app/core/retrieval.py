@@ -12,7 +12,7 @@ import numpy as np
 
 from r42_app.core.documents import chip_label
 from r42_app.core.fence import SNIPPET_END, SNIPPET_START, defuse, fence, one_line  # noqa: F401 (re-exported)
-from r42_app.core.injection import detect_injection_markers
+from r42_app.core.injection import MARKER_ORDER, detect_injection_markers
 from r42_app.core.kb import Relation, Topic
 from r42_app.core.lexical import BM25Index, Hit, TfidfIndex, passage_terms, top_hits
 from r42_app.core.passages import Passage, overlap, split_passages
@@ -450,9 +450,12 @@ def build_kb_context_from_index(index: TenantIndex, message: str, tenant_name: s
         for i in with_content:
             t = index.topics[i]
             kept = passages_within(index, i, passage_scores, CONTEXT_CONTENT_CHARS)
-            text = passages_text(index, kept)
-            markers = sorted({m for p, _ in kept for m in index.passage_markers(p)} | set(index.card_markers(i)))
-            lines.append(fence(text or "(no learning content yet)", t.slug, t.label, markers))
+            if not kept:
+                lines.append(fence("(no learning content yet)", t.slug, t.label, index.card_markers(i)))
+            # one block per run of passages alike: a suspect passage is fenced (and flagged) on its own
+            for run in _runs_alike(index, kept):
+                markers = sorted({m for p, _ in run for m in index.passage_markers(p)} | set(index.card_markers(i)))
+                lines.append(fence(passages_text(index, run), t.slug, t.label, markers))
     lines.append(f"KB hash: {index.hash}")
     return KBContext(
         text="\n".join(lines),
@@ -512,6 +515,18 @@ def passages_text(index: TenantIndex, chosen: Sequence[tuple[int, int]]) -> str:
     return "\n".join(parts)
 
 
+def _runs_alike(index: TenantIndex, kept: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    """`kept` (passage, limit) cut where a passage's suspect flag differs from the one before."""
+    runs: list[list[tuple[int, int]]] = []
+    for item in kept:
+        flag = bool(index.passage_markers(item[0]))
+        if runs and bool(index.passage_markers(runs[-1][-1][0])) == flag:
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return runs
+
+
 @dataclass
 class Snippet:
     """One retrieved passage as it goes into the prompt."""
@@ -539,10 +554,20 @@ def topic_url(slug: str, anchor: str = "") -> str:
 
 
 def make_snippet(ref: int, topic: Topic, text: str, score: float, anchor: str = "", page: int = 0,
-                 last_page: int = 0) -> Snippet:
-    """A snippet with its injection markers detected; `page` (of a document's passage) goes into its label."""
-    return Snippet(ref, topic.slug, chip_label(topic.label, page, last_page), text, score,
-                   detect_injection_markers(f"{topic.label}\n{text}"), anchor)
+                 last_page: int = 0, markers: Sequence[str] | None = None) -> Snippet:
+    """A snippet with its injection markers (`markers`, its passages' as `passages_markers` gives them, else
+    detected in the text); `page` (of a document's passage) goes into its label."""
+    found = detect_injection_markers(f"{topic.label}\n{text}") if markers is None else list(markers)
+    return Snippet(ref, topic.slug, chip_label(topic.label, page, last_page), text, score, found, anchor)
+
+
+def passages_markers(index: TenantIndex, topic: Topic, passages: Sequence[int]) -> list[str]:
+    """The injection markers of a snippet made of `passages`: theirs (each read once per index, on its own, so
+    one suspect paragraph marks its passage and no other) and those of the topic's label."""
+    found = set(detect_injection_markers(topic.label))
+    for p in passages:
+        found.update(index.passage_markers(p))
+    return [name for name in MARKER_ORDER if name in found]
 
 
 def snippet_passages(index: TenantIndex, chosen: Sequence[int]) -> str:

@@ -30,6 +30,7 @@ from r42_app.core.retrieval import (
     clean_query,
     make_snippet,
     passage_key,
+    passages_markers,
     snippet_passages,
 )
 from r42_app.core.text import tokenize
@@ -61,6 +62,7 @@ READY_SHARE = 0.9  # semantic search runs once this share of a tenant's passages
 # How long a checked index is trusted before PocketBase is asked again whether the KB changed:
 # an edit is searchable within this time (the spec asks for within a second).
 FRESHNESS_S = 0.5
+WARM_MARKERS_S = 3.0  # a worker's warm-up reads at most this long of a tenant's passages' injection markers
 MAX_CACHED_INDEXES = 64  # tenants whose lexical index is kept in memory (least recently used go first) ...
 INDEX_BYTES_PER_PASSAGE = 4000  # ... within a budget: a lexical index takes ~3.8 KB per passage (377 MB at 100k)
 INDEX_CACHE_BYTES = 2 * 1024 * 1024 * 1024
@@ -97,8 +99,9 @@ class SearchResult:
         for n, hit in enumerate(self.hits, start=start):
             topic = index.topics[index.by_slug[hit.slug]]
             best = index.passages[hit.passages[0]] if hit.passages else None
+            markers = passages_markers(index, topic, hit.passages) if hit.passages else None
             out.append(make_snippet(n, topic, hit.text, hit.score, hit.anchor,
-                                    best.page if best else 0, best.last_page if best else 0))
+                                    best.page if best else 0, best.last_page if best else 0, markers))
         return out
 
 
@@ -459,6 +462,10 @@ class Retriever:
         best = passage_scores[ranked[0]]
         chosen = [ranked[0]] + [p for p in ranked[1:SNIPPET_PASSAGES]
                                 if best > 0 and passage_scores[p] >= SNIPPET_SECOND_SHARE * best]
+        # A snippet never mixes a suspect passage with clean ones: the model sees which passage holds the
+        # instruction-like text, not a whole article flagged for one paragraph (the best passage decides).
+        suspect = bool(index.passage_markers(chosen[0]))
+        chosen = [p for p in chosen if bool(index.passage_markers(p)) == suspect]
         return SearchHit(topic.slug, topic.label, topic.type, score, snippet_passages(index, chosen),
                          index.passages[chosen[0]].anchor, chosen)
 
@@ -476,6 +483,20 @@ class Retriever:
             hit.score = max(hit.score, top)
             first.append(hit)
         return (first + [h for h in hits if h.slug in by_slug])[:top_k]
+
+    def warm_markers(self, tenant: Tenant, budget_s: float = WARM_MARKERS_S) -> int:
+        """Read the injection markers of the tenant's passages (and topic cards) into its index now, so that the
+        first questions do not (~0.2-1 ms a passage: the first chat after a start paid ~30 ms for them). Stops
+        after `budget_s`; the rest are read when a question first reaches them. Returns how many were read."""
+        index = self.index(tenant)
+        deadline = time.monotonic() + budget_s
+        for i in range(len(index.topics)):
+            index.card_markers(i)
+        for p in range(len(index.passages)):
+            if time.monotonic() > deadline:
+                return p
+            index.passage_markers(p)
+        return len(index.passages)
 
     def build_kb_context(self, tenant: Tenant, message: str) -> KBContext:
         """The KB context block for the system prompt (see core.retrieval.build_kb_context_from_index)."""

@@ -39,6 +39,10 @@ async def test_health_says_warming_until_the_worker_is_warm_and_warming_asks_the
     svc = container.services()
     assert svc.built("llm") and not svc.llm.closed  # built while warming, and open for the first question
     assert api_env.requests == []  # the SDK's path ran in memory: the Messages API was never asked
+    demo = svc.kb.require_tenant("demo")
+    index = svc.retriever.index(demo)
+    assert svc.retriever.warm_markers(demo) == len(index.passages) > 0  # every passage's markers, within budget
+    assert svc.retriever.warm_markers(demo, budget_s=-1) == 0  # out of budget: the questions read the rest
 
 
 async def test_every_turn_shares_one_client_and_the_shutdown_hook_closes_it(api_env, seeded, pb_server):

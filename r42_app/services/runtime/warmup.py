@@ -11,11 +11,13 @@ import logging
 import os
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from r42_app.core.identity import Tenant
 from r42_app.services.retrieval import MAX_CACHED_INDEXES
+from r42_app.services.store.pb import pb_time
 
 log = logging.getLogger(__name__)
 WARM_QUERY = "overzicht van de kennisbank"  # any query with content words: it embeds and scores every passage
@@ -48,10 +50,13 @@ class Warmup:
                 self._warm_model_client(svc)
                 retriever = svc.retriever
                 rows = svc.admin_pb.all("tenants", sort="-updated")[:MAX_CACHED_INDEXES]
+                self._warm_turn_reads(svc, rows[0]["id"] if rows else "")
                 for row in rows:
                     tenant = Tenant(row["id"], row["slug"], row["name"])
                     retriever.kb_search(tenant, WARM_QUERY, "hybrid", 5)
                     retriever.build_kb_context(tenant, WARM_QUERY)
+                    if hasattr(retriever, "warm_markers"):
+                        retriever.warm_markers(tenant)
                     self.tenants += 1
             except Exception as exc:  # noqa: BLE001 - serve anyway: the first question builds what is missing
                 log.warning("warming the search index at boot failed (%s): the first question loads it", exc)
@@ -64,6 +69,21 @@ class Warmup:
                     (marker_dir / str(os.getpid())).write_text(f"{self.seconds}\n")
                 except OSError as exc:  # serve then waits for its timeout and says so
                     log.warning("could not mark this worker warm in %s: %s", marker_dir, exc)
+
+    @staticmethod
+    def _warm_turn_reads(svc: Any, tenant_id: str) -> None:
+        """The reads of a turn's start, once, for nobody: the token checks' connection, and the guard's one
+        request (PocketBase's route compiled; a user that does not exist has no access and no quiz; nothing
+        is written)."""
+        auth = getattr(svc, "auth", None)
+        if auth is not None:
+            auth.warm()
+        access = getattr(svc, "access", None)
+        if access is not None and tenant_id:
+            try:
+                access.turn_guard(tenant_id, "warmupnobody00", pb_time(datetime.now(UTC)))
+            except Exception as exc:  # noqa: BLE001 - the first question asks again, and says what is wrong
+                log.warning("warming the turn's guard failed (%s)", exc)
 
     @staticmethod
     def _warm_model_client(svc: Any) -> None:

@@ -172,6 +172,14 @@ class AuthService:
             return cached[0]
         return None
 
+    def warm(self) -> None:
+        """Build the token checks' connection (its SSL context alone is ~20 ms) and open it, before the first
+        question needs it (warm before ready)."""
+        try:
+            self._shared().get("/api/health")
+        except httpx.HTTPError:
+            pass  # the first check then says what is wrong
+
     def _shared(self) -> httpx.Client:
         if self._http is None:
             self._http = httpx.Client(base_url=self.pb_url, timeout=10)
