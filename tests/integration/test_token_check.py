@@ -132,3 +132,40 @@ def test_three_hundred_at_once_run_the_lookups_only_for_the_burst_and_a_refused_
     deps = ChatDeps(retriever=None, kb=None, llm=None, access=in_quiz, quiz=in_quiz, limiter=limiter)
     assert asyncio.run(flood(deps, user, 10)) == ["quiz_active"] * 4 + ["rate_limited"] * 6
     assert limiter.peek("u1") == 0.0  # the refused turns took nothing: the bucket is full again
+
+
+@pytest.mark.anyio
+async def test_many_requests_of_a_token_not_checked_lately_ask_pocketbase_once(api_env, someone, monkeypatch):
+    """A flood with a token whose check is no longer remembered: one PocketBase check for all the requests that
+    arrive while it runs, and every one of them gets the same answer (issue 26)."""
+    import asyncio
+
+    import httpx
+
+    from r42_app import container
+    from r42_app.api import api
+
+    _email, _row, token = someone
+    auth = container.services().auth
+    calls = []
+    real = auth.check
+
+    def counted(tok, fresh=False):
+        calls.append(tok)
+        time.sleep(0.2)  # PocketBase slow enough for every request to arrive while the first check runs
+        return real(tok, fresh)
+
+    monkeypatch.setattr(auth, "check", counted)
+
+    async def flood():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as client:
+            forged_one = forged(token, name="x")
+            many = [client.post("/api/chat", json={"messages": [{"role": "user", "content": "hoi"}]},
+                                headers={"Authorization": f"Bearer {tok}"})
+                    for tok in [token] * 30 + [forged_one] * 5]
+            return await asyncio.gather(*many)
+
+    answers = await flood()
+    assert calls.count(token) == 1 and len(calls) == 2  # one check per token, not one per request
+    assert {r.status_code for r in answers[:30]} <= {200, 429} and answers[0].status_code != 401
+    assert [r.status_code for r in answers[30:]] == [401] * 5  # a forged token's check is its own, and refused
