@@ -146,11 +146,12 @@ def sets() -> tuple[list[tuple[str, str, list[str]]], list[tuple[str, str, list[
     ]
     english_held, dutch_held = benign_sources.english_instructional_heldout(), \
         benign_sources.dutch_instructional_heldout()
+    dutch_trained = set(benign_sources.debian_edu_manual("nl"))  # in training now: not held out
     benign = [
         ("unseen", "instructional web-like prose (EN): GNOME help, Debian Handbook, Edu manual, FAQ", english_held),
         ("unseen", "encyclopaedic prose (EN): FOLDOC", benign_sources.english_encyclopaedic()),
         ("unseen", "instructional prose (NL): GNOME help, Debian Handbook, FAQ", [
-            t for t in dutch_held if t not in set(benign_sources.debian_edu_manual("nl"))]),
+            t for t in dutch_held if t not in dutch_trained]),
         ("unseen", "own Dutch benign, test split", [r["text"] for r in own_benign["test"]]),
         ("unseen", "demo knowledge bases, every paragraph (NL)", demo_paragraphs()),
         ("dev", "GIMP manual (EN; not trained on, false flags read)", benign_sources.gimp_help("en")),

@@ -5,9 +5,19 @@ from pathlib import Path
 
 import pytest
 
-from r42_app.core.injection import detect_injection_markers
+from r42_app.core.injection import detect_injection_markers, learned_model, use_learned_model
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(autouse=True)
+def rules_only():
+    """These are the rules' tests: a learned model that an earlier test of the same process installed (the
+    integration tests install the one `make setup` trains) is set aside meanwhile."""
+    before = learned_model()
+    use_learned_model(None)
+    yield
+    use_learned_model(before)
 
 
 @pytest.mark.parametrize("text, marker", [

@@ -68,10 +68,12 @@ def map_error(exc: Exception) -> LLMError:
 class AnthropicLLM:
     """Streams one model response; tool calls come out complete (their JSON assembled by the SDK)."""
 
-    def __init__(self, api_key: str, model: str, base_url: str = "", timeout: float = 60.0, max_retries: int = 1):
+    def __init__(self, api_key: str, model: str, base_url: str = "", timeout: float = 60.0, max_retries: int = 1,
+                 http_client: Any = None):
         self.model = model
         self.client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url or None, timeout=timeout, max_retries=max_retries
+            api_key=api_key, base_url=base_url or None, timeout=timeout, max_retries=max_retries,
+            http_client=http_client,
         )
 
     async def aclose(self) -> None:
@@ -90,10 +92,8 @@ class AnthropicLLM:
         def answer(_request: httpx2.Request) -> httpx2.Response:
             return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=_WARM_STREAM)
 
-        warm = AnthropicLLM.__new__(AnthropicLLM)
-        warm.model = self.model
-        warm.client = anthropic.AsyncAnthropic(api_key="warm-up", base_url="http://warm-up.invalid", max_retries=0,
-                                               http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(answer)))
+        warm = AnthropicLLM("warm-up", self.model, base_url="http://warm-up.invalid", max_retries=0,
+                            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(answer)))
         try:
             tool = {"name": "warm", "description": "warm", "input_schema": {"type": "object"}}
             async for _event in warm.stream([{"type": "text", "text": "warm"}], [{"role": "user", "content": "warm"}],
