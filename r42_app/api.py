@@ -42,7 +42,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
-from r42_app.chat.turn import ChatRefused, check_turn, run_turn
+from r42_app.chat.turn import ChatRefused, check_turn, one_user_at_a_time, run_turn
 from r42_app.container import services
 from r42_app.core.chat import ChatInputError, validate_messages
 from r42_app.core.documents import MAX_FILES, download_signature, name_key, upload_name
@@ -228,7 +228,8 @@ async def chat(request: Request):
         messages = validate_messages(body.get("messages"))
         if mode not in MODES:
             raise ChatInputError(f"mode must be one of {', '.join(MODES)}")
-        permit = await check_turn(session.user, services().chat)  # once per turn, before anything streams
+        async with one_user_at_a_time(session.user.id):  # a user's own requests queue behind each other
+            permit = await check_turn(session.user, services().chat)  # once per turn, before anything streams
     except ChatInputError as exc:
         return _error(400, "invalid_request", str(exc))
     except ChatRefused as exc:

@@ -6,6 +6,7 @@ import reflex as rx
 
 from r42_app.api import api
 from r42_app.components.theme import STYLE
+from r42_app.flood_gate import flood_gate
 from r42_app.http_headers import security_headers
 from r42_app.pages import (
     admin_chatbot,
@@ -51,8 +52,9 @@ app = rx.App(
         # inline script).
         rx.script(src="/r42.js"),
     ],
-    # Every response, pages included, carries the security headers (Content-Security-Policy and friends).
-    api_transformer=[api, upload_limit, security_headers],
+    # One token's flood of chat requests is refused before the app reads it (flood_gate.py). Every response,
+    # pages and refusals included, carries the security headers (Content-Security-Policy and friends).
+    api_transformer=[api, upload_limit, flood_gate, security_headers],
     html_lang="nl",
     # Toasts at the top, just under the bar: never over the dialog buttons, the chat input or the launcher
     # (all at the bottom), and with a close button.

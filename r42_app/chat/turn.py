@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import uuid
@@ -82,6 +83,37 @@ class ChatDeps:
     upgrade_url: str = "/admin/costs"  # where a tenant out of credits can buy more (in the 402)
     external: Any = None  # ExternalRuntime: audit, rate limit and confirmations of external (MCP) tool calls
     rag_snippets: bool = True  # False: R42_RAG_SNIPPETS_ENABLED=false, no search snippets in the model's prompt
+
+
+class _OneAtATime:
+    """Per key, one holder at a time, in arrival order; a key is forgotten when nobody holds or awaits it.
+
+    The grounding of a turn (the query's embedding and the search, ~60% of a turn's CPU) runs one at a time per
+    user in a worker: a user who sends their whole burst at once (R42_CHAT_BURST, 4 by default, as the first
+    requests of a flood do) is answered in turn, and takes one core's share, not the machine, from the other
+    users' chats (bench/bench_load.py's flood). The model's answers still stream side by side."""
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[int, str], list] = {}  # (event loop, key) -> [lock, holders and waiters]
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        slot = (id(asyncio.get_running_loop()), key)
+        entry = self._held.get(slot)
+        if entry is None:
+            entry = self._held[slot] = [asyncio.Lock(), 0]
+        entry[1] += 1
+        try:
+            async with entry[0]:
+                yield
+        finally:
+            entry[1] -= 1
+            if entry[1] == 0:
+                self._held.pop(slot, None)
+
+
+_GROUNDING = _OneAtATime()
+one_user_at_a_time = _GROUNDING.hold  # the API's guard takes it too: the guard and the grounding are a turn's CPU
 
 
 @dataclass(frozen=True)
@@ -178,10 +210,14 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     kept, dropped = trim_history(messages)
     question = messages[-1].content
 
+    def search() -> tuple[KBContext, SearchResult, TenantIndex]:  # one thread hop, not three
+        retriever = deps.retriever
+        return (retriever.build_kb_context(tenant, question), retriever.kb_search(tenant, question, mode, 5),
+                retriever.index(tenant))
+
     async def ground() -> tuple[KBContext, SearchResult, TenantIndex]:
-        context = await asyncio.to_thread(deps.retriever.build_kb_context, tenant, question)
-        result = await asyncio.to_thread(deps.retriever.kb_search, tenant, question, mode, 5)
-        return context, result, await asyncio.to_thread(deps.retriever.index, tenant)
+        async with _GROUNDING.hold(user.id):  # one user's turns are grounded one at a time (see _OneAtATime)
+            return await asyncio.to_thread(search)
 
     if permit is None:
         checked, grounded = await asyncio.gather(check_turn(user, deps), ground(), return_exceptions=True)

@@ -22,10 +22,12 @@ class RateLimiter:
     """Allow `burst` requests at once and `per_minute` on average; `check` answers 0 (go) or the
     seconds to wait (refused, nothing consumed)."""
 
-    def __init__(self, per_minute: float = 12, burst: int = 4, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, per_minute: float = 12, burst: int = 4, clock: Callable[[], float] = time.monotonic,
+                 max_keys: int | None = None):
         self.rate = per_minute / 60.0
         self.burst = burst
         self.clock = clock
+        self.max_keys = max_keys  # a bound on the keys remembered: the least recently checked is forgotten first
         self._buckets: dict[str, tuple[float, float]] = {}
 
     def peek(self, key: str) -> float:
@@ -37,7 +39,12 @@ class RateLimiter:
 
     def check(self, key: str) -> float:
         now = self.clock()
-        tokens, last = self._buckets.get(key, (float(self.burst), now))
+        if self.max_keys is None:
+            tokens, last = self._buckets.get(key, (float(self.burst), now))
+        else:  # bounded: the key moves to the end (most recent), the oldest goes when there are too many
+            tokens, last = self._buckets.pop(key, (float(self.burst), now))
+            while len(self._buckets) >= self.max_keys:
+                del self._buckets[next(iter(self._buckets))]
         tokens = min(float(self.burst), tokens + (now - last) * self.rate)
         if tokens >= 1.0:
             self._buckets[key] = (tokens - 1.0, now)

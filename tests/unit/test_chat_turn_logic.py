@@ -2,6 +2,9 @@
 Chroma or embedding model). tests/integration/test_chat_turn.py runs the same turn through the real SDK."""
 
 import asyncio
+import dataclasses
+import threading
+import time
 
 import pytest
 
@@ -251,3 +254,39 @@ class FakeCosts:
 
     async def settled(self) -> None:
         await asyncio.gather(*self.tracked)
+
+
+class SlowSearch:
+    """The retriever, with a search that takes 0.1 s and counts how many run at the same time."""
+
+    def __init__(self, retriever):
+        self.retriever = retriever
+        self.running = self.most = 0
+        self.lock = threading.Lock()
+
+    def __getattr__(self, name):
+        return getattr(self.retriever, name)
+
+    def kb_search(self, *args, **kwargs):
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        time.sleep(0.1)
+        with self.lock:
+            self.running -= 1
+        return self.retriever.kb_search(*args, **kwargs)
+
+
+@pytest.mark.parametrize("users, most", [((LEARNER, LEARNER, LEARNER), 1),
+                                         ((LEARNER, dataclasses.replace(LEARNER, id="u-other")), 2)])
+async def test_one_users_turns_are_grounded_one_at_a_time_other_users_side_by_side(kb, retriever, users, most):
+    """A user who sends several questions at once (a flood's first requests, within the burst) is answered in
+    turn and cannot take every core from the others' chats: all of their questions are still answered."""
+    search = SlowSearch(retriever)
+    llm = FakeLLM()
+    for _ in users:
+        llm.reply_text("Antwoord [ref:1].")
+    deps = ChatDeps(retriever=search, kb=kb, llm=llm)
+    answers = await asyncio.gather(*(collect(run_turn(u, ask("Wat is waardeoverdracht?"), deps)) for u in users))
+    assert search.most == most
+    assert all(a[-1]["type"] == "done" and "Antwoord" in texts(a) for a in answers)

@@ -68,3 +68,15 @@ def test_an_attempt_counts_as_it_goes_out_and_only_failures_stay_counted():
     clock.now += 61
     limiter.refund("10.0.0.1")  # a late refund after the window ended changes nothing
     assert limiter.take("10.0.0.1") == 0.0
+
+
+def test_a_bounded_limiter_forgets_the_least_recently_checked_key_first():
+    clock = Clock()
+    limiter = RateLimiter(per_minute=12, burst=1, clock=clock, max_keys=3)
+    for key in ("a", "b", "c"):
+        assert limiter.check(key) == 0.0
+    assert limiter.check("a") > 0  # a is empty, and now the most recent
+    assert limiter.check("d") == 0.0  # one too many: b, the least recently checked, goes
+    assert set(limiter._buckets) == {"a", "c", "d"}
+    assert limiter.check("a") > 0  # a was kept: still empty
+    assert limiter.check("b") == 0.0  # b was forgotten: a fresh bucket
