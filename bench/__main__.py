@@ -33,6 +33,7 @@ BENCHMARKS = {
     "abstain": "bench_abstain",
     "first-answer": "bench_first_answer",
     "turn-cpu": "bench_turn_cpu",
+    "gaps": "bench_gaps",
 }
 
 

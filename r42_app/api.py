@@ -239,7 +239,7 @@ async def chat(request: Request):
 
     async def events():
         try:
-            async for event in run_turn(session.user, raw, services().chat, mode, permit=permit):
+            async for event in run_turn(session.user, raw, services().chat, mode, permit=permit, channel="api"):
                 yield f"data: {json.dumps(event.to_json(), ensure_ascii=False)}\n\n"
         except (ChatInputError, ChatRefused) as exc:  # the input rules speak English to the API's developers
             message = exc.user_message if isinstance(exc, ChatRefused) else str(exc)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from r42_app.services.adapters.mcp import McpHub
     from r42_app.services.adapters.vector_store import VectorStore
     from r42_app.services.document_import import DocumentImporter
+    from r42_app.services.gaps import GapsReport
     from r42_app.services.outbox.costs import CostPersister
     from r42_app.services.outbox.indexer import Indexer
     from r42_app.services.retrieval import Retriever
@@ -38,8 +39,10 @@ if TYPE_CHECKING:
     from r42_app.services.store.costs import CostRecorder, CostReports, CreditStore
     from r42_app.services.store.documents import DocumentStore
     from r42_app.services.store.feedback import FeedbackStore
+    from r42_app.services.store.forget import UserForgetter
     from r42_app.services.store.kb_store import KBStore
     from r42_app.services.store.pb import PocketBase
+    from r42_app.services.store.questions import QuestionLog
     from r42_app.services.store.quiz_store import QuizStore
     from r42_app.services.store.suggestions import SuggestionStore
 
@@ -143,6 +146,29 @@ class Services:
         from r42_app.services.store.feedback import FeedbackStore
 
         return self._once("feedback", lambda: FeedbackStore(self.admin_pb))
+
+    @property
+    def questions(self) -> QuestionLog:
+        """The question log (issue 28): each turn's question, with a user key made from this deployment's secret."""
+        from r42_app.services.runtime.private import secret_file
+        from r42_app.services.store.questions import QuestionLog
+
+        return self._once("questions", lambda: QuestionLog(
+            self.admin_pb, secret_file(self.settings.data_dir / "question-log.secret")))
+
+    @property
+    def gaps(self) -> GapsReport:
+        """The knowledge-gaps report over the question log (embeds with the chat's own model)."""
+        from r42_app.services.gaps import GapsReport
+
+        return self._once("gaps", lambda: GapsReport(self.admin_pb, self.questions, self.embedder.encode_queries))
+
+    @property
+    def forgetter(self) -> UserForgetter:
+        """`r42 user forget`: one user's data deleted or anonymised."""
+        from r42_app.services.store.forget import UserForgetter
+
+        return self._once("forgetter", lambda: UserForgetter(self.admin_pb, self.questions))
 
     @property
     def quiz(self) -> QuizStore:
@@ -319,7 +345,8 @@ class Services:
             return ChatDeps(retriever=self.retriever, kb=self.kb, llm=llm, quiz=self.quiz, access=self.access,
                             limiter=self.rate_limiter, tools=self.tools, suggestions=self.suggestions,
                             costs=None if llm is None else self.cost_recorder, upgrade_url=self.settings.upgrade_url,
-                            external=self.external, rag_snippets=self.settings.rag_snippets_enabled)
+                            external=self.external, rag_snippets=self.settings.rag_snippets_enabled,
+                            questions=self.questions)
         return self._once("chat", build)
 
     # -- life -------------------------------------------------------------------------------

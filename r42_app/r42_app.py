@@ -93,6 +93,16 @@ async def persist_costs() -> None:
         await persister.run_forever()
 
 
+async def prune_question_log() -> None:
+    """Delete the questions older than R42_QUESTION_LOG_DAYS, hourly, where cost events are persisted (the
+    worker's role: `r42 worker --role cost` instead when R42_APP_COSTS=false)."""
+    from r42_app.container import services
+
+    cfg = services().settings
+    if cfg.app_costs:
+        await services().questions.prune_forever(cfg.question_log_days)
+
+
 async def run_mcp_servers() -> None:
     """Connect to the configured MCP servers at boot and keep them connected (reconnecting with backoff)."""
     import asyncio
@@ -148,6 +158,7 @@ app.register_lifespan_task(watch_loop_lag)
 app.register_lifespan_task(warm_up)
 app.register_lifespan_task(index_outbox)
 app.register_lifespan_task(run_mcp_servers)
+app.register_lifespan_task(prune_question_log)
 app.register_lifespan_task(persist_costs)
 app.register_lifespan_task(close_model_client)
 

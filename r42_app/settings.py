@@ -145,6 +145,9 @@ class Settings:
     app_costs: bool = field(default=True, metadata=env(
         "R42_APP_COSTS", parse=parse_flag,
         doc="`false`: the app backend leaves AI cost events to `r42 worker --role cost`"))
+    question_log_days: int = field(default=90, metadata=env(
+        "R42_QUESTION_LOG_DAYS", parse=count(3650),
+        doc="days a question stays in the question log (the knowledge-gaps report) before the worker deletes it"))
     outbox_lease_s: int = field(default=60, metadata=env(
         "R42_OUTBOX_LEASE_S", parse=count(3600),
         doc="seconds an outbox consumer holds the rows it claimed, renewed while it works (1 to 3600)"))

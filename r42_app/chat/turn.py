@@ -31,6 +31,7 @@ from r42_app.core.chat import (
 from r42_app.core.costs import QuotaExceeded, Round, Usage, assert_tenant_ai_credit_access
 from r42_app.core.errors import UserError
 from r42_app.core.identity import SignedInUser
+from r42_app.core.questions import QuestionEntry
 from r42_app.core.ratelimit import Limiter
 from r42_app.core.retrieval import KBContext, TenantIndex, render_snippets
 from r42_app.services.adapters.llm import LLMError, LLMEvent
@@ -83,6 +84,7 @@ class ChatDeps:
     upgrade_url: str = "/admin/costs"  # where a tenant out of credits can buy more (in the 402)
     external: Any = None  # ExternalRuntime: audit, rate limit and confirmations of external (MCP) tool calls
     rag_snippets: bool = True  # False: R42_RAG_SNIPPETS_ENABLED=false, no search snippets in the model's prompt
+    questions: Any = None  # QuestionLog: each turn's question, pseudonymous (None: not logged)
 
 
 class _OneAtATime:
@@ -122,6 +124,7 @@ class TurnPermit:
 
     user: SignedInUser
     capabilities: frozenset[str]
+    log_questions: bool = True  # the tenant keeps a question log (its switch, read by the guard)
 
 
 async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_HELP,
@@ -145,18 +148,19 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
         if wait > 0:
             raise ChatRefused("rate_limited", retry_after=wait)
     try:
-        capabilities = await _guard(user, deps, need)
+        capabilities, log_questions = await _guard(user, deps, need)
     except BaseException:
         if limiter is not None:
             refunded = limiter.refund(user.id)
             if inspect.isawaitable(refunded):
                 await refunded
         raise
-    return TurnPermit(user, frozenset(capabilities))
+    return TurnPermit(user, frozenset(capabilities), log_questions)
 
 
-async def _guard(user: SignedInUser, deps: ChatDeps, need: str) -> frozenset[str] | set[str]:
-    """check_turn's PocketBase part: R42 on, the capability, credit and no quiz (raises ChatRefused)."""
+async def _guard(user: SignedInUser, deps: ChatDeps, need: str) -> tuple[frozenset[str] | set[str], bool]:
+    """check_turn's PocketBase part: R42 on, the capability, credit and no quiz (raises ChatRefused); the
+    capabilities and the tenant's question-log switch."""
     try:
         if (turn_guard := getattr(deps.access, "turn_guard", None)) and (clock := getattr(deps.quiz, "clock", None)):
             # PocketBase's stores: the three reads in one request
@@ -187,7 +191,7 @@ async def _guard(user: SignedInUser, deps: ChatDeps, need: str) -> frozenset[str
                               details={"reason": exc.reason, "metadata": exc.metadata}) from exc
     if quiz_active:
         raise ChatRefused("quiz_active")
-    return capabilities
+    return capabilities, access is None or getattr(access[0], "question_log", True) is not False
 
 
 async def _none() -> None:
@@ -195,11 +199,12 @@ async def _none() -> None:
 
 
 async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps, mode: str = "hybrid",
-                   permit: TurnPermit | None = None) -> AsyncIterator[events.ChatEvent]:
+                   permit: TurnPermit | None = None, channel: str = "window") -> AsyncIterator[events.ChatEvent]:
     """Answer the last user message. Raises ChatInputError / ChatRefused before anything streams.
     Callers that already ran `check_turn` (the API, to answer with a status code) pass its permit;
     otherwise the guard runs here, alongside grounding (nothing streams and no model is called before
-    it has passed)."""
+    it has passed). A turn that is answered (or whose model failed) leaves its question in the question
+    log, unless the tenant switched it off; `channel` is "window" or "api"."""
     messages = validate_messages(raw_messages)
     if mode not in MODES:
         raise ChatInputError(f"mode must be one of {', '.join(MODES)}")
@@ -302,6 +307,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
                 convo.append({"role": "user", "content": results})
         except LLMError as exc:
             log.warning("model call failed (%s): %s", exc.kind, exc)
+            _log_question(deps, permit, question, channel, mode, result, snippets, (), relevant, turn_id)
             yield events.Error(exc.kind, exc.user_message, exc.retryable)
             return
         finally:  # also when the model failed or the user stopped the answer: what was spent is recorded
@@ -314,6 +320,8 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         yield events.Citation(c.ref, c.slug, c.label, c.anchor, c.url)
     if stale:
         log.warning("answer cited %d reference(s) that match no snippet: %s", len(stale), stale)
+    _log_question(deps, permit, question, channel, mode, result, snippets, [c.slug for c in citations], relevant,
+                  turn_id)
     yield events.Done(offline=deps.llm is None, mode_used=result.mode_used, rag_snippets=deps.rag_snippets,
                       dropped=dropped, stale_refs=list(stale), usage=usage, turn_id=turn_id, grounded=relevant)
 
@@ -335,6 +343,22 @@ async def _while_running(task: asyncio.Future, queue: asyncio.Queue) -> AsyncIte
     finally:
         if not task.done():
             task.cancel()
+
+
+def _log_question(deps: ChatDeps, permit: TurnPermit, question: str, channel: str, mode: str,
+                  result: SearchResult, snippets: list, cited: Any, grounded: bool, turn_id: str) -> None:
+    """Queue the turn's row of the question log (core/questions.py), written in a worker thread."""
+    if deps.questions is None or not permit.log_questions:
+        return
+    user = permit.user
+    entry = QuestionEntry(user.tenant_id, deps.questions.user_key(user.tenant_id, user.id), question, channel,
+                          mode, result.mode_used, result.hits[0].score if result.hits else 0.0,
+                          result.relevance.semantic, tuple(s.slug for s in snippets), tuple(cited), grounded,
+                          deps.llm is None, turn_id)
+    try:
+        deps.questions.track(asyncio.get_running_loop().run_in_executor(None, deps.questions.record, entry))
+    except RuntimeError:  # no running loop (a generator finalised outside one): record right here
+        deps.questions.record(entry)
 
 
 def _record_cost(deps: ChatDeps, turn_id: str, user: SignedInUser, rounds: list[Round]) -> None:

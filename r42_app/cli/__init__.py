@@ -39,7 +39,7 @@ signal.signal(signal.SIGTERM, _quiet_exit)
 
 import argparse
 
-from r42_app.cli import chatbot, costs, kb, ops, serve
+from r42_app.cli import chatbot, costs, gaps, kb, ops, privacy, serve
 from r42_app.cli.common import EXIT_FAILURE, _err
 from r42_app.container import PocketBaseUnreachable
 
@@ -47,7 +47,7 @@ from r42_app.container import PocketBaseUnreachable
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="r42", description="R42: the knowledge-base-grounded learning assistant")
     sub = parser.add_subparsers(dest="command", required=True)
-    for area in (serve, kb, chatbot, costs, ops):  # in this order: `r42 --help` lists the commands so
+    for area in (serve, kb, chatbot, costs, gaps, privacy, ops):  # in this order: `r42 --help` lists the commands so
         area.register(sub)
     return parser
 

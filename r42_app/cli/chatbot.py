@@ -62,6 +62,20 @@ def cmd_chatbot_switch(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_chatbot_question_log(args: argparse.Namespace) -> int:
+    """question-log on|off: the tenant's question log (the knowledge-gaps report's ground)."""
+    on = args.state == "on"
+    cfg = load_settings()
+    with connected(cfg) as svc:
+        tenant = tenants_named(svc, args.tenant)[0]
+        try:
+            changed = svc.access.set_question_log(tenant, on, "", "cli")
+        except AccessError as exc:
+            return _fail(str(exc), exit_code_of(exc))
+    print(f"the question log is {args.state} for {tenant.slug}" + ("" if changed else " (it already was)"))
+    return EXIT_OK
+
+
 def cmd_chatbot_access(args: argparse.Namespace) -> int:
     """Users x capabilities of a tenant, and each user's effective set."""
     cfg = load_settings()
@@ -135,6 +149,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         switch = chatbot_sub.add_parser(name, help=f"{what} for a whole tenant (the master switch)")
         switch.add_argument("--tenant", required=True)
         switch.set_defaults(func=cmd_chatbot_switch)
+    question_log = chatbot_sub.add_parser(
+        "question-log", help="keep the tenant's questions (pseudonymous) for the knowledge-gaps report, or not")
+    question_log.add_argument("state", choices=("on", "off"))
+    question_log.add_argument("--tenant", required=True)
+    question_log.set_defaults(func=cmd_chatbot_question_log)
     migrate = chatbot_sub.add_parser("migrate-legacy",
                                      help="turn legacy exact lists into overrides (same effective set)")
     migrate.add_argument("--tenant", required=True, help="tenant slug, or * for all tenants")

@@ -400,7 +400,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
             if costs is not None:
                 spent = costs.drain(wait_for_leases=True)
                 summary.update(cost_events=spent.events, cost_duplicates=spent.duplicates,
-                               cost_failed_rows=spent.failed_rows)
+                               cost_failed_rows=spent.failed_rows,
+                               questions_pruned=svc.questions.prune(cfg.question_log_days))
                 failed += spent.failed_rows
             if args.json:
                 print(json.dumps(summary))
@@ -411,7 +412,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
                                  f"deleted {summary['topics_deleted']}, {summary['index_failed_rows']} row(s) failed")
                 if costs is not None:
                     parts.append(f"persisted {summary['cost_events']} cost event(s) ({summary['cost_duplicates']} "
-                                 f"already there), {summary['cost_failed_rows']} row(s) failed")
+                                 f"already there), {summary['cost_failed_rows']} row(s) failed; deleted "
+                                 f"{summary['questions_pruned']} question(s) older than {cfg.question_log_days} days")
                 print("; ".join(parts))
             return EXIT_FAILURE if failed else EXIT_OK
         print(f"r42 worker ({args.role}): draining the outbox (Ctrl-C to stop)", flush=True)
@@ -426,6 +428,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
                 jobs.append(indexer.run_forever(interval=args.interval, stop=stop))
             if costs is not None:
                 jobs.append(costs.run_forever(interval=args.interval, stop=stop))
+                jobs.append(svc.questions.prune_forever(cfg.question_log_days, stop=stop))
             await asyncio.gather(*jobs)
 
         asyncio.run(run())

@@ -206,6 +206,7 @@ CATALOGUE: dict[str, str] = {
     "delta.stored_too_long": "{where} is langer dan {limit} tekens",
     "delta.stored_not_choice": "{where} is niet een van {allowed}",
     # -- the review queue (/admin/suggestions; services/store/suggestions.py)
+    "suggestions.anonymous": "een verwijderde gebruiker",
     "suggestions.refused": "Alleen beheerders van deze organisatie mogen voorstellen beoordelen.",
     "suggestions.load_failed": "De voorstellen konden niet worden geladen. Probeer het opnieuw.",
     "suggestions.approved": "Goedgekeurd: {topics} onderwerp(en) en {relations} relatie(s) toegevoegd.",

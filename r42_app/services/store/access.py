@@ -44,6 +44,7 @@ class TenantChatbot:
     enabled: bool
     default: frozenset[str]
     credits: TenantCredits = TenantCredits(0.0)
+    question_log: bool = True  # the tenant's questions go to the question log (issue 28); off: `question_log_off`
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,8 @@ def _tenant_chatbot(row: Mapping[str, Any]) -> TenantChatbot:
     return TenantChatbot(bool(row.get("chatbot_enabled")),
                          DEFAULT_CAPABILITIES if default is None or not isinstance(default, list) else known(default),
                          TenantCredits(float(credits) if isinstance(credits, (int, float)) else 0.0,
-                                       bool(row.get("credits_unlimited")), str(row.get("plan") or "")))
+                                       bool(row.get("credits_unlimited")), str(row.get("plan") or "")),
+                         row.get("question_log_off") is not True)
 
 
 def _set(caps: Iterable[str]) -> str:
@@ -169,6 +171,17 @@ class AccessStore:
         self._batch([BatchRequest.update("tenants", tenant.id, {"chatbot_enabled": enabled}),
                      self._audit(tenant, actor_id, actor, "enabled", "", "R42 aan/uit",
                                  "aan" if before.enabled else "uit", "aan" if enabled else "uit")])
+        return True
+
+    def set_question_log(self, tenant: Tenant, on: bool, actor_id: str, actor: str) -> bool:
+        """The tenant's question-log switch (issue 28); False when it already was as asked (nothing written).
+        Off stops new rows at the next question; the rows already there stay until their retention ends."""
+        before = self.tenant_chatbot(tenant.id)
+        if before.question_log == on:
+            return False
+        self._batch([BatchRequest.update("tenants", tenant.id, {"question_log_off": not on}),
+                     self._audit(tenant, actor_id, actor, "question_log", "", "vragenlog aan/uit",
+                                 "aan" if before.question_log else "uit", "aan" if on else "uit")])
         return True
 
     def set_default(self, tenant: Tenant, capabilities: Iterable[str], actor_id: str, actor: str) -> bool:

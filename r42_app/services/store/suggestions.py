@@ -47,7 +47,9 @@ def _suggestion(row: dict) -> Suggestion:
             problem = msg("suggestions.adds_nothing")
     except StoredDeltaError as exc:
         delta, problem = {"reason": "", "topics": [], "relations": []}, exc.user_message
-    return Suggestion(row["id"], row.get("user", ""), proposer.get("name") or proposer.get("email", ""),
+    proposed_by = proposer.get("name") or proposer.get("email", "") or ("" if row.get("user") else
+                                                                        msg("suggestions.anonymous"))
+    return Suggestion(row["id"], row.get("user", ""), proposed_by,
                       str(row.get("reason") or ""), delta, row.get("status", ""), row.get("created", ""),
                       reviewer.get("name") or reviewer.get("email", ""), row.get("reviewed_at", ""),
                       str(row.get("review_note") or ""), problem)

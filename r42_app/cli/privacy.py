@@ -1,0 +1,42 @@
+"""Privacy from the command line (issue 28): `r42 user forget`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from r42_app.cli.common import EXIT_OK, _fail, tenants_named
+from r42_app.container import connected
+from r42_app.services.store.forget import ForgetError
+from r42_app.settings import load_settings
+
+
+def cmd_user_forget(args: argparse.Namespace) -> int:
+    """Delete or anonymise everything of one user (services/store/forget.py says what goes and what stays)."""
+    cfg = load_settings()
+    with connected(cfg) as svc:
+        tenant = tenants_named(svc, args.tenant)[0]
+        # the AI cost events still in the outbox go to the cost rows first, so none arrives naming the user later
+        svc.cost_persister.drain(wait_for_leases=True)
+        try:
+            done = svc.forgetter.forget(tenant, args.email)
+        except ForgetError as exc:
+            return _fail(str(exc))
+    if args.json:
+        print(json.dumps(done.to_json()))
+        return EXIT_OK
+    deleted = ", ".join(f"{n} {what}" for what, n in done.deleted.items() if n) or "nothing"
+    kept = ", ".join(f"{n} {what}" for what, n in done.anonymised.items() if n) or "nothing"
+    print(f"{args.email} is forgotten in {tenant.slug} (pseudonym {done.pseudonym}); deleted: {deleted}; "
+          f"kept without the user: {kept}")
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    user = sub.add_parser("user", help="users' data")
+    user_sub = user.add_subparsers(dest="user_command", required=True)
+    forget = user_sub.add_parser("forget", help="delete or anonymise everything of one user, and their account")
+    forget.add_argument("--tenant", required=True)
+    forget.add_argument("--email", required=True)
+    forget.add_argument("--json", action="store_true", help="what was deleted and anonymised, as JSON")
+    forget.set_defaults(func=cmd_user_forget)

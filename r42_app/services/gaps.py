@@ -1,0 +1,175 @@
+"""The knowledge-gaps report (issue 28): a tenant's question log, embedded and grouped by core/gaps.py. The CLI
+(`r42 gaps report`) and the admin page (/admin/gaps) share `GapsReport.report`.
+
+A gap is "resolved" (opgelost) once a question like it, asked after its last miss, was answered grounded: the
+knowledge base caught up. An admin's "Negeren" and a topic created from a gap are kept in the `knowledge_gaps`
+collection, keyed by the gap's id (the id of its oldest question's row, so it stays while new questions join).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from r42_app.core.gaps import GROUP_SIMILARITY, Asked, Gap, centred, find_gaps, language
+from r42_app.core.gaps_background import DUTCH, ENGLISH
+from r42_app.services.store.pb import PBError, PocketBase, quote
+from r42_app.services.store.questions import QuestionLog
+
+log = logging.getLogger(__name__)
+Encoder = Callable[[Sequence[str]], np.ndarray]
+STATUSES = ("open", "resolved", "ignored")
+GAPS = "knowledge_gaps"
+MAX_ROWS = 10_000  # the newest questions a report reads
+VECTOR_CACHE = 50_000
+
+
+def background_means(encode_queries: Encoder) -> dict[str, np.ndarray]:
+    """The mean query embedding of general questions, per language (core/gaps_background.py)."""
+    return {"nl": np.asarray(encode_queries(list(DUTCH))).mean(axis=0),
+            "en": np.asarray(encode_queries(list(ENGLISH))).mean(axis=0)}
+
+
+def _when(value: str) -> datetime:
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00").replace(" ", "T"))
+    except ValueError:
+        return datetime.fromtimestamp(0, UTC)
+
+
+def _asked(row: dict) -> Asked | None:
+    """A question log row as the report reads it; None for a row it cannot read (a malformed one is skipped)."""
+    question = row.get("question")
+    if not isinstance(question, str) or not question.strip() or not isinstance(row.get("id"), str):
+        return None
+    listed = row.get("sources")
+    sources: list = listed if isinstance(listed, list) else []
+    score = row.get("best_score")
+    return Asked(row["id"], question, str(row.get("user_key") or ""), _when(row.get("created", "")),
+                 row.get("grounded") is True, float(score) if isinstance(score, (int, float)) else 0.0,
+                 str(row.get("feedback") or ""), tuple(str(s) for s in sources if isinstance(s, str)))
+
+
+@dataclass
+class GapView:
+    """One group as the report shows it."""
+
+    gap: Gap
+    status: str = "open"
+    topic: str = ""  # the topic created from it
+
+    def to_json(self, examples: int = 20) -> dict:
+        return {"id": self.gap.id, "count": self.gap.count, "learners": self.gap.learners,
+                "last": self.gap.last.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
+                "examples": self.gap.examples(examples), "closest": list(self.gap.closest), "status": self.status,
+                **({"topic": self.topic} if self.topic else {})}
+
+
+class GapsReport:
+    def __init__(self, pb: PocketBase, questions: QuestionLog, encode_queries: Encoder):
+        self.pb = pb
+        self.questions = questions
+        self.encode = encode_queries
+        self._background: dict[str, np.ndarray] | None = None
+        self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()  # (row id, question) -> vector
+        self._lock = threading.Lock()
+
+    def _embed(self, rows: Sequence[Asked]) -> np.ndarray:
+        with self._lock:
+            if self._background is None:
+                self._background = background_means(self.encode)
+            missing = [r for r in rows if (r.id, r.question) not in self._vectors]
+            if missing:
+                for r, v in zip(missing, np.asarray(self.encode([r.question for r in missing]))):
+                    self._vectors[(r.id, r.question)] = v
+                while len(self._vectors) > VECTOR_CACHE:
+                    self._vectors.popitem(last=False)
+            return np.stack([self._vectors[(r.id, r.question)] for r in rows]) if rows else np.zeros((0, 1))
+
+    def decisions(self, tenant_id: str) -> dict[str, dict]:
+        """The admins' decisions on this tenant's gaps: gap id -> {"status": "ignored"|"topic", "topic": slug}."""
+        out = {}
+        for row in self.pb.all(GAPS, filter=f"tenant = {quote(tenant_id)}"):
+            out[str(row.get("gap"))] = {"status": str(row.get("status") or ""), "topic": str(row.get("topic") or "")}
+        return out
+
+    def report(self, tenant_id: str, since: datetime | None = None, until: datetime | None = None,
+               search: str = "", include_ignored: bool = False) -> list[GapView]:
+        """The tenant's gaps among the questions asked in [since, until], most asked first; `search` keeps the
+        groups with a question or a closest topic that contains it."""
+        rows = [a for r in self.questions.rows(tenant_id, since=since, limit=MAX_ROWS) if (a := _asked(r))]
+        if until is not None:
+            rows = [r for r in rows if r.created <= until]
+        if not rows:
+            return []
+        vectors = self._embed(rows)
+        gaps = find_gaps(rows, vectors, self._background)
+        decided = self.decisions(tenant_id)
+        unit = centred(vectors, [language(r.question) for r in rows], self._background)
+        index = {r.id: i for i, r in enumerate(rows)}
+        views = []
+        for gap in gaps:
+            decision = decided.get(gap.id, {})
+            status = "ignored" if decision.get("status") == "ignored" else "open"
+            if status == "open" and self._resolved(gap, rows, unit, index):
+                status = "resolved"
+            if status == "ignored" and not include_ignored:
+                continue
+            views.append(GapView(gap, status, decision.get("topic", "")))
+        needle = search.strip().lower()
+        if needle:
+            views = [v for v in views if any(needle in q.question.lower() for q in v.gap.questions)
+                     or any(needle in slug for slug in v.gap.closest)]
+        return views
+
+    @staticmethod
+    def _resolved(gap: Gap, rows: Sequence[Asked], unit: np.ndarray, index: dict[str, int]) -> bool:
+        """A question like the gap's, asked after its last miss, was answered grounded."""
+        members = [index[q.id] for q in gap.questions]
+        centroid = unit[members].mean(axis=0)
+        centroid /= np.linalg.norm(centroid) or 1.0
+        last = gap.last
+        for i, row in enumerate(rows):
+            if row.grounded and row.created > last and row.feedback != "down" \
+                    and float(unit[i] @ centroid) >= GROUP_SIMILARITY + 0.1:
+                return True
+        return False
+
+    def decide(self, tenant_id: str, gap_id: str, status: str, topic: str = "", actor: str = "") -> None:
+        """Record an admin's decision on a gap: "ignored", or "topic" (a topic `topic` was created from it)."""
+        if status not in ("ignored", "topic"):
+            raise ValueError("status must be ignored or topic")
+        existing = self.pb.first(GAPS, f"tenant = {quote(tenant_id)} && gap = {quote(gap_id)}")
+        body = {"tenant": tenant_id, "gap": gap_id, "status": status, "topic": topic, "actor": actor[:120]}
+        try:
+            if existing is None:
+                self.pb.create(GAPS, body)
+            else:
+                self.pb.update(GAPS, existing["id"], body)
+        except PBError as exc:
+            log.warning("storing the decision on gap %s failed: %s", gap_id, exc)
+            raise
+
+    def weekly_ungrounded(self, tenant_id: str, weeks: int = 12,
+                          now: datetime | None = None) -> list[tuple[str, int, int]]:
+        """(ISO week "2026-W48", ungrounded questions, all questions) for the last `weeks` weeks, oldest first."""
+        now = now or datetime.now(UTC)
+        start = (now - timedelta(weeks=weeks - 1, days=now.weekday())).replace(hour=0, minute=0, second=0,
+                                                                                microsecond=0)
+        counts: dict[str, list[int]] = {}
+        for w in range(weeks):
+            year, week, _ = (start + timedelta(weeks=w)).isocalendar()
+            counts[f"{year}-W{week:02d}"] = [0, 0]
+        for row in self.questions.rows(tenant_id, since=start, limit=MAX_ROWS):
+            year, week, _ = _when(row.get("created", "")).isocalendar()
+            key = f"{year}-W{week:02d}"
+            if key in counts:
+                counts[key][1] += 1
+                counts[key][0] += row.get("grounded") is not True
+        return [(k, v[0], v[1]) for k, v in counts.items()]

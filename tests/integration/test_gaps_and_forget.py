@@ -1,0 +1,124 @@
+"""The knowledge-gaps report and `r42 user forget` (issue 28), as an operator runs them, against the real
+PocketBase and the embedding model: unanswered questions grouped across Dutch and English with their learners
+and closest topics, "resolved" once a question like them is answered grounded; a forgotten user's rows deleted
+or anonymised, the tenant's cost totals unchanged."""
+
+import json
+import time
+import uuid
+
+import pytest
+
+from r42_app.core.questions import QuestionEntry, user_key
+from r42_app.services.runtime.private import secret_file
+from r42_app.services.store.questions import QuestionLog
+from tests.conftest import DEMO_PASSWORD
+from tests.integration.test_cli_kb import run_cli
+
+PARKING = ["Waar kan ik parkeren bij het kantoor?", "Is er een parkeerplaats voor personeel?",
+           "Moet ik betalen om te parkeren bij het werk?", "Where can employees park their car?"]
+FIRE = ["Wat moet ik doen als het brandalarm afgaat?", "Waar is het verzamelpunt bij een brand?",
+        "Hoe verloopt de ontruiming bij brand?"]
+
+
+@pytest.fixture
+def tenant(admin_pb, seeded):
+    slug = f"gaps-{uuid.uuid4().hex[:6]}"
+    row = admin_pb.create("tenants", {"slug": slug, "name": "Gaps Test", "chatbot_enabled": True})
+    yield row
+    admin_pb.delete("tenants", row["id"])  # its question log goes with it (cascade)
+
+
+def log_of(pb_server, admin_pb):
+    return QuestionLog(admin_pb, secret_file(pb_server.data_dir / "question-log.secret"))
+
+
+def report(pb_server, slug):
+    out = run_cli(pb_server, "gaps", "report", "--tenant", slug, "--json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)["groups"]
+
+
+def test_unanswered_questions_are_grouped_across_languages_and_resolved_once_answered(pb_server, admin_pb, tenant):
+    log = log_of(pb_server, admin_pb)
+    learners = [log.user_key(tenant["id"], f"user{i}") for i in range(3)]
+    for i, q in enumerate(PARKING):
+        log.record(QuestionEntry(tenant["id"], learners[i % 2], q, sources=("bedrijfsauto", "reiskosten")))
+    for q in FIRE:
+        log.record(QuestionEntry(tenant["id"], learners[2], q, sources=("bhv",)))
+    log.record(QuestionEntry(tenant["id"], learners[2], "Wat is de AOW-leeftijd?", grounded=True, best_score=0.9,
+                             sources=("aow",)))
+    groups = report(pb_server, tenant["slug"])
+    assert [g["count"] for g in groups] == [4, 3], groups  # the grounded question is in no group
+    parking, fire = groups
+    assert sorted(parking["examples"]) == sorted(PARKING) and parking["learners"] == 2  # the English one too
+    assert sorted(fire["examples"]) == sorted(FIRE) and fire["learners"] == 1
+    assert parking["closest"][:2] == ["bedrijfsauto", "reiskosten"] and fire["closest"] == ["bhv"]
+    assert {g["status"] for g in groups} == {"open"} and set(parking) == {"id", "count", "learners", "last",
+                                                                         "examples", "closest", "status"}
+    time.sleep(1.1)  # a later question (PocketBase stores whole milliseconds; the order must be clear)
+    log.record(QuestionEntry(tenant["id"], learners[0], "Waar mag ik mijn auto parkeren bij kantoor?",
+                             grounded=True, best_score=0.8, sources=("parkeren",)))
+    after = {g["id"]: g for g in report(pb_server, tenant["slug"])}
+    assert after[parking["id"]]["status"] == "resolved" and after[fire["id"]]["status"] == "open"
+
+
+def test_the_text_report_and_an_empty_tenant(pb_server, admin_pb, tenant):
+    out = run_cli(pb_server, "gaps", "report", "--tenant", tenant["slug"])
+    assert out.returncode == 0 and "no unanswered questions" in out.stdout
+    log = log_of(pb_server, admin_pb)
+    for q in FIRE:
+        log.record(QuestionEntry(tenant["id"], log.user_key(tenant["id"], "u"), q))
+    out = run_cli(pb_server, "gaps", "report", "--tenant", tenant["slug"])
+    assert out.returncode == 0 and "[open] 3x by 1 learner(s)" in out.stdout and FIRE[0] in out.stdout
+    assert run_cli(pb_server, "gaps", "report", "--tenant", "no-such-tenant").returncode == 2
+
+
+def test_forget_deletes_or_anonymises_every_row_of_the_user_and_keeps_the_totals(pb_server, admin_pb, seeded):
+    demo = admin_pb.first("tenants", 'slug = "demo"')
+    email = f"forget-{uuid.uuid4().hex[:8]}@example.com"
+    user = admin_pb.create("users", {"email": email, "password": DEMO_PASSWORD, "passwordConfirm": DEMO_PASSWORD,
+                                     "name": "Vera Vergeten", "role": "learner", "tenant": demo["id"],
+                                     "verified": True})
+    uid = user["id"]
+    secret = secret_file(pb_server.data_dir / "question-log.secret")
+    key = user_key(secret, demo["id"], uid)
+    log_of(pb_server, admin_pb).record(QuestionEntry(demo["id"], key, "Een vraag van Vera"))
+    admin_pb.create("chat_feedback", {"tenant": demo["id"], "user": uid, "rating": "down", "message_id": "m1",
+                                      "question": "Een vraag van Vera", "answer": "Een antwoord"})
+    suggestion = admin_pb.create("suggestions", {"tenant": demo["id"], "user": uid, "status": "pending",
+                                                 "delta": {"reason": "", "topics": [], "relations": []}})
+    cost = admin_pb.create("ai_cost_events", {"tenant": demo["id"], "user": uid, "capability": "qa_help",
+                                              "source": f"turn-{uid}", "model": "claude-test", "credits": 7.5,
+                                              "input_tokens": 100, "output_tokens": 20})
+    daily = admin_pb.create("ai_cost_daily", {"tenant": demo["id"], "user": uid, "day": "2026-12-01",
+                                              "source": "chat", "events": 1, "credits": 7.5, "cost_usd": 0.0075})
+    audit = admin_pb.create("audit_log", {"tenant": demo["id"], "user": None, "tool": "r42:access.override",
+                                          "arguments": {"actor": "admin@example.com", "target": email,
+                                                        "what": "kb_search"}, "outcome": "ok"})
+    access = admin_pb.create("chatbot_access", {"tenant": demo["id"], "user": uid, "overrides": {}})
+    assert run_cli(pb_server, "worker", "--once", "--role", "cost").returncode == 0  # other tests' turns first
+    credits_before = sum(r["credits"] for r in admin_pb.all("ai_cost_events", filter=f'tenant = "{demo["id"]}"'))
+
+    out = run_cli(pb_server, "user", "forget", "--tenant", "demo", "--email", email, "--json")
+    assert out.returncode == 0, out.stderr
+    done = json.loads(out.stdout)
+    pseudonym = done["pseudonym"]
+    assert pseudonym.startswith("verwijderd-") and uid not in pseudonym
+    assert done["deleted"]["question_log"] == 1 and done["deleted"]["chat_feedback"] == 1
+    assert done["deleted"]["chatbot_access"] == 1 and done["deleted"]["users"] == 1
+    assert admin_pb.all("question_log", filter=f'user_key = "{key}"') == []
+    assert admin_pb.all("chat_feedback", filter=f'user = "{uid}"') == []
+    assert admin_pb.first("users", f'id = "{uid}"') is None and admin_pb.first("chatbot_access", f'id = "{access["id"]}"') is None
+    assert admin_pb.get("suggestions", suggestion["id"])["user"] == ""  # kept, anonymous
+    assert admin_pb.get("ai_cost_events", cost["id"])["user"] == "" and admin_pb.get("ai_cost_daily", daily["id"])["user"] == ""
+    credits_after = sum(r["credits"] for r in admin_pb.all("ai_cost_events", filter=f'tenant = "{demo["id"]}"'))
+    assert credits_after == pytest.approx(credits_before)  # the tenant's totals stay whole
+    assert admin_pb.get("audit_log", audit["id"])["arguments"]["target"] == pseudonym
+    record = admin_pb.first("audit_log", 'tool = "r42:user.forget"', sort="-created")
+    assert record["arguments"]["target"] == pseudonym and email not in json.dumps(record)
+    again = run_cli(pb_server, "user", "forget", "--tenant", "demo", "--email", email)
+    assert again.returncode == 2 and "no user" in again.stderr
+    for collection, row in (("suggestions", suggestion), ("ai_cost_events", cost), ("ai_cost_daily", daily),
+                            ("audit_log", audit)):
+        admin_pb.delete(collection, row["id"])

@@ -1,0 +1,129 @@
+"""The question log (issue 28), through the real HTTP API, PocketBase and the anthropic SDK against the fake
+Messages API: a turn leaves its row with the right fields and a pseudonymous user key; a tenant that switched
+the log off leaves nothing; only the tenant's admins read it; retention and `forget` delete what they should."""
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+
+from r42_app.api import api
+from r42_app.core.questions import QuestionEntry
+from r42_app.services.store.pb import PBError
+from tests.integration.conftest import rebuild_services
+
+pytestmark = pytest.mark.anyio
+
+
+async def ask(token, question, mode="fts"):
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as client:
+        resp = await client.post("/api/chat", headers={"Authorization": f"Bearer {token}"},
+                                 json={"messages": [{"role": "user", "content": question}], "mode": mode})
+    events = [json.loads(line[6:]) for line in resp.text.splitlines() if line.startswith("data: ")]
+    assert resp.status_code == 200 and events[-1]["type"] == "done", resp.text
+    from r42_app.container import services
+
+    await services().questions.flush()
+    return events
+
+
+def rows_of(admin_pb, question):
+    return admin_pb.all("question_log", filter=f'question = "{question}"')
+
+
+@pytest.fixture
+def log_on(admin_pb, seeded):
+    """Both demo tenants keep the log (as by default); switched back on after a test that turned one off."""
+    yield
+    for slug in ("demo", "acme"):
+        tenant = admin_pb.first("tenants", f'slug = "{slug}"')
+        admin_pb.update("tenants", tenant["id"], {"question_log_off": False})
+
+
+async def test_a_turn_leaves_its_question_with_what_retrieval_found(api_env, pb_server, admin_pb, log_on):
+    learner = pb_server.user("learner@example.com")
+    api_env.reply_text("De dekkingsgraad is de verhouding tussen vermogen en verplichtingen [ref:1].")
+    events = await ask(learner.token, "Wat is de dekkingsgraad?")
+    api_env.reply_text("Daarover staat niets in de kennisbank.")
+    missed = await ask(learner.token, "Hoe laat vertrekt de trein naar Zwolle?")
+    [hit] = admin_pb.all("question_log", filter=f'turn_id = "{events[-1]["turn_id"]}"')  # other tests ask it too
+    [miss] = admin_pb.all("question_log", filter=f'turn_id = "{missed[-1]["turn_id"]}"')
+    assert hit["question"] == "Wat is de dekkingsgraad?" and miss["question"].startswith("Hoe laat")
+    demo = admin_pb.first("tenants", 'slug = "demo"')
+    assert hit["tenant"] == demo["id"] and hit["channel"] == "api" and hit["mode"] == "fts"
+    assert hit["mode_used"] == "fts" and hit["offline"] is False and hit["turn_id"] == events[-1]["turn_id"]
+    assert hit["grounded"] is True and hit["sources"][0] == "dekkingsgraad" and hit["cited"] == ["dekkingsgraad"]
+    assert hit["best_score"] > 0
+    assert miss["grounded"] is False and miss["cited"] == []
+    # pseudonymous: not the user's id, the same key for the same learner, nothing in the row names them
+    learner_id = learner.me()["id"]
+    assert hit["user_key"] == miss["user_key"] and len(hit["user_key"]) == 32
+    assert learner_id not in json.dumps(hit) and "learner@example.com" not in json.dumps(hit)
+
+
+async def test_another_tenant_gives_the_same_learner_no_common_key(api_env, pb_server, admin_pb, log_on):
+    api_env.reply_text("Antwoord.")
+    await ask(pb_server.user("learner@example.com").token, "Vraag uit demo over de AOW")
+    api_env.reply_text("Antwoord.")
+    await ask(pb_server.user("learner@acme.example").token, "Vraag uit acme over de AOW")
+    [demo_row] = rows_of(admin_pb, "Vraag uit demo over de AOW")
+    [acme_row] = rows_of(admin_pb, "Vraag uit acme over de AOW")
+    assert demo_row["tenant"] != acme_row["tenant"] and demo_row["user_key"] != acme_row["user_key"]
+
+
+async def test_a_tenant_that_switched_the_log_off_leaves_nothing(api_env, pb_server, admin_pb, log_on):
+    from r42_app.container import services
+    from r42_app.core.identity import Tenant
+
+    demo = admin_pb.first("tenants", 'slug = "demo"')
+    assert services().access.set_question_log(Tenant(demo["id"], "demo", demo["name"]), False, "", "test") is True
+    api_env.reply_text("Antwoord.")
+    await ask(pb_server.user("learner@example.com").token, "Een vraag terwijl de log uit staat")
+    assert rows_of(admin_pb, "Een vraag terwijl de log uit staat") == []
+    audit = admin_pb.first("audit_log", f'tenant = "{demo["id"]}" && tool ~ "question_log"', sort="-created")
+    assert audit is not None  # who switched it, audited as every chatbot setting is
+    services().access.set_question_log(Tenant(demo["id"], "demo", demo["name"]), True, "", "test")
+    api_env.reply_text("Antwoord.")
+    await ask(pb_server.user("learner@example.com").token, "Een vraag nu de log weer aan staat")
+    assert len(rows_of(admin_pb, "Een vraag nu de log weer aan staat")) == 1
+
+
+async def test_only_the_tenants_admins_read_the_log_and_nobody_writes_it(api_env, pb_server, admin_pb, log_on):
+    api_env.reply_text("Antwoord.")
+    await ask(pb_server.user("learner@example.com").token, "Wie mag deze vraag lezen?")
+    [row] = rows_of(admin_pb, "Wie mag deze vraag lezen?")
+    admin = pb_server.user("admin@example.com")
+    assert [r["id"] for r in admin.all("question_log", filter=f'id = "{row["id"]}"')] == [row["id"]]
+    for email in ("learner@example.com", "admin@acme.example", "learner@acme.example"):
+        client = pb_server.user(email)
+        assert client.all("question_log", filter=f'id = "{row["id"]}"') == [], email
+    for email in ("learner@example.com", "admin@example.com"):
+        client = pb_server.user(email)
+        with pytest.raises(PBError) as refused:
+            client.create("question_log", {"tenant": row["tenant"], "user_key": "0" * 32, "question": "nep",
+                                           "channel": "api"})
+        assert refused.value.status in (400, 403, 404), refused.value
+        with pytest.raises(PBError):
+            client.update("question_log", row["id"], {"question": "veranderd"})
+        with pytest.raises(PBError):
+            client.delete("question_log", row["id"])
+    assert admin_pb.get("question_log", row["id"])["question"] == "Wie mag deze vraag lezen?"
+
+
+async def test_retention_deletes_only_rows_past_it_and_forget_only_that_users(api_env, pb_server, admin_pb, log_on):
+    from r42_app.container import services
+
+    log = services().questions
+    demo = admin_pb.first("tenants", 'slug = "demo"')
+    ids = {e: pb_server.user(e).me()["id"] for e in ("learner@example.com", "sanne@example.com")}
+    for email, user_id in ids.items():
+        log.record(QuestionEntry(demo["id"], log.user_key(demo["id"], user_id), f"Bewaarvraag van {email}"))
+    now = datetime.now(UTC)
+    mine = lambda: {r["question"] for r in admin_pb.all("question_log", filter='question ~ "Bewaarvraag van"')}  # noqa: E731
+    assert log.prune(90, now=now + timedelta(days=89)) >= 0 and len(mine()) == 2  # not yet 90 days old
+    assert log.forget(demo["id"], ids["learner@example.com"]) >= 1
+    assert mine() == {"Bewaarvraag van sanne@example.com"}  # only that learner's rows went
+    assert log.prune(90, now=now + timedelta(days=91)) >= 1
+    assert mine() == set()
+    await rebuild_services()
