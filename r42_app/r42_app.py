@@ -12,6 +12,7 @@ from r42_app.pages import (
     admin_chatbot,
     admin_costs,
     admin_feedback,
+    admin_gaps,
     admin_suggestions,
     admin_tools,
     admin_topics,
@@ -26,6 +27,7 @@ from r42_app.state.chat import ChatState
 from r42_app.state.chatbot_settings import ChatbotSettingsState
 from r42_app.state.costs import CostsState
 from r42_app.state.feedback import FeedbackState
+from r42_app.state.gaps import GapsState
 from r42_app.state.graph import GraphState
 from r42_app.state.learn import LearnState
 from r42_app.state.quiz import QuizState
@@ -93,14 +95,27 @@ async def persist_costs() -> None:
         await persister.run_forever()
 
 
+async def write_question_log() -> None:
+    """Write the chat turns' question-log rows, once a second in one batch (and what is left at shutdown)."""
+    import asyncio
+
+    from r42_app.container import services
+
+    questions = await asyncio.to_thread(lambda: services().questions)  # its secret file and sign-in: off the loop
+    await questions.run_forever()
+
+
 async def prune_question_log() -> None:
     """Delete the questions older than R42_QUESTION_LOG_DAYS, hourly, where cost events are persisted (the
     worker's role: `r42 worker --role cost` instead when R42_APP_COSTS=false)."""
+    import asyncio
+
     from r42_app.container import services
 
     cfg = services().settings
     if cfg.app_costs:
-        await services().questions.prune_forever(cfg.question_log_days)
+        questions = await asyncio.to_thread(lambda: services().questions)
+        await questions.prune_forever(cfg.question_log_days)
 
 
 async def run_mcp_servers() -> None:
@@ -159,6 +174,7 @@ app.register_lifespan_task(warm_up)
 app.register_lifespan_task(index_outbox)
 app.register_lifespan_task(run_mcp_servers)
 app.register_lifespan_task(prune_question_log)
+app.register_lifespan_task(write_question_log)
 app.register_lifespan_task(persist_costs)
 app.register_lifespan_task(close_model_client)
 
@@ -175,6 +191,7 @@ ROUTES = [
     ("/admin/costs", admin_costs.page, "Kosten en tegoed", CostsState.load),
     ("/admin/tools", admin_tools.page, "Externe hulpmiddelen", ToolsState.load),
     ("/admin/feedback", admin_feedback.page, "Beoordelingen", FeedbackState.load),
+    ("/admin/gaps", admin_gaps.page, "Kennishiaten", GapsState.load),
 ]
 
 for route, component, title, loader in ROUTES:

@@ -347,7 +347,7 @@ async def _while_running(task: asyncio.Future, queue: asyncio.Queue) -> AsyncIte
 
 def _log_question(deps: ChatDeps, permit: TurnPermit, question: str, channel: str, mode: str,
                   result: SearchResult, snippets: list, cited: Any, grounded: bool, turn_id: str) -> None:
-    """Queue the turn's row of the question log (core/questions.py), written in a worker thread."""
+    """Queue the turn's row of the question log (core/questions.py); it is written with the others of that second."""
     if deps.questions is None or not permit.log_questions:
         return
     user = permit.user
@@ -356,9 +356,9 @@ def _log_question(deps: ChatDeps, permit: TurnPermit, question: str, channel: st
                           result.relevance.semantic, tuple(s.slug for s in snippets), tuple(cited), grounded,
                           deps.llm is None, turn_id)
     try:
-        deps.questions.track(asyncio.get_running_loop().run_in_executor(None, deps.questions.record, entry))
-    except RuntimeError:  # no running loop (a generator finalised outside one): record right here
-        deps.questions.record(entry)
+        deps.questions.queue(entry)
+    except ValueError as exc:  # a row the log cannot take never fails the answer it describes
+        log.warning("question not logged: %s", exc)
 
 
 def _record_cost(deps: ChatDeps, turn_id: str, user: SignedInUser, rounds: list[Round]) -> None:

@@ -369,6 +369,23 @@ def unavailable() -> rx.Component:
     )
 
 
+def privacy_note() -> rx.Component:
+    """Once per browser, while the tenant keeps the question log: what happens to the questions (issue 28)."""
+    return rx.cond(
+        ChatState.question_log & (ChatState.privacy_seen != "1"),
+        rx.callout(
+            rx.hstack(
+                rx.text("Je vragen worden anoniem bewaard om de kennisbank te verbeteren: beheerders zien wat er "
+                        "gevraagd wordt, niet wie het vroeg.", size="1"),
+                rx.button("Begrepen", size="1", variant="soft", on_click=ChatState.dismiss_privacy,
+                          id="r42-privacy-ok", type="button"),
+                align="center", justify="between", spacing="2", width="100%",
+            ),
+            icon="shield_check", size="1", color_scheme="gray", margin="8px 12px 0", id="r42-privacy-note",
+        ),
+    )
+
+
 def window() -> rx.Component:
     """The chat window: header, messages with autoscroll, error + retry, composer (or why R42 is off)."""
     return rx.cond(
@@ -380,6 +397,7 @@ def window() -> rx.Component:
             rx.cond(ChatState.notice != "",
                     rx.callout(ChatState.notice, icon="info", size="1", color_scheme="amber", margin="8px 12px 0",
                                id="r42-restore-notice")),
+            privacy_note(),
             rx.box(
                 rx.auto_scroll(
                     rx.foreach(ChatState.messages, bubble),

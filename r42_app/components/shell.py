@@ -55,6 +55,7 @@ ADMIN_PAGES = [
     ("Kosten en tegoed", "/admin/costs", "chart_column", "admin-nav-costs"),
     ("Externe hulpmiddelen", "/admin/tools", "wrench", "admin-nav-tools"),
     ("Beoordelingen", "/admin/feedback", "thumbs_up", "admin-nav-feedback"),
+    ("Kennishiaten", "/admin/gaps", "circle_help", "admin-nav-gaps"),
 ]
 
 

@@ -21,6 +21,24 @@ def section(title: str, subtitle: str, *children: rx.Component, **props) -> rx.C
     )
 
 
+def question_log_switch() -> rx.Component:
+    """The anonymous question log (the knowledge-gaps report's ground) on or off for the tenant."""
+    return section(
+        "Vragen bewaren voor Kennishiaten",
+        "R42 bewaart de vragen van leerlingen anoniem (hoe vaak en door hoeveel leerlingen, niet wie), "
+        "90 dagen lang, zodat Kennishiaten laat zien wat de kennisbank nog niet beantwoordt. Leerlingen krijgen "
+        "dat één keer te zien in het chatvenster. Uit: er worden geen nieuwe vragen bewaard.",
+        rx.hstack(
+            rx.switch(checked=S.question_log, on_change=S.switch_question_log, id="chatbot-question-log", size="3",
+                      custom_attrs={"aria-labelledby": "chatbot-question-log-label"}),
+            form_label(rx.cond(S.question_log, "Vragen worden bewaard", "Vragen worden niet bewaard"),
+                       "chatbot-question-log", weight="medium", id="chatbot-question-log-label"),
+            align="center", spacing="3",
+        ),
+        id="chatbot-question-log-section",
+    )
+
+
 def master_switch() -> rx.Component:
     """R42 on or off for the whole tenant; switching off asks first."""
     return section(
@@ -202,7 +220,8 @@ def body() -> rx.Component:
         ),
         rx.cond(S.load_error != "", error_callout(S.load_error)),
         rx.cond(S.loading, skeleton_lines(8, "40px"),
-                rx.vstack(master_switch(), defaults(), users_table(), recent_changes(), spacing="4", width="100%")),
+                rx.vstack(master_switch(), question_log_switch(), defaults(), users_table(), recent_changes(),
+                          spacing="4", width="100%")),
         spacing="4", width="100%",
     )
 

@@ -429,6 +429,10 @@ def editor_body() -> rx.Component:
                     justify="between",
                     width="100%",
                 ),
+                rx.cond(S.from_gap != "",
+                        rx.callout("Ingevuld vanuit Kennishiaten: een concept uit de vragen van leerlingen. Controleer "
+                                   "naam en beschrijving en schrijf het antwoord in de inhoud.", icon="lightbulb",
+                                   color_scheme="blue", width="100%", id="topic-from-gap")),
                 topic_form(),
                 rx.cond(~S.is_new, relations_editor()),
                 spacing="4",

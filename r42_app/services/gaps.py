@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from r42_app.core.gaps import GROUP_SIMILARITY, Asked, Gap, centred, find_gaps, language
+from r42_app.core.gaps import GROUP_SIMILARITY, Asked, Gap, centred, draft_topic, find_gaps, language
 from r42_app.core.gaps_background import DUTCH, ENGLISH
 from r42_app.services.store.pb import PBError, PocketBase, quote
 from r42_app.services.store.questions import QuestionLog
@@ -140,6 +140,18 @@ class GapsReport:
                     and float(unit[i] @ centroid) >= GROUP_SIMILARITY + 0.1:
                 return True
         return False
+
+    def draft(self, tenant_id: str, gap_id: str) -> dict[str, str] | None:
+        """A draft topic for one gap (core/gaps.py draft_topic), its content a frame with the group's questions;
+        None when there is no such gap (any more)."""
+        for view in self.report(tenant_id, include_ignored=True):
+            if view.gap.id == gap_id:
+                topic = draft_topic(view.gap)
+                asked = "\n".join(f"- {q}" for q in view.gap.examples(10))
+                topic["content"] = (f"## Wat leerlingen vroegen\n\n{asked}\n\n## Antwoord\n\n"
+                                    "(Concept: schrijf hier het antwoord, of laat R42 een voorstel doen.)")
+                return topic
+        return None
 
     def decide(self, tenant_id: str, gap_id: str, status: str, topic: str = "", actor: str = "") -> None:
         """Record an admin's decision on a gap: "ignored", or "topic" (a topic `topic` was created from it)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import re
 from collections import Counter
 
 import reflex as rx
@@ -63,6 +64,7 @@ class AdminTopicsState(rx.State):
 
     # editor
     is_new: bool = True
+    from_gap: str = ""  # the knowledge gap this new topic is drafted from (/admin/topics/new?gap=...)
     found: bool = True
     saving: bool = False
     slug_touched: bool = False
@@ -201,8 +203,20 @@ class AdminTopicsState(rx.State):
         self.is_new = True
         self.found = True
         self.loading = False
+        self.from_gap = ""
         if tenant is None:
             return
+        gap = str(self.router.page.params.get("gap", ""))
+        if re.fullmatch(r"[0-9a-f]{12}", gap):  # "Onderwerp aanmaken" on /admin/gaps: prefilled from the group
+            try:
+                draft = await asyncio.to_thread(services().gaps.draft, tenant.id, gap)
+            except PBError as exc:
+                log.error("drafting a topic from gap %s failed: %s", gap, exc)
+                draft = None
+            if draft:
+                self.f_label, self.f_slug, self.f_type = draft["label"], slugify(draft["label"]), draft["type"]
+                self.f_description, self.f_content = draft["description"], draft["content"]
+                self.from_gap = gap
 
     @rx.event
     async def load_edit(self):
@@ -280,6 +294,14 @@ class AdminTopicsState(rx.State):
         self._mark_saved()
         if self.is_new:
             self.is_new = False  # a second click on "Aanmaken" must not create (and fail) again
+            if self.from_gap:  # the gap links to the topic made for it
+                auth = await self.get_state(AuthState)
+                try:
+                    await asyncio.to_thread(services().gaps.decide, tenant.id, self.from_gap, "topic", topic.slug,
+                                            auth.user_email)
+                except (PBError, ValueError) as exc:
+                    log.error("linking gap %s to topic %s failed: %s", self.from_gap, topic.slug, exc)
+                self.from_gap = ""
             yield rx.redirect(f"/admin/topics/{topic.slug}")
             yield rx.toast.success(msg("kb.topic_created", label=topic.label))
         else:

@@ -144,6 +144,10 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
             log.warning("feedback not stored: %s", exc)
             return rx.toast.error(msg("chat.rating_not_stored"))
         self._change(message_id, rating=rating)
+        try:  # the gaps report counts a thumbs down as a question badly answered
+            await asyncio.to_thread(services().questions.set_feedback, user.tenant_id, user.id, question, rating)
+        except PBError as exc:
+            log.warning("the question log did not take the rating: %s", exc)
         if rating == "down":  # ask what was wrong, optionally, right under the answer
             self.reason_for = message_id
             return rx.call_script("window.r42FocusReason && window.r42FocusReason()")

@@ -26,6 +26,8 @@ class WindowMixin(rx.State, mixin=True):
     availability: str = ""  # "" (R42 answers) | "disabled" (off for the tenant) | "denied" (no qa_help)
     my_capabilities: list[str] = []  # what R42 may do for this user, in words (account menu)
     show_capabilities: bool = False
+    question_log: bool = False  # the tenant keeps the (anonymous) question log: the window says so, once
+    privacy_seen: str = rx.LocalStorage("", name="r42.privacy_seen")  # "1" once the learner closed that note
     _keep_open: bool = False  # a citation chip was clicked: the window stays open on the page it opens
 
     async def _user(self, fresh: bool = False):
@@ -74,8 +76,14 @@ class WindowMixin(rx.State, mixin=True):
             log.warning("checking R42 access failed: %s", exc)
             return
         self.availability = chat_availability(chatbot.enabled, resolution.effective)
+        self.question_log = chatbot.question_log
         self.my_capabilities = [CAPABILITY_LABELS[c] for c in CAPABILITIES if c in resolution.effective] \
             if chatbot.enabled else []
+
+    @rx.event
+    def dismiss_privacy(self):
+        """"Begrepen" on the note about the question log: it is not shown again in this browser."""
+        self.privacy_seen = "1"
 
     @rx.event
     def set_show_capabilities(self, show: bool):

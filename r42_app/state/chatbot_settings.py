@@ -69,6 +69,7 @@ def _refusal(exc: AccessError | PBError) -> str:
 class ChatbotSettingsState(AdminPageMixin, rx.State):
     saving: bool = False
     enabled: bool = True
+    question_log: bool = True  # the tenant keeps the anonymous question log (the knowledge-gaps report)
     confirm_off: bool = False
     default: list[str] = []
     query: str = ""
@@ -89,6 +90,7 @@ class ChatbotSettingsState(AdminPageMixin, rx.State):
             asyncio.to_thread(store.tenant_chatbot, user.tenant_id), asyncio.to_thread(store.users, user.tenant),
             asyncio.to_thread(store.recent_changes, user.tenant))
         self.enabled = chatbot.enabled
+        self.question_log = chatbot.question_log
         self.default = [c for c in CAPABILITIES if c in chatbot.default]
         self._users, self._edits = users, {}
         self.changes = [ChangeRow(c.when.replace("T", " "), c.actor, c.target, c.what, c.before, c.after)
@@ -226,6 +228,19 @@ class ChatbotSettingsState(AdminPageMixin, rx.State):
     def dialog_open(self, is_open: bool):
         """Esc or a click outside closes the confirmation without switching off."""
         self.confirm_off = bool(is_open) and self.confirm_off
+
+    @rx.event
+    async def switch_question_log(self, on: bool):
+        """The question log on or off for the tenant (`r42 chatbot question-log on|off` does the same)."""
+        user = await self._admin(fresh=True)
+        if user is None:
+            return rx.toast.error(msg("access.refused"))
+        try:
+            await asyncio.to_thread(services().access.set_question_log, user.tenant, bool(on), user.id, user.email)
+        except (AccessError, PBError) as exc:
+            return rx.toast.error(_refusal(exc))
+        await self._refresh(user)
+        return rx.toast.success(msg("access.question_log_on" if on else "access.question_log_off"))
 
     async def _set_enabled(self, on: bool):
         user = await self._admin(fresh=True)

@@ -18,7 +18,7 @@ EXCLUDED: list[str] = []
 VIEWPORTS = {"desktop": {"width": 1400, "height": 900}, "phone": {"width": 390, "height": 844}}
 LEARNER_PAGES = ["/", "/topics/aow", "/graph", "/testen"]
 ADMIN_PAGES = ["/admin/topics", "/admin/topics/new", "/admin/topics/aow", "/admin/suggestions", "/admin/feedback",
-               "/admin/chatbot", "/admin/costs", "/admin/tools"]
+               "/admin/chatbot", "/admin/costs", "/admin/tools", "/admin/gaps"]
 
 
 @pytest.fixture(params=list(VIEWPORTS))

@@ -127,3 +127,18 @@ async def test_retention_deletes_only_rows_past_it_and_forget_only_that_users(ap
     assert log.prune(90, now=now + timedelta(days=91)) >= 1
     assert mine() == set()
     await rebuild_services()
+
+
+async def test_a_thumbs_down_reaches_the_questions_row(api_env, pb_server, admin_pb, log_on):
+    from r42_app.container import services
+
+    learner = pb_server.user("learner@example.com")
+    api_env.reply_text("Een antwoord dat niet hielp.")
+    events = await ask(learner.token, "Welke vraag kreeg een duim omlaag?")
+    log = services().questions
+    assert log.set_feedback(learner.me()["tenant"], learner.me()["id"], "Welke vraag kreeg een duim omlaag?", "down")
+    [row] = admin_pb.all("question_log", filter=f'turn_id = "{events[-1]["turn_id"]}"')
+    assert row["feedback"] == "down"
+    assert log.set_feedback(learner.me()["tenant"], learner.me()["id"], "Nooit gesteld", "down") is False
+    with pytest.raises(ValueError):
+        log.set_feedback(learner.me()["tenant"], learner.me()["id"], "x", "meh")

@@ -1,7 +1,7 @@
 """The question log in PocketBase (collection `question_log`, pb_migrations/1764401300_r42_question_log.js).
 
-Chat turns write it through a group commit (one batch request for the turns that end together, off the event
-loop); the worker deletes what is older than the retention (`R42_QUESTION_LOG_DAYS`); `forget` removes one
+Chat turns queue their rows, written once a second in one batch request (off the event loop, no request per
+turn); the worker deletes what is older than the retention (`R42_QUESTION_LOG_DAYS`); `forget` removes one
 user's rows (`r42 user forget`). Only the app's superuser connection writes: the collection's API rules let the
 tenant's admins read and nobody else write.
 """
@@ -10,45 +10,111 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from datetime import UTC, datetime
 
-from r42_app.core.questions import QuestionEntry, retention_cutoff, user_key
-from r42_app.services.store.group_commit import GroupCommit
-from r42_app.services.store.pb import BatchRequest, PocketBase, pb_time, quote
+from r42_app.core.questions import QuestionEntry, clip_question, retention_cutoff, user_key
+from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
 
 log = logging.getLogger(__name__)
 COLLECTION = "question_log"
 DELETE_BATCH = 200
 PRUNE_INTERVAL_S = 3600.0
+WRITE_INTERVAL_S = 1.0
+WRITE_BATCH = 500
+MAX_QUEUED = 20_000
 
 
 class QuestionLog:
     def __init__(self, pb: PocketBase, secret: str):
         self.pb = pb
         self.secret = secret
-        self._writer = GroupCommit(pb, COLLECTION)
-        self._pending: set[asyncio.Future] = set()
+        self._queue: list[dict] = []
+        self._queue_lock = threading.Lock()
+        self.dropped = 0
 
     def user_key(self, tenant_id: str, user_id: str) -> str:
         return user_key(self.secret, tenant_id, user_id)
 
     def record(self, entry: QuestionEntry) -> None:
-        """Store one turn's row (blocking: call it in a thread). A row PocketBase refuses is logged, never raised:
-        the log must not fail the answer it describes."""
-        try:
-            self._writer.create(entry.to_row())
-        except Exception as exc:  # noqa: BLE001 - PBError, a refused field: the turn has been answered
-            log.warning("the question log refused a row of tenant %s: %s", entry.tenant_id, exc)
+        """Store one row now (blocking: call it in a thread); the chat turns `queue` theirs instead."""
+        self.pb.create(COLLECTION, entry.to_row())
 
-    def track(self, future: asyncio.Future) -> None:
-        """Keep a writing future until it is done (so `flush` can wait for it)."""
-        self._pending.add(future)
-        future.add_done_callback(self._pending.discard)
+    def queue(self, entry: QuestionEntry) -> None:
+        """A turn's row, written with the others of the next second in one batch request (`run_forever`, or
+        `flush`): no PocketBase request and no thread hop per turn. A row waits at most a second or so; what
+        is queued when the process dies is lost (this is the gaps report's log, not a ledger)."""
+        row = entry.to_row()  # a bad row fails here, in the turn that made it, never in a batch of others
+        with self._queue_lock:
+            self._queue.append(row)
+            if len(self._queue) > MAX_QUEUED:  # PocketBase away for long: keep the newest
+                del self._queue[:len(self._queue) - MAX_QUEUED]
+                self.dropped += 1
+
+    def write_queued(self) -> int:
+        """Write what is queued, in batches (blocking); how many rows were stored. A batch PocketBase refuses is
+        tried row by row, so one bad row costs only itself; when PocketBase cannot be reached the rows go back."""
+        stored = 0
+        while True:
+            with self._queue_lock:
+                batch, self._queue = self._queue[:WRITE_BATCH], self._queue[WRITE_BATCH:]
+            if not batch:
+                return stored
+            try:
+                self.pb.batch([BatchRequest.create(COLLECTION, row) for row in batch])
+                stored += len(batch)
+                continue
+            except PBError as exc:
+                if exc.status in (0, 429) or exc.status >= 500:  # not the rows' fault: try again later
+                    with self._queue_lock:
+                        self._queue[:0] = batch
+                    raise
+            for row in batch:
+                try:
+                    self.pb.create(COLLECTION, row)
+                    stored += 1
+                except PBError as exc:
+                    log.warning("the question log refused a row of tenant %s: %s", row.get("tenant"), exc)
 
     async def flush(self) -> None:
-        """Wait until every row queued from this loop is stored (tests, shutdown)."""
-        if self._pending:
-            await asyncio.gather(*list(self._pending), return_exceptions=True)
+        """Write everything queued so far (tests, shutdown)."""
+        await asyncio.to_thread(self.write_queued)
+
+    async def run_forever(self, interval: float = WRITE_INTERVAL_S) -> None:
+        """Write the queued rows every `interval` seconds, off the event loop; at the end, what is left."""
+        try:
+            while True:
+                await asyncio.sleep(interval)
+                if self._queue:
+                    try:
+                        await asyncio.to_thread(self.write_queued)
+                    except PBError as exc:
+                        log.warning("writing the question log failed (will retry): %s", exc)
+        finally:
+            if self._queue:
+                try:
+                    await asyncio.to_thread(self.write_queued)
+                except PBError as exc:
+                    log.warning("the question log's last %d row(s) were not written: %s", len(self._queue), exc)
+
+    def set_feedback(self, tenant_id: str, user_id: str, question: str, rating: str) -> bool:
+        """A thumbs up or down on an answer, on that question's newest row of this user (the window's messages
+        do not carry the turn's id); False when there is none (the log was off, or the row expired)."""
+        if rating not in ("up", "down", ""):
+            raise ValueError("rating must be up, down or empty")
+        key = self.user_key(tenant_id, user_id)
+        clipped = clip_question(question)
+        with self._queue_lock:  # rated within a second of the answer: the row is not written yet
+            for queued in reversed(self._queue):
+                if queued["tenant"] == tenant_id and queued["user_key"] == key and queued["question"] == clipped:
+                    queued["feedback"] = rating
+                    return True
+        row = self.pb.first(COLLECTION, f"tenant = {quote(tenant_id)} && user_key = {quote(key)} && "
+                                        f"question = {quote(clip_question(question))}", sort="-created,-id")
+        if row is None:
+            return False
+        self.pb.update(COLLECTION, row["id"], {"feedback": rating})
+        return True
 
     def rows(self, tenant_id: str, since: datetime | None = None, limit: int = 10_000) -> list[dict]:
         """The tenant's rows, newest first (at most `limit`)."""

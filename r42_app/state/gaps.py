@@ -1,0 +1,164 @@
+"""GapsState: `/admin/gaps` ("Kennishiaten"), what learners ask that the knowledge base cannot answer, in groups of
+similar questions (services/gaps.py; the CLI's `r42 gaps report` is the same report). Admins of the tenant only."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from datetime import UTC, date, datetime, time, timedelta
+
+import reflex as rx
+
+from r42_app.container import services
+from r42_app.core.messages import msg
+from r42_app.core.retrieval import topic_url
+from r42_app.services.store.pb import PBError
+from r42_app.state.admin_page import AdminPageMixin
+
+log = logging.getLogger(__name__)
+PER_PAGE = 10
+EXAMPLES_SHOWN = 5
+DEFAULT_DAYS = 30
+MONTHS = ("jan", "feb", "mrt", "apr", "mei", "jun", "jul", "aug", "sep", "okt", "nov", "dec")
+
+
+def when_nl(moment: datetime) -> str:
+    local = moment.astimezone(UTC)
+    return f"{local.day} {MONTHS[local.month - 1]} {local.year}, {local:%H:%M}"
+
+
+@dataclasses.dataclass
+class GapTopic:
+    slug: str = ""
+    url: str = ""
+
+
+@dataclasses.dataclass
+class GapRow:
+    id: str = ""
+    count: int = 0
+    learners: int = 0
+    last: str = ""
+    status: str = "open"
+    title: str = ""  # the group's newest question, as its heading
+    examples: list[str] = dataclasses.field(default_factory=list)
+    more: int = 0  # questions beyond the examples shown
+    closest: list[GapTopic] = dataclasses.field(default_factory=list)
+    topic: str = ""  # the topic created from it
+    topic_url: str = ""
+
+
+@dataclasses.dataclass
+class WeekBar:
+    week: str = ""
+    ungrounded: int = 0
+    total: int = 0
+    height: str = "0%"
+    label: str = ""
+
+
+class GapsState(AdminPageMixin, rx.State):
+    rows: list[GapRow] = []
+    since: str = ""
+    until: str = ""
+    search: str = ""
+    range_error: str = ""
+    page: int = 1
+    weeks: list[WeekBar] = []
+    busy_gap: str = ""
+
+    @rx.var
+    def pages(self) -> int:
+        return max(1, -(-len(self.rows) // PER_PAGE))
+
+    @rx.var
+    def visible(self) -> list[GapRow]:
+        start = (self.page - 1) * PER_PAGE
+        return self.rows[start:start + PER_PAGE]
+
+    @rx.var
+    def page_label(self) -> str:
+        return f"Pagina {self.page} van {self.pages}"
+
+    async def _refresh(self, user) -> None:
+        since = datetime.combine(date.fromisoformat(self.since), time.min, UTC)
+        until = datetime.combine(date.fromisoformat(self.until), time.max, UTC)
+        gaps = services().gaps
+        views, weekly = await asyncio.gather(
+            asyncio.to_thread(gaps.report, user.tenant_id, since, until, self.search),
+            asyncio.to_thread(gaps.weekly_ungrounded, user.tenant_id))
+        self.rows = [self._row(v) for v in views]
+        self.page = min(self.page, self.pages) if self.rows else 1
+        most = max((w[1] for w in weekly), default=0) or 1
+        self.weeks = [WeekBar(week[-3:].replace("W", "wk "), bad, total, f"{round(100 * bad / most)}%",
+                              f"Week {int(week[-2:])}: {bad} van {total} vragen zonder antwoord uit de kennisbank")
+                      for week, bad, total in weekly]
+
+    @staticmethod
+    def _row(v) -> GapRow:
+        examples = v.gap.examples(20)
+        return GapRow(v.gap.id, v.gap.count, v.gap.learners, when_nl(v.gap.last), v.status,
+                      examples[0] if examples else "", examples[:EXAMPLES_SHOWN],
+                      max(0, len(examples) - EXAMPLES_SHOWN), [GapTopic(s, topic_url(s)) for s in v.gap.closest],
+                      v.topic, topic_url(v.topic) if v.topic else "")
+
+    @rx.event
+    async def load(self):
+        """on_load of `/admin/gaps`: the last 30 days."""
+        user = await self._admin()
+        if user is None:
+            return
+        today = datetime.now(UTC).date()
+        self.since, self.until = (today - timedelta(days=DEFAULT_DAYS - 1)).isoformat(), today.isoformat()
+        self.search, self.range_error, self.page = "", "", 1
+        self.loading = True
+        yield
+        await self._reload(user, "gaps.load_failed")
+
+    @rx.event
+    async def apply(self, form: dict):
+        """"Toon": another range of days, or a search."""
+        user = await self._admin()
+        if user is None:
+            return
+        since, until = str(form.get("since", "")), str(form.get("until", ""))
+        try:
+            if date.fromisoformat(since) > date.fromisoformat(until):
+                raise ValueError("since after until")
+        except ValueError:
+            self.range_error = msg("gaps.bad_range")
+            return
+        self.since, self.until, self.range_error = since, until, ""
+        self.search, self.page = str(form.get("search", ""))[:200], 1
+        await self._reload(user, "gaps.load_failed", show_loading=False)
+
+    @rx.event
+    def go_to(self, page: int):
+        self.page = max(1, min(int(page), self.pages))
+
+    @rx.event
+    async def ignore(self, gap_id: str):
+        """"Negeren": the group leaves the list (the CLI's --all still shows it)."""
+        user = await self._admin(fresh=True)
+        if user is None:
+            yield rx.toast.error(msg("gaps.refused"))
+            return
+        self.busy_gap = gap_id
+        yield
+        try:
+            await asyncio.to_thread(services().gaps.decide, user.tenant_id, gap_id, "ignored", "", user.email)
+        except (PBError, ValueError) as exc:
+            log.error("ignoring gap %s failed: %s", gap_id, exc)
+            self.busy_gap = ""
+            yield rx.toast.error(msg("gaps.save_failed"))
+            return
+        self.rows = [r for r in self.rows if r.id != gap_id]
+        self.page = min(self.page, self.pages)
+        self.busy_gap = ""
+        yield rx.toast.success(msg("gaps.ignored"))
+
+    @rx.event
+    def create_topic(self, gap_id: str):
+        """"Onderwerp aanmaken": the topic editor, prefilled from the group's questions."""
+        return rx.redirect(f"/admin/topics/new?gap={gap_id}")

@@ -1,0 +1,92 @@
+"""/admin/gaps, "Kennishiaten" (issue 28): learners ask what the knowledge base cannot answer; the admin sees their
+questions as one group, creates a topic from it in the prefilled editor; a new question like them is then
+answered grounded, and the group shows "Opgelost". The page passes axe."""
+
+import json
+import time
+import uuid
+
+import httpx
+from playwright.sync_api import expect
+
+from tests.conftest import DEMO_PASSWORD
+from tests.e2e.conftest import sign_in
+from tests.e2e.test_a11y import violations
+
+WORD = f"fietsenstalling{uuid.uuid4().hex[:4]}"  # a made-up word: this run's questions, none of another test's
+
+
+def ask(served_app, claude, token, question):
+    claude.reply_text("Daarover staat niets in de kennisbank.")
+    resp = httpx.post(f"{served_app.url}/api/chat", headers={"Authorization": f"Bearer {token}"}, timeout=60,
+                      json={"messages": [{"role": "user", "content": question}]})
+    events = [json.loads(line[6:]) for line in resp.text.splitlines() if line.startswith("data: ")]
+    assert resp.status_code == 200 and events[-1]["type"] == "done", resp.text
+    return events[-1]
+
+
+def token_of(served_app, email):
+    return httpx.post(f"{served_app.pb_url}/api/collections/users/auth-with-password",
+                      json={"identity": email, "password": DEMO_PASSWORD}).json()["token"]
+
+
+def test_unanswered_questions_become_a_topic_and_the_gap_is_resolved(served_app, browser, claude):
+    learners = [token_of(served_app, e) for e in ("learner@example.com", "sanne@example.com")]
+    questions = [f"Waar is de {WORD} voor medewerkers?", f"Hoe laat gaat de {WORD} dicht?",
+                 f"Mag ik mijn fiets in de {WORD} zetten?"]
+    for i, q in enumerate(questions):
+        done = ask(served_app, claude, learners[i % 2], q)
+        assert done["grounded"] is False  # nothing in the demo KB about it
+
+    ctx = browser.new_context(bypass_csp=True)  # axe is injected below
+    admin = ctx.new_page()
+    sign_in(admin, served_app, "admin@example.com", path="/admin/gaps")
+    admin.fill("#gaps-search", WORD)
+    admin.click("#gaps-apply")
+    card = admin.locator(".gap-row", has_text=WORD)
+    expect(card).to_have_count(1, timeout=60_000)  # the three questions are one group
+    expect(card.locator(".gap-examples li")).to_have_count(3)
+    expect(card.locator(".gap-count")).to_contain_text("3")
+    expect(card.locator(".gap-learners")).to_contain_text("2 leerlingen")
+    expect(card.locator(".gap-status")).to_have_text("Open")
+    found = violations(admin)
+    assert found == [], "\n".join(found)
+
+    card.locator(".gap-create").click()
+    expect(admin.locator("#topic-from-gap")).to_be_visible(timeout=30_000)
+    label = admin.locator("#label").input_value()
+    assert WORD in label.lower(), label  # the draft's name comes from the questions
+    assert WORD in admin.locator("#description").input_value()
+    slug = f"{WORD}-info"
+    admin.fill("#id", slug)
+    admin.fill("#content", f"De {WORD} staat achter het kantoor. Medewerkers zetten hun fiets in de {WORD}; "
+                           f"de {WORD} gaat om 19:00 uur dicht.")
+    admin.click("#save-topic")
+    admin.wait_for_url(f"**/admin/topics/{slug}", timeout=30_000)
+
+    deadline = time.monotonic() + 120  # the app's indexer takes the new topic in
+    while True:
+        done = ask(served_app, claude, learners[0], f"Wanneer sluit de {WORD}?")
+        if done["grounded"] or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    assert done["grounded"] is True
+
+    card = admin.locator(".gap-row", has_text=WORD)
+    for _ in range(10):  # the turn's row is written within a second of it (the log writes once a second)
+        admin.goto(served_app.url + "/admin/gaps")
+        admin.fill("#gaps-search", WORD)
+        admin.click("#gaps-apply")
+        expect(card.locator(".gap-status")).to_be_visible(timeout=30_000)
+        if card.locator(".gap-status").inner_text().strip() == "Opgelost":
+            break
+        time.sleep(1)
+    expect(card.locator(".gap-status")).to_have_text("Opgelost")
+    expect(card).to_contain_text(slug)  # the gap links to the topic made for it
+    ctx.close()
+
+
+def test_a_learner_gets_no_gaps_page(served_app, page):
+    sign_in(page, served_app, "learner@example.com", path="/admin/gaps")
+    expect(page.locator("#forbidden")).to_be_visible()
+    expect(page.locator(".gap-row")).to_have_count(0)

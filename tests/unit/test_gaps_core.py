@@ -1,0 +1,128 @@
+"""core/gaps.py and core/questions.py: which questions count as missed, how they are grouped, the pseudonymous user
+key, and the draft topic of a gap (synthetic vectors: no model here)."""
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from r42_app.core.gaps import Asked, Gap, centred, cluster, draft_topic, find_gaps, gap_id, language, misses, pairwise_f1
+from r42_app.core.questions import MAX_QUESTION_CHARS, QuestionEntry, clip_question, retention_cutoff, user_key
+
+T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+def asked(i, question="vraag", user="u1", minutes=0, grounded=False, feedback="", score=0.0, sources=()):
+    return Asked(f"row{i:03d}", question, user, T0 + timedelta(minutes=minutes), grounded, score, feedback, sources)
+
+
+def axis(k, dim=8, noise=0.0, seed=0):
+    v = np.zeros(dim, dtype=np.float32)
+    v[k] = 1.0
+    return v + np.random.default_rng(seed).normal(0, noise, dim).astype(np.float32)
+
+
+def test_the_language_of_a_question():
+    assert language("Hoe vraag ik verlof aan?") == "nl" and language("How do I request time off?") == "en"
+    assert language("Is er een parkeerplaats?") == "nl" and language("Is there a bike scheme at work?") == "en"
+    assert language("AOW") == "nl"  # too short to tell: Dutch, the tenants' language
+
+
+def test_centring_takes_away_what_every_question_of_a_language_shares():
+    shared_nl, shared_en = axis(6) * 3, axis(7) * 3
+    vectors = np.stack([shared_nl + axis(0), shared_nl + axis(1), shared_en + axis(0), shared_en + axis(1)])
+    raw = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    assert raw[0] @ raw[1] > raw[0] @ raw[2]  # raw: the language decides
+    c = centred(vectors, ["nl", "nl", "en", "en"])
+    assert c[0] @ c[2] > 0.9 and c[0] @ c[1] < 0  # centred: the subject decides
+    assert np.allclose(np.linalg.norm(c, axis=1), 1.0)
+
+
+def test_a_background_mean_keeps_three_rephrasings_of_one_thing_together():
+    """Three questions on one subject, centred on themselves alone, would lose what they share."""
+    base = axis(0) * 2 + axis(6) * 3
+    vectors = np.stack([base + axis(1, noise=0.1, seed=s) for s in range(3)])
+    alone = centred(vectors, ["nl"] * 3)
+    with_prior = centred(vectors, ["nl"] * 3, {"nl": axis(6) * 3 / np.linalg.norm(axis(6) * 3)}, prior_weight=40)
+    assert (with_prior @ with_prior.T).min() > 0.8 > (alone @ alone.T)[np.triu_indices(3, 1)].min()
+
+
+def test_misses_are_ungrounded_empty_down_voted_or_asked_again_at_once():
+    rows = [asked(0, "a", grounded=True, score=0.8),  # answered: no miss
+            asked(1, "b", grounded=False),  # not grounded
+            asked(2, "c", grounded=True, score=0.0),  # grounded, but no hit at all
+            asked(3, "d", grounded=True, score=0.7, feedback="down"),  # thumbs down
+            asked(4, "e", user="u2", grounded=True, score=0.7, minutes=10),  # asked again at once in other words:
+            asked(5, "e anders", user="u2", grounded=True, score=0.7, minutes=11),
+            asked(6, "f", user="u3", grounded=True, score=0.7, minutes=10),  # asked again, but an hour later
+            asked(7, "f anders", user="u3", grounded=True, score=0.7, minutes=70)]
+    vectors = np.stack([axis(0), axis(1), axis(2), axis(3), axis(4), axis(4, noise=0.05), axis(5),
+                        axis(5, noise=0.05)])
+    assert misses(rows, centred(vectors, ["nl"] * 8), similarity=0.5) == [1, 2, 3, 4]
+
+
+def test_groups_follow_the_subject_and_complete_linkage_does_not_chain():
+    a = [axis(0, noise=0.1, seed=s) for s in range(3)]
+    b = [axis(1, noise=0.1, seed=10 + s) for s in range(3)]
+    bridge = (axis(0) + axis(1)) / np.sqrt(2)  # close to both: single linkage would merge everything
+    groups = cluster(np.stack(a + b + [bridge]), similarity=0.6, method="complete")
+    assert not any({0, 1, 2} & set(g) and {3, 4, 5} & set(g) for g in groups)  # the bridge joins one side at most
+    assert sorted(sorted(set(g) - {6}) for g in groups if set(g) - {6}) == [[0, 1, 2], [3, 4, 5]]
+    single = cluster(np.stack(a + b + [bridge]), similarity=0.6, method="single")
+    assert len(single) == 1  # what complete linkage prevents: one chain through the bridge
+    assert cluster(np.zeros((0, 4))) == [] and cluster(np.stack([axis(0)])) == [[0]]
+
+
+def test_find_gaps_reports_count_learners_last_examples_and_closest():
+    rows = [asked(i, f"parkeren {i}", user=f"u{i % 2}", minutes=i, sources=("auto", "reizen")) for i in range(4)]
+    rows += [asked(10 + i, f"brand {i}", user="u9", minutes=20 + i, sources=("bhv",)) for i in range(2)]
+    rows += [asked(20, "aow", grounded=True, score=0.9)]
+    vectors = np.stack([axis(0, noise=0.05, seed=i) for i in range(4)] + [axis(1, noise=0.05, seed=10 + i) for i in range(2)] + [axis(2)])
+    gaps = find_gaps(rows, vectors, similarity=0.5)
+    assert [g.count for g in gaps] == [4, 2]
+    parking = gaps[0]
+    assert parking.learners == 2 and parking.last == T0 + timedelta(minutes=3)
+    assert parking.examples() == ["parkeren 3", "parkeren 2", "parkeren 1", "parkeren 0"]  # newest first
+    assert parking.closest == ["auto", "reizen"] and gaps[1].closest == ["bhv"]
+    with pytest.raises(ValueError):
+        find_gaps(rows, vectors[:3])
+
+
+def test_a_gaps_id_is_its_oldest_questions_and_stays_when_new_ones_join():
+    first = [asked(1, minutes=5), asked(2, minutes=1)]
+    assert gap_id(first) == gap_id(first + [asked(3, minutes=9)]) != gap_id([asked(3)])
+    assert len(gap_id(first)) == 12
+
+
+def test_pairwise_f1():
+    assert pairwise_f1(["a", "a", "b", "b"], [1, 1, 2, 2]) == (1.0, 1.0, 1.0)
+    precision, recall, f1 = pairwise_f1(["a", "a", "b", "b"], [1, 1, 1, 1])  # all together
+    assert (precision, recall) == (pytest.approx(2 / 6), 1.0) and f1 == pytest.approx(0.5)
+    assert pairwise_f1(["a", "a", "b"], [1, 2, 3])[1:] == (0.0, 0.0)  # all apart: nothing found
+
+
+def test_the_draft_topic_of_a_gap():
+    gap = Gap("abc", [asked(0, "Waar kan ik parkeren bij het kantoor?"), asked(1, "Where can staff park?", minutes=1),
+                      asked(2, "Is er een parkeerplaats voor personeel?", minutes=2)])
+    draft = draft_topic(gap)
+    assert draft["label"] == "Parkeren bij het kantoor" and draft["type"] == "concept"
+    assert draft["description"].startswith("Concept (uit Kennishiaten)") and "parkeerplaats" in draft["description"]
+
+
+def test_a_user_key_is_stable_per_tenant_unrelated_across_tenants_and_names_nobody():
+    assert user_key("s", "t1", "u1") == user_key("s", "t1", "u1")
+    assert user_key("s", "t1", "u1") != user_key("s", "t2", "u1") != user_key("other", "t1", "u1")
+    key = user_key("s", "t1", "user-lotte")
+    assert len(key) == 32 and set(key) <= set("0123456789abcdef") and "lotte" not in key
+
+
+def test_a_question_row_is_clipped_and_checked():
+    row = QuestionEntry("t", "k" * 32, "  Wat   is \\n de AOW? ", sources=("a", "a", "b")).to_row()
+    assert row["question"] == "Wat is \\n de AOW?" and row["sources"] == ["a", "b"] and row["channel"] == "window"
+    long = clip_question("woord " * 1000)
+    assert len(long) <= MAX_QUESTION_CHARS and long.endswith("…") and not long.endswith(" …")
+    with pytest.raises(ValueError):
+        QuestionEntry("t", "k" * 32, "vraag", channel="email").to_row()
+    assert retention_cutoff(T0, 90) == T0 - timedelta(days=90)
+    with pytest.raises(ValueError):
+        retention_cutoff(T0, 0)
