@@ -24,8 +24,10 @@ migrate(
         deleteRule: null,
         fields: [
           { type: "relation", name: "tenant", collectionId: tenants.id, required: true, maxSelect: 1, cascadeDelete: true },
-          { type: "text", name: "user_key", required: true, pattern: "^[0-9a-f]{32}$", min: 32, max: 32 },
-          { type: "text", name: "turn_id", pattern: "^[0-9a-f]{0,64}$", max: 64 },
+          // hidden: only the app (superuser) reads the key and the turn's id; an admin could otherwise tie one
+          // rated question (chat_feedback names its user) to every other question of that learner
+          { type: "text", name: "user_key", required: true, pattern: "^[0-9a-f]{32}$", min: 32, max: 32, hidden: true },
+          { type: "text", name: "turn_id", pattern: "^[0-9a-f]{0,64}$", max: 64, hidden: true },
           { type: "text", name: "question", required: true, max: 2000 },
           { type: "text", name: "channel", required: true, pattern: "^(window|api)$", max: 6 },
           { type: "text", name: "mode", pattern: "^(hybrid|fts|semantic)?$", max: 8 },
@@ -62,7 +64,7 @@ migrate(
           { type: "text", name: "gap", required: true, pattern: "^[0-9a-f]{12}$", min: 12, max: 12 },
           { type: "text", name: "status", required: true, pattern: "^(ignored|topic)$", max: 8 },
           { type: "text", name: "topic", max: 80 },
-          { type: "text", name: "actor", max: 120 },
+          { type: "text", name: "actor", max: 120, hidden: true },
           { type: "autodate", name: "created", onCreate: true, onUpdate: false },
           { type: "autodate", name: "updated", onCreate: true, onUpdate: true },
         ],

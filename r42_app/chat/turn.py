@@ -105,15 +105,25 @@ class _OneAtATime:
         if entry is None:
             entry = self._held[slot] = [asyncio.Lock(), 0]
         entry[1] += 1
+        lock: asyncio.Lock = entry[0]
+        held = False
         try:
-            async with entry[0]:
-                yield
+            try:  # fairness, not safety: a turn stuck with the lock (a hung search) holds the others up to a limit
+                async with asyncio.timeout(HOLD_WAIT_S):
+                    await lock.acquire()
+                held = True
+            except TimeoutError:
+                log.warning("a turn of user %s went on without waiting for the one before it", key)
+            yield
         finally:
+            if held:
+                lock.release()
             entry[1] -= 1
             if entry[1] == 0:
                 self._held.pop(slot, None)
 
 
+HOLD_WAIT_S = 20.0  # longer than any grounding; past it, a user's next turn goes on beside the stuck one
 _GROUNDING = _OneAtATime()
 one_user_at_a_time = _GROUNDING.hold  # the API's guard takes it too: the guard and the grounding are a turn's CPU
 

@@ -372,11 +372,11 @@ def unavailable() -> rx.Component:
 def privacy_note() -> rx.Component:
     """Once per browser, while the tenant keeps the question log: what happens to the questions (issue 28)."""
     return rx.cond(
-        ChatState.question_log & (ChatState.privacy_seen != "1"),
+        ChatState.question_log & ~(("," + ChatState.privacy_seen + ",").contains("," + AuthState.user_id + ",")),
         rx.callout(
             rx.hstack(
-                rx.text("Je vragen worden anoniem bewaard om de kennisbank te verbeteren: beheerders zien wat er "
-                        "gevraagd wordt, niet wie het vroeg.", size="1"),
+                rx.text("Je vragen worden zonder je naam bewaard om de kennisbank te verbeteren: beheerders zien wat "
+                        "er gevraagd wordt, niet wie het vroeg.", size="1"),
                 rx.button("Begrepen", size="1", variant="soft", on_click=ChatState.dismiss_privacy,
                           id="r42-privacy-ok", type="button"),
                 align="center", justify="between", spacing="2", width="100%",

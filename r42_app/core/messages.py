@@ -213,7 +213,8 @@ CATALOGUE: dict[str, str] = {
     "gaps.refused": "Alleen beheerders van deze organisatie mogen kennishiaten beheren.",
     "gaps.save_failed": "Dat kon niet worden opgeslagen. Probeer het opnieuw.",
     "gaps.ignored": "Genegeerd: deze groep vragen staat niet meer in de lijst.",
-    "gaps.draft_from": "Ingevuld vanuit Kennishiaten: controleer het concept en vul de inhoud aan.",
+    "gaps.draft_missing": "Die groep vragen bestaat niet meer (de vragen zijn verlopen of anders gegroepeerd). Je "
+                          "begint met een leeg onderwerp.",
     "suggestions.anonymous": "een verwijderde gebruiker",
     "suggestions.refused": "Alleen beheerders van deze organisatie mogen voorstellen beoordelen.",
     "suggestions.load_failed": "De voorstellen konden niet worden geladen. Probeer het opnieuw.",

@@ -3,9 +3,9 @@
 A row holds the question, the tenant, a user key, the channel and mode, what retrieval found (the best score,
 the passage cosine, the topics offered and those cited), whether the answer was grounded (core/relevance.py), whether
 the assistant was offline, and later the thumbs of the answer. The user key is an HMAC of the user id under a
-key of the tenant (itself an HMAC of the deployment's secret and the tenant id): an admin sees that one learner
-asked five times, never who, and the same learner has another key in another tenant. Only who holds the secret
-(the app) can find a user's rows again, to forget them.
+key of the tenant (itself an HMAC of the deployment's secret and the tenant id): the report says that one learner
+asked five times, never who, and the same learner has another key in another tenant. The key is a hidden field
+(only the app reads it), and only who holds the secret (the app) can find a user's rows again, to forget them.
 """
 
 from __future__ import annotations

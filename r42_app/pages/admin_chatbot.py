@@ -25,9 +25,11 @@ def question_log_switch() -> rx.Component:
     """The anonymous question log (the knowledge-gaps report's ground) on or off for the tenant."""
     return section(
         "Vragen bewaren voor Kennishiaten",
-        "R42 bewaart de vragen van leerlingen anoniem (hoe vaak en door hoeveel leerlingen, niet wie), "
-        "90 dagen lang, zodat Kennishiaten laat zien wat de kennisbank nog niet beantwoordt. Leerlingen krijgen "
-        "dat één keer te zien in het chatvenster. Uit: er worden geen nieuwe vragen bewaard.",
+        "R42 bewaart de vragen van leerlingen zonder hun naam (je ziet hoe vaak en door hoeveel leerlingen, niet "
+        "wie), zodat Kennishiaten laat zien wat de kennisbank nog niet beantwoordt. Leerlingen krijgen dat één keer "
+        "te zien in het chatvenster. Uit: er worden geen nieuwe vragen bewaard.",
+        rx.text("Een vraag wordt na ", S.question_log_days, " dagen verwijderd.", size="1", color_scheme="gray",
+                id="chatbot-question-log-days"),
         rx.hstack(
             rx.switch(checked=S.question_log, on_change=S.switch_question_log, id="chatbot-question-log", size="3",
                       custom_attrs={"aria-labelledby": "chatbot-question-log-label"}),

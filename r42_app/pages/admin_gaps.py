@@ -46,9 +46,11 @@ def gap_card(r: GapRow) -> rx.Component:
                     rx.text("Onderwerp aangemaakt: ", rx.link(r.topic, href=r.topic_url), size="1")),
             rx.hstack(
                 rx.button(rx.icon("file_plus", size=14), "Onderwerp aanmaken", size="2",
-                          on_click=S.create_topic(r.id), class_name="gap-create"),
+                          on_click=S.create_topic(r.id), class_name="gap-create",
+                          aria_label="Onderwerp aanmaken voor: " + r.title),
                 rx.button(rx.icon("eye_off", size=14), "Negeren", size="2", variant="soft", color_scheme="gray",
-                          on_click=S.ignore(r.id), loading=S.busy_gap == r.id, class_name="gap-ignore"),
+                          on_click=S.ignore(r.id), loading=S.busy_gap == r.id, class_name="gap-ignore",
+                          aria_label="Negeren: " + r.title),
                 spacing="2", wrap="wrap",
             ),
             spacing="2", align="start", width="100%",
@@ -87,9 +89,11 @@ def filters() -> rx.Component:
     return rx.form(
         rx.hstack(
             rx.vstack(form_label("Van", "gaps-since", size="1"),
-                      rx.input(type="date", name="since", value=S.since, id="gaps-since", size="2"), spacing="1"),
+                      rx.input(type="date", name="since", default_value=S.since, key=S.since, id="gaps-since",
+                               size="2"), spacing="1"),
             rx.vstack(form_label("Tot en met", "gaps-until", size="1"),
-                      rx.input(type="date", name="until", value=S.until, id="gaps-until", size="2"), spacing="1"),
+                      rx.input(type="date", name="until", default_value=S.until, key=S.until, id="gaps-until",
+                               size="2"), spacing="1"),
             rx.vstack(form_label("Zoeken", "gaps-search", size="1"),
                       rx.input(name="search", default_value=S.search, id="gaps-search", size="2",
                                placeholder="woord uit een vraag of onderwerp", type="search"), spacing="1"),
@@ -117,8 +121,8 @@ def body() -> rx.Component:
         rx.vstack(
             rx.heading("Kennishiaten", size="6"),
             rx.text("Wat leerlingen vroegen en de kennisbank niet kon beantwoorden, in groepen van vergelijkbare "
-                    "vragen (Nederlands en Engels samen). Vragen zijn anoniem: je ziet hoe vaak en door hoeveel "
-                    "leerlingen, niet wie.", color_scheme="gray", size="2"),
+                    "vragen (Nederlands en Engels samen). Vragen worden zonder naam bewaard: je ziet hoe vaak en door "
+                    "hoeveel leerlingen, niet wie.", color_scheme="gray", size="2"),
             spacing="1",
         ),
         filters(),

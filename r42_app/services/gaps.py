@@ -78,10 +78,12 @@ class GapsReport:
         self.encode = encode_queries
         self._background: dict[str, np.ndarray] | None = None
         self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()  # (row id, question) -> vector
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the vector cache and the per-tenant locks
+        self._embedding = threading.Lock()
+        self._tenant_locks: dict[str, threading.Lock] = {}
 
     def _embed(self, rows: Sequence[Asked]) -> np.ndarray:
-        with self._lock:
+        with self._embedding:
             if self._background is None:
                 self._background = background_means(self.encode)
             missing = [r for r in rows if (r.id, r.question) not in self._vectors]
@@ -99,29 +101,38 @@ class GapsReport:
             out[str(row.get("gap"))] = {"status": str(row.get("status") or ""), "topic": str(row.get("topic") or "")}
         return out
 
+    def _grouped(self, tenant_id: str) -> tuple[list[Gap], dict[str, bool]]:
+        """The tenant's gaps over its whole question log (the retention window, newest MAX_ROWS), each with whether
+        it is resolved. Grouping everything, whatever range is shown, keeps a gap's id (its oldest question's)
+        the same on every page, in the editor's draft and in the CLI."""
+        with self._tenant_lock(tenant_id):  # two admins opening the page at once: one grouping, not two
+            rows = [a for r in self.questions.rows(tenant_id, limit=MAX_ROWS) if (a := _asked(r))]
+            if not rows:
+                return [], {}
+            vectors = self._embed(rows)
+            gaps = find_gaps(rows, vectors, self._background)
+            unit = centred(vectors, [language(r.question) for r in rows], self._background)
+            return gaps, self._resolved(gaps, rows, unit)
+
     def report(self, tenant_id: str, since: datetime | None = None, until: datetime | None = None,
                search: str = "", include_ignored: bool = False) -> list[GapView]:
-        """The tenant's gaps among the questions asked in [since, until], most asked first; `search` keeps the
-        groups with a question or a closest topic that contains it."""
-        rows = [a for r in self.questions.rows(tenant_id, since=since, limit=MAX_ROWS) if (a := _asked(r))]
-        if until is not None:
-            rows = [r for r in rows if r.created <= until]
-        if not rows:
-            return []
-        vectors = self._embed(rows)
-        gaps = find_gaps(rows, vectors, self._background)
-        decided = self.decisions(tenant_id)
-        unit = centred(vectors, [language(r.question) for r in rows], self._background)
-        index = {r.id: i for i, r in enumerate(rows)}
+        """The tenant's gaps with questions asked in [since, until], each shown with those questions only, most
+        asked first; `search` keeps the groups with a question or a closest topic that contains it."""
+        gaps, resolved = self._grouped(tenant_id)
+        decided = self.decisions(tenant_id) if gaps else {}
         views = []
         for gap in gaps:
+            shown = [q for q in gap.questions
+                     if (since is None or q.created >= since) and (until is None or q.created <= until)]
+            if not shown:
+                continue
             decision = decided.get(gap.id, {})
-            status = "ignored" if decision.get("status") == "ignored" else "open"
-            if status == "open" and self._resolved(gap, rows, unit, index):
-                status = "resolved"
+            status = "ignored" if decision.get("status") == "ignored" else \
+                "resolved" if resolved.get(gap.id) else "open"
             if status == "ignored" and not include_ignored:
                 continue
-            views.append(GapView(gap, status, decision.get("topic", "")))
+            views.append(GapView(Gap(gap.id, shown, gap.closest), status, decision.get("topic", "")))
+        views.sort(key=lambda v: (-v.gap.count, -v.gap.last.timestamp()))
         needle = search.strip().lower()
         if needle:
             views = [v for v in views if any(needle in q.question.lower() for q in v.gap.questions)
@@ -129,22 +140,30 @@ class GapsReport:
         return views
 
     @staticmethod
-    def _resolved(gap: Gap, rows: Sequence[Asked], unit: np.ndarray, index: dict[str, int]) -> bool:
-        """A question like the gap's, asked after its last miss, was answered grounded."""
-        members = [index[q.id] for q in gap.questions]
-        centroid = unit[members].mean(axis=0)
-        centroid /= np.linalg.norm(centroid) or 1.0
-        last = gap.last
-        for i, row in enumerate(rows):
-            if row.grounded and row.created > last and row.feedback != "down" \
-                    and float(unit[i] @ centroid) >= GROUP_SIMILARITY + 0.1:
-                return True
-        return False
+    def _resolved(gaps: Sequence[Gap], rows: Sequence[Asked], unit: np.ndarray) -> dict[str, bool]:
+        """Per gap: a question like it, asked after its last miss, was answered grounded (and not voted down)."""
+        answered = [i for i, r in enumerate(rows) if r.grounded and r.feedback != "down"]
+        if not answered or not gaps:
+            return {}
+        index = {r.id: i for i, r in enumerate(rows)}
+        vectors = unit[answered]
+        times = np.array([rows[i].created.timestamp() for i in answered])
+        out = {}
+        for gap in gaps:
+            centroid = unit[[index[q.id] for q in gap.questions]].mean(axis=0)
+            centroid /= np.linalg.norm(centroid) or 1.0
+            later = times > gap.last.timestamp()
+            out[gap.id] = bool(np.any(later & (vectors @ centroid >= GROUP_SIMILARITY + 0.1)))
+        return out
+
+    def _tenant_lock(self, tenant_id: str) -> threading.Lock:
+        with self._lock:
+            return self._tenant_locks.setdefault(tenant_id, threading.Lock())
 
     def draft(self, tenant_id: str, gap_id: str) -> dict[str, str] | None:
         """A draft topic for one gap (core/gaps.py draft_topic), its content a frame with the group's questions;
         None when there is no such gap (any more)."""
-        for view in self.report(tenant_id, include_ignored=True):
+        for view in self.report(tenant_id, include_ignored=True):  # every question: the same ids as the page
             if view.gap.id == gap_id:
                 topic = draft_topic(view.gap)
                 asked = "\n".join(f"- {q}" for q in view.gap.examples(10))

@@ -209,14 +209,15 @@ class AdminTopicsState(rx.State):
         gap = str(self.router.page.params.get("gap", ""))
         if re.fullmatch(r"[0-9a-f]{12}", gap):  # "Onderwerp aanmaken" on /admin/gaps: prefilled from the group
             try:
-                draft = await asyncio.to_thread(services().gaps.draft, tenant.id, gap)
+                draft = await asyncio.to_thread(lambda: services().gaps.draft(tenant.id, gap))
             except PBError as exc:
                 log.error("drafting a topic from gap %s failed: %s", gap, exc)
                 draft = None
-            if draft:
-                self.f_label, self.f_slug, self.f_type = draft["label"], slugify(draft["label"]), draft["type"]
-                self.f_description, self.f_content = draft["description"], draft["content"]
-                self.from_gap = gap
+            if not draft:
+                return rx.toast.info(msg("gaps.draft_missing"))
+            self.f_label, self.f_slug, self.f_type = draft["label"], slugify(draft["label"]), draft["type"]
+            self.f_description, self.f_content = draft["description"], draft["content"]
+            self.from_gap = gap
 
     @rx.event
     async def load_edit(self):
@@ -297,8 +298,9 @@ class AdminTopicsState(rx.State):
             if self.from_gap:  # the gap links to the topic made for it
                 auth = await self.get_state(AuthState)
                 try:
-                    await asyncio.to_thread(services().gaps.decide, tenant.id, self.from_gap, "topic", topic.slug,
-                                            auth.user_email)
+                    gap_id, email = self.from_gap, auth.user_email
+                    await asyncio.to_thread(lambda: services().gaps.decide(tenant.id, gap_id, "topic", topic.slug,
+                                                                           email))
                 except (PBError, ValueError) as exc:
                     log.error("linking gap %s to topic %s failed: %s", self.from_gap, topic.slug, exc)
                 self.from_gap = ""

@@ -145,7 +145,8 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
             return rx.toast.error(msg("chat.rating_not_stored"))
         self._change(message_id, rating=rating)
         try:  # the gaps report counts a thumbs down as a question badly answered
-            await asyncio.to_thread(services().questions.set_feedback, user.tenant_id, user.id, question, rating)
+            await asyncio.to_thread(
+                lambda: services().questions.set_feedback(user.tenant_id, user.id, question, rating))
         except PBError as exc:
             log.warning("the question log did not take the rating: %s", exc)
         if rating == "down":  # ask what was wrong, optionally, right under the answer

@@ -27,7 +27,8 @@ class WindowMixin(rx.State, mixin=True):
     my_capabilities: list[str] = []  # what R42 may do for this user, in words (account menu)
     show_capabilities: bool = False
     question_log: bool = False  # the tenant keeps the (anonymous) question log: the window says so, once
-    privacy_seen: str = rx.LocalStorage("", name="r42.privacy_seen")  # "1" once the learner closed that note
+    # the ids of the users of this browser who closed that note (a shared PC: each learner is told once)
+    privacy_seen: str = rx.LocalStorage("", name="r42.privacy_seen")
     _keep_open: bool = False  # a citation chip was clicked: the window stays open on the page it opens
 
     async def _user(self, fresh: bool = False):
@@ -81,9 +82,13 @@ class WindowMixin(rx.State, mixin=True):
             if chatbot.enabled else []
 
     @rx.event
-    def dismiss_privacy(self):
-        """"Begrepen" on the note about the question log: it is not shown again in this browser."""
-        self.privacy_seen = "1"
+    async def dismiss_privacy(self):
+        """"Begrepen" on the note about the question log: not shown again to this user in this browser."""
+        user = await self._user()
+        if user is None:
+            return
+        seen = [i for i in self.privacy_seen.split(",") if i and i != user.id][-19:]
+        self.privacy_seen = ",".join([*seen, user.id])
 
     @rx.event
     def set_show_capabilities(self, show: bool):

@@ -69,7 +69,8 @@ def _refusal(exc: AccessError | PBError) -> str:
 class ChatbotSettingsState(AdminPageMixin, rx.State):
     saving: bool = False
     enabled: bool = True
-    question_log: bool = True  # the tenant keeps the anonymous question log (the knowledge-gaps report)
+    question_log: bool = True  # the tenant keeps the pseudonymous question log (the knowledge-gaps report)
+    question_log_days: int = 90  # R42_QUESTION_LOG_DAYS
     confirm_off: bool = False
     default: list[str] = []
     query: str = ""
@@ -91,6 +92,7 @@ class ChatbotSettingsState(AdminPageMixin, rx.State):
             asyncio.to_thread(store.recent_changes, user.tenant))
         self.enabled = chatbot.enabled
         self.question_log = chatbot.question_log
+        self.question_log_days = services().settings.question_log_days
         self.default = [c for c in CAPABILITIES if c in chatbot.default]
         self._users, self._edits = users, {}
         self.changes = [ChangeRow(c.when.replace("T", " "), c.actor, c.target, c.what, c.before, c.after)

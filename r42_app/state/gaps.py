@@ -84,10 +84,10 @@ class GapsState(AdminPageMixin, rx.State):
     async def _refresh(self, user) -> None:
         since = datetime.combine(date.fromisoformat(self.since), time.min, UTC)
         until = datetime.combine(date.fromisoformat(self.until), time.max, UTC)
-        gaps = services().gaps
-        views, weekly = await asyncio.gather(
-            asyncio.to_thread(gaps.report, user.tenant_id, since, until, self.search),
-            asyncio.to_thread(gaps.weekly_ungrounded, user.tenant_id))
+        search = self.search
+        views, weekly = await asyncio.gather(  # services().gaps is built in the thread too (the model, a secret file)
+            asyncio.to_thread(lambda: services().gaps.report(user.tenant_id, since, until, search)),
+            asyncio.to_thread(lambda: services().gaps.weekly_ungrounded(user.tenant_id)))
         self.rows = [self._row(v) for v in views]
         self.page = min(self.page, self.pages) if self.rows else 1
         most = max((w[1] for w in weekly), default=0) or 1
@@ -147,7 +147,8 @@ class GapsState(AdminPageMixin, rx.State):
         self.busy_gap = gap_id
         yield
         try:
-            await asyncio.to_thread(services().gaps.decide, user.tenant_id, gap_id, "ignored", "", user.email)
+            await asyncio.to_thread(
+                lambda: services().gaps.decide(user.tenant_id, gap_id, "ignored", "", user.email))
         except (PBError, ValueError) as exc:
             log.error("ignoring gap %s failed: %s", gap_id, exc)
             self.busy_gap = ""

@@ -61,6 +61,9 @@ def test_unanswered_questions_are_grouped_across_languages_and_resolved_once_ans
                              grounded=True, best_score=0.8, sources=("parkeren",)))
     after = {g["id"]: g for g in report(pb_server, tenant["slug"])}
     assert after[parking["id"]]["status"] == "resolved" and after[fire["id"]]["status"] == "open"
+    today = time.strftime("%Y-%m-%d", time.gmtime())  # a range shows the same groups under the same ids
+    out = run_cli(pb_server, "gaps", "report", "--tenant", tenant["slug"], "--since", today, "--json")
+    assert {g["id"] for g in json.loads(out.stdout)["groups"]} == set(after)
 
 
 def test_the_text_report_and_an_empty_tenant(pb_server, admin_pb, tenant):
@@ -97,6 +100,15 @@ def test_forget_deletes_or_anonymises_every_row_of_the_user_and_keeps_the_totals
                                           "arguments": {"actor": "admin@example.com", "target": email,
                                                         "what": "kb_search"}, "outcome": "ok"})
     access = admin_pb.create("chatbot_access", {"tenant": demo["id"], "user": uid, "overrides": {}})
+    tool_call = admin_pb.create("audit_log", {"tenant": demo["id"], "user": uid, "tool": "mcp:demo__send",
+                                              "arguments": {"arguments": {"to": f"Vera Vergeten <{email}>"},
+                                                            "confirmed_by": email.upper()},
+                                              "outcome": f"sent for {email}"})
+    decision = admin_pb.create("knowledge_gaps", {"tenant": demo["id"], "gap": "0123456789ab", "status": "ignored",
+                                                  "actor": email})
+    outbox = admin_pb.create("outbox", {"type": "ai.cost.event.persist", "status": "done", "attempts": 1,
+                                        "payload": {"turn_id": "t1", "tenant": demo["id"],
+                                                    "events": [{"user": uid, "credits": 1.0}]}})
     assert run_cli(pb_server, "worker", "--once", "--role", "cost").returncode == 0  # other tests' turns first
     credits_before = sum(r["credits"] for r in admin_pb.all("ai_cost_events", filter=f'tenant = "{demo["id"]}"'))
 
@@ -115,10 +127,16 @@ def test_forget_deletes_or_anonymises_every_row_of_the_user_and_keeps_the_totals
     credits_after = sum(r["credits"] for r in admin_pb.all("ai_cost_events", filter=f'tenant = "{demo["id"]}"'))
     assert credits_after == pytest.approx(credits_before)  # the tenant's totals stay whole
     assert admin_pb.get("audit_log", audit["id"])["arguments"]["target"] == pseudonym
+    call = admin_pb.get("audit_log", tool_call["id"])
+    assert call["user"] == "" and email not in json.dumps(call).lower() and "Vera Vergeten" not in json.dumps(call)
+    assert pseudonym in call["arguments"]["confirmed_by"] and pseudonym in call["outcome"]
+    assert admin_pb.get("knowledge_gaps", decision["id"])["actor"] == pseudonym
+    assert uid not in json.dumps(admin_pb.get("outbox", outbox["id"])["payload"])
     record = admin_pb.first("audit_log", 'tool = "r42:user.forget"', sort="-created")
     assert record["arguments"]["target"] == pseudonym and email not in json.dumps(record)
     again = run_cli(pb_server, "user", "forget", "--tenant", "demo", "--email", email)
     assert again.returncode == 2 and "no user" in again.stderr
     for collection, row in (("suggestions", suggestion), ("ai_cost_events", cost), ("ai_cost_daily", daily),
-                            ("audit_log", audit)):
+                            ("audit_log", audit), ("audit_log", tool_call), ("knowledge_gaps", decision),
+                            ("outbox", outbox)):
         admin_pb.delete(collection, row["id"])

@@ -290,3 +290,26 @@ async def test_one_users_turns_are_grounded_one_at_a_time_other_users_side_by_si
     answers = await asyncio.gather(*(collect(run_turn(u, ask("Wat is waardeoverdracht?"), deps)) for u in users))
     assert search.most == most
     assert all(a[-1]["type"] == "done" and "Antwoord" in texts(a) for a in answers)
+
+
+async def test_a_turn_stuck_with_a_users_lock_holds_the_next_one_up_only_so_long(monkeypatch):
+    from r42_app.chat import turn
+
+    monkeypatch.setattr(turn, "HOLD_WAIT_S", 0.2)
+    stuck = asyncio.Event()
+
+    async def hang():
+        async with turn._GROUNDING.hold("u-stuck"):
+            stuck.set()
+            await asyncio.sleep(30)
+
+    hanging = asyncio.ensure_future(hang())
+    await stuck.wait()
+    started = time.monotonic()
+    async with turn._GROUNDING.hold("u-stuck"):  # goes on after the wait, beside the stuck one
+        waited = time.monotonic() - started
+    hanging.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await hanging
+    assert 0.15 < waited < 5
+    assert all(key != "u-stuck" for _loop, key in turn._GROUNDING._held)  # forgotten once nobody holds it

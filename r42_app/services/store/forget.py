@@ -5,7 +5,9 @@ can run again (a forget interrupted half-way is finished by running it again).
   their access row, their quiz sessions, and finally the account itself;
 - kept without the user: AI cost events and their daily totals (the tenant's costs and credits stay whole),
   suggestions (the proposal stays in the queue or its history, "anoniem"), and the reviews they made;
-- kept with a pseudonym: audit rows (their actor and target name the pseudonym, not the user).
+- kept with a pseudonym: audit rows (their user emptied; the user's id, e-mail and name replaced by the pseudonym
+  wherever they occur in the arguments and the outcome, confirmations of tool calls included), the copies of
+  cost events in the outbox, and the admins' decisions on knowledge gaps (their actor).
 
 The pseudonym is "verwijderd-" plus the first 8 characters of the user's question-log key: the same in every row,
 unrelated to the user id, and not something anyone can turn back into the user. The forget itself is audited.
@@ -13,6 +15,7 @@ unrelated to the user id, and not something anyone can turn back into the user. 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from r42_app.core.identity import Tenant
@@ -26,6 +29,18 @@ FORGET_TOOL = "r42:user.forget"
 
 class ForgetError(Exception):
     pass
+
+
+def _replaced(value, needles: set[str], pseudonym: str):
+    """`value` (JSON: dicts, lists, strings) with every occurrence of the needles replaced, case-insensitively."""
+    if isinstance(value, dict):
+        return {k: _replaced(v, needles, pseudonym) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replaced(v, needles, pseudonym) for v in value]
+    if isinstance(value, str):
+        for needle in sorted((n for n in needles if n), key=len, reverse=True):
+            value = re.sub(re.escape(needle), pseudonym, value, flags=re.I)
+    return value
 
 
 @dataclass
@@ -63,21 +78,23 @@ class UserForgetter:
             done += len(ids)
         return done
 
-    def _audit_rows(self, tenant: Tenant, user: dict, pseudonym: str) -> int:
-        """The user's audit rows lose the user, and their names in actor and target become the pseudonym."""
-        names = {str(user.get(k) or "") for k in ("email", "name")} - {""}
+    def _rewrite_json(self, collection: str, fld: str, flt: str, user_id: str, names: set[str], pseudonym: str,
+                      clear_user: bool = False) -> int:
+        """Every matching row: `fld` (JSON) with the user's id, e-mail and name replaced by the pseudonym wherever
+        they occur, nested or inside a longer text; with `clear_user`, its `user` relation emptied too. A row whose
+        JSON cannot be read keeps it as it is."""
         done = 0
-        flt = f"tenant = {quote(tenant.id)} && (user = {quote(user['id'])}" + "".join(
-            f" || arguments ~ {quote(n)}" for n in names) + ")"
-        for row in self.pb.all("audit_log", filter=flt):
-            stored = row.get("arguments")
-            args: dict = stored if isinstance(stored, dict) else {}
-            changed = {k: pseudonym if isinstance(v, str) and v in names else v for k, v in args.items()}
-            body: dict = {"arguments": changed}
-            if row.get("user") == user["id"]:
+        for row in self.pb.all(collection, filter=flt):
+            body: dict = {}
+            stored = row.get(fld)
+            if isinstance(stored, (dict, list, str)):
+                changed = _replaced(stored, {user_id, *names}, pseudonym)
+                if changed != stored:
+                    body[fld] = changed
+            if clear_user and row.get("user") == user_id:
                 body["user"] = None
-            if changed != args or "user" in body:
-                self.pb.update("audit_log", row["id"], body)
+            if body:
+                self.pb.update(collection, row["id"], body)
                 done += 1
         return done
 
@@ -94,7 +111,19 @@ class UserForgetter:
         out.anonymised["suggestions_reviewed"] = self._clear("suggestions", "reviewed_by", uid)
         out.anonymised["ai_cost_events"] = self._clear("ai_cost_events", "user", uid)
         out.anonymised["ai_cost_daily"] = self._clear("ai_cost_daily", "user", uid)
-        out.anonymised["audit_log"] = self._audit_rows(tenant, user, pseudonym)
+        names = {str(user.get(k) or "") for k in ("email", "name")} - {""}
+        mentions = "".join(f" || arguments ~ {quote(n)}" for n in sorted(names | {uid}))
+        out.anonymised["audit_log"] = self._rewrite_json(
+            "audit_log", "arguments", f"tenant = {quote(tenant.id)} && (user = {quote(uid)}{mentions})", uid, names,
+            pseudonym, clear_user=True)
+        out.anonymised["audit_log"] += self._rewrite_json(  # the outcome text of a tool call may name them too
+            "audit_log", "outcome", f"tenant = {quote(tenant.id)} && (" + " || ".join(
+                f"outcome ~ {quote(n)}" for n in sorted(names | {uid})) + ")", uid, names, pseudonym)
+        out.anonymised["outbox"] = self._rewrite_json(  # the cost events already persisted keep a copy
+            "outbox", "payload", f"payload ~ {quote(uid)}", uid, names, pseudonym)
+        out.anonymised["knowledge_gaps"] = self._rewrite_json(  # an admin's decisions name them as actor
+            "knowledge_gaps", "actor", f"tenant = {quote(tenant.id)} && (" + " || ".join(
+                f"actor = {quote(n)}" for n in sorted(names)) + ")", uid, names, pseudonym) if names else 0
         out.deleted["chatbot_access"] = self._delete("chatbot_access", f"user = {quote(uid)}")
         out.deleted["quiz_sessions"] = self._delete("quiz_sessions", f"user = {quote(uid)}")
         self.pb.batch([BatchRequest.delete("users", uid),

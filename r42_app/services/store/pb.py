@@ -54,8 +54,9 @@ def pb_time(dt: datetime) -> str:
 
 
 def quote(value: str) -> str:
-    """Quote a string for a PocketBase filter expression."""
-    return json.dumps(str(value))
+    """Quote a string for a PocketBase filter expression. Letters outside ASCII stay as they are: PocketBase's
+    filter scanner reads no \\uXXXX escapes, so "één" quoted as "\\u00e9\\u00e9n" matched nothing."""
+    return json.dumps(str(value), ensure_ascii=False)
 
 
 @dataclass

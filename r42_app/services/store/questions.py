@@ -31,7 +31,7 @@ class QuestionLog:
         self.secret = secret
         self._queue: list[dict] = []
         self._queue_lock = threading.Lock()
-        self.dropped = 0
+        self.dropped = 0  # rows dropped because the queue was full
 
     def user_key(self, tenant_id: str, user_id: str) -> str:
         return user_key(self.secret, tenant_id, user_id)
@@ -48,8 +48,9 @@ class QuestionLog:
         with self._queue_lock:
             self._queue.append(row)
             if len(self._queue) > MAX_QUEUED:  # PocketBase away for long: keep the newest
-                del self._queue[:len(self._queue) - MAX_QUEUED]
-                self.dropped += 1
+                over = len(self._queue) - MAX_QUEUED
+                del self._queue[:over]
+                self.dropped += over
 
     def write_queued(self) -> int:
         """Write what is queued, in batches (blocking); how many rows were stored. A batch PocketBase refuses is
