@@ -75,8 +75,9 @@ def weekly_chart() -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.heading("Vragen zonder antwoord per week", size="3", as_="h2", id="gaps-weekly-title"),
-            rx.text("Hoeveel vragen de kennisbank per week niet kon beantwoorden, de laatste 12 weken. Daalt de lijn, "
-                    "dan haalt de kennisbank in.", size="1", color_scheme="gray"),
+            rx.text("Hoeveel vragen de kennisbank per week niet kon beantwoorden, de laatste 12 weken (onder elke "
+                    "staaf het weeknummer). Worden de staven lager, dan haalt de kennisbank in.", size="1",
+                    color_scheme="gray"),
             rx.hstack(rx.foreach(S.weeks, week_bar), spacing="1", width="100%", align="end", role="list",
                       aria_labelledby="gaps-weekly-title", id="gaps-weekly"),
             spacing="2", width="100%",

@@ -91,7 +91,7 @@ class GapsState(AdminPageMixin, rx.State):
         self.rows = [self._row(v) for v in views]
         self.page = min(self.page, self.pages) if self.rows else 1
         most = max((w[1] for w in weekly), default=0) or 1
-        self.weeks = [WeekBar(week[-3:].replace("W", "wk "), bad, total, f"{round(100 * bad / most)}%",
+        self.weeks = [WeekBar(str(int(week[-2:])), bad, total, f"{round(100 * bad / most)}%",
                               f"Week {int(week[-2:])}: {bad} van {total} vragen zonder antwoord uit de kennisbank")
                       for week, bad, total in weekly]
 
