@@ -7,7 +7,9 @@ file, options that do not go together), as argparse's own usage errors are.
 
 from __future__ import annotations
 
+import argparse
 import sys
+from datetime import date
 
 from r42_app.container import Services
 from r42_app.core.identity import Tenant
@@ -43,3 +45,11 @@ def tenants_named(svc: Services, slug: str) -> list[Tenant]:
         known = ", ".join(row["slug"] for row in pb.all("tenants", fields="slug", sort="slug"))
         raise SystemExit(_fail(f"unknown tenant {slug!r}; tenants: {known or '(none)'}"))
     return [tenant]
+
+
+def day(value: str) -> date:
+    """An argparse type: a day like 2026-12-01 (`--since`, `--until`)."""
+    try:
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a date like 2026-12-01") from exc

@@ -6,9 +6,9 @@ import argparse
 import csv
 import json
 import sys
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 
-from r42_app.cli.common import EXIT_OK, _fail, exit_code_of, tenants_named
+from r42_app.cli.common import EXIT_OK, _fail, day, exit_code_of, tenants_named
 from r42_app.container import connected
 from r42_app.core.costs import USD_PER_CREDIT, TenantCredits
 from r42_app.core.identity import Tenant
@@ -41,12 +41,6 @@ def cmd_credits(args: argparse.Namespace) -> int:
     print(_credits_line(tenant, after))
     return EXIT_OK
 
-
-def _date(value: str) -> date:
-    try:
-        return date.fromisoformat(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a date like 2026-12-01") from exc
 
 
 def cmd_costs_report(args: argparse.Namespace) -> int:
@@ -119,8 +113,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     costs_sub = costs.add_subparsers(dest="costs_command", required=True)
     report = costs_sub.add_parser("report", help="a tenant's AI cost per capability, user or day (UTC days)")
     report.add_argument("--tenant", required=True)
-    report.add_argument("--since", type=_date, help="first day, YYYY-MM-DD (default: the 1st of this month)")
-    report.add_argument("--until", type=_date, help="last day, YYYY-MM-DD (default: today)")
+    report.add_argument("--since", type=day, help="first day, YYYY-MM-DD (default: the 1st of this month)")
+    report.add_argument("--until", type=day, help="last day, YYYY-MM-DD (default: today)")
     report.add_argument("--by", choices=["capability", "user", "day"], default="capability")
     fmt = report.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true")

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import UTC, date, datetime, time
+from datetime import UTC, datetime, time
 
-from r42_app.cli.common import EXIT_OK, tenants_named
+from r42_app.cli.common import EXIT_OK, day, tenants_named
 from r42_app.container import connected
 from r42_app.settings import load_settings
-
-
-def _date(value: str) -> date:
-    try:
-        return date.fromisoformat(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a date like 2026-12-01") from exc
 
 
 def cmd_gaps_report(args: argparse.Namespace) -> int:
@@ -46,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     gaps_sub = gaps.add_subparsers(dest="gaps_command", required=True)
     report = gaps_sub.add_parser("report", help="groups of similar unanswered questions, most asked first")
     report.add_argument("--tenant", required=True)
-    report.add_argument("--since", type=_date, help="only questions from this UTC day on (YYYY-MM-DD)")
+    report.add_argument("--since", type=day, help="only questions from this UTC day on (YYYY-MM-DD)")
     report.add_argument("--all", action="store_true", help="also the groups an admin chose to ignore")
     report.add_argument("--json", action="store_true",
                         help='{"groups": [{"id", "count", "learners", "last", "examples", "closest", "status"}]}')
