@@ -20,6 +20,7 @@ from r42_app.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from r42_app.chat.external import ExternalRuntime
+    from r42_app.chat.gap_draft import DraftDeps
     from r42_app.chat.tools import ToolRegistry
     from r42_app.chat.turn import ChatDeps
     from r42_app.services.adapters.embeddings import Embedder
@@ -162,6 +163,18 @@ class Services:
         from r42_app.services.gaps import GapsReport
 
         return self._once("gaps", lambda: GapsReport(self.admin_pb, self.questions, self.embedder.encode_queries))
+
+    @property
+    def gap_draft(self) -> DraftDeps | None:
+        """What the model's draft of a gap's topic needs (chat/gap_draft.py); None offline."""
+        from r42_app.chat.gap_draft import DraftDeps
+
+        llm = self.llm
+        if llm is None:
+            return None
+        return self._once("gap_draft", lambda: DraftDeps(gaps=self.gaps, kb=self.kb, llm=llm, credits=self.credits,
+                                                         costs=self.cost_recorder,
+                                                         upgrade_url=self.settings.upgrade_url))
 
     @property
     def forgetter(self) -> UserForgetter:

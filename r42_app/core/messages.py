@@ -215,6 +215,12 @@ CATALOGUE: dict[str, str] = {
     "gaps.ignored": "Genegeerd: deze groep vragen staat niet meer in de lijst.",
     "gaps.draft_missing": "Die groep vragen bestaat niet meer (de vragen zijn verlopen of anders gegroepeerd). Je "
                           "begint met een leeg onderwerp.",
+    "gaps.drafted": "R42 heeft een concept geschreven. Controleer het voor je opslaat.",
+    "gaps.draft_kept": "R42's concept is klaar, maar je had de velden al aangepast: je eigen tekst is gebleven.",
+    "gaps.draft_no_credits": "Geen AI-tegoed meer: het concept komt alleen uit de vragen. Vul het tegoed aan op "
+                             "de pagina AI-kosten.",
+    "gaps.draft_failed": "R42 kon geen concept schrijven. {reason} Het concept hieronder komt alleen uit de vragen.",
+    "gaps.draft_unusable": "Het antwoord van de AI-dienst was geen bruikbaar concept.",
     "suggestions.anonymous": "een verwijderde gebruiker",
     "suggestions.refused": "Alleen beheerders van deze organisatie mogen voorstellen beoordelen.",
     "suggestions.load_failed": "De voorstellen konden niet worden geladen. Probeer het opnieuw.",

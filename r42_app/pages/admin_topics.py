@@ -407,6 +407,31 @@ def relations_editor() -> rx.Component:
     )
 
 
+def gap_draft_callout() -> rx.Component:
+    """Where a topic made from a knowledge gap comes from: the questions, R42 writing, R42's draft, or why not."""
+    return rx.vstack(
+        rx.callout(
+            rx.cond(S.model_drafted,
+                    "Ingevuld vanuit Kennishiaten: R42 schreef beschrijving en inhoud uit de vragen van leerlingen en "
+                    "de dichtstbijzijnde onderwerpen. Het is een concept: controleer elke zin en vul aan wat tussen "
+                    "[aanvullen: …] staat.",
+                    "Ingevuld vanuit Kennishiaten: een concept uit de vragen van leerlingen. Controleer naam en "
+                    "beschrijving en schrijf het antwoord in de inhoud."),
+            icon="lightbulb", color_scheme="blue", width="100%", id="topic-from-gap"),
+        rx.cond(S.drafting,
+                rx.hstack(rx.spinner(size="2"),
+                          rx.text("R42 schrijft een concept uit de dichtstbijzijnde onderwerpen…", size="2"),
+                          align="center", spacing="2", id="gap-drafting", role="status")),
+        rx.cond(S.draft_note != "",
+                rx.callout(rx.hstack(rx.text(S.draft_note), rx.button("Opnieuw proberen", size="1", variant="soft",
+                                                                      on_click=S.retry_draft, id="gap-draft-retry"),
+                                     align="center", spacing="3", wrap="wrap"),
+                           icon="info", color_scheme="amber", width="100%", id="gap-draft-note", role="status")),
+        spacing="2",
+        width="100%",
+    )
+
+
 def editor_body() -> rx.Component:
     """Header, topic form and (for existing topics) the relations editor."""
     return rx.cond(
@@ -429,10 +454,7 @@ def editor_body() -> rx.Component:
                     justify="between",
                     width="100%",
                 ),
-                rx.cond(S.from_gap != "",
-                        rx.callout("Ingevuld vanuit Kennishiaten: een concept uit de vragen van leerlingen. Controleer "
-                                   "naam en beschrijving en schrijf het antwoord in de inhoud.", icon="lightbulb",
-                                   color_scheme="blue", width="100%", id="topic-from-gap")),
+                rx.cond(S.from_gap != "", gap_draft_callout()),
                 topic_form(),
                 rx.cond(~S.is_new, relations_editor()),
                 spacing="4",

@@ -17,7 +17,16 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from r42_app.core.gaps import GROUP_SIMILARITY, Asked, Gap, centred, draft_topic, find_gaps, language
+from r42_app.core.gaps import (
+    RESOLVED_SIMILARITY,
+    Asked,
+    Gap,
+    background_pool,
+    centred,
+    draft_topic,
+    find_gaps,
+    language,
+)
 from r42_app.core.gaps_background import DUTCH, ENGLISH
 from r42_app.services.store.pb import PBError, PocketBase, quote
 from r42_app.services.store.questions import QuestionLog
@@ -30,10 +39,11 @@ MAX_ROWS = 10_000  # the newest questions a report reads
 VECTOR_CACHE = 50_000
 
 
-def background_means(encode_queries: Encoder) -> dict[str, np.ndarray]:
-    """The mean query embedding of general questions, per language (core/gaps_background.py)."""
-    return {"nl": np.asarray(encode_queries(list(DUTCH))).mean(axis=0),
-            "en": np.asarray(encode_queries(list(ENGLISH))).mean(axis=0)}
+def background(encode_queries: Encoder) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The general questions of core/gaps_background.py: their mean query embedding per language, and their
+    centred vectors (core/gaps.py `background_pool`)."""
+    vectors = np.asarray(encode_queries([*DUTCH, *ENGLISH]))
+    return background_pool(vectors, ["nl"] * len(DUTCH) + ["en"] * len(ENGLISH))
 
 
 def _when(value: str) -> datetime:
@@ -77,6 +87,7 @@ class GapsReport:
         self.questions = questions
         self.encode = encode_queries
         self._background: dict[str, np.ndarray] | None = None
+        self._pool: np.ndarray | None = None
         self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()  # (row id, question) -> vector
         self._lock = threading.Lock()  # the vector cache and the per-tenant locks
         self._embedding = threading.Lock()
@@ -85,7 +96,7 @@ class GapsReport:
     def _embed(self, rows: Sequence[Asked]) -> np.ndarray:
         with self._embedding:
             if self._background is None:
-                self._background = background_means(self.encode)
+                self._background, self._pool = background(self.encode)
             missing = [r for r in rows if (r.id, r.question) not in self._vectors]
             if missing:
                 for r, v in zip(missing, np.asarray(self.encode([r.question for r in missing]))):
@@ -110,7 +121,7 @@ class GapsReport:
             if not rows:
                 return [], {}
             vectors = self._embed(rows)
-            gaps = find_gaps(rows, vectors, self._background)
+            gaps = find_gaps(rows, vectors, self._background, self._pool)
             unit = centred(vectors, [language(r.question) for r in rows], self._background)
             return gaps, self._resolved(gaps, rows, unit)
 
@@ -153,24 +164,33 @@ class GapsReport:
             centroid = unit[[index[q.id] for q in gap.questions]].mean(axis=0)
             centroid /= np.linalg.norm(centroid) or 1.0
             later = times > gap.last.timestamp()
-            out[gap.id] = bool(np.any(later & (vectors @ centroid >= GROUP_SIMILARITY + 0.1)))
+            out[gap.id] = bool(np.any(later & (vectors @ centroid >= RESOLVED_SIMILARITY)))
         return out
 
     def _tenant_lock(self, tenant_id: str) -> threading.Lock:
         with self._lock:
             return self._tenant_locks.setdefault(tenant_id, threading.Lock())
 
-    def draft(self, tenant_id: str, gap_id: str) -> dict[str, str] | None:
-        """A draft topic for one gap (core/gaps.py draft_topic), its content a frame with the group's questions;
-        None when there is no such gap (any more)."""
+    def gap(self, tenant_id: str, gap_id: str) -> Gap | None:
+        """One gap with all its questions (the same ids as the page and the CLI); None when there is no such gap
+        (any more)."""
         for view in self.report(tenant_id, include_ignored=True):  # every question: the same ids as the page
             if view.gap.id == gap_id:
-                topic = draft_topic(view.gap)
-                asked = "\n".join(f"- {q}" for q in view.gap.examples(10))
-                topic["content"] = (f"## Wat leerlingen vroegen\n\n{asked}\n\n## Antwoord\n\n"
-                                    "(Concept: schrijf hier het antwoord, of laat R42 een voorstel doen.)")
-                return topic
+                return view.gap
         return None
+
+    def draft(self, tenant_id: str, gap_id: str) -> dict[str, str] | None:
+        """A draft topic for one gap (core/gaps.py draft_topic), its content a frame with the group's questions;
+        None when there is no such gap (any more). chat/gap_draft.py has the model write description and
+        content from the closest topics."""
+        gap = self.gap(tenant_id, gap_id)
+        if gap is None:
+            return None
+        topic = draft_topic(gap)
+        asked = "\n".join(f"- {q}" for q in gap.examples(10))
+        topic["content"] = (f"## Wat leerlingen vroegen\n\n{asked}\n\n## Antwoord\n\n"
+                            "(Concept: schrijf hier het antwoord.)")
+        return topic
 
     def decide(self, tenant_id: str, gap_id: str, status: str, topic: str = "", actor: str = "") -> None:
         """Record an admin's decision on a gap: "ignored", or "topic" (a topic `topic` was created from it)."""

@@ -10,14 +10,19 @@ import asyncio
 import dataclasses
 import logging
 import re
+import uuid
 from collections import Counter
 
 import reflex as rx
 
+from r42_app.chat.gap_draft import model_draft
 from r42_app.container import services
+from r42_app.core.costs import QuotaExceeded
+from r42_app.core.gaps import DraftRefused
 from r42_app.core.identity import Tenant
 from r42_app.core.kb import RELATION_LABELS, RELATION_TYPES, TOPIC_TYPES, TYPE_LABELS, Relation, filter_topics, slugify
 from r42_app.core.messages import msg
+from r42_app.services.adapters.llm import LLMError
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
@@ -65,6 +70,11 @@ class AdminTopicsState(rx.State):
     # editor
     is_new: bool = True
     from_gap: str = ""  # the knowledge gap this new topic is drafted from (/admin/topics/new?gap=...)
+    drafting: bool = False  # the model is writing the gap's description and content
+    model_drafted: bool = False  # they are the model's draft
+    draft_note: str = ""  # why the draft is from the questions alone (no credits, the model failed)
+    _gap_prefill: list[str] = ["", ""]  # the description and content as prefilled from the questions
+    _draft_run: str = ""  # the model's draft that may still fill the form (a newer one or another page wins)
     found: bool = True
     saving: bool = False
     slug_touched: bool = False
@@ -179,6 +189,9 @@ class AdminTopicsState(rx.State):
         self.relation_error = ""
         self.slug_touched = False
         self.saving = False
+        self.from_gap, self.draft_note = "", ""
+        self.drafting = self.model_drafted = False
+        self._draft_run = ""
 
     async def _load_relations(self, tenant: Tenant, slug: str) -> None:
         store = services().kb
@@ -198,15 +211,16 @@ class AdminTopicsState(rx.State):
 
     @rx.event
     async def load_new(self):
+        gap = str(self.router.page.params.get("gap", ""))
+        if gap and gap == self.from_gap and self.drafting:  # the page's load again, while its draft is written
+            return
         tenant = await self._admin_tenant()
         self._reset_form()
         self.is_new = True
         self.found = True
         self.loading = False
-        self.from_gap = ""
         if tenant is None:
             return
-        gap = str(self.router.page.params.get("gap", ""))
         if re.fullmatch(r"[0-9a-f]{12}", gap):  # "Onderwerp aanmaken" on /admin/gaps: prefilled from the group
             try:
                 draft = await asyncio.to_thread(lambda: services().gaps.draft(tenant.id, gap))
@@ -218,6 +232,66 @@ class AdminTopicsState(rx.State):
             self.f_label, self.f_slug, self.f_type = draft["label"], slugify(draft["label"]), draft["type"]
             self.f_description, self.f_content = draft["description"], draft["content"]
             self.from_gap = gap
+            self._gap_prefill = [draft["description"], draft["content"]]
+            if services().llm is not None:  # with the model: its draft from the closest topics, in the background
+                return self._start_draft()
+
+    def _start_draft(self):
+        self.drafting, self.draft_note = True, ""
+        self._draft_run = uuid.uuid4().hex
+        return AdminTopicsState.draft_with_model
+
+    @rx.event(background=True)
+    async def draft_with_model(self):
+        """The model's description and content for the gap (chat/gap_draft.py), from its questions and closest
+        topics. A field the admin changed while it wrote is kept; offline, out of credits or on a failure the
+        draft from the questions stays, and the editor says why."""
+        async with self:
+            gap, run, prefill = self.from_gap, self._draft_run, list(self._gap_prefill)
+            auth = await self.get_state(AuthState)
+            user = await auth.admin(True)
+        draft: dict[str, str] | None = None
+        note, kept = "", False
+        try:
+            deps = await asyncio.to_thread(lambda: services().gap_draft)
+            if user is not None and gap and deps is not None:
+                draft = await model_draft(deps, user.tenant, user.id, gap)
+        except QuotaExceeded:
+            note = msg("gaps.draft_no_credits")
+        except LLMError as exc:
+            log.warning("the model's draft of gap %s failed: %s", gap, exc)
+            note = msg("gaps.draft_failed", reason=exc.user_message)
+        except (DraftRefused, LookupError, PBError) as exc:
+            log.warning("the model's draft of gap %s is not usable: %s", gap, exc)
+            note = msg("gaps.draft_failed", reason=msg("gaps.draft_unusable"))
+        async with self:
+            if self._draft_run != run:  # the admin went on to another page, or asked again
+                return
+            self.drafting = False
+            self.draft_note = note
+            if draft is None:
+                return
+            if self.f_description == prefill[0]:
+                self.f_description = draft["description"]
+            else:
+                kept = True
+            if self.f_content == prefill[1]:
+                self.f_content = draft["content"]
+            else:
+                kept = True
+            self.model_drafted = not kept
+            if kept:
+                self.draft_note = msg("gaps.draft_kept")
+        if not kept:
+            yield rx.toast.success(msg("gaps.drafted"))
+
+    @rx.event
+    async def retry_draft(self):
+        """"Opnieuw proberen" after the model's draft failed."""
+        if await self._admin_tenant(fresh=True) is None or not self.from_gap or self.drafting:
+            return
+        self._gap_prefill = [self.f_description, self.f_content]
+        return self._start_draft()
 
     @rx.event
     async def load_edit(self):
@@ -303,7 +377,7 @@ class AdminTopicsState(rx.State):
                                                                            email))
                 except (PBError, ValueError) as exc:
                     log.error("linking gap %s to topic %s failed: %s", self.from_gap, topic.slug, exc)
-                self.from_gap = ""
+                self.from_gap, self._draft_run, self.drafting = "", "", False  # a draft still on its way is dropped
             yield rx.redirect(f"/admin/topics/{topic.slug}")
             yield rx.toast.success(msg("kb.topic_created", label=topic.label))
         else:

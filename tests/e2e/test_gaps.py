@@ -52,11 +52,21 @@ def test_unanswered_questions_become_a_topic_and_the_gap_is_resolved(served_app,
     found = violations(admin)
     assert found == [], "\n".join(found)
 
+    claude.reply_tool("draft_topic", {"description": f"Waar de {WORD} is en wanneer hij sluit.",
+                                      "content": f"## De {WORD}\n\nDe {WORD} is [aanvullen: waar en hoe laat]."})
     card.locator(".gap-create").click()
     expect(admin.locator("#topic-from-gap")).to_be_visible(timeout=30_000)
     label = admin.locator("#label").input_value()
     assert WORD in label.lower(), label  # the draft's name comes from the questions
-    assert WORD in admin.locator("#description").input_value()
+    # with the model: its description and content, marked as a draft that names the topics it came from
+    expect(admin.locator("#description")).to_have_value(f"Concept van R42: Waar de {WORD} is en wanneer hij sluit.",
+                                                        timeout=30_000)
+    content = admin.locator("#content").input_value()
+    assert content.startswith("> **Concept van R42**") and content.endswith("[aanvullen: waar en hoe laat].")
+    expect(admin.locator("#topic-from-gap")).to_contain_text("R42 schreef beschrijving en inhoud")
+    expect(admin.locator("#gap-drafting")).to_have_count(0)
+    drafted = [r["body"] for r in claude.requests if (r["body"].get("tools") or [{}])[0].get("name") == "draft_topic"]
+    assert len(drafted) == 1 and all(q in drafted[0]["messages"][0]["content"] for q in questions)
     slug = f"{WORD}-info"
     admin.fill("#id", slug)
     admin.fill("#content", f"De {WORD} staat achter het kantoor. Medewerkers zetten hun fiets in de {WORD}; "
