@@ -42,7 +42,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
-from r42_app.chat.turn import ChatRefused, check_turn, one_user_at_a_time, run_turn
+from r42_app.chat.turn import ChatRefused, check_turn, give_back, one_user_at_a_time, run_turn
 from r42_app.container import services
 from r42_app.core.chat import ChatInputError, validate_messages
 from r42_app.core.documents import MAX_FILES, download_signature, name_key, upload_name
@@ -50,6 +50,7 @@ from r42_app.core.identity import Tenant
 from r42_app.core.kb import TOPIC_TYPES
 from r42_app.core.mcp import ConfirmationError
 from r42_app.core.messages import msg
+from r42_app.flood_gate import flooded
 from r42_app.services.document_import import FileOutcome
 from r42_app.services.retrieval import MODES
 from r42_app.services.runtime.loop_lag import MONITOR
@@ -228,8 +229,13 @@ async def chat(request: Request):
         messages = validate_messages(body.get("messages"))
         if mode not in MODES:
             raise ChatInputError(f"mode must be one of {', '.join(MODES)}")
+        if (wait := flooded(request.scope)) is not None:  # its token flooded the gate since it came in (flood_gate.py)
+            raise ChatRefused("rate_limited", retry_after=wait)
         async with one_user_at_a_time(session.user.id):  # a user's own requests queue behind each other
             permit = await check_turn(session.user, services().chat)  # once per turn, before anything streams
+        if (wait := flooded(request.scope)) is not None:  # ... or while the guard ran: no turn, the token back
+            await give_back(session.user, services().chat)
+            raise ChatRefused("rate_limited", retry_after=wait)
     except ChatInputError as exc:
         return _error(400, "invalid_request", str(exc))
     except ChatRefused as exc:

@@ -161,11 +161,17 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
         capabilities, log_questions = await _guard(user, deps, need)
     except BaseException:
         if limiter is not None:
-            refunded = limiter.refund(user.id)
-            if inspect.isawaitable(refunded):
-                await refunded
+            await give_back(user, deps)
         raise
     return TurnPermit(user, frozenset(capabilities), log_questions)
+
+
+async def give_back(user: SignedInUser, deps: ChatDeps) -> None:
+    """Return the rate-limit token `check_turn` took for a turn that is refused after all (it never ran)."""
+    if deps.limiter is not None:
+        refunded = deps.limiter.refund(user.id)
+        if inspect.isawaitable(refunded):
+            await refunded
 
 
 async def _guard(user: SignedInUser, deps: ChatDeps, need: str) -> tuple[frozenset[str] | set[str], bool]:

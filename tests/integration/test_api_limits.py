@@ -125,3 +125,24 @@ async def test_quiz_end_refuses_a_body_over_its_limit(api_env, token):
 async def test_quiz_end_with_json_nested_too_deep_is_not_a_500(api_env):
     resp = await post("/api/quiz/end", None, b"[" * 4000 + b"]" * 4000)
     assert resp.status_code == 401
+
+
+async def test_a_burst_of_more_than_twice_the_limit_is_refused_whole_and_no_turn_runs(api_env, token):
+    """A flood's first requests are through the flood gate before the rest overflow it: they are refused as well,
+    with the guard's 429, and the model is never asked (issue 26)."""
+    import asyncio
+
+    from r42_app.flood_gate import FloodGate
+
+    gated = FloodGate(api, per_minute=12, burst=2, tarpit=(0.0, 0.0))  # the gate lets 4 of one token through
+    body = json.dumps(QUESTION).encode()
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=gated), base_url="http://r42") as client:
+        answers = await asyncio.gather(*(client.post("/api/chat", content=body,
+                                                     headers={"Authorization": f"Bearer {token}"})
+                                         for _ in range(6)))
+    assert [a.status_code for a in answers] == [429] * 6, [a.text[:80] for a in answers]
+    assert all(a.json()["type"] == "rate_limited" and int(a.headers["retry-after"]) >= 1 for a in answers)
+    assert api_env.requests == []  # not one turn reached the model
+    api_env.reply_text("De dekkingsgraad is de verhouding tussen vermogen en verplichtingen.")
+    calm = await post("/api/chat", token, body)  # the user's own limit is untouched: the next question is answered
+    assert calm.status_code == 200 and events_of(calm)[-1]["type"] == "done"

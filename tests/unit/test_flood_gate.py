@@ -5,7 +5,9 @@ import httpx
 import pytest
 
 from r42_app.core.ratelimit import RateLimiter
-from r42_app.flood_gate import FloodGate, flood_gate
+import asyncio
+
+from r42_app.flood_gate import TARPIT_S, FloodGate, flood_gate, flooded
 
 pytestmark = pytest.mark.anyio
 
@@ -33,7 +35,7 @@ class App:
 def gate(clock=None):
     app = App()
     limiter = RateLimiter(per_minute=24, burst=8, clock=clock or Clock(), max_keys=100)  # user limit 12/min, 4
-    return FloodGate(app, per_minute=12, burst=4, limiter=limiter), app
+    return FloodGate(app, per_minute=12, burst=4, limiter=limiter, tarpit=(0.0, 0.0)), app
 
 
 async def send(gated, path="/api/chat", token="tok-a", method="POST"):
@@ -81,3 +83,56 @@ def test_the_transformer_reads_this_deployments_limit(monkeypatch):
     built = flood_gate(App())
     assert built.limiter.burst == 10 and built.limiter.rate == pytest.approx(60 / 60)
     assert built.limiter.max_keys is not None  # a flood of new tokens cannot grow it without bound
+
+
+class Waiting:
+    """An app whose requests wait (as a body read and a token check do) and then ask whether their token flooded."""
+
+    def __init__(self):
+        self.go = asyncio.Event()
+        self.arrived = 0
+        self.flooded: list[float | None] = []
+
+    async def __call__(self, scope, receive, send):
+        self.arrived += 1
+        await self.go.wait()
+        self.flooded.append(flooded(scope))
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+async def test_a_burst_of_more_than_twice_the_limit_is_refused_whole():
+    """The first eight of a flood are through the gate before the ninth overflows it: they learn so, and none of
+    them becomes a turn (api.chat refuses them with the same 429)."""
+    app = Waiting()
+    gated = FloodGate(app, per_minute=12, burst=4, tarpit=(0.0, 0.0))
+    first = [asyncio.create_task(send(gated)) for _ in range(8)]
+    while app.arrived < 8:
+        await asyncio.sleep(0.01)
+    assert (await send(gated)).status_code == 429  # the ninth overflows the bucket
+    app.go.set()
+    await asyncio.gather(*first)
+    assert len(app.flooded) == 8 and all(wait is not None and wait >= 1 for wait in app.flooded)
+
+
+async def test_a_burst_within_the_gate_and_a_token_less_request_are_not_flooded():
+    app = Waiting()
+    gated = FloodGate(app, per_minute=12, burst=4, tarpit=(0.0, 0.0))
+    app.go.set()
+    for _ in range(8):
+        await send(gated)
+    await send(gated, token="")
+    assert app.flooded == [None] * 9
+    assert flooded({"type": "http"}) is None  # a request the gate never saw
+
+
+async def test_a_floods_refusals_are_held_a_while():
+    held = []
+
+    async def sleep(seconds):
+        held.append(seconds)
+
+    gated = FloodGate(App(), per_minute=12, burst=4, sleep=sleep)
+    answers = [await send(gated) for _ in range(10)]
+    assert [a.status_code for a in answers].count(429) == 2
+    assert len(held) == 2 and all(TARPIT_S[0] <= s <= TARPIT_S[1] for s in held)  # only the refusals wait

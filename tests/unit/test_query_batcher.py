@@ -58,3 +58,18 @@ def test_a_failing_model_fails_every_waiter_and_nobody_hangs():
                 f.result(timeout=5)
     with pytest.raises(RuntimeError):  # and the next call still runs (no stuck leader)
         batcher.encode("again")
+
+
+def test_the_same_question_again_is_not_encoded_again_and_the_memory_is_bounded():
+    model = SlowEmbedder()
+    batcher = QueryBatcher(model, remember=2)
+    with ThreadPoolExecutor(6) as pool:  # a client sending one question six times at once
+        vectors = list(pool.map(batcher.encode, ["spam"] * 6))
+    assert all(v[0] == 4.0 for v in vectors) and sum(b.count("spam") for b in model.batches) == 1
+    with pytest.raises(ValueError):  # every caller shares the vector: nobody may change it
+        vectors[0][0] = 9.0
+    batcher.encode("a")
+    batcher.encode("bb")  # "spam" is now the least recent of more than two: forgotten
+    runs = len(model.batches)
+    assert batcher.encode("bb")[0] == 2.0 and len(model.batches) == runs
+    assert batcher.encode("spam")[0] == 4.0 and len(model.batches) == runs + 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -121,6 +122,9 @@ class SentenceEmbedder:
         )
 
 
+RECENT_QUERIES = 4096  # query vectors kept (1.5 kB each)
+
+
 class QueryBatcher:
     """Encodes one query per call from many threads in shared batches.
 
@@ -128,20 +132,33 @@ class QueryBatcher:
     this CPU); here the first caller encodes, and whoever arrives meanwhile waits and is encoded with
     the next batch, in one model run. No timer: a lone query is encoded at once."""
 
-    def __init__(self, embedder: Embedder, max_batch: int = 64):
+    def __init__(self, embedder: Embedder, max_batch: int = 64, remember: int = RECENT_QUERIES):
         self.embedder = embedder
         self.max_batch = max_batch
+        self.remember = remember
         self._lock = threading.Lock()
         self._queue: list[tuple[str, Future]] = []
         self._busy = False
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()  # text -> its vector, least recent first
+        self._inflight: dict[str, Future] = {}  # text -> the answer it waits for (queued or being encoded)
 
     def encode(self, text: str) -> np.ndarray:
-        """The unit-length embedding of `text` (raises what the embedder raises)."""
-        done: Future = Future()
+        """The unit-length embedding of `text` (raises what the embedder raises). The same text asked again soon
+        (a question many learners ask on a training day, a client sending one request many times) is not
+        encoded again: the last `remember` texts' vectors are kept (read-only), and a text already waiting or
+        being encoded is waited for."""
         with self._lock:
-            self._queue.append((text, done))
-            lead = not self._busy
-            self._busy = True
+            known = self._recent.get(text)
+            if known is not None:
+                self._recent.move_to_end(text)
+                return known
+            done = self._inflight.get(text)
+            lead = False
+            if done is None:
+                done = self._inflight[text] = Future()
+                self._queue.append((text, done))
+                lead = not self._busy
+                self._busy = True
         if lead:
             self._drain()
         return done.result()
@@ -156,8 +173,22 @@ class QueryBatcher:
             try:
                 vectors = self.embedder.encode_queries([text for text, _ in batch])
             except BaseException as exc:  # every waiter gets the failure, nobody hangs
+                with self._lock:
+                    for text, _ in batch:
+                        self._inflight.pop(text, None)
                 for _, done in batch:
                     done.set_exception(exc)
             else:
-                for (_, done), vector in zip(batch, vectors):
+                kept = []
+                for vector in vectors:
+                    vector = np.array(vector, dtype=np.float32)
+                    vector.flags.writeable = False  # shared by every caller that asks the same
+                    kept.append(vector)
+                with self._lock:
+                    for (text, _), vector in zip(batch, kept):
+                        self._recent[text] = vector
+                        self._inflight.pop(text, None)
+                    while len(self._recent) > self.remember:
+                        self._recent.popitem(last=False)
+                for (_, done), vector in zip(batch, kept):
                     done.set_result(vector)
