@@ -1,7 +1,8 @@
 """Load: `r42 serve` as `make run` starts it, with a fake model that answers at once (so every second is
 R42's own), against its single-request baseline in the same run: 50 concurrent chats of 50 users; one
 user's flood of 300 requests while another user chats; and the event loop's lag with 20 open graph
-pages polling."""
+pages polling. The chats are sent on raw sockets (`_chat_raw`), as the flood is: an httpx client's CPU on these
+2 cores would be measured as R42's."""
 
 from __future__ import annotations
 
@@ -58,6 +59,46 @@ async def _chat(client: httpx.AsyncClient, url: str, token: str, question: str) 
     return first, done, 200, last
 
 
+async def _chat_raw(url: str, token: str, question: str) -> tuple[float, float, int, str]:
+    """(first event s, done s, status, last event type) of one streamed chat, on a raw socket of its own (HTTP/1.1,
+    chunked body decoded here): an httpx client spends ~1-3 ms of CPU per streamed chat, which on these 2 cores,
+    200 chats at once, would be 10-20% of what the bench measures. A load client elsewhere costs R42 nothing."""
+    parsed = urlparse(url)
+    body = json.dumps({"messages": [{"role": "user", "content": question}]}).encode()
+    started = time.perf_counter()
+    reader, writer = await asyncio.open_connection(parsed.hostname, parsed.port)
+    try:
+        writer.write((f"POST /api/chat HTTP/1.1\r\nHost: {parsed.netloc}\r\nAuthorization: Bearer {token}\r\n"
+                      f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+                      ).encode() + body)
+        status = int((await reader.readline()).split()[1])
+        headers = {}
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        first, last, pending = 0.0, "", b""
+        chunked = headers.get("transfer-encoding", "") == "chunked"
+        while True:
+            if chunked:
+                size = int((await reader.readline()).split(b";")[0], 16)
+                data = await reader.readexactly(size + 2) if size else b""
+                data = data[:-2]
+            else:
+                data = await reader.read(65536)
+            if not data:
+                break
+            pending += data
+            while b"\n\n" in pending:
+                event, pending = pending.split(b"\n\n", 1)
+                if event.startswith(b"data: "):
+                    first = first or time.perf_counter() - started
+                    last = json.loads(event[6:])["type"]
+        done = time.perf_counter() - started
+        return (first or done), done, status, last
+    finally:
+        writer.close()
+
+
 def _flood_process(url: str, token: str, n: int, ready, go, out) -> None:
     """n requests at once on n open connections, on raw sockets: an httpx client spends ~1 ms of CPU
     per request, which on 2 cores would measure the client, not R42."""
@@ -86,49 +127,44 @@ def _flood_process(url: str, token: str, n: int, ready, go, out) -> None:
 
 
 async def _measure(url: str, tokens: list[str]) -> dict:
-    limits = httpx.Limits(max_connections=400, max_keepalive_connections=100)
-    async with httpx.AsyncClient(timeout=120, limits=limits) as client:
-        # the bench's own HTTP client opens its connection first (~40 ms of client-side setup that the first chat
-        # measured until issue 26): a health check, which touches none of the chat's path
-        await client.get(f"{url}/api/health")
-        cold = await _chat(client, url, tokens[-1], "Wat is een pensioenregeling?")  # the first chat after ready
-        singles = []
-        for i in range(7):  # the baseline: one chat at a time
-            first, done, status, last = await _chat(client, url, tokens[i % len(tokens)], f"Wat is de AOW? ({i})")
-            assert status == 200 and last == "done", (status, last)
-            singles.append((first, done))
-        await asyncio.sleep(6)  # let those users' buckets fill again
-        results = await asyncio.gather(*(_chat(client, url, t, f"Hoe werkt waardeoverdracht? {i}")
-                                         for i, t in enumerate(tokens[:USERS])))
-        errors = sum(1 for _f, _d, status, last in results if status != 200 or last != "done")
-        await asyncio.sleep(6)
-        many = await asyncio.gather(*(_chat(client, url, t, f"Wat is een pensioenregeling? {i}")
-                                      for i, t in enumerate(tokens[:MANY])))
-        many_errors = sum(1 for _f, _d, status, last in many if status != 200 or last != "done")
+    cold = await _chat_raw(url, tokens[-1], "Wat is een pensioenregeling?")  # the first chat after ready
+    singles = []
+    for i in range(7):  # the baseline: one chat at a time
+        first, done, status, last = await _chat_raw(url, tokens[i % len(tokens)], f"Wat is de AOW? ({i})")
+        assert status == 200 and last == "done", (status, last)
+        singles.append((first, done))
+    await asyncio.sleep(6)  # let those users' buckets fill again
+    results = await asyncio.gather(*(_chat_raw(url, t, f"Hoe werkt waardeoverdracht? {i}")
+                                     for i, t in enumerate(tokens[:USERS])))
+    errors = sum(1 for _f, _d, status, last in results if status != 200 or last != "done")
+    await asyncio.sleep(6)
+    many = await asyncio.gather(*(_chat_raw(url, t, f"Wat is een pensioenregeling? {i}")
+                                  for i, t in enumerate(tokens[:MANY])))
+    many_errors = sum(1 for _f, _d, status, last in many if status != 200 or last != "done")
 
-        flooder, other = tokens[0], tokens[1]
-        calms, durings, floods, totals = [], [], [], []
-        for n in range(FLOOD_ROUNDS):  # one chat is one sample: the median of a few floods
-            await asyncio.sleep(6)
-            # a question of its own each time: a question asked before is answered from the query cache
-            calm = await _chat(client, url, other, f"Wat is de dekkingsgraad? (rustig {n})")
-            await asyncio.sleep(6)
-            # The flooder is another process (as another machine would be), so this loop only runs the other chat.
-            ctx = multiprocessing.get_context("spawn")
-            ready, go, out = ctx.Event(), ctx.Event(), ctx.Queue()
-            proc = ctx.Process(target=_flood_process, args=(url, flooder, FLOOD, ready, go, out))
-            proc.start()
-            await asyncio.get_running_loop().run_in_executor(None, ready.wait)
-            await asyncio.sleep(1)
-            go.set()
-            flood_started = time.perf_counter()
-            during = await _chat(client, url, other, f"Wat is de dekkingsgraad? (vloed {n})")
-            flood = await asyncio.get_running_loop().run_in_executor(None, out.get)
-            totals.append(time.perf_counter() - flood_started)
-            proc.join()
-            calms.append(calm[1])
-            durings.append(during[1])
-            floods.append(flood)
+    flooder, other = tokens[0], tokens[1]
+    calms, durings, floods, totals = [], [], [], []
+    for n in range(FLOOD_ROUNDS):  # one chat is one sample: the median of a few floods
+        await asyncio.sleep(6)
+        # a question of its own each time: a question asked before is answered from the query cache
+        calm = await _chat_raw(url, other, f"Wat is de dekkingsgraad? (rustig {n})")
+        await asyncio.sleep(6)
+        # The flooder is another process (as another machine would be), so this loop only runs the other chat.
+        ctx = multiprocessing.get_context("spawn")
+        ready, go, out = ctx.Event(), ctx.Event(), ctx.Queue()
+        proc = ctx.Process(target=_flood_process, args=(url, flooder, FLOOD, ready, go, out))
+        proc.start()
+        await asyncio.get_running_loop().run_in_executor(None, ready.wait)
+        await asyncio.sleep(1)
+        go.set()
+        flood_started = time.perf_counter()
+        during = await _chat_raw(url, other, f"Wat is de dekkingsgraad? (vloed {n})")
+        flood = await asyncio.get_running_loop().run_in_executor(None, out.get)
+        totals.append(time.perf_counter() - flood_started)
+        proc.join()
+        calms.append(calm[1])
+        durings.append(during[1])
+        floods.append(flood)
     refusals = [t for t, status in floods[0] if status == 429]  # the first flood's refusals, as before
     return {"single_first": [s[0] for s in singles], "single_done": [s[1] for s in singles],
             "first": [r[0] for r in results], "done": [r[1] for r in results], "errors": errors,
