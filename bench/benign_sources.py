@@ -602,16 +602,18 @@ def gimp_help(lang: str) -> list[str]:
     return _cached(f"gimp-help-{lang}", f"gimp-help-{lang}", lambda deb: _html_source(deb, wanted, lang))
 
 
+def _dictd_source(deb: Path, dictionary: str) -> list[str]:
+    """Each entry of a dictd dictionary (`dictionary`.dict.dz: FOLDOC's format) as passages."""
+    out: list[str] = []
+    for _, data in _members(deb, lambda n: n.endswith(f"{dictionary}.dict.dz")):
+        for paragraphs in _foldoc_entries(data.decode("utf-8", "replace")):
+            out += _passages(paragraphs, "en")
+    return out
+
+
 def foldoc() -> list[str]:
     """FOLDOC entries (dictd format): each entry's paragraphs, cross-reference braces and edit dates removed."""
-    def build(deb: Path) -> list[str]:
-        out: list[str] = []
-        for _, data in _members(deb, lambda n: n.endswith("foldoc.dict.dz")):
-            for paragraphs in _foldoc_entries(data.decode("utf-8", "replace")):
-                out += _passages(paragraphs, "en")
-        return out
-
-    return _cached("dict-foldoc", "dict-foldoc", build)
+    return _cached("dict-foldoc", "dict-foldoc", lambda deb: _dictd_source(deb, "foldoc"))
 
 
 def _foldoc_entries(text: str) -> Iterator[list[str | None]]:
@@ -665,14 +667,7 @@ def installation_guide(lang: str) -> list[str]:
 
 def jargon() -> list[str]:
     """The Jargon File (dict-jargon, dictd format as FOLDOC's): each entry's paragraphs."""
-    def build(deb: Path) -> list[str]:
-        out: list[str] = []
-        for _, data in _members(deb, lambda n: n.endswith("jargon.dict.dz")):
-            for paragraphs in _foldoc_entries(data.decode("utf-8", "replace")):
-                out += _passages(paragraphs, "en")
-        return out
-
-    return _cached("dict-jargon", "dict-jargon", build)
+    return _cached("dict-jargon", "dict-jargon", lambda deb: _dictd_source(deb, "jargon"))
 
 
 def gnucash_docs() -> list[str]:
