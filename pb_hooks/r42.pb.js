@@ -76,3 +76,8 @@ routerAdd("POST", "/api/r42/outbox/claim", (e) => {
 routerAdd("POST", "/api/r42/turn-guard", (e) => {
   return require(`${__hooks}/r42_rules.js`).turnGuard(e);
 }, $apis.requireSuperuserAuth());
+
+// The guards of turns that arrived together, in one request (services/store/access.py turn_guards).
+routerAdd("POST", "/api/r42/turn-guards", (e) => {
+  return require(`${__hooks}/r42_rules.js`).turnGuards(e);
+}, $apis.requireSuperuserAuth());

@@ -365,7 +365,11 @@ class Services:
     # -- life -------------------------------------------------------------------------------
 
     async def close_model_client(self) -> None:
-        """Close the Anthropic client's connection pool (in the caller's event loop: the pool is async), if built."""
+        """Write the cost rows of the last turns (queued on this loop), then close the Anthropic client's connection
+        pool (in the caller's event loop: the pool is async), if built."""
+        chat = self._built.get("chat")
+        if chat is not None and chat.costs is not None:
+            await chat.costs.flush()
         llm = self._built.get("llm")
         if llm is not None and hasattr(llm, "aclose"):
             await llm.aclose()

@@ -178,10 +178,9 @@ async def _guard(user: SignedInUser, deps: ChatDeps, need: str) -> tuple[frozens
     """check_turn's PocketBase part: R42 on, the capability, credit and no quiz (raises ChatRefused); the
     capabilities and the tenant's question-log switch."""
     try:
-        if (turn_guard := getattr(deps.access, "turn_guard", None)) and (clock := getattr(deps.quiz, "clock", None)):
-            # PocketBase's stores: the three reads in one request
-            chatbot, resolution, quiz_active = await asyncio.to_thread(turn_guard, user.tenant_id, user.id,
-                                                                       pb_time(clock()))
+        if (guards := getattr(deps.access, "guards", None)) and (clock := getattr(deps.quiz, "clock", None)):
+            # PocketBase's stores: the three reads in one request, shared with the turns that arrive together
+            chatbot, resolution, quiz_active = await guards.call((user.tenant_id, user.id, pb_time(clock())))
             access = chatbot, resolution
         else:  # other lookups (the tests' fakes): each on its own
             access_lookup = asyncio.to_thread(deps.access.effective, user.tenant_id, user.id) if deps.access \
@@ -384,6 +383,14 @@ def _record_cost(deps: ChatDeps, turn_id: str, user: SignedInUser, rounds: list[
         return
     model = getattr(deps.llm, "model", "")
     args = (turn_id, user.tenant_id, user.id, model, list(rounds))
+    if publish := getattr(deps.costs, "publish", None):  # PocketBase's recorder: batched on the loop, no thread
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no running loop (a generator finalised outside one): record right here
+            deps.costs.record(*args)
+        else:
+            publish(*args)
+        return
     try:
         deps.costs.track(asyncio.get_running_loop().run_in_executor(None, deps.costs.record, *args))
     except RuntimeError:  # no running loop (a generator finalised outside one): record right here

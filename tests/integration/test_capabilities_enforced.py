@@ -238,3 +238,47 @@ def test_the_one_request_guard_reads_what_the_three_lookups_read(admin_pb, demo,
 
         PocketBase(admin_pb.base_url, token=token).send(
             "POST", "/api/r42/turn-guard", body={"tenant": demo.id, "user": user["id"], "now": pb_time(now)})
+
+
+def test_the_batched_guard_reads_each_turn_as_a_request_of_its_own_would(admin_pb, demo, person):
+    """Turns that arrive together share one turn-guards request; each still gets its own user's reads, a
+    check that cannot be answered fails only itself, and the route is the server's alone."""
+    from datetime import UTC, datetime
+
+    from r42_app.services.store.pb import PocketBase, pb_time
+
+    now = pb_time(datetime.now(UTC))
+    store = access(admin_pb)
+    (denied, _), (plain, token) = person(), person()
+    store.set_override(demo, denied["id"], KB_SEARCH, DENY, actor_id="", actor="test")
+    results = store.turn_guards([(demo.id, denied["id"], now), ("nosuchtenant123", plain["id"], now),
+                                 (demo.id, plain["id"], now), (demo.id, plain["id"], "not a date")])
+    assert [type(r).__name__ for r in results] == ["tuple", "PBError", "tuple", "PBError"]
+    assert results[0][1].effective == store.turn_guard(demo.id, denied["id"], now)[1].effective
+    assert KB_SEARCH not in results[0][1].effective and KB_SEARCH in results[2][1].effective
+    assert (results[1].status, results[3].status) == (404, 400)
+    for bad in ({"checks": []}, {"checks": "x"}, {"checks": [{"tenant": demo.id, "user": "u", "now": now}] * 201}):
+        with pytest.raises(PBError) as refused:
+            admin_pb.send("POST", "/api/r42/turn-guards", body=bad)
+        assert refused.value.status == 400
+    with pytest.raises(PBError):  # a user's token is refused
+        PocketBase(admin_pb.base_url, token=token).send(
+            "POST", "/api/r42/turn-guards", body={"checks": [{"tenant": demo.id, "user": plain["id"], "now": now}]})
+
+
+async def test_turns_arriving_together_share_guard_requests_and_a_deny_counts_from_the_next_batch(admin_pb, demo,
+                                                                                                  person):
+    import asyncio
+    from datetime import UTC, datetime
+
+    from r42_app.services.store.pb import pb_time
+
+    store = access(admin_pb)
+    users = [person()[0] for _ in range(12)]
+    now = pb_time(datetime.now(UTC))
+    results = await asyncio.gather(*(store.guards.call((demo.id, u["id"], now)) for u in users))
+    assert all(KB_SEARCH in resolution.effective for _chatbot, resolution, _quiz in results)
+    assert store.guards.batches < len(users)  # twelve turns, fewer requests (the first alone, the rest together)
+    store.set_override(demo, users[3]["id"], KB_SEARCH, DENY, actor_id="", actor="test")
+    _chatbot, resolution, _quiz = await store.guards.call((demo.id, users[3]["id"], now))
+    assert KB_SEARCH not in resolution.effective  # nothing cached: the deny counts at the next question

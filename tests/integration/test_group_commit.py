@@ -61,3 +61,22 @@ def test_a_refused_row_fails_its_own_caller_only(admin_pb, outbox):
     assert all(isinstance(r, dict) for r in good), good
     outbox += [r["id"] for r in good]
     assert len(admin_pb.all("outbox", filter='payload.turn_id ~ "gc-"')) == 19
+
+
+@pytest.mark.anyio
+async def test_cost_rows_of_turns_ending_together_share_requests_without_a_thread_each(admin_pb, outbox, caplog):
+    """CostRecorder.publish (a chat turn's end, on the event loop): forty turns' rows in a few batch requests,
+    every row stored once, and one PocketBase refuses is logged as publish.failed without losing the others."""
+    from r42_app.core.costs import Round, Usage
+    from r42_app.services.store.costs import CostRecorder, PriceTable
+
+    recorder = CostRecorder(admin_pb, PriceTable.load())
+    spent = [Round(Usage(input_tokens=100, output_tokens=20), ())]
+    for i in range(40):
+        recorder.publish(f"gc-pub-{i}", "t" if i != 17 else "x" * 250_000, "u", "claude-test", spent)
+    await recorder.flush()
+    rows = admin_pb.all("outbox", filter='payload.turn_id ~ "gc-pub-"')
+    outbox += [r["id"] for r in rows]
+    assert sorted(r["payload"]["turn_id"] for r in rows) == sorted(f"gc-pub-{i}" for i in range(40) if i != 17)
+    assert recorder._rows.batches <= 3  # the first row alone, the rest together (one refused row: then row by row)
+    assert "publish.failed turn=gc-pub-17" in caplog.text

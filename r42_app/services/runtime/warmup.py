@@ -83,7 +83,9 @@ class Warmup:
         access = getattr(svc, "access", None)
         if access is not None and tenant_id:
             try:
-                access.turn_guard(tenant_id, "warmupnobody00", pb_time(datetime.now(UTC)))
+                found = access.turn_guards([(tenant_id, "warmupnobody00", pb_time(datetime.now(UTC)))])[0]
+                if isinstance(found, Exception):
+                    raise found
             except Exception as exc:  # noqa: BLE001 - the first question asks again, and says what is wrong
                 log.warning("warming the turn's guard failed (%s)", exc)
 

@@ -28,10 +28,12 @@ from r42_app.core.costs import TenantCredits
 from r42_app.core.errors import UserError
 from r42_app.core.identity import Tenant
 from r42_app.services.store.audit import audit_request
+from r42_app.services.store.batched import Batched
 from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
 
 log = logging.getLogger(__name__)
 
+MAX_GUARDS = 200  # checks in one turn-guards request (pb_hooks/r42_rules.js MAX_GUARDS)
 AUDIT_PREFIX = "chatbot."  # audit_log.tool of capability changes (chatbot.enabled, .default, .access, .migrate)
 
 
@@ -89,6 +91,9 @@ class AccessStore:
     def __init__(self, pb: PocketBase, overrides_enabled: bool = True):
         self.pb = pb
         self.overrides_enabled = overrides_enabled
+        # the guards of turns that arrive together: one request (pb_hooks `/api/r42/turn-guards`) per batch
+        self.guards: Batched[tuple[str, str, str], tuple[TenantChatbot, Resolution, bool]] = \
+            Batched(self.turn_guards, max_batch=MAX_GUARDS)
 
     # -- reads (every turn) -----------------------------------------------------------------------
 
@@ -111,6 +116,29 @@ class AccessStore:
         chatbot = _tenant_chatbot(tenant)
         row = AccessRow.from_record(access if isinstance(access, dict) else None)
         return chatbot, self.resolve(chatbot, row, user_id), found.get("quiz_active") is True
+
+    def turn_guards(self, checks: list[tuple[str, str, str]]) -> list[tuple[TenantChatbot, Resolution, bool] | PBError]:
+        """`turn_guard` for several turns (tenant, user, now) in one request, each read made now: a result or a
+        PBError per check, in order (`guards.call` batches the turns that arrive together)."""
+        found = self.pb.send("POST", "/api/r42/turn-guards", body={
+            "checks": [{"tenant": tenant, "user": user, "now": now} for tenant, user, now in checks]})
+        results = found.get("results") if isinstance(found, dict) else None
+        if not isinstance(results, list) or len(results) != len(checks):
+            raise PBError(502, "turn-guards answered without one result per check")
+        out: list[tuple[TenantChatbot, Resolution, bool] | PBError] = []
+        for (_tenant_id, user_id, _now), one in zip(checks, results, strict=True):
+            tenant = one.get("tenant") if isinstance(one, dict) else None
+            if not isinstance(tenant, dict):
+                error = one.get("error") if isinstance(one, dict) else None
+                out.append(PBError(error if isinstance(error, int) else 502,
+                                   str(one.get("message") if isinstance(one, dict) else "")
+                                   or "turn-guards answered without the tenant"))
+                continue
+            access = one.get("access")
+            chatbot = _tenant_chatbot(tenant)
+            row = AccessRow.from_record(access if isinstance(access, dict) else None)
+            out.append((chatbot, self.resolve(chatbot, row, user_id), one.get("quiz_active") is True))
+        return out
 
     def resolve(self, chatbot: TenantChatbot, row: AccessRow | None, user_id: str = "") -> Resolution:
         result = resolve(chatbot.default, row, self.overrides_enabled)

@@ -35,7 +35,8 @@ from r42_app.core.errors import UserError
 from r42_app.core.identity import Tenant
 from r42_app.core.messages import nl_number
 from r42_app.services.store.audit import audit_request
-from r42_app.services.store.group_commit import GroupCommit
+from r42_app.services.store.batched import Batched
+from r42_app.services.store.group_commit import MAX_BATCH, GroupCommit
 from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
 
 publish_log = logging.getLogger("r42.ai_cost.publisher")
@@ -89,6 +90,7 @@ class CostRecorder:
         self.enabled = enabled
         self._pending: set[asyncio.Future] = set()
         self._outbox = GroupCommit(pb, "outbox")  # turns ending together share a request
+        self._rows: Batched[tuple[str, str, dict], dict | None] = Batched(self._write_rows, max_batch=MAX_BATCH)
 
     def track(self, future: asyncio.Future) -> None:
         """Keep a publishing future until it is done (so `flush` can wait for it)."""
@@ -104,6 +106,36 @@ class CostRecorder:
                rounds: Iterable[Round]) -> list[AICostEvent]:
         return cost_events(turn_id, tenant_id, user_id, model, rounds, self.prices.price(model))
 
+    def publish(self, turn_id: str, tenant_id: str, user_id: str, model: str, rounds: list[Round]) -> None:
+        """`record` for a chat turn, from the event loop without a thread of its own: the turn's outbox row is
+        queued, and the rows of turns that end together go in one batch request (services/store/batched.py).
+        `flush` waits for it; a failure is logged as `publish.failed`, never raised."""
+        if not self.enabled:
+            return
+        try:
+            events = self.events(turn_id, tenant_id, user_id, model, rounds)
+        except Exception as exc:  # noqa: BLE001 - the answer was given; losing the cost must be visible, not fatal
+            publish_log.error("publish.failed turn=%s tenant=%s reason=%s", turn_id, tenant_id, exc)
+            return
+        if events:
+            self.track(self._rows.submit((turn_id, tenant_id, self._row(turn_id, tenant_id, events))))
+
+    @staticmethod
+    def _row(turn_id: str, tenant_id: str, events: list[AICostEvent]) -> dict:
+        return {"type": OUTBOX_COST, "status": "pending", "attempts": 0,
+                "payload": {"turn_id": turn_id, "tenant": tenant_id, "events": [e.as_dict() for e in events]}}
+
+    def _write_rows(self, rows: list[tuple[str, str, dict]]) -> list[dict | None]:
+        out: list[dict | None] = []
+        for (turn_id, tenant_id, _body), stored in zip(rows, self._outbox.write_many([body for _, _, body in rows]),
+                                                        strict=True):
+            if isinstance(stored, Exception):
+                publish_log.error("publish.failed turn=%s tenant=%s reason=%s", turn_id, tenant_id, stored)
+                out.append(None)
+            else:
+                out.append(stored)
+        return out
+
     def record(self, turn_id: str, tenant_id: str, user_id: str, model: str, rounds: list[Round]) -> list[AICostEvent]:
         """Compute the turn's events and queue them in one outbox row (returns once it is stored; turns that end
         together share a batch request: services/store/group_commit.py)."""
@@ -112,9 +144,7 @@ class CostRecorder:
         try:
             events = self.events(turn_id, tenant_id, user_id, model, rounds)
             if events:
-                self._outbox.create({"type": OUTBOX_COST, "status": "pending", "attempts": 0,
-                                     "payload": {"turn_id": turn_id, "tenant": tenant_id,
-                                                 "events": [e.as_dict() for e in events]}})
+                self._outbox.create(self._row(turn_id, tenant_id, events))
             return events
         except Exception as exc:  # the answer was given; losing the cost must be visible, not fatal
             publish_log.error("publish.failed turn=%s tenant=%s reason=%s", turn_id, tenant_id, exc)

@@ -11,6 +11,7 @@ again row by row, so one bad row costs only itself.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -46,18 +47,23 @@ class GroupCommit:
     def _write(self, batch: list[tuple[dict[str, Any], Future]]) -> None:
         if not batch:
             return
+        for (_, done), stored in zip(batch, self.write_many([body for body, _ in batch]), strict=True):
+            if isinstance(stored, Exception):
+                done.set_exception(stored)
+            else:
+                done.set_result(stored)
+
+    def write_many(self, bodies: list[dict[str, Any]]) -> Sequence[dict[str, Any] | Exception]:
+        """Create the rows in one batch request (one create for one row); a batch PocketBase refuses is tried again
+        row by row, so a bad row fails only itself. Each row's stored record, or the exception of its create."""
+        if not bodies:
+            return []
         try:
             self.requests += 1
-            if len(batch) == 1:
-                stored = [self.pb.create(self.collection, batch[0][0])]
-            else:
-                stored = self.pb.batch([BatchRequest.create(self.collection, body) for body, _ in batch])
+            if len(bodies) == 1:
+                return [self.pb.create(self.collection, bodies[0])]
+            return list(self.pb.batch([BatchRequest.create(self.collection, body) for body in bodies]))
         except Exception as exc:  # noqa: BLE001 - handed to the callers, whose create it was
-            if len(batch) == 1:
-                batch[0][1].set_exception(exc)
-                return
-            for one in batch:  # all or nothing refused: each on its own, so a bad row fails only itself
-                self._write([one])
-            return
-        for (_, done), record in zip(batch, stored, strict=True):
-            done.set_result(record)
+            if len(bodies) == 1:
+                return [exc]
+            return [self.write_many([body])[0] for body in bodies]
