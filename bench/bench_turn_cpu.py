@@ -30,6 +30,7 @@ from tests.fakes.anthropic_api import FakeAnthropic
 
 USERS = 50
 ROUNDS = 6
+PROFILE_ROUNDS = 4
 ANSWER = ["De AOW is het basispensioen van de overheid ", "[ref:1]", ". Je bouwt het op door in Nederland te ",
           "wonen ", "[ref:1]", "."] * 3  # 18 text deltas, as a short streamed answer has
 
@@ -131,19 +132,25 @@ def _measure(root: Path, label: str, fake: FakeAnthropic) -> dict:
         env["PYTHONPATH"] = str(root)
     with served_app(root=root, **env) as (url, pb, _data):
         tokens = _users(pb, USERS)
+        demo = pb.first("tenants", 'slug = "demo"')  # 550 turns: more than the demo's credit
+        pb.update("tenants", demo["id"], {"credits_unlimited": True})
         worker = _worker(int(url.rsplit(":", 1)[1]))
         pocketbase = _listener(int(pb.base_url.rsplit(":", 1)[1]))
         asyncio.run(_rounds(url, tokens, 1))  # warm: connections, caches, the first-turn paths
+        # CPU first, with nothing else on the machine (py-spy samples 40 threads 250 times a second: on two
+        # cores its own reads took a core and made the worker's CPU per turn swing by a third between runs)
+        cpu0, sys0, pb0, wall0 = _cpu(worker), _sys(worker), _cpu(pocketbase), time.perf_counter()
+        timings = asyncio.run(_rounds(url, tokens, ROUNDS))
+        cpu1, sys1, pb1, wall1 = _cpu(worker), _sys(worker), _cpu(pocketbase), time.perf_counter()
+        # then the profile, over rounds of their own
         raw = Path(os.environ.get("R42_BENCH_PROFILE_DIR") or tempfile.mkdtemp(prefix="r42-spy-")) / f"{label}.txt"
         py_spy = Path(sys.executable).parent / "py-spy"  # `make bench` installs it
         spy = subprocess.Popen([str(py_spy), "record", "--pid", str(worker.pid), "--rate", "250", "--format", "raw",
                                 "--threads", "--nonblocking", "--output", str(raw)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if py_spy.exists() else None
-        time.sleep(1.5)
-        cpu0, sys0, pb0, wall0 = _cpu(worker), _sys(worker), _cpu(pocketbase), time.perf_counter()
-        timings = asyncio.run(_rounds(url, tokens, ROUNDS))
-        cpu1, sys1, pb1, wall1 = _cpu(worker), _sys(worker), _cpu(pocketbase), time.perf_counter()
         if spy is not None:
+            time.sleep(1.5)
+            asyncio.run(_rounds(url, tokens, PROFILE_ROUNDS))
             spy.send_signal(2)
             spy.wait(60)
         turns = len(timings)

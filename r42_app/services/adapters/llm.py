@@ -73,12 +73,45 @@ def map_error(exc: Exception) -> LLMError:
     return LLMError("server", str(exc), code="llm.unknown")
 
 
+def _cheap_idle_probe() -> None:
+    """Make the SDK's connection pool's check of idle connections cheap (issue 26; once per process).
+
+    At every request and every response closed, httpcore2's pool asks each idle keep-alive connection whether the
+    server closed it (`has_expired` -> `get_extra_info("is_readable")`), and each ask looked the raw socket up
+    through anyio's typed attributes, which builds a dict of lambdas per call. With the SDK's 100 keep-alive
+    connections and fifty learners at once that was a sixth of the worker's Python time. The socket of a stream
+    never changes, so it is looked up once per stream; the probe itself (a zero-timeout select) is unchanged.
+    If httpcore2 is not laid out as expected, nothing is patched."""
+    try:
+        from httpcore2._backends import anyio as backend
+    except ImportError:
+        return
+    stream_class = getattr(backend, "AnyIOStream", None)
+    probe = getattr(backend, "is_socket_readable", None)
+    original = getattr(stream_class, "get_extra_info", None)
+    if stream_class is None or probe is None or original is None or getattr(original, "r42_cached", False):
+        return
+
+    def get_extra_info(self: Any, info: str) -> Any:
+        if info != "is_readable":
+            return original(self, info)
+        try:
+            sock = self.__dict__["_r42_socket"]
+        except KeyError:
+            sock = self.__dict__["_r42_socket"] = original(self, "socket")
+        return probe(sock)
+
+    get_extra_info.r42_cached = True  # type: ignore[attr-defined]
+    stream_class.get_extra_info = get_extra_info
+
+
 class AnthropicLLM:
     """Streams one model response; tool calls come out complete (their JSON assembled by the SDK)."""
 
     def __init__(self, api_key: str, model: str, base_url: str = "", timeout: float = 60.0, max_retries: int = 1,
                  http_client: Any = None):
         self.model = model
+        _cheap_idle_probe()
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url or None, timeout=timeout, max_retries=max_retries,
             http_client=http_client,
