@@ -145,8 +145,11 @@ def _measure(root: Path, label: str, fake: FakeAnthropic) -> dict:
         # then the profile, over rounds of their own
         raw = Path(os.environ.get("R42_BENCH_PROFILE_DIR") or tempfile.mkdtemp(prefix="r42-spy-")) / f"{label}.txt"
         py_spy = Path(sys.executable).parent / "py-spy"  # `make bench` installs it
+        # R42_BENCH_SPY_GIL=1: only the thread holding the GIL, i.e. where the Python time goes (threads waiting
+        # for the GIL look busy to py-spy otherwise)
+        gil = ["--gil"] if os.environ.get("R42_BENCH_SPY_GIL") == "1" else []
         spy = subprocess.Popen([str(py_spy), "record", "--pid", str(worker.pid), "--rate", "250", "--format", "raw",
-                                "--threads", "--nonblocking", "--output", str(raw)],
+                                "--threads", "--nonblocking", *gil, "--output", str(raw)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if py_spy.exists() else None
         if spy is not None:
             time.sleep(1.5)
