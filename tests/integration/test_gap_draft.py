@@ -46,11 +46,14 @@ def tenant(admin_pb, seeded):
 
 
 @pytest.fixture
-def deps(pb_server, admin_pb, embedder, claude):
+async def deps(pb_server, admin_pb, embedder, claude):
+    """The draft's services; the model client is closed in this test's own event loop (left to the garbage
+    collector, it tried to close itself on a later test's loop: "Event loop is closed" there)."""
     log = QuestionLog(admin_pb, secret_file(pb_server.data_dir / "question-log.secret"))
-    return DraftDeps(gaps=GapsReport(admin_pb, log, embedder.encode_queries), kb=KBStore(admin_pb),
-                     llm=AnthropicLLM("test-key", "claude-test", base_url=claude.url, max_retries=0),
-                     credits=CreditStore(admin_pb), costs=CostRecorder(admin_pb, PriceTable({}, Price(1.0, 5.0))))
+    llm = AnthropicLLM("test-key", "claude-test", base_url=claude.url, max_retries=0)
+    yield DraftDeps(gaps=GapsReport(admin_pb, log, embedder.encode_queries), kb=KBStore(admin_pb), llm=llm,
+                    credits=CreditStore(admin_pb), costs=CostRecorder(admin_pb, PriceTable({}, Price(1.0, 5.0))))
+    await llm.aclose()
 
 
 def a_gap(deps, row) -> str:
