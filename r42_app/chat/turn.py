@@ -383,15 +383,12 @@ def _record_cost(deps: ChatDeps, turn_id: str, user: SignedInUser, rounds: list[
         return
     model = getattr(deps.llm, "model", "")
     args = (turn_id, user.tenant_id, user.id, model, list(rounds))
-    if publish := getattr(deps.costs, "publish", None):  # PocketBase's recorder: batched on the loop, no thread
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # no running loop (a generator finalised outside one): record right here
-            deps.costs.record(*args)
-        else:
-            publish(*args)
-        return
     try:
-        deps.costs.track(asyncio.get_running_loop().run_in_executor(None, deps.costs.record, *args))
+        loop = asyncio.get_running_loop()
     except RuntimeError:  # no running loop (a generator finalised outside one): record right here
         deps.costs.record(*args)
+        return
+    if publish := getattr(deps.costs, "publish", None):  # PocketBase's recorder: batched on the loop, no thread
+        publish(*args)
+    else:
+        deps.costs.track(loop.run_in_executor(None, deps.costs.record, *args))

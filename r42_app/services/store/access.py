@@ -109,9 +109,19 @@ class AccessStore:
         default and credit, this user's effective capabilities, and whether a quiz of theirs is open at `now`
         (a PocketBase time). As fresh as `effective` and QuizStore.active: nothing is cached."""
         found = self.pb.send("POST", "/api/r42/turn-guard", body={"tenant": tenant_id, "user": user_id, "now": now})
+        result = self._guard_result(found, user_id)
+        if isinstance(result, PBError):
+            raise PBError(502, "turn-guard answered without the tenant")
+        return result
+
+    def _guard_result(self, found: Any, user_id: str) -> tuple[TenantChatbot, Resolution, bool] | PBError:
+        """One guard answer of pb_hooks (the tenant row, the access row, quiz_active), or its error."""
         tenant = found.get("tenant") if isinstance(found, dict) else None
         if not isinstance(tenant, dict):
-            raise PBError(502, "turn-guard answered without the tenant")
+            error = found.get("error") if isinstance(found, dict) else None
+            return PBError(error if isinstance(error, int) else 502,
+                           str(found.get("message") if isinstance(found, dict) else "")
+                           or "turn-guards answered without the tenant")
         access = found.get("access")
         chatbot = _tenant_chatbot(tenant)
         row = AccessRow.from_record(access if isinstance(access, dict) else None)
@@ -125,20 +135,7 @@ class AccessStore:
         results = found.get("results") if isinstance(found, dict) else None
         if not isinstance(results, list) or len(results) != len(checks):
             raise PBError(502, "turn-guards answered without one result per check")
-        out: list[tuple[TenantChatbot, Resolution, bool] | PBError] = []
-        for (_tenant_id, user_id, _now), one in zip(checks, results, strict=True):
-            tenant = one.get("tenant") if isinstance(one, dict) else None
-            if not isinstance(tenant, dict):
-                error = one.get("error") if isinstance(one, dict) else None
-                out.append(PBError(error if isinstance(error, int) else 502,
-                                   str(one.get("message") if isinstance(one, dict) else "")
-                                   or "turn-guards answered without the tenant"))
-                continue
-            access = one.get("access")
-            chatbot = _tenant_chatbot(tenant)
-            row = AccessRow.from_record(access if isinstance(access, dict) else None)
-            out.append((chatbot, self.resolve(chatbot, row, user_id), one.get("quiz_active") is True))
-        return out
+        return [self._guard_result(one, user_id) for (_tenant, user_id, _now), one in zip(checks, results, strict=True)]
 
     def resolve(self, chatbot: TenantChatbot, row: AccessRow | None, user_id: str = "") -> Resolution:
         result = resolve(chatbot.default, row, self.overrides_enabled)
