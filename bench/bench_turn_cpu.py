@@ -141,9 +141,10 @@ def _measure(root: Path, label: str, fake: FakeAnthropic) -> dict:
         asyncio.run(_rounds(url, tokens, 1))  # warm: connections, caches, the first-turn paths
         # CPU first, with nothing else on the machine (py-spy samples 40 threads 250 times a second: on two
         # cores its own reads took a core and made the worker's CPU per turn swing by a third between runs)
-        cpu0, sys0, pb0, wall0 = _cpu(worker), _sys(worker), _cpu(pocketbase), time.perf_counter()
+        me = psutil.Process()  # the bench itself: the load client and the fake model (a thread of this process)
+        cpu0, sys0, pb0, me0, wall0 = _cpu(worker), _sys(worker), _cpu(pocketbase), _cpu(me), time.perf_counter()
         timings = asyncio.run(_rounds(url, tokens, ROUNDS, first=1))
-        cpu1, sys1, pb1, wall1 = _cpu(worker), _sys(worker), _cpu(pocketbase), time.perf_counter()
+        cpu1, sys1, pb1, me1, wall1 = _cpu(worker), _sys(worker), _cpu(pocketbase), _cpu(me), time.perf_counter()
         # then the profile, over rounds of their own
         raw = Path(os.environ.get("R42_BENCH_PROFILE_DIR") or tempfile.mkdtemp(prefix="r42-spy-")) / f"{label}.txt"
         py_spy = Path(sys.executable).parent / "py-spy"  # `make bench` installs it
@@ -159,7 +160,8 @@ def _measure(root: Path, label: str, fake: FakeAnthropic) -> dict:
             spy.send_signal(2)
             spy.wait(60)
         turns = len(timings)
-        return {"cpu_ms": (cpu1 - cpu0) * 1000 / turns, "sys_ms": (sys1 - sys0) * 1000 / turns, "pb_ms": (pb1 - pb0) * 1000 / turns, "turns": turns, "wall": wall1 - wall0,
+        return {"cpu_ms": (cpu1 - cpu0) * 1000 / turns, "sys_ms": (sys1 - sys0) * 1000 / turns, "pb_ms": (pb1 - pb0) * 1000 / turns,
+                "bench_ms": (me1 - me0) * 1000 / turns, "turns": turns, "wall": wall1 - wall0,
                 "first": [t[0] for t in timings], "done": [t[1] for t in timings],
                 "parts": _categorise(raw) if raw.exists() else collections.Counter()}
 
@@ -179,10 +181,11 @@ def run() -> str:
         fake.stop()
     lines = [f"### A chat turn's cost: {USERS} concurrent chats x {ROUNDS} rounds, POST /api/chat, fake model "
              f"({len(ANSWER)} text deltas)", "",
-             "| code | CPU per turn (backend worker) | of which in the kernel | PocketBase's CPU per turn | first event p50 / p95 | "
-             "done p50 / p95 | turns |", "|---|---|---|---|---|---|---|"]
+             "| code | CPU per turn (backend worker) | of which in the kernel | PocketBase's CPU per turn | the bench's CPU per turn "
+             "(client and fake model) | first event p50 / p95 | done p50 / p95 | turns |",
+             "|---|---|---|---|---|---|---|---|"]
     for label, r in runs:
-        lines.append(f"| {label} | {r['cpu_ms']:.1f} ms | {r['sys_ms']:.1f} ms | {r['pb_ms']:.1f} ms | {ms(p50(r['first']))} / "
+        lines.append(f"| {label} | {r['cpu_ms']:.1f} ms | {r['sys_ms']:.1f} ms | {r['pb_ms']:.1f} ms | {r['bench_ms']:.1f} ms | {ms(p50(r['first']))} / "
                      f"{ms(p95(r['first']))} | {ms(p50(r['done']))} / {ms(p95(r['done']))} | {r['turns']} |")
     lines += ["", "Where the backend worker's busy samples are (py-spy, 250 Hz, all threads; idle waits left out):",
               "", "| part of the turn | " + " | ".join(label for label, _ in runs) + " |",

@@ -77,6 +77,11 @@ routerAdd("POST", "/api/r42/turn-guard", (e) => {
   return require(`${__hooks}/r42_rules.js`).turnGuard(e);
 }, $apis.requireSuperuserAuth());
 
+// API tokens of requests that arrived together, checked in one request (services/store/auth.py `checks`).
+routerAdd("POST", "/api/r42/token-checks", (e) => {
+  return require(`${__hooks}/r42_rules.js`).tokenChecks(e);
+}, $apis.requireSuperuserAuth());
+
 // The guards of turns that arrived together, in one request (services/store/access.py turn_guards).
 routerAdd("POST", "/api/r42/turn-guards", (e) => {
   return require(`${__hooks}/r42_rules.js`).turnGuards(e);

@@ -165,13 +165,15 @@ _CHECKS: dict[tuple[int, str], asyncio.Future] = {}  # (event loop, token) -> th
 
 
 async def _one_check(auth: Any, token: str) -> Session | None:
-    """`auth.check(token)` in a thread, once for every request of that token that arrives while it runs: a flood
-    of 300 requests with a token not checked in the last CHECK_CACHE_S asked PocketBase 300 times, in 300
-    thread hops, while another user's chat waited behind them (bench/bench_load.py's flood)."""
+    """`auth.check(token)`, once for every request of that token that arrives while it runs: a flood of 300 requests
+    with a token not checked in the last CHECK_CACHE_S asked PocketBase 300 times, in 300 thread hops, while another
+    user's chat waited behind them (bench/bench_load.py's flood). The checks of different tokens arriving together
+    share one PocketBase request too (`AuthService.check_soon`)."""
     key = (id(asyncio.get_running_loop()), token)
     pending = _CHECKS.get(key)
     if pending is None:
-        pending = asyncio.ensure_future(asyncio.to_thread(auth.check, token))
+        soon = getattr(auth, "check_soon", None)  # the tokens of requests arriving together share one request
+        pending = asyncio.ensure_future(soon(token) if soon else asyncio.to_thread(auth.check, token))
         _CHECKS[key] = pending
         pending.add_done_callback(lambda _done: _CHECKS.pop(key, None))
     return await asyncio.shield(pending)  # one caller that goes away does not cancel the others' check

@@ -148,14 +148,15 @@ async def test_many_requests_of_a_token_not_checked_lately_ask_pocketbase_once(a
     _email, _row, token = someone
     auth = container.services().auth
     calls = []
-    real = auth.check
+    real = auth.checks
 
-    def counted(tok, fresh=False):
-        calls.append(tok)
+    def counted(tokens):
+        calls.extend(tokens)
         time.sleep(0.2)  # PocketBase slow enough for every request to arrive while the first check runs
-        return real(tok, fresh)
+        return real(tokens)
 
-    monkeypatch.setattr(auth, "check", counted)
+    monkeypatch.setattr(auth, "checks", counted)
+    auth._token_checks.run_batch = counted
 
     async def flood():
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as client:
@@ -169,3 +170,58 @@ async def test_many_requests_of_a_token_not_checked_lately_ask_pocketbase_once(a
     assert calls.count(token) == 1 and len(calls) == 2  # one check per token, not one per request
     assert {r.status_code for r in answers[:30]} <= {200, 429} and answers[0].status_code != 401
     assert [r.status_code for r in answers[30:]] == [401] * 5  # a forged token's check is its own, and refused
+
+
+@pytest.mark.anyio
+async def test_first_questions_of_many_learners_at_once_share_a_few_token_checks(api_env, admin_pb, seeded, pb_server):
+    """A training day: learners whose tokens were not checked lately ask at once. Their tokens are checked
+    together in a few PocketBase requests (not one each), every learner is answered as themself, and a forged or
+    revoked token among them is refused on its own."""
+    import asyncio
+    from contextlib import ExitStack
+
+    import httpx
+
+    from r42_app import container
+    from r42_app.api import api
+
+    auth = container.services().auth
+    with ExitStack() as stack:
+        people = [stack.enter_context(throwaway_user(admin_pb, name=f"Dag {i}", prefix=f"day{i}")) for i in range(12)]
+        tokens = [pb_server.user(email).token for email, _row in people]
+        revoked_email, revoked_row = people[-1]
+        admin_pb.update("users", revoked_row["id"], {"password": "een-nieuw-wachtwoord",
+                                                     "passwordConfirm": "een-nieuw-wachtwoord"})
+        batches_before = auth._token_checks.batches
+
+        async def ask_all():
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as client:
+                return await asyncio.gather(*(client.post("/api/quiz/end", json={}, headers={
+                    "Authorization": f"Bearer {tok}"}) for tok in [*tokens, forged(tokens[0], name="x")]))
+
+        answers = await ask_all()
+        assert [r.status_code for r in answers[:11]] == [200] * 11
+        assert answers[11].status_code == 401  # its password changed after the token was made
+        assert answers[12].status_code == 401  # forged
+        assert auth._token_checks.batches - batches_before <= 3  # 13 tokens, not 13 requests
+        for (email, row), tok in zip(people[:11], tokens[:11], strict=True):
+            session = auth.remembered(tok)
+            assert session is not None and session.user.email == email and session.user.id == row["id"]
+            assert session.user.tenant_slug == "demo" and session.user.tenant_name
+        assert auth.remembered(tokens[11]) is None
+
+
+def test_only_the_superuser_may_check_tokens(pb_server, someone):
+    _email, _row, token = someone
+    import httpx
+
+    for headers in ({"Authorization": token}, {}):
+        resp = httpx.post(f"{pb_server.url}/api/r42/token-checks", json={"tokens": [token]}, headers=headers)
+        assert resp.status_code in (401, 403), resp.text
+    admin = pb_server.admin_client()
+    for bad in ({}, {"tokens": []}, {"tokens": "x"}, {"tokens": ["t"] * 201}):
+        with pytest.raises(Exception) as refused:
+            admin.send("POST", "/api/r42/token-checks", body=bad)
+        assert getattr(refused.value, "status", 0) == 400
+    assert admin.send("POST", "/api/r42/token-checks", body={"tokens": [token, "garbage", 5]})["results"][1:] == \
+        [{"error": 401}, {"error": 401}]

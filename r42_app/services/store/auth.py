@@ -15,6 +15,7 @@ import httpx
 from r42_app.core.errors import UserError
 from r42_app.core.identity import SignedInUser
 from r42_app.core.ratelimit import FailureLimiter
+from r42_app.services.store.batched import Batched
 from r42_app.services.store.pb import PBError, PocketBase
 
 ROLES = ("learner", "admin")
@@ -51,6 +52,7 @@ def _user_from(record: dict) -> SignedInUser:
 SESSION_S = 8 * 3600  # a browser's token dies this long after its sign-in, however it is used (SECURITY.md)
 CHECK_CACHE_S = 15.0  # an API token verified this recently is not asked about again
 CHECK_CACHE_SIZE = 10_000
+MAX_TOKEN_CHECKS = 200  # tokens in one token-checks request (pb_hooks/r42_rules.js MAX_TOKENS)
 SIGNIN_FAILURES_PER_MINUTE = 10  # per client address, through the app
 
 
@@ -72,6 +74,8 @@ class AuthService:
         # wrong passwords per browser address: this process's own, or the workers' shared one
         # (services/runtime/shared_state.SharedFailureLimiter, whose take/refund are coroutines)
         self.failures = failures if failures is not None else FailureLimiter(SIGNIN_FAILURES_PER_MINUTE, 60.0)
+        # the API tokens of requests that arrive together: one request (pb_hooks `/api/r42/token-checks`) per batch
+        self._token_checks: Batched[str, Session | None] = Batched(self.checks, max_batch=MAX_TOKEN_CHECKS)
 
     async def sign_in_from(self, client: str, email: str, password: str) -> Session:
         """Sign in from a browser at address `client`: at most SIGNIN_FAILURES_PER_MINUTE wrong passwords a
@@ -158,11 +162,56 @@ class AuthService:
             self._checked.pop(token, None)
             return None
         session = Session(token=token, user=_user_from(resp.json()))
+        self._remember(token, session, now, float(claims["exp"]))
+        return session
+
+    async def check_soon(self, token: str) -> Session | None:
+        """`check` from the event loop: a token not remembered is checked together with the tokens of the requests
+        that arrive while a check is on its way, in one request and one thread hop (`checks`). Each is checked after
+        its request came in, as fresh as a check of its own. Without the superuser connection: `check` in a thread."""
+        if (session := self.remembered(token)) is not None:
+            return session
+        if self.admin is None:
+            return await asyncio.to_thread(self.check, token)
+        try:
+            return await self._token_checks.call(token)
+        except PBError as exc:
+            raise AuthError("auth.unreachable", f"PocketBase could not check the token: {exc}") from exc
+
+    def checks(self, tokens: list[str]) -> list[Session | None]:
+        """`check` for several tokens in one PocketBase request (the superuser's `/api/r42/token-checks`): a session
+        or None per token, in order. Tokens that cannot be valid (malformed, expired) are refused here without
+        asking; the others are verified by PocketBase (signature, expiry, the user's token key) and remembered."""
+        assert self.admin is not None
+        now = time.monotonic()
+        claims = [_claims(t) if t and len(t) <= 4096 else None for t in tokens]
+        ask = [i for i, c in enumerate(claims)
+               if c is not None and c.get("type") == "auth" and float(c.get("exp", 0)) > time.time()]
+        out: list[Session | None] = [None] * len(tokens)
+        if not ask:
+            return out
+        found = self.admin.send("POST", "/api/r42/token-checks", body={"tokens": [tokens[i] for i in ask]})
+        results = found.get("results") if isinstance(found, dict) else None
+        if not isinstance(results, list) or len(results) != len(ask):
+            raise PBError(502, "token-checks answered without one result per token")
+        for i, one in zip(ask, results, strict=True):
+            token = tokens[i]
+            user = one.get("user") if isinstance(one, dict) else None
+            if not isinstance(user, dict) or not user.get("id"):
+                self._checked.pop(token, None)
+                continue
+            tenant = one.get("tenant")
+            session = Session(token=token, user=_user_from({**user, "expand": {"tenant": tenant}}
+                                                           if isinstance(tenant, dict) else user))
+            out[i] = session
+            self._remember(token, session, now, float(claims[i]["exp"]))  # type: ignore[index]
+        return out
+
+    def _remember(self, token: str, session: Session, now: float, exp: float) -> None:
         if len(self._checked) >= CHECK_CACHE_SIZE:
             self._checked.clear()  # bounded memory; the next checks ask again
         # remembered until the cache window ends, or the token's own end if that comes first
-        self._checked[token] = (session, min(now, now - CHECK_CACHE_S + float(claims["exp"]) - time.time()))
-        return session
+        self._checked[token] = (session, min(now, now - CHECK_CACHE_S + exp - time.time()))
 
     def remembered(self, token: str) -> Session | None:
         """The session of a token checked less than CHECK_CACHE_S ago, else None; no I/O, so the API
