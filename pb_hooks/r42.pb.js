@@ -82,6 +82,11 @@ routerAdd("POST", "/api/r42/token-checks", (e) => {
   return require(`${__hooks}/r42_rules.js`).tokenChecks(e);
 }, $apis.requireSuperuserAuth());
 
+// The AI cost events of turns that ended together, written in one transaction (services/store/costs.py).
+routerAdd("POST", "/api/r42/cost-events", (e) => {
+  return require(`${__hooks}/r42_rules.js`).recordCosts(e);
+}, $apis.requireSuperuserAuth());
+
 // The guards of turns that arrived together, in one request (services/store/access.py turn_guards).
 routerAdd("POST", "/api/r42/turn-guards", (e) => {
   return require(`${__hooks}/r42_rules.js`).turnGuards(e);

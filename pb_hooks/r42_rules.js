@@ -476,7 +476,110 @@ function tokenChecks(e) {
   return e.json(200, { results: results });
 }
 
+// A chat turn's AI cost events written at once (issue 26; services/store/costs.py CostRecorder.publish), in one
+// transaction, as the outbox's cost persister writes them (services/outbox/costs.py): each event under its own
+// id (an id already there is skipped: nothing is written or debited twice), added to its day's rollup, and its
+// credits debited from its tenant unless the plan is unlimited. An event of a user deleted since is kept without
+// the user. Body: {"day": "YYYY-MM-DD", "events": [{"event": {...}, "rollup": "<rollup id>", "rollup_without_user":
+// "<the id for the same event without its user>"}, ...]}.
+// Anything wrong fails the whole request (nothing is written) and the app puts the events in the outbox instead.
+// Outbox row, claim, persister and done-mark were six writes a turn for PocketBase; this is three.
+const MAX_COST_EVENTS = 400;
+const ROLLUP_SUMS = ["input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens", "cost_usd", "credits"];
+
+function recordCosts(e) {
+  const body = e.requestInfo().body || {};
+  const items = body.events;
+  const day = String(body.day || "");
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) {
+    throw new BadRequestError("Need day: the UTC day, like 2026-12-03.");
+  }
+  if (!Array.isArray(items) || items.length === 0 || items.length > MAX_COST_EVENTS) {
+    throw new BadRequestError(`Need events: a list of 1 to ${MAX_COST_EVENTS} {event, rollup}.`);
+  }
+  let written = 0;
+  let duplicates = 0;
+  e.app.runInTransaction((tx) => {
+    const eventsCollection = tx.findCollectionByNameOrId("ai_cost_events");
+    const dailyCollection = tx.findCollectionByNameOrId("ai_cost_daily");
+    const tenants = {};
+    const users = {};
+    const rollups = {};
+    const debited = {};
+    const seen = {};
+    const found = (collection, id) => {
+      try {
+        return tx.findRecordById(collection, id);
+      } catch (err) {
+        return null;
+      }
+    };
+    for (const item of items) {
+      const ev = (item && item.event) || {};
+      const id = String(ev.id || "");
+      if (!id || !(item && item.rollup) || typeof ev.tenant !== "string" || !ev.tenant) {
+        throw new BadRequestError("Each event needs its id, tenant and rollup id.");
+      }
+      if (seen[id] || found("ai_cost_events", id)) {
+        duplicates++;
+        continue;
+      }
+      seen[id] = true;
+      let user = String(ev.user || "");
+      let rollupId = String((item && item.rollup) || "");
+      if (user) {
+        if (users[user] === undefined) users[user] = found("users", user) !== null;
+        if (!users[user]) {
+          user = "";
+          rollupId = String(item.rollup_without_user || "");
+        }
+      }
+      if (!rollupId) {
+        throw new BadRequestError("An event of a user deleted since needs rollup_without_user.");
+      }
+      const record = new Record(eventsCollection);
+      record.set("id", id);
+      for (const name of ["tenant", "turn_id", "capability", "source", "model"]) record.set(name, ev[name] || "");
+      for (const name of ROLLUP_SUMS) record.set(name, Number(ev[name]) || 0);
+      record.set("user", user);
+      tx.save(record);
+      written++;
+      let rollup = rollups[rollupId];
+      if (rollup === undefined) {
+        rollup = found("ai_cost_daily", rollupId);
+        if (rollup === null) {
+          rollup = new Record(dailyCollection);
+          rollup.set("id", rollupId);
+          rollup.set("tenant", ev.tenant);
+          rollup.set("day", day);
+          rollup.set("user", user);
+          rollup.set("source", ev.source || "");
+          rollup.set("model", ev.model || "");
+        }
+        rollups[rollupId] = rollup;
+      }
+      rollup.set("events", rollup.getInt("events") + 1);
+      for (const name of ROLLUP_SUMS) rollup.set(name, rollup.getFloat(name) + (Number(ev[name]) || 0));
+      let tenant = tenants[ev.tenant];
+      if (tenant === undefined) {
+        tenant = found("tenants", ev.tenant);
+        if (tenant === null) throw new BadRequestError(`No tenant ${ev.tenant}.`);
+        tenants[ev.tenant] = tenant;
+      }
+      const credits = Number(ev.credits) || 0;
+      if (!tenant.getBool("credits_unlimited") && credits > 0) {
+        tenant.set("credits", tenant.getFloat("credits") - credits);
+        debited[ev.tenant] = true;
+      }
+    }
+    for (const id in rollups) tx.save(rollups[id]);
+    for (const id in debited) tx.save(tenants[id]);
+  });
+  return e.json(200, { written: written, duplicates: duplicates });
+}
+
 module.exports = {
+  recordCosts,
   tokenChecks,
   turnGuard,
   turnGuards,

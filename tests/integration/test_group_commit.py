@@ -65,8 +65,9 @@ def test_a_refused_row_fails_its_own_caller_only(admin_pb, outbox):
 
 @pytest.mark.anyio
 async def test_cost_rows_of_turns_ending_together_share_requests_without_a_thread_each(admin_pb, outbox, caplog):
-    """CostRecorder.publish (a chat turn's end, on the event loop): forty turns' rows in a few batch requests,
-    every row stored once, and one PocketBase refuses is logged as publish.failed without losing the others."""
+    """CostRecorder.publish (a chat turn's end, on the event loop) when PocketBase refuses to write the events at once
+    (here: tenants that do not exist): forty turns' outbox rows in a few batch requests, every row stored once, and
+    one PocketBase refuses is logged as publish.failed without losing the others."""
     from r42_app.core.costs import Round, Usage
     from r42_app.services.store.costs import CostRecorder, PriceTable
 

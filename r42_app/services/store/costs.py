@@ -1,9 +1,11 @@
-"""AI cost: the price table, publishing a turn's cost events to the outbox, and persisting them.
+"""AI cost: the price table, publishing a turn's cost events, and persisting them.
 
-A turn's events go to the outbox as one `ai.cost.event.persist` row when the turn ends (also when it
-failed or was stopped after tokens were spent). The persister (the app backend and `r42 worker`)
-writes each event into `ai_cost_events` under its deterministic id and debits the tenant's credits in
-the same PocketBase transaction: replaying the outbox finds the id taken and writes nothing twice.
+A chat turn's events are written when the turn ends (also when it failed or was stopped after tokens were
+spent): the events of turns that end together in one PocketBase transaction (`CostRecorder.publish`,
+pb_hooks `/api/r42/cost-events`), each under its deterministic id, into its day's rollup, with the tenant's
+credits debited. When PocketBase refuses that, and for callers outside a chat turn (`record`), the events go to
+the outbox as one `ai.cost.event.persist` row per turn; the persister (the app backend and `r42 worker`) writes
+them the same way. Either way an id already there is skipped: replaying writes nothing twice.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import json
 import logging
 import math
 from collections.abc import Iterable
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from r42_app.core.costs import (
@@ -45,6 +47,7 @@ log = logging.getLogger(__name__)
 OUTBOX_COST = "ai.cost.event.persist"
 PRICE_TABLE = Path(__file__).resolve().parents[2] / "config" / "model_prices.json"
 BATCH_REQUESTS = 400  # sub-requests per transaction (PocketBase allows 500)
+MAX_DIRECT_EVENTS = 400  # events per cost-events request (pb_hooks/r42_rules.js MAX_COST_EVENTS)
 
 
 def _price(raw: dict) -> Price:
@@ -81,8 +84,8 @@ def rollup_id(tenant: str, day: str, user: str, source: str, model: str) -> str:
 
 
 class CostRecorder:
-    """Publishes a turn's cost events to the outbox; never fails the turn (failures are logged as
-    `publish.failed` under the logger `r42.ai_cost.publisher`)."""
+    """Publishes a turn's cost events (written at once, or through the outbox); never fails the turn (failures are
+    logged as `publish.failed` under the logger `r42.ai_cost.publisher`)."""
 
     def __init__(self, pb: PocketBase, prices: PriceTable, enabled: bool = True):
         self.pb = pb
@@ -107,9 +110,10 @@ class CostRecorder:
         return cost_events(turn_id, tenant_id, user_id, model, rounds, self.prices.price(model))
 
     def publish(self, turn_id: str, tenant_id: str, user_id: str, model: str, rounds: list[Round]) -> None:
-        """`record` for a chat turn, from the event loop without a thread of its own: the turn's outbox row is
-        queued, and the rows of turns that end together go in one batch request (services/store/batched.py).
-        `flush` waits for it; a failure is logged as `publish.failed`, never raised."""
+        """`record` for a chat turn, from the event loop without a thread of its own: the turn's events are queued,
+        and those of turns that end together are written in one transaction (`write_events`; their outbox rows in
+        one batch request if PocketBase refuses it; services/store/batched.py). `flush` waits for it; a failure
+        is logged as `publish.failed`, never raised."""
         if not self.enabled:
             return
         try:
@@ -126,6 +130,14 @@ class CostRecorder:
                 "payload": {"turn_id": turn_id, "tenant": tenant_id, "events": [e.as_dict() for e in events]}}
 
     def _write_rows(self, rows: list[tuple[str, str, dict]]) -> list[dict | None]:
+        """The turns' events written at once (`write_events`); when PocketBase refuses that, each turn's outbox row
+        for the persister (a row it cannot take is logged as `publish.failed`)."""
+        try:
+            written = self.write_events([e for _, _, body in rows for e in body["payload"]["events"]])
+            return [written] * len(rows)
+        except PBError as exc:
+            if exc.status:  # (PocketBase unreachable: the outbox write below fails and says so)
+                publish_log.warning("cost events of %d turn(s) go through the outbox: %s", len(rows), exc)
         out: list[dict | None] = []
         for (turn_id, tenant_id, _body), stored in zip(rows, self._outbox.write_many([body for _, _, body in rows]),
                                                         strict=True):
@@ -135,6 +147,22 @@ class CostRecorder:
             else:
                 out.append(stored)
         return out
+
+    def write_events(self, events: list[dict], day: str = "") -> dict:
+        """Write cost events (`AICostEvent.as_dict()`s) as the persister does, without the outbox: each once under its
+        id, into its day's rollup, its credits debited (not on an unlimited plan), all in one transaction
+        (pb_hooks `/api/r42/cost-events`). Returns {"written", "duplicates"}; raises PBError and writes nothing
+        when PocketBase refuses (the caller then uses the outbox). `day`: the UTC day (today)."""
+        day = day or datetime.now(UTC).strftime("%Y-%m-%d")
+        items = [{"event": e, "rollup": rollup_id(e["tenant"], day, e.get("user") or "", e["source"], e["model"]),
+                  "rollup_without_user": rollup_id(e["tenant"], day, "", e["source"], e["model"])} for e in events]
+        total = {"written": 0, "duplicates": 0}
+        for start in range(0, len(items), MAX_DIRECT_EVENTS):
+            answer = self.pb.send("POST", "/api/r42/cost-events",
+                                  body={"day": day, "events": items[start:start + MAX_DIRECT_EVENTS]}) or {}
+            for key in total:
+                total[key] += int(answer.get(key) or 0)
+        return total
 
     def record(self, turn_id: str, tenant_id: str, user_id: str, model: str, rounds: list[Round]) -> list[AICostEvent]:
         """Compute the turn's events and queue them in one outbox row (returns once it is stored; turns that end
