@@ -246,16 +246,24 @@ async def chat(request: Request):
     raw = [{"role": m.role, "content": m.content} for m in messages]
 
     async def events():
+        held = ""  # citations wait for the event after them (they come together with `done`): one write, not several
         try:
             async for event in run_turn(session.user, raw, services().chat, mode, permit=permit, channel="api"):
-                yield f"data: {json.dumps(event.to_json(), ensure_ascii=False)}\n\n"
+                data = f"data: {json.dumps(event.to_json(), ensure_ascii=False)}\n\n"
+                if event.type == "citation":
+                    held += data
+                    continue
+                yield held + data
+                held = ""
+            if held:
+                yield held
         except (ChatInputError, ChatRefused) as exc:  # the input rules speak English to the API's developers
             message = exc.user_message if isinstance(exc, ChatRefused) else str(exc)
-            yield f"data: {json.dumps({'type': 'error', 'kind': 'refused', 'message': message})}\n\n"
+            yield held + f"data: {json.dumps({'type': 'error', 'kind': 'refused', 'message': message})}\n\n"
         except Exception:  # anything else: the stream still ends with an event, never a silent cut
             log.exception("chat turn failed for user %s", session.user.id)
             error = {"type": "error", "kind": "internal", "message": msg("chat.failed"), "retryable": True}
-            yield f"data: {json.dumps(error, ensure_ascii=False)}\n\n"
+            yield held + f"data: {json.dumps(error, ensure_ascii=False)}\n\n"
 
     return StreamingResponse(events(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -102,6 +102,10 @@ def apportion(rounds: Iterable[Round]) -> dict[str, Usage]:
         counts: dict[str, int] = {}
         for capability in r.capabilities:
             counts[capability] = counts.get(capability, 0) + 1
+        if len(counts) == 1:  # one capability (most rounds): all of the round's usage is its own
+            [capability] = counts
+            out[capability] = out.get(capability, Usage()) + r.usage
+            continue
         parts = {f.name: _split(getattr(r.usage, f.name), counts) for f in fields(Usage)}
         for capability in counts:
             share = Usage(*(parts[f.name][capability] for f in fields(Usage)))
