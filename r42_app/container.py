@@ -150,12 +150,14 @@ class Services:
 
     @property
     def questions(self) -> QuestionLog:
-        """The question log (issue 28): each turn's question, with a user key made from this deployment's secret."""
-        from r42_app.services.runtime.private import secret_file
+        """The question log (issue 28): each turn's question, with a user key made from this deployment's secret (kept
+        in PocketBase, so backups hold it; a data dir's older `question-log.secret` file is taken over once)."""
+        from r42_app.services.store.app_secrets import stored_secret
         from r42_app.services.store.questions import QuestionLog
 
-        return self._once("questions", lambda: QuestionLog(
-            self.admin_pb, secret_file(self.settings.data_dir / "question-log.secret")))
+        legacy = self.settings.data_dir / "question-log.secret"
+        return self._once("questions", lambda: QuestionLog(self.admin_pb,
+                                                           stored_secret(self.admin_pb, "question_log", legacy)))
 
     @property
     def gaps(self) -> GapsReport:

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
+from r42_app.services.store.app_secrets import stored_secret
 from r42_app.services.store.kb_store import KBStore
 from r42_app.services.store.seed import seed_demo
 from tests.conftest import DEMO_PASSWORD, free_port
@@ -42,6 +43,7 @@ def snapshot(pb):
 
 def test_a_backup_round_trip_brings_everything_back(own_pocketbase, tmp_path):
     data, server, pb = own_pocketbase
+    secret = stored_secret(pb, "question_log", data / "question-log.secret")  # the learners' pseudonym key
     kb = KBStore(pb)
     demo = kb.require_tenant("demo")
     learner = pb.first("users", 'email = "learner@example.com"')
@@ -58,6 +60,9 @@ def test_a_backup_round_trip_brings_everything_back(own_pocketbase, tmp_path):
         pb.delete("suggestions", row["id"])
     kb.delete_topic(demo, "aow")
     pb.delete("users", learner["id"])
+    for row in pb.all("app_secrets"):  # as on another machine: no secret, or a new one
+        pb.delete("app_secrets", row["id"])
+    assert stored_secret(pb, "question_log") != secret
     assert snapshot(pb) != before
 
     refused = cli(data, server.url, "backup", "restore", str(target))
@@ -66,4 +71,6 @@ def test_a_backup_round_trip_brings_everything_back(own_pocketbase, tmp_path):
     assert restored.returncode == 0, restored.stderr
     pb.as_superuser(*pb._superuser)  # PocketBase restarted: sign in again
     assert snapshot(pb) == before
+    # the question log's key came back with the data: `r42 user forget` still finds a user's old questions
+    assert stored_secret(pb, "question_log", tmp_path / "no-such-file") == secret
 

@@ -15,7 +15,7 @@ from r42_app.core.identity import Tenant
 from r42_app.core.questions import QuestionEntry
 from r42_app.services.adapters.llm import AnthropicLLM, LLMError
 from r42_app.services.gaps import GapsReport
-from r42_app.services.runtime.private import secret_file
+from r42_app.services.store.app_secrets import stored_secret
 from r42_app.services.store.costs import CostRecorder, CreditStore, PriceTable
 from r42_app.services.store.kb_store import KBStore
 from r42_app.services.store.questions import QuestionLog
@@ -49,7 +49,7 @@ def tenant(admin_pb, seeded):
 async def deps(pb_server, admin_pb, embedder, claude):
     """The draft's services; the model client is closed in this test's own event loop (left to the garbage
     collector, it tried to close itself on a later test's loop: "Event loop is closed" there)."""
-    log = QuestionLog(admin_pb, secret_file(pb_server.data_dir / "question-log.secret"))
+    log = QuestionLog(admin_pb, stored_secret(admin_pb, "question_log"))
     llm = AnthropicLLM("test-key", "claude-test", base_url=claude.url, max_retries=0)
     yield DraftDeps(gaps=GapsReport(admin_pb, log, embedder.encode_queries), kb=KBStore(admin_pb), llm=llm,
                     credits=CreditStore(admin_pb), costs=CostRecorder(admin_pb, PriceTable({}, Price(1.0, 5.0))))

@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from r42_app.core.questions import QuestionEntry, user_key
-from r42_app.services.runtime.private import secret_file
+from r42_app.services.store.app_secrets import stored_secret
 from r42_app.services.store.questions import QuestionLog
 from tests.conftest import DEMO_PASSWORD
 from tests.integration.test_cli_kb import run_cli
@@ -30,7 +30,7 @@ def tenant(admin_pb, seeded):
 
 
 def log_of(pb_server, admin_pb):
-    return QuestionLog(admin_pb, secret_file(pb_server.data_dir / "question-log.secret"))
+    return QuestionLog(admin_pb, stored_secret(admin_pb, "question_log"))
 
 
 def report(pb_server, slug):
@@ -84,7 +84,7 @@ def test_forget_deletes_or_anonymises_every_row_of_the_user_and_keeps_the_totals
                                      "name": "Vera Vergeten", "role": "learner", "tenant": demo["id"],
                                      "verified": True})
     uid = user["id"]
-    secret = secret_file(pb_server.data_dir / "question-log.secret")
+    secret = stored_secret(admin_pb, "question_log")
     key = user_key(secret, demo["id"], uid)
     log_of(pb_server, admin_pb).record(QuestionEntry(demo["id"], key, "Een vraag van Vera"))
     admin_pb.create("chat_feedback", {"tenant": demo["id"], "user": uid, "rating": "down", "message_id": "m1",

@@ -149,3 +149,27 @@ async def test_a_thumbs_down_reaches_the_questions_row(api_env, pb_server, admin
     assert row["feedback"] == "up"
     with pytest.raises(ValueError):
         log.set_feedback(learner.me()["tenant"], learner.me()["id"], "x", "meh")
+
+
+def test_the_question_log_key_lives_in_pocketbase_taking_over_an_older_data_dirs_file(admin_pb, tmp_path):
+    """Kept in PocketBase (so backups hold it; superuser only); an older data dir's `question-log.secret` is taken
+    over once, so the keys already in the log stay valid; later the file no longer matters."""
+    import httpx
+
+    from r42_app.services.store.app_secrets import stored_secret
+
+    name = f"test_key_{tmp_path.name[-8:].lower().replace('-', '_')}"
+    legacy = tmp_path / "question-log.secret"
+    legacy.write_text("an-older-secret-of-32-characters\n")
+    try:
+        assert stored_secret(admin_pb, name, legacy) == "an-older-secret-of-32-characters"
+        legacy.write_text("another-one-written-later-000000\n")
+        assert stored_secret(admin_pb, name, legacy) == "an-older-secret-of-32-characters"
+        fresh = stored_secret(admin_pb, name + "_new", tmp_path / "missing")
+        assert len(fresh) == 32 and fresh == stored_secret(admin_pb, name + "_new")
+        for rule in ("", "Bearer nobody"):  # nobody but the superuser reads it
+            resp = httpx.get(f"{admin_pb.base_url}/api/collections/app_secrets/records", headers={"Authorization": rule})
+            assert resp.status_code in (401, 403) or resp.json().get("items") == []
+    finally:
+        for row in admin_pb.all("app_secrets", filter=f'name ~ "{name}"'):
+            admin_pb.delete("app_secrets", row["id"])
