@@ -129,3 +129,17 @@ def test_an_event_of_a_user_deleted_since_is_kept_without_the_user(admin_pb, ten
     assert CostPersister(admin_pb).persist(gone, unlimited=False)  # the user was deleted meanwhile
     stored = admin_pb.get("ai_cost_events", gone.id)
     assert stored["user"] == "" and stored["input_tokens"] == 500
+
+
+def test_a_row_of_a_tenant_deleted_since_is_dropped_not_failed(pb_server, admin_pb):
+    """Its costs went with the tenant: the row is done, and `r42 worker --once --role cost` does not report a failure
+    (exit 0) for something no retry can change."""
+    from r42_app.services.store.costs import OUTBOX_COST
+
+    row = admin_pb.create("outbox", {"type": OUTBOX_COST, "status": "pending", "attempts": 0, "payload": {
+        "turn_id": "gone-tenant", "tenant": "nosuchtenant123", "events": [
+            {"id": "gonetenant00001", "tenant": "nosuchtenant123", "user": "", "turn_id": "gone-tenant",
+             "capability": "chat-stream", "source": "chatbot:chat_general", "model": "m", "credits": 1.0}]}})
+    done = run_cli(pb_server, "worker", "--once", "--role", "cost")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert admin_pb.get("outbox", row["id"])["status"] == "done"

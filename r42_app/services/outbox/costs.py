@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 class PersistStats(RunStats):
     events: int = 0
     duplicates: int = 0
+    dropped: int = 0  # rows of a tenant deleted since: its costs went with it, nothing is left to write
 
 
 class CostPersister(OutboxConsumer[PersistStats]):
@@ -31,7 +32,9 @@ class CostPersister(OutboxConsumer[PersistStats]):
     rows_per_run = 200
 
     def describe(self, stats: PersistStats) -> str:
-        return f"persisted {stats.events} cost event(s) ({stats.duplicates} already there) in {stats.seconds:.2f}s"
+        dropped = f", {stats.dropped} of deleted tenants dropped" if stats.dropped else ""
+        return (f"persisted {stats.events} cost event(s) ({stats.duplicates} already there{dropped}) "
+                f"in {stats.seconds:.2f}s")
 
     def _requests(self, event: AICostEvent, unlimited: bool) -> list[BatchRequest]:
         """Write one event, add it to its day's rollup and debit its credits (sent in one transaction)."""
@@ -84,9 +87,12 @@ class CostPersister(OutboxConsumer[PersistStats]):
                 parsed.append((row, events))
             except PBError as exc:
                 stats.rows += 1
-                stats.failed_rows += 1
-                # a tenant deleted since: its costs went with it (cascade), retrying cannot help
-                self.fail([row], exc, final=exc.status == 404)
+                if exc.status == 404:  # a tenant deleted since: its costs went with it (cascade), nothing to retry
+                    stats.dropped += 1
+                    self.fail([row], exc, final=True)
+                else:
+                    stats.failed_rows += 1
+                    self.fail([row], exc)
             except Exception as exc:  # an unreadable payload: retried with backoff, then failed
                 stats.rows += 1
                 stats.failed_rows += 1
