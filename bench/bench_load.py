@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 import httpx
 
-from bench.common import CHROMIUM_ARGS, ROOT, baseline_checkout, ms, p50, p95, served_app
+from bench.common import CHROMIUM_ARGS, ROOT, baseline_checkout, load_baseline, ms, p50, p95, served_app
 from tests.fakes.anthropic_api import FakeAnthropic
 
 USERS = 50
@@ -237,9 +237,9 @@ def _rows(load: dict, lag: dict) -> list[tuple[str, str]]:
 
 
 def run() -> str:
-    """This checkout; with R42_BENCH_BASELINE=<commit> also that commit (a git worktree served by this venv),
-    side by side in the same run."""
-    baseline = os.environ.get("R42_BENCH_BASELINE", "")
+    """This checkout and, side by side in the same run, the commit before issue 26's cuts (a git worktree served by
+    this venv): R42_BENCH_BASELINE=<commit> for another, R42_BENCH_BASELINE=none for this checkout alone."""
+    baseline = load_baseline()
     fake = FakeAnthropic().start()
     runs: list[tuple[str, list[tuple[str, str]]]] = []
     try:

@@ -3,8 +3,9 @@ rounds of 50 concurrent chats over POST /api/chat. Measured on the backend worke
 turn (psutil, the process's user+system time over the rounds), and a py-spy profile of the same rounds,
 each sample put in the part of the turn it is in (the innermost R42 or library frame that names one).
 
-    python -m bench turn-cpu                  # this checkout
-    R42_BENCH_BASELINE=<commit> python -m bench turn-cpu   # and that commit, side by side, same run
+    python -m bench turn-cpu                  # this checkout and 3cdbe6d (before issue 26), side by side, same run
+    R42_BENCH_BASELINE=<commit> python -m bench turn-cpu   # against that commit instead
+    R42_BENCH_BASELINE=none python -m bench turn-cpu       # this checkout alone
 
 The baseline is a git worktree of that commit served by this venv (its code on PYTHONPATH first), so both run
 on the same machine, data, users and load within minutes of each other.
@@ -25,7 +26,7 @@ import httpx
 import psutil
 
 from bench.bench_load import _chat, _users
-from bench.common import ROOT, baseline_checkout, ms, p50, p95, served_app
+from bench.common import ROOT, baseline_checkout, load_baseline, ms, p50, p95, served_app
 from tests.fakes.anthropic_api import FakeAnthropic
 
 USERS = 50
@@ -160,8 +161,9 @@ def _measure(root: Path, label: str, fake: FakeAnthropic) -> dict:
             spy.send_signal(2)
             spy.wait(60)
         turns = len(timings)
-        return {"cpu_ms": (cpu1 - cpu0) * 1000 / turns, "sys_ms": (sys1 - sys0) * 1000 / turns, "pb_ms": (pb1 - pb0) * 1000 / turns,
-                "bench_ms": (me1 - me0) * 1000 / turns, "turns": turns, "wall": wall1 - wall0,
+        return {"cpu_ms": (cpu1 - cpu0) * 1000 / turns, "sys_ms": (sys1 - sys0) * 1000 / turns,
+                "pb_ms": (pb1 - pb0) * 1000 / turns, "bench_ms": (me1 - me0) * 1000 / turns, "turns": turns,
+                "wall": wall1 - wall0,
                 "first": [t[0] for t in timings], "done": [t[1] for t in timings],
                 "parts": _categorise(raw) if raw.exists() else collections.Counter()}
 
@@ -169,7 +171,7 @@ def _measure(root: Path, label: str, fake: FakeAnthropic) -> dict:
 def run() -> str:
     fake = FakeAnthropic().start()
     runs: list[tuple[str, dict]] = []
-    baseline = os.environ.get("R42_BENCH_BASELINE", "")
+    baseline = load_baseline()
     try:
         fake.reply_text(*ANSWER)
         fake.default = fake.scripts.pop()  # every turn gets this answer
@@ -181,12 +183,13 @@ def run() -> str:
         fake.stop()
     lines = [f"### A chat turn's cost: {USERS} concurrent chats x {ROUNDS} rounds, POST /api/chat, fake model "
              f"({len(ANSWER)} text deltas)", "",
-             "| code | CPU per turn (backend worker) | of which in the kernel | PocketBase's CPU per turn | the bench's CPU per turn "
-             "(client and fake model) | first event p50 / p95 | done p50 / p95 | turns |",
+             ("| code | CPU per turn (backend worker) | of which in the kernel | PocketBase's CPU per turn | "
+              "the bench's CPU per turn (client and fake model) | first event p50 / p95 | done p50 / p95 | turns |"),
              "|---|---|---|---|---|---|---|---|"]
     for label, r in runs:
-        lines.append(f"| {label} | {r['cpu_ms']:.1f} ms | {r['sys_ms']:.1f} ms | {r['pb_ms']:.1f} ms | {r['bench_ms']:.1f} ms | {ms(p50(r['first']))} / "
-                     f"{ms(p95(r['first']))} | {ms(p50(r['done']))} / {ms(p95(r['done']))} | {r['turns']} |")
+        lines.append(f"| {label} | {r['cpu_ms']:.1f} ms | {r['sys_ms']:.1f} ms | {r['pb_ms']:.1f} ms | "
+                     f"{r['bench_ms']:.1f} ms | {ms(p50(r['first']))} / {ms(p95(r['first']))} | "
+                     f"{ms(p50(r['done']))} / {ms(p95(r['done']))} | {r['turns']} |")
     lines += ["", "Where the backend worker's busy samples are (py-spy, 250 Hz, all threads; idle waits left out):",
               "", "| part of the turn | " + " | ".join(label for label, _ in runs) + " |",
               "|---|" + "---|" * len(runs)]

@@ -81,6 +81,16 @@ def served_app(*args: str, root: Path = ROOT, **env_extra: str) -> Iterator[tupl
         log.close()
 
 
+LOAD_BASELINE = "3cdbe6d"  # the last commit before issue 26's cuts: `load` and `turn-cpu` run it beside this checkout
+
+
+def load_baseline() -> str:
+    """The commit `load` and `turn-cpu` measure beside this checkout: R42_BENCH_BASELINE, else LOAD_BASELINE;
+    "" when R42_BENCH_BASELINE is `none` (this checkout alone, half the time)."""
+    chosen = os.environ.get("R42_BENCH_BASELINE", LOAD_BASELINE).strip()
+    return "" if chosen.lower() in ("", "none") else chosen
+
+
 @contextlib.contextmanager
 def baseline_checkout(commit: str) -> Iterator[Path]:
     """`commit` checked out as a git worktree (its `tools/` shared with this checkout's: PocketBase, bun, the
