@@ -135,8 +135,8 @@ class CostRecorder:
         try:
             written = self.write_events([e for _, _, body in rows for e in body["payload"]["events"]])
             return [written] * len(rows)
-        except PBError as exc:
-            if exc.status:  # (PocketBase unreachable: the outbox write below fails and says so)
+        except Exception as exc:  # noqa: BLE001 - whatever went wrong, the outbox below still takes the events
+            if not isinstance(exc, PBError) or exc.status:  # (unreachable: the outbox write fails too and says so)
                 publish_log.warning("cost events of %d turn(s) go through the outbox: %s", len(rows), exc)
         out: list[dict | None] = []
         for (turn_id, tenant_id, _body), stored in zip(rows, self._outbox.write_many([body for _, _, body in rows]),
@@ -151,8 +151,9 @@ class CostRecorder:
     def write_events(self, events: list[dict], day: str = "") -> dict:
         """Write cost events (`AICostEvent.as_dict()`s) as the persister does, without the outbox: each once under its
         id, into its day's rollup, its credits debited (not on an unlimited plan), all in one transaction
-        (pb_hooks `/api/r42/cost-events`). Returns {"written", "duplicates"}; raises PBError and writes nothing
-        when PocketBase refuses (the caller then uses the outbox). `day`: the UTC day (today)."""
+        (pb_hooks `/api/r42/cost-events`, up to MAX_DIRECT_EVENTS a request). Returns {"written", "duplicates"};
+        raises PBError when PocketBase refuses a request, which then wrote nothing (the caller puts all the events
+        in the outbox, whose persister skips those an earlier request wrote). `day`: the UTC day (today)."""
         day = day or datetime.now(UTC).strftime("%Y-%m-%d")
         items = [{"event": e, "rollup": rollup_id(e["tenant"], day, e.get("user") or "", e["source"], e["model"]),
                   "rollup_without_user": rollup_id(e["tenant"], day, "", e["source"], e["model"])} for e in events]
