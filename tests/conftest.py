@@ -113,10 +113,15 @@ def admin_pb(pb_server) -> PocketBase:
 
 @pytest.fixture(scope="session")
 def seeded(pb_server, admin_pb):
-    """The demo tenants, users and knowledge bases (seeded once per session)."""
+    """The demo tenants, users and knowledge bases (seeded once per session). The demo tenant gets a balance that a
+    session's turns do not use up (each turn is debited when it ends, ~8 credits at the fake model's usage; a new
+    tenant has 1,000): tests of running out set the credits themselves."""
     from r42_app.services.store.seed import seed_demo
 
-    return seed_demo(admin_pb, DEMO_PASSWORD, log=lambda _m: None)
+    seeded = seed_demo(admin_pb, DEMO_PASSWORD, log=lambda _m: None)
+    demo = admin_pb.first("tenants", 'slug = "demo"')
+    admin_pb.update("tenants", demo["id"], {"credits": 1_000_000})
+    return seeded
 
 
 @pytest.fixture

@@ -241,9 +241,11 @@ async def test_the_switch_off_writes_no_events(priced, token, admin_pb, monkeypa
 
 
 async def test_an_unknown_model_warns_once_and_uses_the_default_price(priced, token, admin_pb, monkeypatch, caplog):
-    fake, _demo = priced
+    fake, demo = priced
     await rebuild_services()
     monkeypatch.setenv("R42_MODEL", "claude-future-9")
+    # at the default price a million input tokens cost 3,000 credits, debited at the turn's end: enough for two turns
+    admin_pb.update("tenants", demo["id"], {"credits": 10_000})
     caplog.set_level(logging.WARNING, logger="r42_app.services.store.costs")
     turn_ids = []
     for _ in range(2):
