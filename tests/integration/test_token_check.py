@@ -225,3 +225,39 @@ def test_only_the_superuser_may_check_tokens(pb_server, someone):
         assert getattr(refused.value, "status", 0) == 400
     assert admin.send("POST", "/api/r42/token-checks", body={"tokens": [token, "garbage", 5]})["results"][1:] == \
         [{"error": 401}, {"error": 401}]
+
+
+def test_the_cost_route_and_the_secrets_refuse_a_learner_and_bad_bodies(pb_server, someone):
+    """A learner's token straight against PocketBase: it cannot write cost events (or debit credits) through the
+    route, nor read or write the app's secrets; malformed JSON is a 400 for the superuser too."""
+    import httpx
+
+    _email, _row, token = someone
+    event = {"events": [{"event": {"id": "learnerwrite001", "tenant": "x", "credits": -1e9}, "rollup": "r"}],
+             "day": "2026-12-03"}
+    for headers in ({"Authorization": token}, {}):
+        resp = httpx.post(f"{pb_server.url}/api/r42/cost-events", json=event, headers=headers)
+        assert resp.status_code in (401, 403), resp.text
+        assert httpx.get(f"{pb_server.url}/api/collections/app_secrets/records", headers=headers).status_code == 403
+        made = httpx.post(f"{pb_server.url}/api/collections/app_secrets/records", json={"name": "x", "value": "y" * 20},
+                          headers=headers)
+        assert made.status_code in (400, 403), made.text
+    admin = pb_server.admin_client()
+    garbled = httpx.post(f"{pb_server.url}/api/r42/cost-events", content=b"{not json",
+                         headers={"Authorization": admin.token, "Content-Type": "application/json"})
+    assert garbled.status_code == 400
+
+
+def test_a_dead_pocketbase_is_unavailable_not_a_wrong_token(someone):
+    """Tokens checked together while PocketBase is down: the API answers 503 (AuthError), never a 401 that would
+    sign a learner out."""
+    import asyncio
+
+    from r42_app.services.store.auth import AuthError
+    from r42_app.services.store.pb import PocketBase
+
+    _email, _row, token = someone
+    dead = PocketBase("http://127.0.0.1:9", timeout=0.5)
+    auth = AuthService("http://127.0.0.1:9", admin=dead)
+    with pytest.raises(AuthError):
+        asyncio.run(auth.check_soon(token))
