@@ -53,6 +53,7 @@ def test_expired_and_forged_tokens_are_refused(pb_server, someone, monkeypatch):
     monkeypatch.setattr(auth._shared(), "get", lambda *a, **k: calls.append(a) or real(*a, **k))
     assert auth.check(forged(token, exp=int(time.time()) - 10)) is None and calls == []  # no PocketBase call
     assert auth.check("not.a.jwt") is None and auth.check("") is None and calls == []
+    assert auth.check(forged(token, exp="morgen")) is None and calls == []  # a malformed expiry: refused, no error
     admin = auth.check(forged(token, id=_row_of(pb_server, "admin@example.com")["id"]))
     assert admin is None  # someone else's id with this signature: PocketBase does not accept it
 

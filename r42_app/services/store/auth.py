@@ -150,8 +150,8 @@ class AuthService:
         session = None if fresh else self.remembered(token)
         if session is not None:
             return session
-        claims = _claims(token)
-        if claims is None or claims.get("type") != "auth" or float(claims.get("exp", 0)) <= time.time():
+        claims = _live_claims(token)
+        if claims is None:
             return None
         try:
             resp = self._shared().get(f"/api/collections/users/records/{claims.get('id', '')}",
@@ -184,9 +184,8 @@ class AuthService:
         asking; the others are verified by PocketBase (signature, expiry, the user's token key) and remembered."""
         assert self.admin is not None
         now = time.monotonic()
-        claims = [_claims(t) if t and len(t) <= 4096 else None for t in tokens]
-        ask = [i for i, c in enumerate(claims)
-               if c is not None and c.get("type") == "auth" and float(c.get("exp", 0)) > time.time()]
+        claims = [_live_claims(t) for t in tokens]
+        ask = [i for i, c in enumerate(claims) if c is not None]
         out: list[Session | None] = [None] * len(tokens)
         if not ask:
             return out
@@ -238,6 +237,18 @@ class AuthService:
 async def _result(value: Any) -> Any:
     """The answer of an in-memory limiter, or of a shared one (a coroutine)."""
     return await value if inspect.isawaitable(value) else value
+
+
+def _live_claims(token: str) -> dict | None:
+    """The claims of a token that may still be valid: an auth token, not expired (unverified: `_claims`); None for
+    anything else, a malformed expiry included, so that it is refused without asking PocketBase."""
+    claims = _claims(token) if isinstance(token, str) and 0 < len(token) <= 4096 else None
+    if claims is None or claims.get("type") != "auth":
+        return None
+    try:
+        return claims if float(claims.get("exp", 0)) > time.time() else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _claims(token: str) -> dict | None:
