@@ -144,10 +144,14 @@ def parse(raw: Any) -> tuple[list[ThreadMessage] | None, str]:
         data = json.loads(raw)
     except json.JSONDecodeError:
         return None, "corrupt"
-    if not isinstance(data, dict) or data.get("version") != THREAD_VERSION:
+    version = data.get("version") if isinstance(data, dict) else None
+    if type(version) is not int or version != THREAD_VERSION:  # (true == 1 in Python: a bool is no version)
         return None, "another version"
+    stored = data.get("messages") or []
+    if not isinstance(stored, list):
+        return None, "corrupt"
     try:
-        messages = [_message(m) for m in data.get("messages") or []]
+        messages = [_message(m) for m in stored]
     except ValueError:
         return None, "corrupt"
     return cap(messages), ""

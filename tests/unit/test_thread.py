@@ -58,3 +58,11 @@ def test_a_message_one_tab_took_out_stays_out_of_the_union():
     assert merge([g, q, new], [g, q, old], {"old"}) == [g, q, new]
     assert removed_ids(serialise([g], removed=["old", "old", "x"])) == ["old", "x"]
     assert removed_ids('{"removed": [1, "a"]}') == ["a"] and removed_ids("nope") == []
+
+
+def test_a_bool_version_or_messages_that_are_no_list_are_replaced_not_an_error():
+    """Found by the fuzz test: {"version": true, "messages": true} raised TypeError (true == 1 in Python)."""
+    from r42_app.core.thread import parse
+
+    assert parse('{"version": true, "messages": true}')[0] is None
+    assert parse('{"version": 1, "messages": 5}') == (None, "corrupt")
