@@ -315,6 +315,7 @@ def test_wrong_passwords_from_many_tabs_count_once_across_the_workers(workers_ap
         tabs.append(page)
     answers = []
     for i, page in enumerate(tabs):
+        page.bring_to_front()  # as a user switching tabs (a click in a tab behind another waits ~2 s in Chromium)
         page.fill("#email", f"tab-{i}@example.com")
         page.fill("#password", "raden")
         page.click("#sign-in")
