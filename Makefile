@@ -92,7 +92,7 @@ test-deps: $(AXE)
 # the browser tests share one served app and run in one process, after them. PYTEST_ARGS: one run of just that.
 test: setup test-deps
 ifeq ($(strip $(PYTEST_ARGS)),)
-	$(BIN)/python -m pytest tests/unit tests/integration -n auto
+	$(BIN)/python -m pytest tests/unit tests/integration -n auto --dist loadscope
 	$(BIN)/python -m pytest tests/e2e
 else
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -4,6 +4,7 @@ after the ones that only use it (the markers are declared in pyproject.toml)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import uuid
 from contextlib import contextmanager
@@ -17,6 +18,13 @@ from r42_app.services.runtime.pb_server import PocketBaseServer, SuperuserCreden
 from r42_app.services.store.pb import PocketBase
 
 DEMO_PASSWORD = "test-demo-pass-1"
+
+# Under pytest-xdist each worker is a process of its own, with its own embedding model: one thread each, or the
+# workers' threads (PyTorch starts one per core) spin against each other. Measured on 2 cores: the same 300
+# passages embedded by two processes at once took 14 s each with 2 threads, 9 s with 1. Subprocesses (the CLI,
+# index workers) inherit it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 TESTS = Path(__file__).resolve().parent
 DIRECTORY_MARKERS = ("unit", "integration", "e2e")
 # The shared `served_app` (tests/e2e/conftest.py) is disturbed by these, so they run after every other test,
@@ -33,7 +41,13 @@ def pytest_collection_modifyitems(config, items):
     def phase(item) -> int:
         return next((i + 1 for i, name in enumerate(LAST_MARKERS) if item.get_closest_marker(name)), 0)
 
-    items.sort(key=phase)  # stable: otherwise the order of collection
+    def order(item) -> tuple[int, int]:
+        # The heavy (`slow`) tests first: a worker that starts a 4-minute test last keeps the run waiting while the
+        # other worker idles. `make test` hands out whole modules (`--dist loadscope`), so a module's fixtures are
+        # built once.
+        return phase(item), 0 if item.get_closest_marker("slow") else 1
+
+    items.sort(key=order)  # stable: otherwise the order of collection
 
 
 def free_port() -> int:

@@ -33,9 +33,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     workers = args.workers or cfg.backend_workers
     if not 1 <= workers <= MAX_BACKEND_WORKERS:
         return _fail(f"--workers must be from 1 to {MAX_BACKEND_WORKERS}, got {workers}")
+    from r42_app.cli import stop_signals  # here: the package imports this module
+
     stopped_cleanly = supervisor.serve(cfg, workers=workers, chroma_server=args.chroma_server, loglevel=args.loglevel,
                                        start_timeout=args.start_timeout,
-                                       prepare=None if args.no_seed else _seed_the_demo(cfg))
+                                       prepare=None if args.no_seed else _seed_the_demo(cfg),
+                                       stopped_early=lambda: bool(stop_signals))
     return EXIT_OK if stopped_cleanly else EXIT_FAILURE
 
 

@@ -214,16 +214,20 @@ class Supervisor:
 
 
 def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, start_timeout: float,
-          prepare: Callable[[str, Callable[[str], None]], None] | None = None) -> bool:
+          prepare: Callable[[str, Callable[[str], None]], None] | None = None,
+          stopped_early: Callable[[], bool] = lambda: False) -> bool:
     """Run R42 until Ctrl-C or SIGTERM: True after a clean stop, False when something failed (it says what).
 
     `prepare(pb_url, say)` runs once PocketBase answers, before the web app starts (the demo seed).
-    Call it from the main thread: the signal handlers and the children's parent-death signal need it."""
+    Call it from the main thread: the signal handlers and the children's parent-death signal need it.
+    `stopped_early()` says whether a stop signal came before this function's own handlers were in place."""
     os.umask(PRIVATE_UMASK)  # for everything serve and its children write: PocketBase, Redis, Chroma, the app
     private_data_dir(cfg.data_dir)
     shutdown = _Shutdown()
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
+    if stopped_early():
+        return True
     pb_server: PocketBaseServer | None = None
     sidecars: list[tuple[str, RedisServer | ChromaServer]] = []  # (name, server) started here: Redis, Chroma
     reflex: subprocess.Popen | None = None
