@@ -88,7 +88,8 @@ test-deps: $(AXE)
 	@command -v chromium >/dev/null || { echo "installing Debian chromium"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null); }
 
-# Unit and integration tests run on every core (pytest-xdist: each worker its own PocketBase, Chroma and data);
+# Unit and integration tests run on every core (pytest-xdist: each worker its own PocketBase, Chroma and data, one
+# OpenMP thread, whole modules so a module's fixtures are built once, the `slow` ones first: tests/conftest.py);
 # the browser tests share one served app and run in one process, after them. PYTEST_ARGS: one run of just that.
 test: setup test-deps
 ifeq ($(strip $(PYTEST_ARGS)),)
