@@ -24,6 +24,7 @@ class AnswerView:
     rejected: list[str] = field(default_factory=list)  # notices: proposed edits that could not be used
     error: str = ""  # shown under the thread, with "Opnieuw"
     dropped: int = 0  # older questions left out of the model's history
+    grounded: bool = True  # the knowledge base had something on the question (the turn's `done` says)
 
     def apply(self, event: events.ChatEvent) -> dict[str, Any]:
         """Take one event in; returns the fields of the streaming message that change now (maybe none)."""
@@ -47,6 +48,7 @@ class AnswerView:
             case events.Done():
                 self.dropped = event.dropped
                 self.status = "offline" if event.offline else "ok"
+                self.grounded = event.grounded
         return {}
 
     def fail(self, message: str) -> None:
@@ -66,10 +68,12 @@ class AnswerView:
 
     def final(self, labels: dict[str, str] | None = None) -> dict[str, Any]:
         """The fields of the answer once the turn has ended (however it ended); `labels` (slug to label) name
-        the existing topics a proposal links to."""
+        the existing topics a proposal links to. An answer that found nothing lists no "Bronnen": the topics
+        it names are only the closest ones (its chips show them)."""
         citations = self.citations or cited(self.text, self.sources)  # ended before the citations came
         return {"content": self.text, "status": self.status, "citations": citations,
-                "display": display(self.text, citations), "sources": distinct_sources(self.text, citations),
+                "display": display(self.text, citations), "grounded": self.grounded,
+                "sources": distinct_sources(self.text, citations) if self.grounded else [],
                 "delta": self.delta, "delta_state": "pending" if self.delta else "",
                 "delta_lines": describe_delta(self.delta, labels)}
 

@@ -46,6 +46,7 @@ class UIMessage:
     confirm_state: str = ""  # pending | allowed | denied | failed
     rating: str = ""  # up | down: the user's thumbs on this answer (stored for the admins)
     sources: list[UICitation] = dataclasses.field(default_factory=list)  # "Bronnen" under the answer: once each
+    grounded: bool = True  # false: "niets gevonden"; its chips are the closest topics, not sources (no "Bronnen")
 
 
 def link_text(label: str) -> str:
@@ -131,14 +132,15 @@ def from_thread(m: ThreadMessage, labels: dict[str, str] | None = None) -> UIMes
     """A stored message as the window shows it; `labels` (topic slug to label) name the topics of a proposal."""
     cites = [UICitation(c.ref, c.slug, c.label, c.anchor) for c in m.citations]
     return UIMessage(m.id, m.role, m.content, m.status, cites, display(m.content, cites), m.delta, m.delta_state,
-                     describe_delta(m.delta, labels), sources=distinct_sources(m.content, cites))
+                     describe_delta(m.delta, labels), grounded=m.grounded,
+                     sources=distinct_sources(m.content, cites) if m.grounded else [])
 
 
 def to_thread(m: UIMessage) -> ThreadMessage:
     status = "incomplete" if m.status == "streaming" else m.status  # a reload mid-answer finds it unfinished
     return ThreadMessage(m.id, m.role, m.content, status,
                          [ThreadCitation(c.ref, c.slug, c.label, c.anchor) for c in m.citations],
-                         plain(m.delta), m.delta_state)
+                         plain(m.delta), m.delta_state, bool(m.grounded))
 
 
 def model_history(messages: list[UIMessage]) -> list[dict[str, str]]:

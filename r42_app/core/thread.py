@@ -44,6 +44,7 @@ class ThreadMessage:
     citations: list[ThreadCitation] = field(default_factory=list)
     delta: dict = field(default_factory=dict)  # a proposed graph edit (see core.delta), if any
     delta_state: str = ""  # pending | applied | suggested | declined | failed
+    grounded: bool = True  # false: the knowledge base had nothing on the question (its chips are the closest topics)
 
 
 def greeting(name: str, tenant: str) -> ThreadMessage:
@@ -129,7 +130,11 @@ def _message(raw: Any) -> ThreadMessage:
     delta, delta_state = raw.get("delta") or {}, raw.get("delta_state", "")
     if not isinstance(delta, dict) or delta_state not in DELTA_STATES or len(json.dumps(delta)) > 20_000:
         raise ValueError("bad delta")
-    return ThreadMessage(str(raw.get("id", ""))[:64], role, content[:20_000], status, cites, delta, delta_state)
+    grounded = raw.get("grounded", True)  # absent in threads stored before it was kept
+    if not isinstance(grounded, bool):
+        raise ValueError("bad message")
+    return ThreadMessage(str(raw.get("id", ""))[:64], role, content[:20_000], status, cites, delta, delta_state,
+                         grounded)
 
 
 def parse(raw: Any) -> tuple[list[ThreadMessage] | None, str]:

@@ -474,3 +474,25 @@ def test_the_box_grows_with_its_text_and_jump_to_latest_shows_when_scrolled_up(s
     page.wait_for_function("(() => { const l = document.getElementById('r42-messages');"
                            " return l.scrollHeight - l.scrollTop - l.clientHeight < 10; })()")
     expect(jump).to_be_hidden()
+
+
+def test_an_answer_that_found_nothing_names_the_closest_topics_but_lists_no_sources(served_app, page, claude):
+    """The knowledge base has nothing on the question: the answer may point at the closest topics, but no "Bronnen"
+    list says it came from them, also after a reload. A grounded answer keeps its list."""
+    claude.reply_text("Daarover staat niets in de kennisbank; het dichtst erbij komt [ref:1].")
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Hoe laat gaat de fietsenstalling qwzx dicht?")
+    last = page.locator(".r42-assistant").last
+    expect(page.locator("#r42-messages")).to_have_attribute("aria-busy", "false", timeout=30_000)
+    expect(last).to_contain_text("Daarover staat niets")
+    expect(last.locator("a.r42-cite")).to_have_count(1)  # the closest topic, as a chip
+    expect(last.locator(".r42-sources")).to_have_count(0)
+    page.reload()
+    open_chat(page)
+    expect(page.locator(".r42-assistant").last).to_contain_text("Daarover staat niets")
+    expect(page.locator(".r42-assistant").last.locator(".r42-sources")).to_have_count(0)
+
+    claude.reply_text("De AOW is het basispensioen van de overheid [ref:1].")
+    ask(page, "Wat is de AOW?")
+    expect(page.locator(".r42-assistant").last.locator(".r42-sources a")).to_have_count(1, timeout=30_000)

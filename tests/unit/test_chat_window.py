@@ -133,3 +133,40 @@ def test_a_proposal_names_existing_topics_by_their_label():
     lines = view.final({"partnerpensioen": "Partnerpensioen", "wezenpensioen": "Oud"})["delta_lines"]
     assert lines[-1] == "Wezenpensioen → is onderdeel van → Partnerpensioen"  # the proposal's own label wins
     assert view.final()["delta_lines"][-1].endswith("→ partnerpensioen")  # no labels known: the id
+
+
+def test_an_answer_that_found_nothing_lists_no_sources_also_after_a_reload():
+    """"Niets gevonden ... deze onderwerpen kwamen het dichtst bij [chips]": the chips stay, but a "Bronnen" list
+    under it would say the answer came from those topics."""
+    from r42_app.core.chat_view import from_thread, to_thread
+    from r42_app.core.thread import parse, serialise
+
+    view = AnswerView()
+    view.apply(SOURCES)
+    view.apply(events.Text(msg("chat.offline_not_found") + " [ref:1] [ref:2]"))
+    view.apply(events.Done(offline=True, mode_used="fts", grounded=False))
+    final = view.final()
+    assert final["sources"] == [] and final["grounded"] is False
+    assert '[AOW](/topics/aow#p-0123456789 "r42:bron")' in final["display"]  # the closest topics, as chips
+    shown = UIMessage("a1", "assistant", final["content"], final["status"], final["citations"], final["display"],
+                      grounded=final["grounded"], sources=final["sources"])
+    stored, problem = parse(serialise([to_thread(shown)]))
+    again = from_thread(stored[0])
+    assert problem == "" and again.grounded is False and again.sources == [] and "r42:bron" in again.display
+
+    found = AnswerView()
+    found.apply(SOURCES)
+    found.apply(events.Text("De AOW [ref:1]."))
+    found.apply(events.Done(offline=True, mode_used="fts"))
+    assert [c.label for c in found.final()["sources"]] == ["AOW"]
+
+
+def test_a_stored_thread_without_the_grounded_key_reads_as_grounded_and_a_bad_one_is_replaced():
+    from r42_app.core.chat_view import from_thread
+    from r42_app.core.thread import parse
+
+    old = {"id": "a1", "role": "assistant", "content": "De AOW [ref:1].", "status": "ok",
+           "citations": [{"ref": 1, "slug": "aow", "label": "AOW"}]}
+    stored, problem = parse(json.dumps({"version": 1, "messages": [old]}))
+    assert problem == "" and [c.label for c in from_thread(stored[0]).sources] == ["AOW"]
+    assert parse(json.dumps({"version": 1, "messages": [{**old, "grounded": "nee"}]})) == (None, "corrupt")
