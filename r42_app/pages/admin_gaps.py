@@ -19,7 +19,7 @@ def status_badge(status) -> rx.Component:
 
 
 def closest_chip(t: GapTopic) -> rx.Component:
-    return rx.link(rx.badge(rx.icon("book_open", size=12), t.slug, variant="surface", color_scheme="gray"),
+    return rx.link(rx.badge(rx.icon("book_open", size=12), t.label, variant="surface", color_scheme="gray"),
                    href=t.url, class_name="gap-closest")
 
 

@@ -28,10 +28,21 @@ def when_nl(moment: datetime) -> str:
     return f"{local.day} {MONTHS[local.month - 1]} {local.year}, {local:%H:%M}"
 
 
+def _topic_labels(user) -> dict[str, str]:
+    """The tenant's topic names by slug, from the retriever's cached index (blocking: call it in a thread). Empty
+    when the index is not at hand: the page then names the closest topics by their slugs."""
+    try:
+        return {t.slug: t.label for t in services().retriever.index(user.tenant).topics}
+    except Exception as exc:
+        log.warning("topic labels for the gaps page not available: %s", exc)
+        return {}
+
+
 @dataclasses.dataclass
 class GapTopic:
     slug: str = ""
     url: str = ""
+    label: str = ""  # the topic's name (its slug when the index is not at hand)
 
 
 @dataclasses.dataclass
@@ -85,10 +96,11 @@ class GapsState(AdminPageMixin, rx.State):
         since = datetime.combine(date.fromisoformat(self.since), time.min, UTC)
         until = datetime.combine(date.fromisoformat(self.until), time.max, UTC)
         search = self.search
-        views, weekly = await asyncio.gather(  # services().gaps is built in the thread too (the model, a secret file)
-            asyncio.to_thread(lambda: services().gaps.report(user.tenant_id, since, until, search)),
-            asyncio.to_thread(lambda: services().gaps.weekly_ungrounded(user.tenant_id)))
-        self.rows = [self._row(v) for v in views]
+        views, weekly, labels = await asyncio.gather(  # services().gaps is built in the thread too (the model, a
+            asyncio.to_thread(lambda: services().gaps.report(user.tenant_id, since, until, search)),  # secret file)
+            asyncio.to_thread(lambda: services().gaps.weekly_ungrounded(user.tenant_id)),
+            asyncio.to_thread(_topic_labels, user))
+        self.rows = [self._row(v, labels) for v in views]
         self.page = min(self.page, self.pages) if self.rows else 1
         most = max((w[1] for w in weekly), default=0) or 1
         self.weeks = [WeekBar(str(int(week[-2:])), bad, total, f"{round(100 * bad / most)}%",
@@ -96,11 +108,12 @@ class GapsState(AdminPageMixin, rx.State):
                       for week, bad, total in weekly]
 
     @staticmethod
-    def _row(v) -> GapRow:
+    def _row(v, labels: dict[str, str]) -> GapRow:
         examples = v.gap.examples(20)
         return GapRow(v.gap.id, v.gap.count, v.gap.learners, when_nl(v.gap.last), v.status,
                       examples[0] if examples else "", examples[:EXAMPLES_SHOWN],
-                      max(0, len(examples) - EXAMPLES_SHOWN), [GapTopic(s, topic_url(s)) for s in v.gap.closest],
+                      max(0, len(examples) - EXAMPLES_SHOWN),
+                      [GapTopic(s, topic_url(s), labels.get(s) or s) for s in v.gap.closest],
                       v.topic, topic_url(v.topic) if v.topic else "")
 
     @rx.event

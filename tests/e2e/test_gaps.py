@@ -49,6 +49,13 @@ def test_unanswered_questions_become_a_topic_and_the_gap_is_resolved(served_app,
     expect(card.locator(".gap-count")).to_contain_text("3")
     expect(card.locator(".gap-learners")).to_contain_text("2 leerlingen")
     expect(card.locator(".gap-status")).to_have_text("Open")
+    closest = card.locator(".gap-closest")
+    expect(closest.first).to_be_visible()
+    demo = served_app.superuser().first("tenants", 'slug = "demo"')
+    names = {t["label"]: t["slug"] for t in served_app.superuser().all("topics", filter=f'tenant = "{demo["id"]}"')}
+    for chip in closest.all():  # the closest topics by name, each a link to its page
+        assert chip.inner_text().strip() in names, chip.inner_text()
+        assert chip.get_attribute("href").startswith(f"/topics/{names[chip.inner_text().strip()]}")
     found = violations(admin)
     assert found == [], "\n".join(found)
 
