@@ -42,8 +42,15 @@ def test_learner_is_refused_at_admin_urls(served_app, page):
         expect(page.locator("#save-topic")).to_have_count(0)
 
 
+FITS = """el => { const box = el.closest('.learn-sidebar').getBoundingClientRect();
+  const pad = parseFloat(getComputedStyle(el.closest('.learn-sidebar')).paddingRight);
+  return el.getBoundingClientRect().right <= box.right - pad + 0.5; }"""
+
+
 def test_filter_by_text_and_type(served_app, page):
     sign_in(page, served_app, "learner@example.com")
+    for control in ("#topic-filter", "#type-filter"):  # both fit the topic list: no label cut off at its edge
+        assert page.locator(control).evaluate(FITS), control
     page.fill("#topic-filter", "waardeoverdracht")
     cards = page.locator("#topic-grid .topic-card")
     expect(cards.first).to_contain_text("Waardeoverdracht")
