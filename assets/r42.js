@@ -302,15 +302,18 @@ setInterval(function () {
 }, 4000);
 
 // -- skip link --
-// "Naar de inhoud" (components/shell.py skip_link) puts the focus on <main id="main">, so the next Tab starts
-// in the content; a bare fragment jump moves only the scroll position in a routed page.
+// "Naar de inhoud" (components/shell.py skip_link) puts the focus on its target (<main id="main">, or the
+// reading column beside the topic list), so the next Tab starts in the content; a bare fragment jump moves only
+// the scroll position in a routed page.
 document.addEventListener('click', function (e) {
   var a = e.target && e.target.closest ? e.target.closest('#skip-link') : null;
-  var main = document.getElementById('main');
-  if (!a || !main) return;
+  if (!a) return;
+  var id = (a.getAttribute('href') || '').split('#')[1] || 'main';
+  var target = document.getElementById(id) || document.getElementById('main');
+  if (!target) return;
   e.preventDefault();
-  main.focus();
-  main.scrollIntoView({ block: 'start' });
+  target.focus();
+  target.scrollIntoView({ block: 'start' });
 });
 
 // -- passage links --

@@ -33,7 +33,7 @@ def empty_state(icon: str, title, body, *actions: rx.Component) -> rx.Component:
         rx.vstack(
             rx.center(rx.icon(icon, size=28, color="var(--accent-9)"), class_name="empty-icon",
                       width="56px", height="56px", border_radius="50%", background="var(--accent-3)"),
-            rx.heading(title, size="4", weight="medium"),
+            rx.heading(title, size="4", weight="medium", text_align="center"),
             rx.text(body, color_scheme="gray", size="2", text_align="center", max_width="420px"),
             rx.hstack(*actions, spacing="2") if actions else rx.fragment(),
             align="center",
@@ -57,3 +57,9 @@ def skeleton_lines(count: int = 6, height: str = "18px") -> rx.Component:
 def error_callout(message) -> rx.Component:
     """A red callout for a failed load or action."""
     return rx.callout(message, icon="triangle_alert", color_scheme="red", role="alert", width="100%")
+
+
+def link_button(*children, href: str, **props) -> rx.Component:
+    """A link that looks like a button: one element, one Tab stop, announced as a link (a button inside a link was
+    two stops and "link, button" to a screen reader). `props` are the button's (variant, size, id, ...)."""
+    return rx.button(rx.link(*children, href=href, underline="none"), as_child=True, **props)

@@ -3,7 +3,7 @@
 import reflex as rx
 
 from r42_app.components.chat import chat
-from r42_app.components.common import form_label
+from r42_app.components.common import form_label, link_button
 from r42_app.components.theme import NAV_HEIGHT
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
@@ -116,9 +116,10 @@ def user_menu() -> rx.Component:
     )
 
 
-def skip_link() -> rx.Component:
-    """"Naar de inhoud": the first stop of the Tab key, out of sight until it has the focus."""
-    return rx.el.a("Naar de inhoud", href="#main", id="skip-link", class_name="skip-link")
+def skip_link(target: str = "main") -> rx.Component:
+    """"Naar de inhoud": the first stop of the Tab key, out of sight until it has the focus. It leads to `target`,
+    the element with that id (`main`, or on pages with the topic list the reading column beside it)."""
+    return rx.el.a("Naar de inhoud", href=f"#{target}", id="skip-link", class_name="skip-link")
 
 
 def navbar() -> rx.Component:
@@ -214,7 +215,7 @@ def forbidden_panel() -> rx.Component:
             rx.icon("shield_alert", size=40, color="var(--red-9)"),
             rx.heading("Geen toegang", size="6", id="forbidden"),
             rx.text("Deze pagina is alleen voor beheerders van je organisatie.", color_scheme="gray"),
-            rx.link(rx.button("Naar de onderwerpen", variant="soft"), href="/"),
+            link_button("Naar de onderwerpen", variant="soft", href="/"),
             align="center",
             spacing="3",
         ),
@@ -227,12 +228,14 @@ def checking_session() -> rx.Component:
     return rx.center(rx.spinner(size="3"), min_height="100vh", aria_label="Sessie controleren")
 
 
-def page_frame(body: rx.Component, admin: bool = False) -> rx.Component:
-    """Signed-out: the sign-in card. Signed-in: navigation and `body` (admin pages refuse learners)."""
+def page_frame(body: rx.Component, admin: bool = False, content_id: str = "main") -> rx.Component:
+    """Signed-out: the sign-in card. Signed-in: navigation and `body` (admin pages refuse learners). The skip link
+    leads to `content_id`: `main`, or the id of the content inside it when `body` opens with a long list (the learn
+    pages' topic list: its 50 links are not what "Naar de inhoud" should step over to)."""
     content = rx.cond(AuthState.is_admin, body, forbidden_panel()) if admin else body
     return rx.cond(
         AuthState.signed_in,
-        rx.box(skip_link(), navbar(),
+        rx.box(skip_link(content_id), navbar(),
                # tabindex -1: the skip link moves the focus here, not only the scroll position
                rx.el.main(content, id="main", class_name="r42-page", tab_index=-1),
                chat(), min_height="100vh"),

@@ -2,7 +2,15 @@
 
 import reflex as rx
 
-from r42_app.components.common import card_cell, empty_state, error_callout, form_label, skeleton_lines, type_badge
+from r42_app.components.common import (
+    card_cell,
+    empty_state,
+    error_callout,
+    form_label,
+    link_button,
+    skeleton_lines,
+    type_badge,
+)
 from r42_app.components.markdown import safe_markdown
 from r42_app.components.shell import page_frame
 from r42_app.core.documents import MAX_FILE_BYTES, MAX_FILES
@@ -212,8 +220,8 @@ def list_body() -> rx.Component:
                 rx.text(S.total, " onderwerpen in je organisatie", color_scheme="gray", size="2"),
                 spacing="1",
             ),
-            rx.link(rx.button(rx.icon("plus", size=16), "Nieuw onderwerp", id="new-topic", white_space="nowrap"),
-                    href="/admin/topics/new"),
+            link_button(rx.icon("plus", size=16), "Nieuw onderwerp", href="/admin/topics/new", id="new-topic",
+                        white_space="nowrap"),
             justify="between",
             align="end",
             width="100%",
@@ -254,8 +262,8 @@ def list_body() -> rx.Component:
                     empty_state("book_dashed", "Nog geen onderwerpen",
                                 "Maak het eerste onderwerp aan, voeg hierboven documenten toe, of importeer een "
                                 "kennisbank met `r42 kb import`.",
-                                rx.link(rx.button(rx.icon("plus", size=14), "Nieuw onderwerp"),
-                                        href="/admin/topics/new")),
+                                link_button(rx.icon("plus", size=14), "Nieuw onderwerp",
+                                            href="/admin/topics/new")),
                     empty_state("search_x", "Niets gevonden", "Geen onderwerp past bij je zoekopdracht."),
                 ),
             ),
@@ -336,7 +344,7 @@ def topic_form() -> rx.Component:
                 ),
             ),
             rx.hstack(
-                rx.link(rx.button("Annuleren", variant="soft", color_scheme="gray"), href="/admin/topics"),
+                link_button("Annuleren", href="/admin/topics", variant="soft", color_scheme="gray", id="cancel-topic"),
                 rx.button(rx.cond(S.is_new, "Aanmaken", "Opslaan"), on_click=S.save, loading=S.saving, id="save-topic"),
                 justify="end",
                 spacing="3",
@@ -449,8 +457,8 @@ def editor_body() -> rx.Component:
                 ),
                 rx.hstack(
                     rx.heading(rx.cond(S.is_new, "Nieuw onderwerp", "Onderwerp bewerken"), size="7"),
-                    rx.cond(~S.is_new, rx.link(rx.button(rx.icon("eye", size=14), "Bekijken", variant="ghost"),
-                                               href="/topics/" + S.f_slug)),
+                    rx.cond(~S.is_new, link_button(rx.icon("eye", size=14), "Bekijken", variant="ghost",
+                                                   href="/topics/" + S.f_slug)),
                     justify="between",
                     width="100%",
                 ),
@@ -461,7 +469,7 @@ def editor_body() -> rx.Component:
                 width="100%",
             ),
             empty_state("file_question", "Onderwerp niet gevonden", "Dit onderwerp bestaat niet in je organisatie.",
-                        rx.link(rx.button("Terug naar de lijst", variant="soft"), href="/admin/topics")),
+                        link_button("Terug naar de lijst", variant="soft", href="/admin/topics")),
         ),
     )
 

@@ -2,7 +2,7 @@
 
 import reflex as rx
 
-from r42_app.components.common import empty_state, error_callout, type_badge
+from r42_app.components.common import empty_state, error_callout, link_button, type_badge
 from r42_app.components.force_graph import r42_graph
 from r42_app.components.shell import page_frame
 from r42_app.core.graph import PENDING_HEX, TYPE_HEX
@@ -129,10 +129,10 @@ def side_panel() -> rx.Component:
                           id="graph-ask"),
                 rx.cond(p.pending,
                         rx.cond(AuthState.is_admin,
-                                rx.link(rx.button("Naar de voorstellen", variant="soft", size="2"),
-                                        href="/admin/suggestions")),
-                        rx.link(rx.button(rx.icon("book_open", size=14), "Open onderwerp", variant="soft", size="2"),
-                                href="/topics/" + p.slug, id="graph-open-topic")),
+                                link_button("Naar de voorstellen", variant="soft", size="2",
+                                            href="/admin/suggestions")),
+                        link_button(rx.icon("book_open", size=14), "Open onderwerp", variant="soft", size="2",
+                                    href="/topics/" + p.slug, id="graph-open-topic")),
                 spacing="2", wrap="wrap",
             ),
             spacing="3", width="100%",
@@ -172,7 +172,7 @@ def body() -> rx.Component:
                                 "De kennisgraaf van je organisatie is nog leeg. Zodra er onderwerpen zijn, zie je hier "
                                 "hoe ze samenhangen.",
                                 rx.cond(AuthState.is_admin,
-                                        rx.link(rx.button("Onderwerp toevoegen"), href="/admin/topics/new"))),
+                                        link_button("Onderwerp toevoegen", href="/admin/topics/new"))),
                 ),
             ),
         ),

@@ -2,12 +2,14 @@
 
 import reflex as rx
 
-from r42_app.components.common import empty_state, error_callout, skeleton_lines, type_badge, type_color
+from r42_app.components.common import empty_state, error_callout, link_button, skeleton_lines, type_badge, type_color
 from r42_app.components.markdown import safe_markdown
 from r42_app.components.shell import page_frame
 from r42_app.components.theme import CONTENT_MAX, NAV_HEIGHT, PROSE, SIDEBAR_WIDTH
 from r42_app.state.auth import AuthState
 from r42_app.state.learn import LearnState, RelationLink, TopicCard, TypeCount
+
+CONTENT_ID = "inhoud"  # the reading column beside the topic list: where "Naar de inhoud" leads
 
 
 def type_filter() -> rx.Component:
@@ -126,8 +128,9 @@ def layout(main: rx.Component) -> rx.Component:
     """Sidebar plus a centred reading column."""
     return rx.flex(
         sidebar(),
+        # the skip link's target (CONTENT_ID; tabindex -1: the focus moves here, not only the scroll position)
         rx.box(rx.box(topics_toggle(), main, max_width=CONTENT_MAX, margin_x="auto"), padding="32px 24px", flex="1",
-               min_width="0", class_name="learn-main"),
+               min_width="0", class_name="learn-main", id=CONTENT_ID, tab_index=-1),
         width="100%",
         class_name="learn-layout",
     )
@@ -177,8 +180,8 @@ def empty_kb() -> rx.Component:
             "Voeg het eerste onderwerp toe, of importeer een kennisbank met `r42 kb import`.",
             "Je organisatie heeft nog geen onderwerpen. Kom later terug of vraag je beheerder om inhoud.",
         ),
-        rx.cond(AuthState.is_admin, rx.link(rx.button(rx.icon("plus", size=14), "Onderwerp toevoegen"),
-                                              href="/admin/topics/new"), rx.fragment()),
+        rx.cond(AuthState.is_admin, link_button(rx.icon("plus", size=14), "Onderwerp toevoegen",
+                                                  href="/admin/topics/new"), rx.fragment()),
     )
 
 
@@ -296,8 +299,8 @@ def topic_view() -> rx.Component:
                 relations_block(),
                 rx.cond(
                     AuthState.is_admin,
-                    rx.link(rx.button(rx.icon("pencil", size=14), "Bewerken", variant="soft", size="2"),
-                            href="/admin/topics/" + LearnState.topic.slug),
+                    link_button(rx.icon("pencil", size=14), "Bewerken", variant="soft", size="2",
+                                href="/admin/topics/" + LearnState.topic.slug),
                 ),
                 spacing="4",
                 align="start",
@@ -305,17 +308,17 @@ def topic_view() -> rx.Component:
             ),
             empty_state("file_question", "Onderwerp niet gevonden",
                         "Dit onderwerp bestaat niet (meer) in de kennisbank van je organisatie.",
-                        rx.link(rx.button("Naar de onderwerpen", variant="soft"), href="/")),
+                        link_button("Naar de onderwerpen", variant="soft", href="/")),
         ),
     )
 
 
 def index_page() -> rx.Component:
     """`/`: sign-in when signed out, the learn overview when signed in."""
-    return page_frame(layout(overview()))
+    return page_frame(layout(overview()), content_id=CONTENT_ID)
 
 
 def topic_page() -> rx.Component:
     """`/topics/<slug>`."""
     return page_frame(layout(rx.vstack(rx.cond(LearnState.load_error != "", error_callout(LearnState.load_error)),
-                                       topic_view(), width="100%")))
+                                       topic_view(), width="100%")), content_id=CONTENT_ID)

@@ -2,7 +2,7 @@
 
 import reflex as rx
 
-from r42_app.components.common import error_callout
+from r42_app.components.common import error_callout, link_button
 from r42_app.components.shell import page_frame
 from r42_app.core.messages import msg
 from r42_app.core.quiz import QUIZ_MAX_MINUTES
@@ -162,7 +162,7 @@ def result() -> rx.Component:
             rx.vstack(rx.foreach(Q.reviews, review_row), spacing="4", width="100%", id="quiz-review"),
             rx.hstack(
                 rx.button(rx.icon("rotate_ccw", size=16), "Nieuwe toets", on_click=Q.again, id="quiz-again"),
-                rx.link(rx.button("Naar de onderwerpen", variant="soft"), href="/"),
+                link_button("Naar de onderwerpen", variant="soft", href="/"),
                 spacing="2", wrap="wrap",  # on a phone the second button goes below, not into two lines
             ),
             spacing="4", width="100%",
@@ -183,7 +183,7 @@ def ended() -> rx.Component:
             rx.text("R42 is weer beschikbaar.", size="2", color_scheme="gray"),
             rx.hstack(
                 rx.button(rx.icon("rotate_ccw", size=16), "Opnieuw beginnen", on_click=Q.again, id="quiz-restart"),
-                rx.link(rx.button("Naar de onderwerpen", variant="soft"), href="/"),
+                link_button("Naar de onderwerpen", variant="soft", href="/"),
                 spacing="2", wrap="wrap",  # on a phone the second button goes below, not into two lines
             ),
             spacing="4", width="100%",

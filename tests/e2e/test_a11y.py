@@ -108,9 +108,11 @@ def test_a_keyboard_signs_in_and_skips_to_the_content(served_app, page):
     expect(skip).to_have_text("Naar de inhoud")
     expect(skip).to_be_in_viewport()  # visible once focused
     page.keyboard.press("Enter")
-    expect(page.locator("#main")).to_be_focused()
-    page.keyboard.press("Tab")  # the next stop is in the content, not the bar
-    assert page.evaluate("document.getElementById('main').contains(document.activeElement)")
+    # the reading column: past the bar and past the topic list's filter and 50 links beside it
+    expect(page.locator("#inhoud")).to_be_focused()
+    page.keyboard.press("Tab")  # the next stop is in the content, not the bar or the list
+    assert page.evaluate("document.getElementById('inhoud').contains(document.activeElement)")
+    assert not page.evaluate("document.getElementById('learn-sidebar').contains(document.activeElement)")
 
 
 def test_a_keyboard_creates_a_topic(served_app, page):
@@ -323,3 +325,48 @@ def test_the_chat_window_passes_axe_with_the_reason_form_and_an_offline_answer(s
     expect(fresh.locator(".r42-offline-badge").last).to_be_visible()
     found += violations(fresh)
     assert found == [], "\n".join(found)
+
+
+RING = """() => {
+  const el = document.activeElement, s = getComputedStyle(el);
+  let bg = 'rgba(0, 0, 0, 0)';
+  for (let a = el.parentElement; a; a = a.parentElement) {  // what the ring is drawn on (it sits outside the element)
+    bg = getComputedStyle(a).backgroundColor;
+    if (!bg.startsWith('rgba(0, 0, 0, 0)') && !bg.endsWith(', 0)')) break;
+  }
+  if (bg === 'rgba(0, 0, 0, 0)') bg = 'rgb(255, 255, 255)';
+  return {id: el.id, tag: el.tagName, style: s.outlineStyle, width: parseFloat(s.outlineWidth), color: s.outlineColor, bg};
+}"""
+
+
+def rgb(css: str) -> tuple[float, ...]:
+    parts = css[css.index("(") + 1:css.index(")")].replace(",", " ").split()
+    assert css.startswith("rgb") and len(parts) >= 3, css
+    return tuple(float(p) for p in parts[:3])
+
+
+def contrast(a: str, b: str) -> float:
+    def lum(c):
+        lin = [(v / 255) / 12.92 if v / 255 <= 0.03928 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in rgb(c)]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_the_focus_ring_stands_out_and_a_link_that_looks_like_a_button_is_one_stop(served_app, page):
+    """WCAG 2.4.11/1.4.11: the focus ring has 3:1 against the page, on grey buttons too (Radix's ring was 2.3:1,
+    1.8:1 on grey); "Annuleren" is a link styled as a button, one Tab stop (it was a button inside a link: two)."""
+    sign_in(page, served_app, "admin@example.com", path="/admin/topics/new")
+    expect(page.locator("#label")).to_be_visible()
+    tab_to(page, "#cancel-topic")
+    rings = [page.evaluate(RING)]
+    assert rings[0]["tag"] == "A" and page.locator("#cancel-topic").get_attribute("href") == "/admin/topics"
+    page.keyboard.press("Tab")
+    expect(page.locator("#save-topic")).to_be_focused()  # the next stop: no second one inside "Annuleren"
+    rings.append(page.evaluate(RING))
+    for ring in rings:
+        assert ring["style"] != "none" and ring["width"] >= 2, ring
+        assert contrast(ring["color"], ring["bg"]) >= 3, ring
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Enter")  # "Annuleren" leads back to the list
+    expect(page).to_have_url(served_app.url + "/admin/topics")

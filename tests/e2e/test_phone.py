@@ -59,3 +59,32 @@ def test_a_toast_covers_neither_the_bar_nor_the_form(served_app, phone):
     expect(phone.get_by_text("aangemaakt")).to_have_count(1)
     toast_covers_nothing(phone)
     delete_topic(phone, served_app, "Toast op de telefoon")
+
+
+COVERED = """(el) => {
+  const r = el.getBoundingClientRect();
+  const l = document.getElementById('r42-launcher').getBoundingClientRect();
+  const apart = r.right <= l.left || l.right <= r.left || r.bottom <= l.top || l.bottom <= r.top;
+  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  return {apart, hit: !!hit && el.contains(hit), box: [r.left, r.top, r.right, r.bottom]};
+}"""
+
+
+def test_the_r42_launcher_never_covers_the_last_controls_of_a_page(served_app, phone):
+    """R42's launcher floats at the bottom right: scrolled to the end, a page's last buttons are clear of it
+    ("Aanmaken" under the new-topic form was under it, as were the last topic's edit and delete buttons)."""
+    sign_in(phone, served_app, "admin@example.com", path="/admin/topics/new")
+    expect(phone.locator("#save-topic")).to_be_visible()
+    phone.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    for control in ("#save-topic", "#cancel-topic"):
+        found = phone.locator(control).evaluate(COVERED)
+        assert found["apart"] and found["hit"], (control, found)
+    phone.goto(served_app.url + "/admin/topics")
+    last = phone.locator("#admin-topics tbody tr").last
+    expect(last).to_be_visible()
+    phone.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    buttons = last.locator("button")
+    assert buttons.count() >= 2
+    for i in range(buttons.count()):
+        found = buttons.nth(i).evaluate(COVERED)
+        assert found["apart"] and found["hit"], (i, found)
