@@ -33,16 +33,18 @@ def _meta(ctx: Context) -> dict[str, Any]:
 
 
 def build_server() -> MCPServer:
-    server = MCPServer("r42demo", instructions="Demo tools for R42: pension accrual and a message to the admins.")
+    server = MCPServer("r42demo", instructions="Demohulpmiddelen voor R42: pensioenopbouw berekenen en een bericht "
+                                               "aan de beheerders.")
 
     @server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
                                              openWorldHint=False))
     def pension_accrual(salary: float, franchise: float = 17545.0, accrual_percent: float = 1.75,
                         years: int = 1) -> dict[str, float]:
-        """Yearly pension accrual in an average-salary scheme: (salary - franchise) x accrual percent,
-        and the total over a number of years. Amounts in euros per year."""
+        """Pensioenopbouw per jaar in een middelloonregeling: (salaris - franchise) x opbouwpercentage, en het
+        totaal over een aantal jaren. Bedragen in euro per jaar."""
         if salary < 0 or franchise < 0 or not 0 < accrual_percent <= 5 or not 1 <= years <= 60:
-            raise ToolError("salary and franchise must be >= 0, accrual_percent 0-5 and years 1-60")
+            raise ToolError("salary en franchise moeten 0 of meer zijn, accrual_percent tussen 0 en 5 en years "
+                            "tussen 1 en 60")
         pensionable = max(0.0, salary - franchise)
         yearly = round(pensionable * accrual_percent / 100, 2)
         return {"pensionable_salary": round(pensionable, 2), "accrual_per_year": yearly,
@@ -51,14 +53,15 @@ def build_server() -> MCPServer:
     @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False,
                                              openWorldHint=False))
     def send_message(subject: str, text: str, ctx: Context) -> dict[str, str]:
-        """Leave a message for the admins of the user's organisation (they read it in R42's admin pages)."""
+        """Laat een bericht achter voor de beheerders van de organisatie van de gebruiker (zij lezen het in de
+        beheerpagina's van R42)."""
         meta = _meta(ctx)
         tenant, user = str(meta.get("r42/tenant", "")), str(meta.get("r42/user", ""))
         if not tenant:
-            raise ToolError("this tool only works through R42 (no organisation in the request)")
+            raise ToolError("dit hulpmiddel werkt alleen via R42 (de aanvraag noemt geen organisatie)")
         subject, text = subject.strip()[:200], text.strip()[:MAX_TEXT]
         if not subject or not text:
-            raise ToolError("subject and text are required")
+            raise ToolError("onderwerp (subject) en tekst (text) zijn verplicht")
         path = Path(os.environ.get(MESSAGES_ENV) or "mcp-demo-messages.jsonl")
         path.parent.mkdir(parents=True, exist_ok=True)
         message = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "tenant": tenant, "user": user,

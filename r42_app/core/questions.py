@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from r42_app.core.text import clip
+
 MAX_QUESTION_CHARS = 2000  # the collection's limit; a longer question is cut at a word
 MAX_SOURCES = 10
 DEFAULT_RETENTION_DAYS = 90
@@ -35,12 +37,7 @@ def user_key(secret: str | bytes, tenant_id: str, user_id: str) -> str:
 
 
 def clip_question(text: str, limit: int = MAX_QUESTION_CHARS) -> str:
-    text = " ".join(str(text).split())
-    if len(text) <= limit:
-        return text
-    cut = text[:limit - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > limit // 2 else cut) + "…"
+    return clip(text, limit)
 
 
 @dataclass(frozen=True)

@@ -57,3 +57,13 @@ def tokenize(text: str) -> list[str]:
         if len(parts) > 1:
             out.append("".join(parts))
     return out
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` on one line in at most `limit` characters: cut at a word where one is near, ending in "…"."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut) + "…"

@@ -13,6 +13,7 @@ import reflex as rx
 
 from r42_app.container import services
 from r42_app.core.messages import msg
+from r42_app.core.text import clip
 from r42_app.services.adapters.mcp import DEFAULT_REGISTRY, read_demo_messages
 from r42_app.services.store.audit import TOOL_CALL_PREFIX
 from r42_app.services.store.pb import PBError
@@ -93,7 +94,7 @@ class ToolsState(AdminPageMixin, rx.State):
         self.config_error = hub.config_error
         self.servers = [ServerRow(s.name, s.transport, s.state, STATE_LABELS.get(s.state, s.state), s.last_error,
                                   len(s.tools), _ago(s.since)) for s in hub.statuses()]
-        self.tools = [ToolRow(e.name, e.server, e.risk, e.invoke is not None, e.description[:160])
+        self.tools = [ToolRow(e.name, e.server, e.risk, e.invoke is not None, clip(e.description, 160))
                       for e in sorted(DEFAULT_REGISTRY.entries(), key=lambda e: e.name)]
         self.tool_names = ["all", *[t.name for t in self.tools]]
 

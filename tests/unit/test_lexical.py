@@ -8,7 +8,7 @@ from rank_bm25 import BM25Okapi
 
 from r42_app.core.kb import Topic
 from r42_app.core.lexical import COMPOUND_WEIGHT, BM25Index, TfidfIndex, Vocabulary, topic_terms
-from r42_app.core.text import fold, tokenize, words
+from r42_app.core.text import clip, fold, tokenize, words
 
 
 def test_tokenizer_folds_keeps_numbers_and_joins_hyphenated_words():
@@ -83,3 +83,13 @@ def test_sparse_bm25_equals_rank_bm25_on_a_random_corpus(seed):
     for _ in range(25):
         query = [rng.choice(words_) for _ in range(rng.randint(1, 6))] + ["unknown-term"]
         np.testing.assert_allclose(ours.scores(query), theirs.get_scores(query), rtol=1e-9, atol=1e-12)
+
+
+def test_clip_cuts_long_text_at_a_word_and_says_so():
+    description = ("Pensioenopbouw per jaar in een middelloonregeling: (salaris - franchise) x opbouwpercentage, "
+                   "en het totaal over een aantal jaren.")
+    short = clip(description, 60)
+    assert len(short) <= 60 and short.endswith("…")
+    assert description.startswith(short[:-1]) and description[len(short) - 1] == " "  # a whole word, not a piece
+    assert clip("  kort\n en  klaar ", 60) == "kort en klaar"  # short text: one line, untouched otherwise
+    assert clip("x" * 100, 10) == "x" * 9 + "…"  # one long word: cut inside it, still within the limit
