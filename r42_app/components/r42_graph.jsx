@@ -125,6 +125,22 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
         const r = canvas.getBoundingClientRect();
         return { x: r.left + p.x, y: r.top + p.y };
       },
+      labels: () => {  // the labels drawn in the last frame: topic id and its box on screen
+        const fg = fgRef.current;
+        const canvas = boxRef.current && boxRef.current.querySelector("canvas");
+        if (!fg || !canvas) return [];
+        const r = canvas.getBoundingClientRect();
+        return placed.current.map((b) => {
+          const a = fg.graph2ScreenCoords(b.x0, b.y0);
+          const z = fg.graph2ScreenCoords(b.x1, b.y1);
+          return { id: b.id, left: r.left + a.x, top: r.top + a.y, right: r.left + z.x, bottom: r.top + z.y };
+        });
+      },
+      labelMs: (reset) => {  // the label pass of the last frames, ms; `reset` starts a new count
+        const times = labelTimes.current.slice();
+        if (reset) labelTimes.current = [];
+        return times;
+      },
       freeze: () => {  // pin every node and stop automatic re-fits: screen positions stay put
         fitted.current = true;
         known.current.forEach((n) => { n.fx = n.x; n.fy = n.y; });
@@ -157,21 +173,91 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
       ctx.strokeStyle = "#3e63dd";
       ctx.stroke();
     }
-    const showLabel = node.id === selectedId || node.id === hoverId || (active && near.has(node.id))
-      || scale >= (big ? 2.6 : 1.3) || r * scale >= 16;
-    if (showLabel) {
-      const fontSize = Math.max(11 / scale, 1.5);
-      ctx.font = `${node.id === selectedId ? "600 " : ""}${fontSize}px Inter, system-ui, sans-serif`;
-      ctx.textAlign = "center";
-      ctx.textBaseline = "top";
-      ctx.lineWidth = 3 / scale;
-      ctx.strokeStyle = "rgba(255,255,255,0.9)";
-      ctx.strokeText(node.label, node.x, node.y + r + 1.5);
+    ctx.globalAlpha = 1;
+  }, [active, near, selectedId]);
+
+  // Labels go on after the nodes, most important first (the selected and hovered topic, their neighbours, then
+  // by number of relations), each only where it overlaps no label already placed: at any zoom, on a phone too,
+  // as many names as can be read and never one over another. Positions are in graph units; the text is 11 px on
+  // screen whatever the zoom, so its width is measured once per label.
+  const order = useMemo(() => data.nodes.slice().sort((a, b) => (b.degree || 0) - (a.degree || 0)
+    || (b.val || 0) - (a.val || 0) || String(a.label).localeCompare(String(b.label))), [data]);
+  const widths = useRef(new Map());
+  const placed = useRef([]);
+  const labelTimes = useRef([]); // how long the last frames' label passes took, ms (for bench/bench_graph.py)
+  const drawLabels = useCallback((ctx, scale) => {
+    const fg = fgRef.current;
+    if (!fg) return;
+    const t0 = performance.now();
+    const byId = known.current;
+    const queue = [...[selectedId, hoverId, ...near].filter(Boolean).map((id) => byId.get(id)).filter(Boolean),
+      ...order];
+    // the part of the graph on screen: a name cut off at its edge is not drawn (a neighbour's may fit)
+    const lo = fg.screen2GraphCoords(0, 0);
+    const hi = fg.screen2GraphCoords(size.w, size.h);
+    const cell = 120 / scale;
+    const cols = Math.ceil((hi.x - lo.x) / cell) + 1;
+    const grid = new Map(); // cell number -> boxes placed that touch it
+    const seen = new Set();
+    const pad = 3 / scale;
+    const h = 13 / scale;
+    const font = `${11 / scale}px Inter, system-ui, sans-serif`;
+    const out = [];
+    ctx.textAlign = "center";
+    ctx.textBaseline = "top";
+    ctx.lineWidth = 3 / scale;
+    ctx.strokeStyle = "rgba(255,255,255,0.9)";
+    for (const node of queue) {
+      if (seen.has(node.id) || node.x === undefined || node.x < lo.x || node.x > hi.x || node.y < lo.y
+        || node.y > hi.y) continue;
+      seen.add(node.id);
+      const bold = node.id === selectedId;
+      const key = bold ? `\u0001${node.label}` : node.label;
+      let width = widths.current.get(key);
+      if (width === undefined) {
+        ctx.font = `${bold ? "600 " : ""}11px Inter, system-ui, sans-serif`;
+        width = ctx.measureText(node.label).width;
+        widths.current.set(key, width);
+      }
+      const w = width / scale;
+      const top = node.y + Math.sqrt(Math.max(node.val || 1, 0.5)) * REL_SIZE + 1.5;
+      const x0 = node.x - w / 2 - pad;
+      const x1 = node.x + w / 2 + pad;
+      const y0 = top - pad;
+      const y1 = top + h + pad;
+      if (x0 + pad < lo.x || x1 - pad > hi.x || y1 - pad > hi.y) continue;
+      const c0 = Math.floor((x0 - lo.x) / cell);
+      const c1 = Math.floor((x1 - lo.x) / cell);
+      const r0 = Math.floor((y0 - lo.y) / cell);
+      const r1 = Math.floor((y1 - lo.y) / cell);
+      let hit = false;
+      for (let r = r0; r <= r1 && !hit; r += 1) {
+        for (let c = c0; c <= c1 && !hit; c += 1) {
+          const boxes = grid.get(r * cols + c);
+          if (boxes) hit = boxes.some((o) => x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1);
+        }
+      }
+      if (hit) continue;
+      const box = { id: node.id, x0, x1, y0, y1 };
+      for (let r = r0; r <= r1; r += 1) {
+        for (let c = c0; c <= c1; c += 1) {
+          const k = r * cols + c;
+          if (!grid.has(k)) grid.set(k, []);
+          grid.get(k).push(box);
+        }
+      }
+      out.push(box);
+      ctx.globalAlpha = active && !near.has(node.id) ? 0.18 : 1;
+      ctx.font = bold ? `600 ${font}` : font;
+      ctx.strokeText(node.label, node.x, top);
       ctx.fillStyle = node.pending ? "#60646c" : "#1c2024";
-      ctx.fillText(node.label, node.x, node.y + r + 1.5);
+      ctx.fillText(node.label, node.x, top);
     }
     ctx.globalAlpha = 1;
-  }, [active, near, selectedId, hoverId, big]);
+    placed.current = out;
+    labelTimes.current.push(performance.now() - t0);
+    if (labelTimes.current.length > 240) labelTimes.current.shift();
+  }, [order, active, near, selectedId, hoverId, size]);
 
   const drawLinkLabel = useCallback((link, ctx, scale) => {
     const s = link.source;
@@ -217,6 +303,7 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
           linkDirectionalArrowRelPos={1}
           linkCanvasObjectMode={() => "after"}
           linkCanvasObject={drawLinkLabel}
+          onRenderFramePost={drawLabels}
           cooldownTime={big ? 8000 : 5000}
           warmupTicks={still ? (big ? 120 : 300) : big ? 30 : 0}
           cooldownTicks={still ? 0 : Infinity}

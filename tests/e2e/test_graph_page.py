@@ -2,6 +2,7 @@
 the canvas opens the side panel, "Vraag R42 hierover" prefills the chat, tenants stay apart."""
 
 import re
+from collections import Counter
 
 from playwright.sync_api import expect
 
@@ -78,3 +79,45 @@ def test_tenants_see_only_their_own_graph(served_app, page):
     assert not ids & {"dekkingsgraad", "aow", "pensioenadministrateur"}
     page.fill("#graph-search", "dekkingsgraad")
     expect(page.locator(".graph-hits")).to_contain_text("Geen onderwerp gevonden")
+
+
+LABELS_APART = """() => {
+  const boxes = window.__r42graph.labels();
+  const over = [];
+  boxes.forEach((a, i) => boxes.slice(i + 1).forEach((b) => {
+    // the boxes include 3 px of room on each side: overlapping by less is only that room touching
+    if (a.left + 3 < b.right - 3 && b.left + 3 < a.right - 3 && a.top + 3 < b.bottom - 3 && b.top + 3 < a.bottom - 3)
+      over.push([a.id, b.id]);
+  }));
+  const canvas = document.querySelector('.r42-graph-canvas canvas').getBoundingClientRect();
+  const cut = boxes.filter((b) => b.left + 3 < canvas.left - 1 || b.right - 3 > canvas.right + 1
+                                  || b.bottom - 3 > canvas.bottom + 1).map((b) => b.id);
+  return {ids: boxes.map((b) => b.id), over, cut};
+}"""
+
+
+def test_topic_names_are_drawn_without_one_over_another_also_on_a_phone(served_app, browser):
+    """The canvas names topics at any zoom, the best-connected first, and only where a name covers no other
+    (at 1400 px names overlapped; at 390 px none were drawn until one zoomed in). A selected topic and its
+    neighbours are named first."""
+    for viewport in ({"width": 1400, "height": 900}, {"width": 390, "height": 844}):
+        ctx = browser.new_context(viewport=viewport)
+        page = ctx.new_page()
+        open_graph(page, served_app, "learner@example.com")
+        page.wait_for_function("() => window.__r42graph.settled()")
+        page.wait_for_timeout(1500)  # past the first automatic fit
+        page.wait_for_function("() => window.__r42graph.labels().length > 0")
+        drawn = page.evaluate(LABELS_APART)
+        assert drawn["over"] == [] and drawn["cut"] == [], drawn  # none over another, none cut off at an edge
+        assert len(drawn["ids"]) >= (12 if viewport["width"] > 1000 else 4), drawn
+        degree = Counter(end for s, _, t, _ in page.evaluate("window.__r42graph.links()") for end in (s, t))
+        assert degree.most_common(1)[0][0] in drawn["ids"]  # the best-connected topic is named
+        page.fill("#graph-search", "dekkings")
+        expect(page.locator("#graph-hits")).to_contain_text("Dekkingsgraad")
+        page.keyboard.press("Enter")  # selects Dekkingsgraad: its name and its neighbours' come first
+        expect(page.locator("#graph-panel-title")).to_have_text("Dekkingsgraad")
+        page.wait_for_timeout(1000)  # past the move to the topic (0.5 s)
+        page.wait_for_function("() => (window.__r42graph.labels()[0] || {}).id === 'dekkingsgraad'")
+        drawn = page.evaluate(LABELS_APART)
+        assert drawn["over"] == [] and drawn["cut"] == [], drawn
+        ctx.close()
