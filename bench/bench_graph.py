@@ -128,9 +128,9 @@ def run() -> str:
                 results[n] = _measure(browser, url, n)
             browser.close()
     lines = ["### Knowledge-graph page (`/graph`, headless Chromium, 1400×900)", "",
-             "| topics | links | graph page load p50 (p95) | topic list `/` p50 | graph / list | node click → panel p50 "
-             "(p95) | search hit → panel p50 | fps while laying out | fps settled | names drawn | label pass "
-             "per frame p50 (p95) |",
+             ("| topics | links | graph page load p50 (p95) | topic list `/` p50 | graph / list | node click → panel "
+              "p50 (p95) | search hit → panel p50 | fps while laying out | fps settled | names drawn | label pass "
+              "per frame p50 (p95) |"),
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for n, r in results.items():
         links = len(graph_document(n)["relations"])

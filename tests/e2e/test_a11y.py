@@ -335,7 +335,8 @@ RING = """() => {
     if (!bg.startsWith('rgba(0, 0, 0, 0)') && !bg.endsWith(', 0)')) break;
   }
   if (bg === 'rgba(0, 0, 0, 0)') bg = 'rgb(255, 255, 255)';
-  return {id: el.id, tag: el.tagName, style: s.outlineStyle, width: parseFloat(s.outlineWidth), color: s.outlineColor, bg};
+  return {id: el.id, tag: el.tagName, style: s.outlineStyle, width: parseFloat(s.outlineWidth),
+          color: s.outlineColor, bg};
 }"""
 
 
