@@ -1,6 +1,7 @@
 """Small shared pieces: type badges, empty states, skeletons."""
 
 import reflex as rx
+from reflex_components_core.react_router.dom import ReactRouterLink
 
 from r42_app.components.theme import TYPE_COLORS
 
@@ -62,4 +63,6 @@ def error_callout(message) -> rx.Component:
 def link_button(*children, href: str, **props) -> rx.Component:
     """A link that looks like a button: one element, one Tab stop, announced as a link (a button inside a link was
     two stops and "link, button" to a screen reader). `props` are the button's (variant, size, id, ...)."""
-    return rx.button(rx.link(*children, href=href, underline="none"), as_child=True, **props)
+    # A bare router link (client-side navigation), not rx.link: Radix's Link would recolour the text on hover
+    # (indigo-8 on the button, ~2.5:1), drop the button's colour scheme and square its focus ring.
+    return rx.button(ReactRouterLink.create(*children, to=href), as_child=True, **props)

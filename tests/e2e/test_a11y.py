@@ -368,6 +368,29 @@ def test_the_focus_ring_stands_out_and_a_link_that_looks_like_a_button_is_one_st
     for ring in rings:
         assert ring["style"] != "none" and ring["width"] >= 2, ring
         assert contrast(ring["color"], ring["bg"]) >= 3, ring
+    cancel = page.locator("#cancel-topic")
+    assert cancel.get_attribute("data-accent-color") == "gray"  # it keeps the grey of a secondary action
+    colour = "(el) => getComputedStyle(el).color"
+    before = cancel.evaluate(colour)
+    cancel.hover()
+    assert cancel.evaluate(colour) == before  # no link colour on hover (Radix's Link made it indigo-8, ~2:1)
     page.keyboard.press("Shift+Tab")
     page.keyboard.press("Enter")  # "Annuleren" leads back to the list
     expect(page).to_have_url(served_app.url + "/admin/topics")
+    new = page.locator("#new-topic")
+    before = new.evaluate(colour)
+    new.hover()
+    assert new.evaluate(colour) == before == "rgb(255, 255, 255)"  # white on indigo, on hover too
+
+
+def test_a_short_topic_page_does_not_scroll(served_app, browser):
+    """The room kept for R42's launcher at the bottom is in the reading column: a topic that fits the window
+    does not scroll, so the topic list beside it never slides under the bar."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 2400})
+    page = ctx.new_page()
+    sign_in(page, served_app, "learner@example.com", path="/topics/aow")
+    expect(page.locator("#topic-title")).to_be_visible()
+    settle(page)
+    sizes = page.evaluate("[document.documentElement.scrollHeight, window.innerHeight]")
+    assert sizes[0] <= sizes[1], sizes
+    ctx.close()
