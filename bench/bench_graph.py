@@ -11,7 +11,7 @@ import os
 import random
 import time
 
-from bench.common import CHROMIUM_ARGS, ms, p50, p95, served_app, synthetic_topics
+from bench.common import CHROMIUM_ARGS, baseline_checkout, ms, p50, p95, served_app, synthetic_topics
 from r42_app.services.store.kb_store import KBStore
 from r42_app.services.store.seed import DemoUser, ensure_user
 
@@ -39,6 +39,62 @@ def _fps(page, seconds: float) -> float:
     return page.evaluate("""s => new Promise(done => { let n = 0; const t0 = performance.now();
         const tick = () => { n++; if (performance.now() - t0 < s * 1000) requestAnimationFrame(tick);
         else done(n / ((performance.now() - t0) / 1000)); }; requestAnimationFrame(tick); })""", seconds)
+
+
+# Counts the page's requests for an animation frame (each one is a frame drawn or a loop kept alive).
+COUNT_FRAMES = """(() => { window.__frames = 0; const request = window.requestAnimationFrame.bind(window);
+  window.requestAnimationFrame = (callback) => { window.__frames += 1; return request(callback); }; })()"""
+IDLE_S = 5.0
+# The commit before the canvas stopped drawing when nothing moves; R42_BENCH_GRAPH_BASELINE=none leaves it out.
+IDLE_BASELINE = os.environ.get("R42_BENCH_GRAPH_BASELINE", "dbd8ba7").strip().replace("none", "")
+
+
+def _chromium_cpu() -> float:
+    """CPU seconds used so far by every Chromium process on this machine (the bench's browser is the only one)."""
+    import psutil
+
+    total = 0.0
+    for proc in psutil.process_iter(["name", "cpu_times"]):
+        if proc.info["name"] and "chrom" in proc.info["name"] and proc.info["cpu_times"]:
+            total += proc.info["cpu_times"].user + proc.info["cpu_times"].system
+    return total
+
+
+def _idle(page) -> tuple[float, float]:
+    """(animation frames requested a second, Chromium's CPU in % of one core) while nobody touches the page."""
+    frames, cpu, start = page.evaluate("window.__frames"), _chromium_cpu(), time.perf_counter()
+    time.sleep(IDLE_S)
+    seconds = time.perf_counter() - start
+    return (page.evaluate("window.__frames") - frames) / seconds, 100 * (_chromium_cpu() - cpu) / seconds
+
+
+def _idle_pass(browser, url: str, n: int) -> dict[str, tuple[float, float]]:
+    """Idle frames and CPU of `/graph` once its layout has settled, and of the topic list (the baseline page)."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    ctx.add_init_script(COUNT_FRAMES)
+    page = ctx.new_page()
+    page.goto(url + "/")
+    page.fill("#email", f"graph{n}@example.com")
+    page.fill("#password", PASSWORD)
+    page.click("#sign-in")
+    page.wait_for_selector("#topic-grid a", timeout=60_000)
+    page.wait_for_timeout(3000)
+    out = {"list": _idle(page)}
+    page.goto(url + "/graph")
+    page.wait_for_function(f"() => window.__r42graph && window.__r42graph.ids().length === {n} "
+                           "&& window.__r42graph.settled()", timeout=120_000)
+    page.wait_for_timeout(12_000)  # the layout cools down (5 s, 8 s for a large graph) and the view is fitted
+    out["graph"] = _idle(page)
+    ctx.close()
+    return out
+
+
+def _seed(pb) -> None:
+    store = KBStore(pb)
+    for n in SIZES:
+        outcome = store.import_document(f"graph{n}", graph_document(n), tenant_name=f"Graph {n}")
+        ensure_user(pb, outcome.tenant, DemoUser(f"graph{n}@example.com", f"Graph {n}", "learner", f"graph{n}"),
+                    PASSWORD)
 
 
 def _panel_shows(label: str) -> str:
@@ -115,18 +171,19 @@ def _measure(browser, url: str, n: int) -> dict[str, list[float]]:
 def run() -> str:
     from playwright.sync_api import sync_playwright
 
-    results = {}
-    with served_app() as (url, pb, _data):
-        store = KBStore(pb)
-        for n in SIZES:
-            outcome = store.import_document(f"graph{n}", graph_document(n), tenant_name=f"Graph {n}")
-            ensure_user(pb, outcome.tenant, DemoUser(f"graph{n}@example.com", f"Graph {n}", "learner", f"graph{n}"),
-                        PASSWORD)
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+    results, idle = {}, {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        if IDLE_BASELINE:  # the commit before the canvas rested: its idle graph, served from a worktree
+            with baseline_checkout(IDLE_BASELINE) as tree, served_app(root=tree, PYTHONPATH=str(tree)) as (url, pb, _):
+                _seed(pb)
+                idle["baseline"] = {n: _idle_pass(browser, url, n) for n in SIZES}
+        with served_app() as (url, pb, _data):
+            _seed(pb)
             for n in SIZES:
                 results[n] = _measure(browser, url, n)
-            browser.close()
+            idle["now"] = {n: _idle_pass(browser, url, n) for n in SIZES}
+        browser.close()
     lines = ["### Knowledge-graph page (`/graph`, headless Chromium, 1400×900)", "",
              ("| topics | links | graph page load p50 (p95) | topic list `/` p50 | graph / list | node click → panel "
               "p50 (p95) | search hit → panel p50 | fps while laying out | fps settled | names drawn | label pass "
@@ -141,6 +198,15 @@ def run() -> str:
             f"{ms(p50(r['search_click']))} | {r['fps_layout'][0]:.0f} | {r['fps_idle'][0]:.0f} | "
             + (f"{r['labels'][0]:.0f} | {ms(p50(r['label_ms']) / 1000)} ({ms(p95(r['label_ms']) / 1000)}) |"
                if r["label_ms"] else "– | – |"))
+    lines += ["", "Once the layout has settled, nobody touching the page, for "
+              f"{IDLE_S:.0f} s: the animation frames the page asks for, and the CPU of all Chromium processes "
+              "(% of one core), against the topic list left alone the same way:", "",
+              "| code | topics | graph: frames/s | graph: Chromium CPU | topic list: frames/s | topic list: "
+              "Chromium CPU |", "|---|---|---|---|---|---|"]
+    for name, label in (("baseline", f"before the canvas rested ({IDLE_BASELINE})"), ("now", "this checkout")):
+        for n, r in idle.get(name, {}).items():
+            (gf, gc), (lf, lc) = r["graph"], r["list"]
+            lines.append(f"| {label} | {n:,} | {gf:.1f} | {gc:.1f}% | {lf:.1f} | {lc:.1f}% |")
     lines += ["", "Load is from navigation start until every node has a position on the canvas (the whole "
               "graph is drawn); the list page is timed to its first topic cards. Click is from the mouse "
               "click on the node until its label is in the side panel (one round trip to the server for "

@@ -66,6 +66,41 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
     return set;
   }, [active, data]);
 
+  // The canvas draws only while something moves. force-graph runs a requestAnimationFrame loop for as long as the
+  // page is open, even when it has nothing to redraw (about 8% of a core on an idle graph tab, a laptop's battery
+  // for an admin who keeps the live graph open): the loop is paused once the layout has settled and nobody has
+  // touched the canvas for a moment, and woken by every pointer or wheel event, every new render (data, selection,
+  // hover, size) and every moving of the view.
+  const lastTick = useRef(0);
+  const awakeUntil = useRef(0);
+  const idleTimer = useRef(null);
+  const paused = useRef(false);
+  const wake = useCallback((ms = 0) => {
+    const fg = fgRef.current;
+    const now = performance.now();
+    awakeUntil.current = Math.max(awakeUntil.current, now + ms + 600);
+    if (!fg) return;
+    if (paused.current) {
+      paused.current = false;
+      lastTick.current = now; // a reheated layout ticks on the next frame; give it that frame
+      fg.resumeAnimation();
+    }
+    if (idleTimer.current) return;
+    const check = () => {
+      const t = performance.now();
+      if (t - lastTick.current > 400 && t > awakeUntil.current && fgRef.current) {
+        idleTimer.current = null;
+        paused.current = true;
+        fgRef.current.pauseAnimation();
+        return;
+      }
+      idleTimer.current = setTimeout(check, 250);
+    };
+    idleTimer.current = setTimeout(check, 250);
+  }, []);
+  useEffect(() => { wake(); }); // after every render: new props may need a frame
+  useEffect(() => () => { if (idleTimer.current) clearTimeout(idleTimer.current); }, []);
+
   const big = data.nodes.length > 600;
   // prefers-reduced-motion: the layout is computed before the first frame and drawn once, and moves of the view
   // are instant (no drifting nodes, no animated zoom).
@@ -82,9 +117,10 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
       if (attempt < 20) setTimeout(() => focusOn(id, attempt + 1), 150);
       return;
     }
+    wake(ms(500));
     fg.centerAt(node.x, node.y, ms(500));
     fg.zoom(Math.max(fg.zoom(), 3), ms(500));
-  }, [still]);
+  }, [still, wake]);
 
   // More room between topics than the d3 defaults, so labels can be read.
   useEffect(() => {
@@ -100,7 +136,10 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
   useEffect(() => {
     if (!hasNodes) return undefined;
     const timer = setTimeout(() => {
-      if (!fitted.current && fgRef.current) fgRef.current.zoomToFit(ms(300), 40);
+      if (!fitted.current && fgRef.current) {
+        wake(ms(300));
+        fgRef.current.zoomToFit(ms(300), 40);
+      }
     }, 900);
     return () => clearTimeout(timer);
   }, [hasNodes]);
@@ -141,6 +180,7 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
         if (reset) labelTimes.current = [];
         return times;
       },
+      drawing: () => !paused.current,  // false once the canvas has stopped drawing (nothing moves)
       freeze: () => {  // pin every node and stop automatic re-fits: screen positions stay put
         fitted.current = true;
         known.current.forEach((n) => { n.fx = n.x; n.fy = n.y; });
@@ -282,7 +322,9 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
 
   return (
     <div ref={boxRef} className="r42-graph-canvas" style={{ position: "absolute", inset: 0 }}
-      onPointerDown={() => { fitted.current = true; }} onWheel={() => { fitted.current = true; }}>
+      onPointerDown={() => { fitted.current = true; wake(); }} onWheel={() => { fitted.current = true; wake(); }}
+      onPointerMove={() => wake()} onPointerUp={() => wake()} onPointerLeave={() => wake()}
+      onTouchStart={() => wake()} onTouchMove={() => wake()}>
       {size.w > 0 && (
         <ForceGraph2D
           ref={fgRef}
@@ -309,9 +351,11 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
           cooldownTicks={still ? 0 : Infinity}
           onNodeClick={(n) => onSelect && onSelect(n.id)}
           onNodeHover={(n) => setHoverId(n ? n.id : "")}
+          onEngineTick={() => { lastTick.current = performance.now(); }}
           onEngineStop={() => {
             if (!fitted.current && fgRef.current) {
               fitted.current = true;
+              wake(ms(400));
               fgRef.current.zoomToFit(ms(400), 40);
             }
           }}

@@ -121,3 +121,58 @@ def test_topic_names_are_drawn_without_one_over_another_also_on_a_phone(served_a
         drawn = page.evaluate(LABELS_APART)
         assert drawn["over"] == [] and drawn["cut"] == [], drawn
         ctx.close()
+
+
+COUNT_FRAMES = """(() => {
+  window.__frames = 0;
+  const request = window.requestAnimationFrame.bind(window);
+  window.requestAnimationFrame = (callback) => { window.__frames += 1; return request(callback); };
+})()"""
+
+
+def test_an_idle_graph_stops_drawing_and_wakes_for_the_reader_and_live_updates(served_app, browser):
+    """An admin keeps the live graph open all day: once the layout has settled and nobody touches it, the canvas
+    asks for no frames (it drew 60 a second, about 8% of a core, for as long as the tab was open). A hover, the
+    wheel and a topic written elsewhere still show at once."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900}, locale="nl-NL")
+    ctx.add_init_script(COUNT_FRAMES)
+    page = ctx.new_page()
+    pb = served_app.superuser()
+    demo = pb.first("tenants", 'slug = "demo"')
+    made = None
+    try:
+        open_graph(page, served_app, "admin@example.com")
+        page.wait_for_function("() => window.__r42graph.settled() && !window.__r42graph.drawing()", timeout=30_000)
+        before = page.evaluate("window.__frames")
+        page.wait_for_timeout(2000)
+        assert page.evaluate("window.__frames") - before <= 2  # at 60 frames a second this was 120
+
+        # a hover wakes it: the tooltip, and the hovered topic's name is drawn first
+        point = page.evaluate("window.__r42graph.screenOf('pensioenadministrateur')")
+        page.mouse.move(point["x"], point["y"])
+        expect(page.locator(".float-tooltip-kap")).to_contain_text("Pensioenadministrateur · Rol")
+        page.wait_for_function("() => (window.__r42graph.labels()[0] || {}).id === 'pensioenadministrateur'")
+        page.mouse.move(5, 5)
+        page.wait_for_function("() => !window.__r42graph.drawing()", timeout=15_000)
+
+        # the wheel zooms the picture itself, not only the numbers behind it
+        canvas = page.locator(".r42-graph-canvas canvas")
+        shot = canvas.screenshot()
+        box = canvas.bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.wheel(0, -400)
+        page.wait_for_timeout(500)
+        assert canvas.screenshot() != shot
+        page.wait_for_function("() => !window.__r42graph.drawing()", timeout=15_000)
+
+        # a topic written elsewhere appears, laid out and on the canvas, while the page sat idle
+        made = pb.create("topics", {"tenant": demo["id"], "slug": "stil-nieuw", "label": "Stil nieuw onderwerp",
+                                    "type": "concept", "description": "Verschijnt terwijl de pagina stil staat.",
+                                    "content": "Gewone uitleg."})
+        page.wait_for_function("() => window.__r42graph.ids().includes('stil-nieuw') "
+                               "&& window.__r42graph.screenOf('stil-nieuw') !== null", timeout=30_000)
+        page.wait_for_function("() => !window.__r42graph.drawing()", timeout=30_000)  # and then rests again
+    finally:
+        if made:
+            pb.delete("topics", made["id"])
+        ctx.close()
