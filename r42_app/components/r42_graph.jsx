@@ -99,6 +99,48 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
     idleTimer.current = setTimeout(check, 250);
   }, []);
   useEffect(() => { wake(); }); // after every render: new props may need a frame
+
+  // The page's panels over the canvas (elements marked data-covers-graph: the search card, the side panel), in
+  // pixels relative to the canvas. Names are not drawn under them, and a selected topic is moved out from under
+  // them (on a phone the side panel covers the lower half of the graph).
+  const covers = useCallback(() => {
+    const box = boxRef.current;
+    const page = box && (box.closest(".graph-page") || box.parentElement);
+    if (!box || !page) return [];
+    const c = box.getBoundingClientRect();
+    return Array.from(page.querySelectorAll("[data-covers-graph]")).map((el) => el.getBoundingClientRect())
+      .filter((r) => r.width > 0 && r.height > 0)
+      .map((r) => ({ left: r.left - c.left, top: r.top - c.top, right: r.right - c.left, bottom: r.bottom - c.top }));
+  }, []);
+
+  // The largest part of the canvas that no cover hides: a cover across most of the width takes the band above or
+  // below it, a narrower one on the right takes the strip right of its left edge.
+  const freeArea = useCallback(() => {
+    const free = { left: 0, top: 0, right: size.w, bottom: size.h };
+    for (const r of covers()) {
+      if (r.right - r.left >= size.w * 0.6) {
+        if ((r.top + r.bottom) / 2 < size.h / 2) free.top = Math.max(free.top, r.bottom);
+        else free.bottom = Math.min(free.bottom, r.top);
+      } else if ((r.left + r.right) / 2 > size.w / 2) {
+        free.right = Math.min(free.right, r.left);
+      }
+    }
+    return free;
+  }, [covers, size]);
+
+  // Moves the view so that the node lands in the middle of the free area at zoom `k` (the current one if not
+  // given); false when the free area is too small to be worth it.
+  const placeInView = useCallback((node, k, duration) => {
+    const fg = fgRef.current;
+    const free = freeArea();
+    if (!fg || free.right - free.left < 80 || free.bottom - free.top < 80) return false;
+    const zoom = k || fg.zoom();
+    const dx = ((free.left + free.right) / 2 - size.w / 2) / zoom;
+    const dy = ((free.top + free.bottom) / 2 - size.h / 2) / zoom;
+    wake(duration);
+    fg.centerAt(node.x - dx, node.y - dy, duration);
+    return true;
+  }, [freeArea, size, wake]);
   useEffect(() => () => { if (idleTimer.current) clearTimeout(idleTimer.current); }, []);
 
   const big = data.nodes.length > 600;
@@ -117,10 +159,13 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
       if (attempt < 20) setTimeout(() => focusOn(id, attempt + 1), 150);
       return;
     }
-    wake(ms(500));
-    fg.centerAt(node.x, node.y, ms(500));
-    fg.zoom(Math.max(fg.zoom(), 3), ms(500));
-  }, [still, wake]);
+    const k = Math.max(fg.zoom(), 3);
+    if (!placeInView(node, k, ms(500))) {
+      wake(ms(500));
+      fg.centerAt(node.x, node.y, ms(500));
+    }
+    fg.zoom(k, ms(500));
+  }, [still, wake, placeInView]);
 
   // More room between topics than the d3 defaults, so labels can be read.
   useEffect(() => {
@@ -147,6 +192,24 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
   useEffect(() => {
     if (focusId) focusOn(focusId, 0);
   }, [focusSeq, focusId, focusOn]);
+
+  // A topic selected on the canvas whose side panel then opens over it (on a phone, the lower half of the graph)
+  // glides into the free part of the view; checked once the panel is there and a move to it has ended.
+  useEffect(() => {
+    if (!selectedId) return undefined;
+    const timer = setTimeout(() => {
+      const fg = fgRef.current;
+      const node = known.current.get(selectedId);
+      if (!fg || !node || node.x === undefined) return;
+      const p = fg.graph2ScreenCoords(node.x, node.y);
+      const free = freeArea();
+      const margin = 24;
+      const hidden = p.x < free.left + margin || p.x > free.right - margin || p.y < free.top + margin
+        || p.y > free.bottom - margin;
+      if (hidden) placeInView(node, 0, ms(400));
+    }, 650);
+    return () => clearTimeout(timer);
+  }, [selectedId, freeArea, placeInView]);
 
   // Hooks for tests and benchmarks: which nodes are drawn, and where a node is on screen.
   useEffect(() => {
@@ -242,6 +305,22 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
     const pad = 3 / scale;
     const h = 13 / scale;
     const font = `${11 / scale}px Inter, system-ui, sans-serif`;
+    const addToGrid = (box) => {
+      const c0 = Math.floor((box.x0 - lo.x) / cell);
+      const c1 = Math.floor((box.x1 - lo.x) / cell);
+      for (let r = Math.floor((box.y0 - lo.y) / cell); r <= Math.floor((box.y1 - lo.y) / cell); r += 1) {
+        for (let c = c0; c <= c1; c += 1) {
+          const k = r * cols + c;
+          if (!grid.has(k)) grid.set(k, []);
+          grid.get(k).push(box);
+        }
+      }
+    };
+    for (const r of covers()) {  // no name under the search card or the side panel: it could not be read
+      const a = fg.screen2GraphCoords(Math.max(r.left, 0), Math.max(r.top, 0));
+      const z = fg.screen2GraphCoords(Math.min(r.right, size.w), Math.min(r.bottom, size.h));
+      if (z.x > a.x && z.y > a.y) addToGrid({ x0: a.x, y0: a.y, x1: z.x, y1: z.y });
+    }
     const out = [];
     ctx.textAlign = "center";
     ctx.textBaseline = "top";
@@ -279,13 +358,7 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
       }
       if (hit) continue;
       const box = { id: node.id, x0, x1, y0, y1 };
-      for (let r = r0; r <= r1; r += 1) {
-        for (let c = c0; c <= c1; c += 1) {
-          const k = r * cols + c;
-          if (!grid.has(k)) grid.set(k, []);
-          grid.get(k).push(box);
-        }
-      }
+      addToGrid(box);
       out.push(box);
       ctx.globalAlpha = active && !near.has(node.id) ? 0.18 : 1;
       ctx.font = bold ? `600 ${font}` : font;
@@ -297,7 +370,7 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
     placed.current = out;
     labelTimes.current.push(performance.now() - t0);
     if (labelTimes.current.length > 240) labelTimes.current.shift();
-  }, [order, active, near, selectedId, hoverId, size]);
+  }, [order, active, near, selectedId, hoverId, size, covers]);
 
   const drawLinkLabel = useCallback((link, ctx, scale) => {
     const s = link.source;

@@ -82,6 +82,7 @@ def overlay() -> rx.Component:
                 "verschuiven.", size="1", color_scheme="gray", class_name="hide-narrow"),
         spacing="2",
         class_name="graph-overlay",
+        custom_attrs={"data-covers-graph": "true"},  # the canvas keeps names and the selected topic out from under it
     )
 
 
@@ -139,6 +140,7 @@ def side_panel() -> rx.Component:
         ),
         class_name="graph-panel",
         id="graph-panel",
+        custom_attrs={"data-covers-graph": "true"},
         role="complementary",
         aria_label="Onderwerp in de graaf",
     )

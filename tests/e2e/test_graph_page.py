@@ -176,3 +176,41 @@ def test_an_idle_graph_stops_drawing_and_wakes_for_the_reader_and_live_updates(s
         if made:
             pb.delete("topics", made["id"])
         ctx.close()
+
+
+UNDER_COVERS = """(id) => {
+  const covers = Array.from(document.querySelectorAll('[data-covers-graph]')).map((el) => el.getBoundingClientRect());
+  const inside = (x, y) => covers.some((r) => x > r.left && x < r.right && y > r.top && y < r.bottom);
+  const point = window.__r42graph.screenOf(id);
+  const names = window.__r42graph.labels().filter((b) => covers.some((r) =>
+    b.left + 3 < r.right && r.left < b.right - 3 && b.top + 3 < r.bottom && r.top < b.bottom - 3)).map((b) => b.id);
+  return {covered: point === null || inside(point.x, point.y), names};
+}"""
+
+
+def test_on_a_phone_a_tapped_topic_glides_out_from_under_its_panel_and_no_name_hides_under_a_panel(
+        served_app, browser):
+    """390 px: the side panel covers the lower half of the graph. A topic tapped there used to vanish under its own
+    panel with its neighbours; it now moves into the part of the view left free, named, and no name is drawn
+    under the search card or the panel (one that could not be read took the place of one that could)."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True, locale="nl-NL")
+    page = ctx.new_page()
+    try:
+        open_graph(page, served_app, "learner@example.com")
+        page.wait_for_function("() => window.__r42graph.settled() && !window.__r42graph.drawing()", timeout=30_000)
+        assert page.evaluate(UNDER_COVERS, "aow")["names"] == []
+        panel_top = page.viewport_size["height"] - 84 - 0.55 * (page.viewport_size["height"] - 56)
+        below = [i for i in page.evaluate("window.__r42graph.ids()")
+                 if (p := page.evaluate("id => window.__r42graph.screenOf(id)", i)) and panel_top + 30 < p["y"] < 740
+                 and 30 < p["x"] < 360]
+        assert below, "no topic where the panel will open: the layout changed, pick the point differently"
+        topic = below[0]
+        point = page.evaluate("id => window.__r42graph.screenOf(id)", topic)
+        page.touchscreen.tap(point["x"], point["y"])
+        expect(page.locator("#graph-panel-title")).to_be_visible()
+        page.wait_for_function(f"() => !({UNDER_COVERS})('{topic}').covered", timeout=10_000)
+        page.wait_for_function(f"() => window.__r42graph.labels().some((b) => b.id === '{topic}')")
+        page.wait_for_function("() => !window.__r42graph.drawing()", timeout=15_000)
+        assert page.evaluate(UNDER_COVERS, topic) == {"covered": False, "names": []}
+    finally:
+        ctx.close()
