@@ -46,7 +46,8 @@ COUNT_FRAMES = """(() => { window.__frames = 0; const request = window.requestAn
   window.requestAnimationFrame = (callback) => { window.__frames += 1; return request(callback); }; })()"""
 IDLE_S = 5.0
 # The commit before the canvas stopped drawing when nothing moves; R42_BENCH_GRAPH_BASELINE=none leaves it out.
-IDLE_BASELINE = os.environ.get("R42_BENCH_GRAPH_BASELINE", "dbd8ba7").strip().replace("none", "")
+IDLE_BASELINE = os.environ.get("R42_BENCH_GRAPH_BASELINE", "dbd8ba7").strip()
+IDLE_BASELINE = "" if IDLE_BASELINE.lower() == "none" else IDLE_BASELINE
 
 
 def _chromium_cpu() -> float:
