@@ -69,16 +69,23 @@ def _idle(page) -> tuple[float, float]:
     return (page.evaluate("window.__frames") - frames) / seconds, 100 * (_chromium_cpu() - cpu) / seconds
 
 
-def _idle_pass(browser, url: str, n: int) -> dict[str, tuple[float, float]]:
-    """Idle frames and CPU of `/graph` once its layout has settled, and of the topic list (the baseline page)."""
+def _signed_in(browser, url: str, n: int, init_script: str = ""):
+    """A 1400×900 context and its page, signed in as the learner of the tenant with n topics, on the topic list."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
-    ctx.add_init_script(COUNT_FRAMES)
+    if init_script:
+        ctx.add_init_script(init_script)
     page = ctx.new_page()
     page.goto(url + "/")
     page.fill("#email", f"graph{n}@example.com")
     page.fill("#password", PASSWORD)
     page.click("#sign-in")
     page.wait_for_selector("#topic-grid a", timeout=60_000)
+    return ctx, page
+
+
+def _idle_pass(browser, url: str, n: int) -> dict[str, tuple[float, float]]:
+    """Idle frames and CPU of `/graph` once its layout has settled, and of the topic list (the baseline page)."""
+    ctx, page = _signed_in(browser, url, n, COUNT_FRAMES)
     page.wait_for_timeout(3000)
     out = {"list": _idle(page)}
     page.goto(url + "/graph")
@@ -105,13 +112,7 @@ def _panel_shows(label: str) -> str:
 
 def _measure(browser, url: str, n: int) -> dict[str, list[float]]:
     labels = {t["id"]: t["label"] for t in graph_document(n)["topics"]}
-    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = ctx.new_page()
-    page.goto(url + "/")
-    page.fill("#email", f"graph{n}@example.com")
-    page.fill("#password", PASSWORD)
-    page.click("#sign-in")
-    page.wait_for_selector("#topic-grid a", timeout=60_000)
+    ctx, page = _signed_in(browser, url, n)
     out: dict[str, list[float]] = {"graph_load": [], "list_load": [], "canvas_click": [], "search_click": [],
                                    "fps_layout": [], "fps_idle": []}
     for i in range(LOADS + 1):
@@ -199,17 +200,17 @@ def run() -> str:
             f"{ms(p50(r['search_click']))} | {r['fps_layout'][0]:.0f} | {r['fps_idle'][0]:.0f} | "
             + (f"{r['labels'][0]:.0f} | {ms(p50(r['label_ms']) / 1000)} ({ms(p95(r['label_ms']) / 1000)}) |"
                if r["label_ms"] else "– | – |"))
-    lines += ["", "Once the layout has settled, nobody touching the page, for "
-              f"{IDLE_S:.0f} s: the animation frames the page asks for, and the CPU of all Chromium processes "
-              "(% of one core), against the topic list left alone the same way:", "",
-              "| code | topics | graph: frames/s | graph: Chromium CPU | topic list: frames/s | topic list: "
-              "Chromium CPU |", "|---|---|---|---|---|---|"]
+    lines += ["", (f"Once the layout has settled, nobody touching the page, for {IDLE_S:.0f} s: the animation "
+                   "frames the page asks for, and the CPU of all Chromium processes (% of one core), against the "
+                   "topic list left alone the same way:"), "",
+              ("| code | topics | graph: frames/s | graph: Chromium CPU | topic list: frames/s | topic list: "
+               "Chromium CPU |"), "|---|---|---|---|---|---|"]
     for name, label in (("baseline", f"before the canvas rested ({IDLE_BASELINE})"), ("now", "this checkout")):
         for n, r in idle.get(name, {}).items():
             (gf, gc), (lf, lc) = r["graph"], r["list"]
             lines.append(f"| {label} | {n:,} | {gf:.1f} | {gc:.1f}% | {lf:.1f} | {lc:.1f}% |")
-    lines += ["", "Load is from navigation start until every node has a position on the canvas (the whole "
-              "graph is drawn); the list page is timed to its first topic cards. Click is from the mouse "
-              "click on the node until its label is in the side panel (one round trip to the server for "
-              "the description, excerpt and neighbours)."]
+    lines += ["", ("Load is from navigation start until every node has a position on the canvas (the whole "
+                   "graph is drawn); the list page is timed to its first topic cards. Click is from the mouse "
+                   "click on the node until its label is in the side panel (one round trip to the server for "
+                   "the description, excerpt and neighbours).")]
     return "\n".join(lines)
