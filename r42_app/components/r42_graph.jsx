@@ -69,8 +69,9 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
   // The canvas draws only while something moves. force-graph runs a requestAnimationFrame loop for as long as the
   // page is open, even when it has nothing to redraw (about 8% of a core on an idle graph tab, a laptop's battery
   // for an admin who keeps the live graph open): the loop is paused once the layout has settled and nobody has
-  // touched the canvas for a moment, and woken by every pointer or wheel event, every new render (data, selection,
-  // hover, size) and every moving of the view.
+  // touched the canvas for a moment, and woken by every pointer or wheel event on it, every new render (data,
+  // selection, hover, size), every move of the view (d3-zoom's own, also a pan dragged over a panel), a node
+  // dragged, and the tab coming back to the foreground.
   const lastTick = useRef(0);
   const awakeUntil = useRef(0);
   const idleTimer = useRef(null);
@@ -99,6 +100,12 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
     idleTimer.current = setTimeout(check, 250);
   }, []);
   useEffect(() => { wake(); }); // after every render: new props may need a frame
+  useEffect(() => {  // a background tab runs no frames: what arrived meanwhile is drawn on coming back
+    const back = () => { if (!document.hidden) wake(); };
+    document.addEventListener("visibilitychange", back);
+    return () => document.removeEventListener("visibilitychange", back);
+  }, [wake]);
+  const lastPointerDown = useRef(0);
 
   // The page's panels over the canvas (elements marked data-covers-graph: the search card, the side panel), in
   // pixels relative to the canvas. Names are not drawn under them, and a selected topic is moved out from under
@@ -114,16 +121,27 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
   }, []);
 
   // The largest part of the canvas that no cover hides: a cover across most of the width takes the band above or
-  // below it, a narrower one on the right takes the strip right of its left edge.
+  // below it, a narrower one on the right the strip from its left edge on; a narrower one on the left (the search
+  // card) then takes the band above its bottom or the strip left of its right edge, whichever leaves more room.
   const freeArea = useCallback(() => {
     const free = { left: 0, top: 0, right: size.w, bottom: size.h };
+    const rest = [];
     for (const r of covers()) {
       if (r.right - r.left >= size.w * 0.6) {
         if ((r.top + r.bottom) / 2 < size.h / 2) free.top = Math.max(free.top, r.bottom);
         else free.bottom = Math.min(free.bottom, r.top);
       } else if ((r.left + r.right) / 2 > size.w / 2) {
         free.right = Math.min(free.right, r.left);
+      } else {
+        rest.push(r);
       }
+    }
+    for (const r of rest) {
+      if (r.right <= free.left || r.left >= free.right || r.bottom <= free.top || r.top >= free.bottom) continue;
+      const below = (free.right - free.left) * (free.bottom - Math.max(free.top, r.bottom));
+      const beside = (free.right - Math.max(free.left, r.right)) * (free.bottom - free.top);
+      if (below >= beside) free.top = Math.max(free.top, r.bottom);
+      else free.left = Math.max(free.left, r.right);
     }
     return free;
   }, [covers, size]);
@@ -197,7 +215,9 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
   // glides into the free part of the view; checked once the panel is there and a move to it has ended.
   useEffect(() => {
     if (!selectedId) return undefined;
+    const since = performance.now();
     const timer = setTimeout(() => {
+      if (lastPointerDown.current > since) return; // the reader has taken the view in hand meanwhile
       const fg = fgRef.current;
       const node = known.current.get(selectedId);
       if (!fg || !node || node.x === undefined) return;
@@ -395,9 +415,8 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
 
   return (
     <div ref={boxRef} className="r42-graph-canvas" style={{ position: "absolute", inset: 0 }}
-      onPointerDown={() => { fitted.current = true; wake(); }} onWheel={() => { fitted.current = true; wake(); }}
-      onPointerMove={() => wake()} onPointerUp={() => wake()} onPointerLeave={() => wake()}
-      onTouchStart={() => wake()} onTouchMove={() => wake()}>
+      onPointerDownCapture={() => { fitted.current = true; lastPointerDown.current = performance.now(); wake(); }}
+      onPointerMoveCapture={() => wake()} onWheelCapture={() => { fitted.current = true; wake(); }}>
       {size.w > 0 && (
         <ForceGraph2D
           ref={fgRef}
@@ -425,6 +444,8 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
           onNodeClick={(n) => onSelect && onSelect(n.id)}
           onNodeHover={(n) => setHoverId(n ? n.id : "")}
           onEngineTick={() => { lastTick.current = performance.now(); }}
+          onZoom={() => wake()}
+          onNodeDrag={() => wake()}
           onEngineStop={() => {
             if (!fitted.current && fgRef.current) {
               fitted.current = true;

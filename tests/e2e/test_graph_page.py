@@ -155,22 +155,25 @@ def test_an_idle_graph_stops_drawing_and_wakes_for_the_reader_and_live_updates(s
         page.mouse.move(5, 5)
         page.wait_for_function("() => !window.__r42graph.drawing()", timeout=15_000)
 
-        # the wheel zooms the picture itself, not only the numbers behind it
+        # the wheel, with the pointer resting on the canvas, zooms the picture itself, not only the numbers
         canvas = page.locator(".r42-graph-canvas canvas")
-        shot = canvas.screenshot()
         box = canvas.bounding_box()
-        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.move(box["x"] + box["width"] * 0.45, box["y"] + box["height"] * 0.55)
+        page.wait_for_function("() => !window.__r42graph.drawing()", timeout=15_000)
+        shot = canvas.screenshot()
         page.mouse.wheel(0, -400)
         page.wait_for_timeout(500)
-        assert canvas.screenshot() != shot
+        changed = canvas.screenshot() != shot
+        assert changed, "the wheel zoomed, but the canvas was not redrawn"
         page.wait_for_function("() => !window.__r42graph.drawing()", timeout=15_000)
 
-        # a topic written elsewhere appears, laid out and on the canvas, while the page sat idle
+        # a topic written elsewhere appears while the page sat idle: the canvas wakes and lays it out
+        frames = page.evaluate("window.__frames")
         made = pb.create("topics", {"tenant": demo["id"], "slug": "stil-nieuw", "label": "Stil nieuw onderwerp",
                                     "type": "concept", "description": "Verschijnt terwijl de pagina stil staat.",
                                     "content": "Gewone uitleg."})
-        page.wait_for_function("() => window.__r42graph.ids().includes('stil-nieuw') "
-                               "&& window.__r42graph.screenOf('stil-nieuw') !== null", timeout=30_000)
+        page.wait_for_function("() => window.__r42graph.ids().includes('stil-nieuw')", timeout=30_000)
+        page.wait_for_function(f"() => window.__frames > {frames} + 10")
         page.wait_for_function("() => !window.__r42graph.drawing()", timeout=30_000)  # and then rests again
     finally:
         if made:
@@ -199,15 +202,15 @@ def test_on_a_phone_a_tapped_topic_glides_out_from_under_its_panel_and_no_name_h
         open_graph(page, served_app, "learner@example.com")
         page.wait_for_function("() => window.__r42graph.settled() && !window.__r42graph.drawing()", timeout=30_000)
         assert page.evaluate(UNDER_COVERS, "aow")["names"] == []
-        panel_top = page.viewport_size["height"] - 84 - 0.55 * (page.viewport_size["height"] - 56)
-        below = [i for i in page.evaluate("window.__r42graph.ids()")
-                 if (p := page.evaluate("id => window.__r42graph.screenOf(id)", i)) and panel_top + 30 < p["y"] < 740
-                 and 30 < p["x"] < 360]
-        assert below, "no topic where the panel will open: the layout changed, pick the point differently"
-        topic = below[0]
-        point = page.evaluate("id => window.__r42graph.screenOf(id)", topic)
+        points = page.evaluate("() => Object.fromEntries(window.__r42graph.ids().map((id) => "
+                               "[id, window.__r42graph.screenOf(id)]))")
+        # the lowest topic on screen, well inside the canvas: where the panel opens
+        topic, point = max(((i, p) for i, p in points.items() if p and 30 < p["x"] < 360 and p["y"] < 740),
+                           key=lambda item: item[1]["y"])
         page.touchscreen.tap(point["x"], point["y"])
         expect(page.locator("#graph-panel-title")).to_be_visible()
+        panel = page.locator("#graph-panel").bounding_box()
+        assert panel["y"] < point["y"] < panel["y"] + panel["height"], "the tapped topic was not under the panel"
         page.wait_for_function(f"() => !({UNDER_COVERS})('{topic}').covered", timeout=10_000)
         page.wait_for_function(f"() => window.__r42graph.labels().some((b) => b.id === '{topic}')")
         page.wait_for_function("() => !window.__r42graph.drawing()", timeout=15_000)
