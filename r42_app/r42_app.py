@@ -20,6 +20,7 @@ from r42_app.pages import (
     learn,
     quiz,
 )
+from r42_app.routes import PAGES
 from r42_app.services.runtime import reflex_patches  # several workers: a reconnect keeps its session
 from r42_app.state.admin_topics import AdminTopicsState
 from r42_app.state.auth import AuthState, page_loader
@@ -178,23 +179,26 @@ app.register_lifespan_task(write_question_log)
 app.register_lifespan_task(persist_costs)
 app.register_lifespan_task(close_model_client)
 
-ROUTES = [
-    ("/", learn.index_page, "Onderwerpen", LearnState.load_index),
-    ("/topics/[slug]", learn.topic_page, "Onderwerp", LearnState.load_topic),
-    ("/graph", graph.page, "Kennisgraaf", GraphState.load),
-    ("/testen", quiz.page, "Testen", QuizState.load),
-    ("/admin/topics", admin_topics.list_page, "Kennisbank beheren", AdminTopicsState.load_list),
-    ("/admin/topics/new", admin_topics.editor_page, "Nieuw onderwerp", AdminTopicsState.load_new),
-    ("/admin/topics/[slug]", admin_topics.editor_page, "Onderwerp bewerken", AdminTopicsState.load_edit),
-    ("/admin/suggestions", admin_suggestions.page, "Voorstellen", SuggestionsState.load),
-    ("/admin/chatbot", admin_chatbot.page, "R42-instellingen", ChatbotSettingsState.load),
-    ("/admin/costs", admin_costs.page, "Kosten en tegoed", CostsState.load),
-    ("/admin/tools", admin_tools.page, "Externe hulpmiddelen", ToolsState.load),
-    ("/admin/feedback", admin_feedback.page, "Beoordelingen", FeedbackState.load),
-    ("/admin/gaps", admin_gaps.page, "Kennishiaten", GapsState.load),
-]
+PAGE_PARTS = {  # path (r42_app/routes.py, with its title) -> page and its loader
+    "/": (learn.index_page, LearnState.load_index),
+    "/topics/[slug]": (learn.topic_page, LearnState.load_topic),
+    "/graph": (graph.page, GraphState.load),
+    "/testen": (quiz.page, QuizState.load),
+    "/admin/topics": (admin_topics.list_page, AdminTopicsState.load_list),
+    "/admin/topics/new": (admin_topics.editor_page, AdminTopicsState.load_new),
+    "/admin/topics/[slug]": (admin_topics.editor_page, AdminTopicsState.load_edit),
+    "/admin/suggestions": (admin_suggestions.page, SuggestionsState.load),
+    "/admin/chatbot": (admin_chatbot.page, ChatbotSettingsState.load),
+    "/admin/costs": (admin_costs.page, CostsState.load),
+    "/admin/tools": (admin_tools.page, ToolsState.load),
+    "/admin/feedback": (admin_feedback.page, FeedbackState.load),
+    "/admin/gaps": (admin_gaps.page, GapsState.load),
+}
+if set(PAGE_PARTS) != {route for route, _title in PAGES}:
+    raise RuntimeError("r42_app/routes.py and PAGE_PARTS name different pages")
 
-for route, component, title, loader in ROUTES:
+for route, title in PAGES:
+    component, loader = PAGE_PARTS[route]
     page_loader(route, loader)
     app.add_page(component, route=route, title=f"{title} · R42",
                  on_load=[AuthState.check_session, ChatState.check_access, loader])

@@ -44,7 +44,7 @@ def pytest_collection_modifyitems(config, items):
     def order(item) -> tuple[int, int]:
         # The heavy (`slow`) tests first: a worker that starts a 4-minute test last keeps the run waiting while the
         # other worker idles. `make test` hands out whole modules (`--dist loadscope`), so a module's fixtures are
-        # built once.
+        # built once, in this order (`--no-loadscope-reorder`: xdist would otherwise sort modules by test count).
         return phase(item), 0 if item.get_closest_marker("slow") else 1
 
     items.sort(key=order)  # stable: otherwise the order of collection

@@ -1,10 +1,15 @@
-"""Browser tests: `r42 serve` on free ports in a temp data dir, driven by Playwright in Debian's Chromium."""
+"""Browser tests: `r42 serve` on free ports in a temp data dir, driven by Playwright in Debian's Chromium.
+
+`make test` runs them on two pytest-xdist workers, whole modules each. Every worker serves its own app: the first
+from the source tree (as `make run` does), the others from a copy of it (`tree_copy`), because Reflex builds the
+frontend in the working directory's `.web` and two apps from one tree break each other."""
 
 from __future__ import annotations
 
 import http.server
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +40,7 @@ class ServedApp:
     data_dir: Path
     proc: subprocess.Popen
     log: Path
+    root: Path = ROOT  # the tree it runs from (its `.web`)
     git_status: str = ""  # `git status --porcelain` before the app started (a run must not change it)
     _superuser: PocketBase | None = None
 
@@ -55,13 +61,62 @@ class ServedApp:
         return self.proc.wait(timeout)
 
 
-def git_status() -> str:
+def git_status(root: Path = ROOT) -> str:
     """The working tree's state as git sees it ("" outside a git checkout)."""
     try:
-        return subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True,
+        return subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True,
                               timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         return ""
+
+
+# Build output, caches and local state a copy of the tree must not carry (`tools` is linked, not copied), also
+# because a served app may be writing them while the copy is made.
+NOT_COPIED = (".git", ".venv", ".web", "data", "tools", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache",
+              ".hypothesis", ".states", "reflex.lock", "uploaded_files", ".*.r42-serve.lock")
+
+
+def _not_copied(directory: str, names: list[str]) -> set[str]:
+    skipped = set(shutil.ignore_patterns(*NOT_COPIED)(directory, names))
+    if Path(directory) == ROOT / "assets":
+        skipped.add("external")  # Reflex writes the compiled components' files here on every build
+    return skipped
+
+
+def tree_copy(base: Path, reuse_frontend: bool = False) -> Path:
+    """A copy of the source tree in `base`, for a second served app with its own `.web` build. It is a git
+    repository of its own (one commit of what was copied), so a test can still ask whether a run changed a tracked
+    file. `tools` (PocketBase, bun, axe) is linked. With `reuse_frontend` the copy links the tree's installed
+    frontend packages (only once they are installed: a frontend being installed is not linked); otherwise Reflex
+    installs them in the copy, from bun's cache after the first install on this machine."""
+    copy = base / "r42"
+    shutil.copytree(ROOT, copy, ignore=_not_copied)
+    (copy / "tools").symlink_to(ROOT / "tools")
+    web = ROOT / ".web"
+    installed = (web / "node_modules").is_dir() and (web / "reflex.install_frontend_packages.cached").exists()
+    if reuse_frontend and installed:
+        shutil.copytree(web, copy / ".web", ignore=shutil.ignore_patterns("node_modules", "build"))
+        (copy / ".web" / "node_modules").symlink_to(web / "node_modules")
+    git = ["git", "-c", "user.name=r42 tests", "-c", "user.email=tests@r42.invalid", "-c", "commit.gpgsign=false"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "a copy for a second served app"]):
+        subprocess.run([*git, *args], cwd=copy, check=True, capture_output=True, timeout=120)
+    return copy
+
+
+def serve_command(root: Path, *args: str) -> tuple[list[str], dict[str, str]]:
+    """`r42 serve` for the tree at `root`: the installed `r42` for the source tree itself, the copy's own package
+    (first on PYTHONPATH) for a copy. Returns the command and the environment it needs on top."""
+    if root == ROOT:
+        return [str(Path(sys.executable).parent / "r42"), "serve", *args], {}
+    return [sys.executable, "-m", "r42_app.cli", "serve", *args], {"PYTHONPATH": str(root)}
+
+
+@pytest.fixture(scope="session")
+def app_root(tmp_path_factory) -> Path:
+    """The tree this worker's served app runs from: the source tree on the first (or only) worker, a copy on
+    the others."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return ROOT if worker == "gw0" else tree_copy(tmp_path_factory.mktemp(f"tree-{worker}"))
 
 
 class Attacker:
@@ -115,7 +170,7 @@ def write_mcp_config(data_dir: Path, attacker: Attacker) -> Path:
 
 
 @pytest.fixture(scope="session")
-def served_app(tmp_path_factory, fake_claude, attacker) -> ServedApp:
+def served_app(tmp_path_factory, fake_claude, attacker, app_root) -> ServedApp:
     """The real app as `make run` starts it, on its own ports and data dir, with Claude faked."""
     data_dir = tmp_path_factory.mktemp("e2e-data")
     write_mcp_config(data_dir, attacker)
@@ -125,12 +180,14 @@ def served_app(tmp_path_factory, fake_claude, attacker) -> ServedApp:
            "ANTHROPIC_BASE_URL": fake_claude.url, "R42_MODEL": "claude-test",
            "R42_MODEL_TIMEOUT": "3", "R42_CHAT_PER_MINUTE": "600", "R42_CHAT_BURST": "50"}  # many tests, one learner
     env.pop("R42_PB_URL", None)
+    command, extra = serve_command(app_root)
+    env.update(extra)
     log = data_dir / "serve.log"
-    before = git_status()
+    before = git_status(app_root)
     with open(log, "wb") as out:
-        proc = subprocess.Popen([str(Path(sys.executable).parent / "r42"), "serve"], cwd=ROOT, env=env, stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-    app = ServedApp(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{pb_port}", data_dir, proc, log, before)
+        proc = subprocess.Popen(command, cwd=app_root, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    app = ServedApp(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{pb_port}", data_dir, proc, log, app_root, before)
     deadline = time.monotonic() + 900
     while "R42 is running" not in log.read_text(errors="replace"):
         if proc.poll() is not None or time.monotonic() > deadline:

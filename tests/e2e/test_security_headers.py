@@ -8,9 +8,9 @@ import re
 import httpx
 import pytest
 
-from r42_app.r42_app import ROUTES
+from r42_app import routes
 
-PAGES = [route.replace("[slug]", "pensioenregeling") for route, *_ in ROUTES]
+PAGES = [route.replace("[slug]", "pensioenregeling") for route, _title in routes.PAGES]
 
 
 def policy(resp) -> dict[str, list[str]]:

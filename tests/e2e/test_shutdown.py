@@ -1,7 +1,8 @@
 """Stopping `r42 serve` (as Ctrl-C or a service manager would) leaves no process behind.
 
-Both run last (the `stops_served_app` marker, tests/conftest.py): the first stops the shared served app, the
-second starts `r42 serve` twenty times in the source tree, which rebuilds the frontend the shared app serves.
+Both run last on their worker (the `stops_served_app` marker, tests/conftest.py): the first stops the worker's
+served app; the second starts `r42 serve` ten times in a copy of the source tree (a start rebuilds the frontend in
+the working directory, which the served apps of the other worker and of test_workers.py must not see).
 """
 
 import time
@@ -36,7 +37,8 @@ def test_sigterm_stops_pocketbase_and_the_web_app(served_app):
     assert "Traceback" not in served_app.log.read_text()
     from tests.e2e.conftest import git_status
 
-    assert git_status() == served_app.git_status  # a served run changes no tracked file (reflex.lock, .gitignore)
+    # a served run changes no tracked file (reflex.lock, .gitignore)
+    assert git_status(served_app.root) == served_app.git_status
 
 
 def test_stopping_at_any_moment_of_a_start_leaves_nothing_behind(tmp_path):
@@ -45,22 +47,22 @@ def test_stopping_at_any_moment_of_a_start_leaves_nothing_behind(tmp_path):
     import os
     import signal
     import subprocess
-    import sys
-    from pathlib import Path
 
     from tests.conftest import DEMO_PASSWORD, free_port
+    from tests.e2e.conftest import serve_command, tree_copy
 
     data = tmp_path / "data"
-    r42 = Path(sys.executable).parent / "r42"
+    root = tree_copy(tmp_path, reuse_frontend=True)
+    command, extra = serve_command(root)
     for i in range(10):
         env = {**os.environ, "R42_DATA_DIR": str(data), "R42_PORT": str(free_port()), "R42_PB_PORT": str(free_port()),
-               "R42_DEMO_PASSWORD": DEMO_PASSWORD, "R42_MCP_ENABLED": "false"}
+               "R42_DEMO_PASSWORD": DEMO_PASSWORD, "R42_MCP_ENABLED": "false", **extra}
         env.pop("R42_PB_URL", None)
         # The output goes to a file, not a pipe: a pipe would wait for every process that inherited it, and what
         # is asked here is that `serve` ends and that nothing of it is left (the loop below looks for both).
         log = tmp_path / f"serve-{i}.log"
         with log.open("wb") as out:
-            proc = subprocess.Popen([str(r42), "serve"], env=env, stdout=out, stderr=subprocess.STDOUT,
+            proc = subprocess.Popen(command, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         time.sleep(0.3 + i * 0.8)  # 0.3 s .. 7.5 s into the start
         os.killpg(proc.pid, signal.SIGTERM) if i % 2 else proc.send_signal(signal.SIGINT)

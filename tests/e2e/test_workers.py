@@ -9,7 +9,6 @@ the session's `served_app`."""
 import json
 import os
 import re
-import shutil
 import signal
 import stat
 import subprocess
@@ -27,7 +26,7 @@ from r42_app.services.runtime.liveness import worker_tag
 from r42_app.services.runtime.shared_state import BEAT_PREFIX
 from r42_app.services.runtime.sidecars import redis_binary
 from tests.conftest import DEMO_PASSWORD, free_port
-from tests.e2e.conftest import ROOT, sign_in
+from tests.e2e.conftest import sign_in, tree_copy
 from tests.e2e.test_chat import ask, open_chat
 from tests.e2e.test_graph_chips import proposal
 
@@ -49,13 +48,7 @@ class WorkersApp:
 @pytest.fixture(scope="module")
 def workers_app(tmp_path_factory, fake_claude):
     base = tmp_path_factory.mktemp("workers")
-    copy = base / "r42"
-    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(
-        ".git", ".venv", ".web", "data", "tools", "__pycache__", ".pytest_cache", ".states", "reflex.lock"))
-    (copy / "tools").symlink_to(ROOT / "tools")
-    if (ROOT / ".web" / "node_modules").is_dir():  # reuse the installed frontend packages (a fresh install works too)
-        shutil.copytree(ROOT / ".web", copy / ".web", ignore=shutil.ignore_patterns("node_modules", "build"))
-        (copy / ".web" / "node_modules").symlink_to(ROOT / ".web" / "node_modules")
+    copy = tree_copy(base, reuse_frontend=True)
     data, port, pb_port = base / "data", free_port(), free_port()
     env = {**os.environ, "PYTHONPATH": str(copy), "R42_DATA_DIR": str(data), "R42_PORT": str(port),
            "R42_PB_PORT": str(pb_port), "R42_DEMO_PASSWORD": DEMO_PASSWORD, "ANTHROPIC_API_KEY": "test-key",
