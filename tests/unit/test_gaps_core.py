@@ -17,8 +17,10 @@ from r42_app.core.gaps import (
     gap_id,
     group,
     language,
+    link,
     misses,
     pairwise_f1,
+    refine,
     scaled,
 )
 from r42_app.core.questions import MAX_QUESTION_CHARS, QuestionEntry, clip_question, retention_cutoff, user_key
@@ -96,6 +98,24 @@ def test_local_scaling_asks_more_of_a_question_in_a_crowd():
     assert abs(plain[0, 1] - plain[6, 7]) < 1e-6  # the same cosine...
     assert local[6, 7] > local[0, 1] + 0.3  # ...but the lone pair stands out from its surroundings
     assert np.allclose(local, local.T) and scaled(unit[:1]).shape == (1, 1)
+
+
+def test_a_question_linkage_put_in_a_group_early_moves_to_the_group_it_fits_better():
+    """Average linkage never takes a merge back: question 4 is nearest to 0 and joins it first, so it stays with
+    0 and 1 though it is close to both 2 and 3. The refining step moves it there, and nothing else moves."""
+    s = np.full((5, 5), -1.0)
+    np.fill_diagonal(s, 1.0)
+    for (a, b), v in {(0, 4): 0.99, (0, 1): 0.6, (1, 4): -0.2, (2, 3): 0.9, (2, 4): 0.7, (3, 4): 0.7}.items():
+        s[a, b] = s[b, a] = v
+    assert sorted(map(sorted, link(s, 0.0))) == [[0, 1, 4], [2, 3]]
+    assert sorted(map(sorted, group(s, 0.0))) == [[0, 1], [2, 3, 4]]
+    # a question close to nobody stands alone, and every row stays in exactly one group
+    s2 = np.pad(s, ((0, 1), (0, 1)), constant_values=-0.5)
+    s2[5, 5] = 1.0
+    assert sorted(map(sorted, refine(s2, [[0, 1, 5], [2, 3, 4]], 0.0))) == [[0, 1], [2, 3, 4], [5]]
+    with pytest.raises(ValueError):
+        refine(s, [[0, 1], [2, 3]])  # row 4 in no group
+    assert refine(s[:1, :1], [[0]]) == [[0]] and group(np.zeros((0, 0))) == []
 
 
 def test_three_rephrasings_in_a_small_log_are_one_group_and_nothing_else_joins_them():
