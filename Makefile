@@ -91,14 +91,14 @@ test-deps: $(AXE)
 # Unit and integration tests run on every core (pytest-xdist: each worker its own PocketBase, Chroma and data, one
 # OpenMP thread, whole modules so a module's fixtures are built once, the `slow` ones first: tests/conftest.py);
 # the browser tests run after them on E2E_WORKERS workers, whole modules each, every worker with its own served app
-# (the first from this tree, the others from a copy: tests/e2e/conftest.py). `--no-loadscope-reorder` hands the
-# modules out in the order tests/conftest.py sorts them (xdist would sort by test count): the slow ones first, the
-# ones that stop a served app last. PYTEST_ARGS: one run of just that.
+# (the first from this tree, the others from a copy: tests/e2e/conftest.py). Modules go out in the order
+# tests/conftest.py sorts them: the slow ones first, the ones that stop a served app last. PYTEST_ARGS: one run of
+# just that.
 E2E_WORKERS ?= 2
 test: setup test-deps
 ifeq ($(strip $(PYTEST_ARGS)),)
-	$(BIN)/python -m pytest tests/unit tests/integration -n auto --dist loadscope --no-loadscope-reorder
-	$(BIN)/python -m pytest tests/e2e -n $(E2E_WORKERS) --dist loadscope --no-loadscope-reorder
+	$(BIN)/python -m pytest tests/unit tests/integration -n auto --dist loadscope
+	$(BIN)/python -m pytest tests/e2e -n $(E2E_WORKERS) --dist loadscope
 else
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 endif

@@ -194,7 +194,7 @@ PAGE_PARTS = {  # path (r42_app/routes.py, with its title) -> page and its loade
     "/admin/feedback": (admin_feedback.page, FeedbackState.load),
     "/admin/gaps": (admin_gaps.page, GapsState.load),
 }
-if set(PAGE_PARTS) != {route for route, _title in PAGES}:
+if sorted(PAGE_PARTS) != sorted(route for route, _title in PAGES):
     raise RuntimeError("r42_app/routes.py and PAGE_PARTS name different pages")
 
 for route, title in PAGES:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 import socket
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -32,6 +32,13 @@ DIRECTORY_MARKERS = ("unit", "integration", "e2e")
 LAST_MARKERS = ("disturbs_served_app", "stops_served_app")
 
 
+def pytest_configure(config):
+    # Under pytest-xdist's `--dist loadscope`, hand the modules out in the order set below, however the run was
+    # started (`make test`, or PYTEST_ARGS with `-n`): xdist would otherwise sort them by their number of tests.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
 def pytest_collection_modifyitems(config, items):
     for item in items:
@@ -44,7 +51,7 @@ def pytest_collection_modifyitems(config, items):
     def order(item) -> tuple[int, int]:
         # The heavy (`slow`) tests first: a worker that starts a 4-minute test last keeps the run waiting while the
         # other worker idles. `make test` hands out whole modules (`--dist loadscope`), so a module's fixtures are
-        # built once, in this order (`--no-loadscope-reorder`: xdist would otherwise sort modules by test count).
+        # built once, in this order (`pytest_configure` above).
         return phase(item), 0 if item.get_closest_marker("slow") else 1
 
     items.sort(key=order)  # stable: otherwise the order of collection

@@ -52,7 +52,7 @@ class GapRow:
     learners: int = 0
     last: str = ""
     status: str = "open"
-    title: str = ""  # the group's newest question, as its heading
+    title: str = ""  # the group's heading: its newest Dutch question (core/gaps.py Gap.heading)
     examples: list[str] = dataclasses.field(default_factory=list)
     more: int = 0  # questions beyond the examples shown
     closest: list[GapTopic] = dataclasses.field(default_factory=list)
@@ -111,7 +111,7 @@ class GapsState(AdminPageMixin, rx.State):
     def _row(v, labels: dict[str, str]) -> GapRow:
         examples = v.gap.examples(20)
         return GapRow(v.gap.id, v.gap.count, v.gap.learners, when_nl(v.gap.last), v.status,
-                      examples[0] if examples else "", examples[:EXAMPLES_SHOWN],
+                      v.gap.heading(), examples[:EXAMPLES_SHOWN],
                       max(0, len(examples) - EXAMPLES_SHOWN),
                       [GapTopic(s, topic_url(s), labels.get(s) or s) for s in v.gap.closest],
                       v.topic, topic_url(v.topic) if v.topic else "")

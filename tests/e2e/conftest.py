@@ -70,15 +70,18 @@ def git_status(root: Path = ROOT) -> str:
         return ""
 
 
-# Build output, caches and local state a copy of the tree must not carry (`tools` is linked, not copied), also
-# because a served app may be writing them while the copy is made.
-NOT_COPIED = (".git", ".venv", ".web", "data", "tools", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache",
-              ".hypothesis", ".states", "reflex.lock", "uploaded_files", ".*.r42-serve.lock")
+# What a copy of the tree must not carry: the checkout's own build output and local state (at its top only:
+# `frontend/reflex.lock` and `tests/data` are sources), caches anywhere. `tools` is linked, not copied; a served
+# app may be writing the rest while the copy is made.
+TOP_ONLY = {".git", ".venv", ".web", "data", "tools", ".states", "reflex.lock", "uploaded_files"}
+ANYWHERE = ("__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".*.r42-serve.lock")
 
 
 def _not_copied(directory: str, names: list[str]) -> set[str]:
-    skipped = set(shutil.ignore_patterns(*NOT_COPIED)(directory, names))
-    if Path(directory) == ROOT / "assets":
+    skipped = set(shutil.ignore_patterns(*ANYWHERE)(directory, names))
+    if Path(directory) == ROOT:
+        skipped |= TOP_ONLY & set(names)
+    elif Path(directory) == ROOT / "assets":
         skipped.add("external")  # Reflex writes the compiled components' files here on every build
     return skipped
 
@@ -86,17 +89,22 @@ def _not_copied(directory: str, names: list[str]) -> set[str]:
 def tree_copy(base: Path, reuse_frontend: bool = False) -> Path:
     """A copy of the source tree in `base`, for a second served app with its own `.web` build. It is a git
     repository of its own (one commit of what was copied), so a test can still ask whether a run changed a tracked
-    file. `tools` (PocketBase, bun, axe) is linked. With `reuse_frontend` the copy links the tree's installed
-    frontend packages (only once they are installed: a frontend being installed is not linked); otherwise Reflex
-    installs them in the copy, from bun's cache after the first install on this machine."""
+    file. `tools` (PocketBase, bun, axe) is linked.
+
+    Without `reuse_frontend` the copy starts as a fresh clone does: Reflex installs the frontend packages of the
+    tracked `frontend/reflex.lock` into the copy's own `.web` (from bun's cache after the first install on this
+    machine). With it, and once the tree's frontend is installed, the copy links the tree's installed packages and
+    takes the tree's working lockfiles with them, so Reflex finds them up to date and never installs through the
+    link into the tree's `.web` (a start stopped halfway, as test_shutdown.py does, would leave it half written)."""
     copy = base / "r42"
     shutil.copytree(ROOT, copy, ignore=_not_copied)
     (copy / "tools").symlink_to(ROOT / "tools")
-    web = ROOT / ".web"
+    web, lock = ROOT / ".web", ROOT / "reflex.lock"
     installed = (web / "node_modules").is_dir() and (web / "reflex.install_frontend_packages.cached").exists()
-    if reuse_frontend and installed:
+    if reuse_frontend and installed and lock.is_dir():
         shutil.copytree(web, copy / ".web", ignore=shutil.ignore_patterns("node_modules", "build"))
         (copy / ".web" / "node_modules").symlink_to(web / "node_modules")
+        shutil.copytree(lock, copy / "reflex.lock")
     git = ["git", "-c", "user.name=r42 tests", "-c", "user.email=tests@r42.invalid", "-c", "commit.gpgsign=false"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "a copy for a second served app"]):
         subprocess.run([*git, *args], cwd=copy, check=True, capture_output=True, timeout=120)

@@ -133,7 +133,8 @@ def test_find_gaps_reports_count_learners_last_examples_and_closest():
     rows = [asked(i, f"parkeren {i}", user=f"u{i % 2}", minutes=i, sources=("auto", "reizen")) for i in range(4)]
     rows += [asked(10 + i, f"brand {i}", user="u9", minutes=20 + i, sources=("bhv",)) for i in range(2)]
     rows += [asked(20, "aow", grounded=True, score=0.9)]
-    vectors = np.stack([axis(0, noise=0.05, seed=i) for i in range(4)] + [axis(1, noise=0.05, seed=10 + i) for i in range(2)] + [axis(2)])
+    vectors = np.stack([axis(0, noise=0.05, seed=i) for i in range(4)]
+                       + [axis(1, noise=0.05, seed=10 + i) for i in range(2)] + [axis(2)])
     gaps = find_gaps(rows, vectors)
     assert [g.count for g in gaps] == [4, 2]
     parking = gaps[0]
@@ -142,6 +143,14 @@ def test_find_gaps_reports_count_learners_last_examples_and_closest():
     assert parking.closest == ["auto", "reizen"] and gaps[1].closest == ["bhv"]
     with pytest.raises(ValueError):
         find_gaps(rows, vectors[:3])
+
+
+def test_a_gap_is_called_by_its_newest_dutch_question_and_by_its_newest_when_none_is_dutch():
+    rows = [asked(1, "Waar kan ik parkeren bij kantoor?", minutes=1), asked(2, "Is er een parkeerplaats voor ons?",
+            minutes=2), asked(3, "Where can staff park?", minutes=3)]
+    assert Gap("g", rows).heading() == "Is er een parkeerplaats voor ons?"  # not the newer English one
+    english = [asked(4, "Where can staff park?", minutes=1), asked(5, "Is there parking for employees?", minutes=2)]
+    assert Gap("g", english).heading() == "Is there parking for employees?"
 
 
 def test_a_gaps_id_is_its_oldest_questions_and_stays_when_new_ones_join():
