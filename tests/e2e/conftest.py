@@ -202,9 +202,22 @@ def served_app(tmp_path_factory, fake_claude, attacker, app_root) -> ServedApp:
             app.stop(10) if proc.poll() is None else None
             pytest.fail(f"r42 serve did not start:\n{app.log_tail()}")
         time.sleep(1)
+    settle(app)
     yield app
     if proc.poll() is None:
         app.stop()
+
+
+def settle(app: ServedApp, timeout: float = 300) -> None:
+    """Wait until the app has indexed its seed (the outbox is empty) and connected its MCP servers. On two busy
+    cores a fresh app embedding its seed answered a worker's first chat turn after more than 15 s; a test should
+    meet the app as a user meets it after start-up, not while it is still busy with its first minute."""
+    pb, deadline = app.superuser(), time.monotonic() + timeout
+    while pb.list("outbox", filter='status = "pending"', per_page=1, total=True)["totalItems"]:
+        if time.monotonic() > deadline:
+            pytest.fail(f"the served app did not index its seed within {timeout:.0f} s:\n{app.log_tail()}")
+        time.sleep(0.5)
+    wait_for_mcp_servers(app)
 
 
 @pytest.fixture(scope="session")
