@@ -90,11 +90,13 @@ test-deps: $(AXE)
 
 # Unit and integration tests run on every core (pytest-xdist: each worker its own PocketBase, Chroma and data, one
 # OpenMP thread, whole modules so a module's fixtures are built once, the `slow` ones first: tests/conftest.py);
-# the browser tests run after them on E2E_WORKERS workers, whole modules each, every worker with its own served app
-# (the first from this tree, the others from a copy: tests/e2e/conftest.py). Modules go out in the order
+# the browser tests run after them, in one process by default. E2E_WORKERS=2 runs them on two workers, whole modules
+# each, every worker with its own served app (the first from this tree, the second from a copy:
+# tests/e2e/conftest.py): 11 minutes instead of 15 here, but two fresh-clone runs each had one chat turn on the
+# second worker time out, so it is not the default until that is understood. Modules go out in the order
 # tests/conftest.py sorts them: the slow ones first, the ones that stop a served app last. PYTEST_ARGS: one run of
 # just that.
-E2E_WORKERS ?= 2
+E2E_WORKERS ?= 1
 test: setup test-deps
 ifeq ($(strip $(PYTEST_ARGS)),)
 	$(BIN)/python -m pytest tests/unit tests/integration -n auto --dist loadscope
