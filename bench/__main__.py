@@ -34,6 +34,7 @@ BENCHMARKS = {
     "first-answer": "bench_first_answer",
     "turn-cpu": "bench_turn_cpu",
     "gaps": "bench_gaps",
+    "hostile": "bench_hostile",
 }
 
 

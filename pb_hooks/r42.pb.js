@@ -26,9 +26,11 @@ onRecordCreateRequest((e) => {
 }, "suggestions");
 
 // Ratings of answers (issue 21): a per-user rate for every writer, and one row per user and message (a new
-// rating replaces the old one in the same transaction).
+// rating replaces the old one in the same transaction). Issue 44: citations only of the shape R42 makes.
 onRecordCreateRequest((e) => {
-  require(`${__hooks}/r42_rules.js`).throttleFeedback(e);
+  const rules = require(`${__hooks}/r42_rules.js`);
+  rules.checkFeedbackCitations(e);
+  rules.throttleFeedback(e);
   e.next();
 }, "chat_feedback");
 
@@ -90,4 +92,31 @@ routerAdd("POST", "/api/r42/cost-events", (e) => {
 // The guards of turns that arrived together, in one request (services/store/access.py turn_guards).
 routerAdd("POST", "/api/r42/turn-guards", (e) => {
   return require(`${__hooks}/r42_rules.js`).turnGuards(e);
+}, $apis.requireSuperuserAuth());
+
+// The privacy rule (issue 44): a rating's user is hidden, set from the token for a user's own rating, and a rating
+// is signed only by its rater; a deleted user's ratings go with them.
+onRecordCreateRequest((e) => {
+  require(`${__hooks}/r42_rules.js`).assignRater(e);
+  e.next();
+}, "chat_feedback");
+
+onRecordValidate((e) => {
+  require(`${__hooks}/r42_rules.js`).checkSigner(e.record);
+  e.next();
+}, "chat_feedback");
+
+onRecordDelete((e) => {
+  const rules = require(`${__hooks}/r42_rules.js`);
+  rules.inTransaction(e, { before: (tx) => rules.deleteRatingsOf(tx, e.record) });
+}, "users");
+
+// `r42 user forget` (issue 44): where a person is mentioned, asked in a body; afterwards the request log's rows
+// that name them go and the databases are compacted (services/store/forget.py).
+routerAdd("POST", "/api/r42/mentions", (e) => {
+  return require(`${__hooks}/r42_rules.js`).findMentions(e);
+}, $apis.requireSuperuserAuth());
+
+routerAdd("POST", "/api/r42/compact", (e) => {
+  return require(`${__hooks}/r42_rules.js`).compact(e);
 }, $apis.requireSuperuserAuth());

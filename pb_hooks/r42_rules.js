@@ -289,6 +289,63 @@ function throttleFeedback(e) {
   if (retryAfter) tooMany(e, retryAfter, FEEDBACK_TOO_FAST);
 }
 
+// The citations of a rating (issue 44, finding 6): the feedback page makes its source chips of them, so a writer
+// may only store citations of the shape R42 makes, each naming a topic of their own tenant: at most
+// FEEDBACK_CITATIONS objects {slug, label, ref?, anchor?}. The app's superuser connection is the one writer let
+// through; it stores only what passes the same check (services/store/feedback.py, core/chat_view.py valid_citation).
+const FEEDBACK_CITATIONS = 10; // services/store/feedback.py CITATIONS
+const CITATION_SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/; // core/kb.py SLUG_RE, at most MAX_SLUG (80) characters
+const CITATION_ANCHOR = /^p-[0-9a-f]{10}(?:-[0-9]{1,4})?$/; // core/passages.py ANCHOR_RE
+const CITATION_LABEL_MAX = 200; // core/chat_view.py MAX_CITATION_LABEL (characters)
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+// What is wrong with a rating's citations ("" when nothing is); `tenant` is the writer's own tenant.
+function citationsProblem(app, tenant, citations) {
+  if (citations === null) return ""; // none given
+  if (!Array.isArray(citations)) return "citations must be a list";
+  if (citations.length > FEEDBACK_CITATIONS) return "at most " + FEEDBACK_CITATIONS + " citations";
+  for (let i = 0; i < citations.length; i++) {
+    const c = citations[i];
+    const where = "citations[" + i + "]";
+    if (!isObject(c) || !onlyKeys(c, ["ref", "slug", "label", "anchor"])) {
+      return where + " must be {slug, label, ref, anchor}";
+    }
+    if (typeof c.slug !== "string" || c.slug.length > 80 || !CITATION_SLUG.test(c.slug)) {
+      return where + ".slug must be a topic id (lower-case letters and digits, joined by hyphens)";
+    }
+    if (typeof c.label !== "string" || !c.label.trim() || Array.from(c.label).length > CITATION_LABEL_MAX ||
+        CONTROL_CHARACTER.test(c.label)) {
+      return where + ".label must be plain text of 1 to " + CITATION_LABEL_MAX + " characters";
+    }
+    if (c.anchor !== undefined && c.anchor !== "" && !(typeof c.anchor === "string" && CITATION_ANCHOR.test(c.anchor))) {
+      return where + ".anchor must be a passage anchor (p- and ten hex digits)";
+    }
+    if (c.ref !== undefined && !(Number.isInteger(c.ref) && c.ref >= 0 && c.ref <= 9999)) {
+      return where + ".ref must be a whole number";
+    }
+    try {
+      app.findFirstRecordByFilter("topics", "tenant = {:t} && slug = {:s}", { t: tenant, s: c.slug });
+    } catch (_) {
+      return where + ".slug: no topic '" + c.slug + "' in your organisation";
+    }
+  }
+  return "";
+}
+
+function checkFeedbackCitations(e) {
+  if (e.hasSuperuserAuth()) return;
+  // the writer's own tenant: a row naming another tenant is refused by the create rule, and the answer here must
+  // not tell which topics another tenant has
+  const tenant = e.auth ? e.auth.getString("tenant") : "";
+  if (!tenant) return; // a guest, or a user of no tenant: the create rule refuses
+  const problem = citationsProblem(e.app, tenant, parseJSONField(e.record, "citations"));
+  if (problem) {
+    throw new BadRequestError("Invalid rating.", {
+      citations: new ValidationError("validation_invalid_citations", problem),
+    });
+  }
+}
+
 // One rating per user and message: the ones before it go (in the caller's transaction, so a refused new
 // rating leaves the old one in place).
 function deleteOldRatings(app, record) {
@@ -359,7 +416,9 @@ function claimOutbox(e) {
 
 // The chat turn's guard reads in one request (issue 26): the tenant (switch, default capabilities, credit),
 // the user's chatbot_access row and whether a quiz of theirs is open at `now`. Three REST calls a turn
-// were a fifth of a turn's CPU under load, most of it in the app's HTTP client.
+// were a fifth of a turn's CPU under load, most of it in the app's HTTP client. With the session's `role` and
+// `token` (issue 44) it also answers 401 when that token was signed out or the user has another tenant or role now,
+// so a turn never acts on a session its cache still holds (a user moved to another tenant got the old one's answers).
 //
 // guardOne: one turn's guard reads: the tenant row (from `tenants`, kept in `cache` for the other checks of a batch), the
 // user's access row and whether a quiz of theirs is open at nowMs. null when there is no such tenant.
@@ -394,7 +453,16 @@ function guardArgs(raw) {
   if (!tenant || !user || !Number.isFinite(nowMs)) {
     return null;
   }
-  return { tenant, user, nowMs };
+  // the session the turn acts for (issue 44): its role and token, checked against the user as they are now
+  const role = typeof body.role === "string" ? body.role : "";
+  const token = typeof body.token === "string" ? body.token : "";
+  return { tenant, user, nowMs, role, token };
+}
+
+// Why the turn's session no longer holds ("" when it does): its token was signed out, or the user moved to another
+// tenant or role since the app checked the token (r42_sessions.js sessionProblem). The app refuses the turn (401).
+function guardSession(app, args) {
+  return require(`${__hooks}/r42_sessions.js`).sessionProblem(app, args.tenant, args.user, args.role, args.token);
 }
 
 function turnGuard(e) {
@@ -405,6 +473,11 @@ function turnGuard(e) {
   const found = guardOne(e.app, args.tenant, args.user, args.nowMs, null);
   if (found === null) {
     throw new NotFoundError("No such tenant.");
+  }
+  const problem = guardSession(e.app, args);
+  if (problem) {
+    return e.json(401, { status: 401, message: "The turn's session no longer holds: " + problem + ".",
+      data: { reason: problem } });
   }
   return e.json(200, found);
 }
@@ -426,7 +499,11 @@ function turnGuards(e) {
       return { error: 400, message: "Need tenant, user and now (a date like 2026-12-01 12:00:00.000Z)." };
     }
     try {
-      return guardOne(e.app, args.tenant, args.user, args.nowMs, cache) || { error: 404, message: "No such tenant." };
+      const found = guardOne(e.app, args.tenant, args.user, args.nowMs, cache);
+      if (!found) return { error: 404, message: "No such tenant." };
+      const problem = guardSession(e.app, args);
+      return problem ? { error: 401, reason: problem, message: "The turn's session no longer holds: " + problem + "." }
+        : found;
     } catch (err) {
       return { error: 500, message: String((err && err.message) || err) };
     }
@@ -438,7 +515,7 @@ function turnGuards(e) {
 // {"results": [...]} in the same order, each {"user": <the user's record, email included>, "tenant": <its tenant
 // or null>} or {"error": 401}. The signature, type (auth), expiry and the user's token key are checked by
 // PocketBase itself (findAuthRecordByToken), as when the token is sent with a request of its own: a changed
-// password or a deleted user fails at once. 150 learners asking their first question together were 150 requests.
+// password, a deleted user or a signed-out token (r42_sessions.js) fails at once. 150 learners asking their first question together were 150 requests.
 const MAX_TOKENS = 200;
 
 function tokenChecks(e) {
@@ -457,8 +534,8 @@ function tokenChecks(e) {
     } catch (err) {
       return { error: 401 };
     }
-    if (!user || user.collection().name !== "users") {
-      return { error: 401 };
+    if (!user || user.collection().name !== "users" || require(`${__hooks}/r42_sessions.js`).isRevoked(e.app, token)) {
+      return { error: 401 }; // not a user's token, or signed out ("Afmelden", issue 44)
     }
     user.ignoreEmailVisibility(true);  // the owner of the token sees their own email, as before
     const tenantId = user.getString("tenant");
@@ -578,6 +655,88 @@ function recordCosts(e) {
   return e.json(200, { written: written, duplicates: duplicates });
 }
 
+// -- The privacy rule (issue 44, findings 4 and 5; docs/SECURITY.md) -----------------------------------------
+// Admins see what was asked and rated, never who, unless the learner signed that rating. chat_feedback.user is a
+// hidden text field (pb_migrations/1764401500_r42_privacy.js): PocketBase drops it from a user token's body (a body
+// naming someone else rates as the token's own user), so the rater is set here from the token.
+function assignRater(e) {
+  if (e.hasSuperuserAuth()) return; // the app names the rater (services/store/feedback.py)
+  e.record.set("user", e.auth ? e.auth.id : "");
+}
+
+// A rating is signed only by its own rater, whoever writes it.
+function checkSigner(record) {
+  const signer = record.getString("signer");
+  if (signer && signer !== record.getString("user")) {
+    throw new BadRequestError("Invalid rating.", {
+      signer: new ValidationError("validation_signer", "only the rater can sign a rating"),
+    });
+  }
+}
+
+// A deleted user's ratings go with them (the relation's cascade did this before the user field became text).
+function deleteRatingsOf(app, user) {
+  const rows = app.findRecordsByFilter("chat_feedback", "user = {:u}", "", 0, 0, { u: user.id });
+  for (const row of rows) app.delete(row);
+}
+
+// POST /api/r42/mentions {tenant, needles: [...], targets: [{collection, fields: [...], tenant: bool}]}
+//   -> {found: {collection: [ids]}}
+// The rows that contain any needle in any of the named fields (SQLite LIKE: ASCII letters in any case), within the
+// tenant where the collection has one. `r42 user forget` asks here, in a request body, so that a person's e-mail
+// address and name never appear in a URL, where PocketBase's request log would keep them.
+const MENTION_NEEDLES = 40;
+const MENTION_TARGETS = 60;
+function findMentions(e) {
+  const body = e.requestInfo().body || {};
+  const tenant = String(body.tenant || "");
+  const needles = Array.isArray(body.needles) ? body.needles.filter((n) => typeof n === "string" && n.length >= 3) : [];
+  const targets = Array.isArray(body.targets) ? body.targets : [];
+  if (!tenant || needles.length === 0 || needles.length > MENTION_NEEDLES || targets.length > MENTION_TARGETS) {
+    throw new BadRequestError(`Need a tenant, 1-${MENTION_NEEDLES} needles of 3 or more characters and at most ${MENTION_TARGETS} targets.`);
+  }
+  const params = { t: tenant };
+  needles.forEach((n, i) => { params["n" + i] = n; });
+  const found = {};
+  for (const target of targets) {
+    const fields = Array.isArray(target.fields) ? target.fields.filter((f) => /^[A-Za-z0-9_]+$/.test(f)) : [];
+    if (!target.collection || fields.length === 0) continue;
+    const any = [];
+    for (const f of fields) needles.forEach((_, i) => any.push(`${f} ~ {:n${i}}`));
+    const filter = (target.tenant ? "tenant = {:t} && " : "") + "(" + any.join(" || ") + ")";
+    const rows = e.app.findRecordsByFilter(String(target.collection), filter, "", 0, 0, params);
+    if (rows.length) found[target.collection] = rows.map((r) => r.id);
+  }
+  return e.json(200, { found: found });
+}
+
+// POST /api/r42/compact {needles: [...]} -> {logs_deleted}
+// After a forget: PocketBase's request log rows that name the person go (their URLs held filters with the e-mail
+// address), and both databases are rebuilt (VACUUM) and their write-ahead logs emptied, so the deleted and
+// rewritten rows leave no copy in free pages, in the WAL, or in a backup made afterwards. PocketBase writes its
+// request log in batches every few seconds: the route waits for the batch under way first.
+const LOG_BATCH_WAIT_MS = 3500;
+function compact(e) {
+  const body = e.requestInfo().body || {};
+  const needles = Array.isArray(body.needles) ? body.needles.filter((n) => typeof n === "string" && n.length >= 3) : [];
+  if (needles.length > MENTION_NEEDLES) throw new BadRequestError(`At most ${MENTION_NEEDLES} needles.`);
+  if (needles.length) sleep(LOG_BATCH_WAIT_MS);
+  let deleted = 0;
+  for (const n of needles) {
+    const like = "%" + n.replace(/[\\%_]/g, (c) => "\\" + c) + "%";
+    const result = e.app.auxNonconcurrentDB()
+      .newQuery("DELETE FROM _logs WHERE message LIKE {:n} ESCAPE '\\' OR data LIKE {:n} ESCAPE '\\'")
+      .bind({ n: like })
+      .execute();
+    deleted += result.rowsAffected();
+  }
+  e.app.auxVacuum();
+  e.app.vacuum();
+  e.app.auxNonconcurrentDB().newQuery("PRAGMA wal_checkpoint(TRUNCATE)").execute();
+  e.app.nonconcurrentDB().newQuery("PRAGMA wal_checkpoint(TRUNCATE)").execute();
+  return e.json(200, { logs_deleted: deleted });
+}
+
 module.exports = {
   recordCosts,
   tokenChecks,
@@ -589,6 +748,7 @@ module.exports = {
   checkSuggestionCreate,
   resolveCapabilities,
   throttleFeedback,
+  checkFeedbackCitations,
   deleteOldRatings,
   checkRelation,
   checkTopicUpdate,
@@ -596,4 +756,9 @@ module.exports = {
   deleteRelationsOf,
   inTransaction,
   throttleSignIn,
+  assignRater,
+  checkSigner,
+  deleteRatingsOf,
+  findMentions,
+  compact,
 };

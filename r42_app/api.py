@@ -8,7 +8,9 @@
     POST /api/chat/delta  Authorization: Bearer <token>; {"delta": <the `delta` of a delta event>}
                           -> {"status": "applied"|"suggested", "message", "topics", "relations"}
     POST /api/kb/documents  multipart `files` (+ optional `type`), an admin's Bearer token: import documents
-                          -> {"files": [{"file", "status": created|updated|unchanged|refused, "message", ...}]}
+                          -> {"files": [{"file", "status": created|updated|unchanged|refused, "message", ...}]};
+                          429 `uploads_busy` (Retry-After) past the uploads in flight per user and per tenant,
+                          408 `upload_timeout` when the body stops coming
     GET  /api/kb/documents/{id}/file?tenant=&expires=&sig=  a document's original file (a signed link)
     POST /api/chat/confirm  {"id": <of a confirm_required event>, "decision": "allow"|"deny"} while the turn
                           streams (on any backend worker) -> {"id", "decision"}; 404/403/410/409 for
@@ -31,12 +33,12 @@ import json
 import logging
 import math
 import re
+import secrets
 import time
 from typing import Any
 from urllib.parse import quote as quote_url
 
 from starlette.applications import Starlette
-from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -45,7 +47,7 @@ from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
 from r42_app.chat.turn import ChatRefused, check_turn, give_back, one_user_at_a_time, run_turn
 from r42_app.container import services
 from r42_app.core.chat import ChatInputError, validate_messages
-from r42_app.core.documents import MAX_FILES, download_signature, name_key, upload_name
+from r42_app.core.documents import MAX_FILE_BYTES, MAX_FILES, download_signature, name_key, upload_name
 from r42_app.core.identity import Tenant
 from r42_app.core.kb import TOPIC_TYPES
 from r42_app.core.mcp import ConfirmationError
@@ -57,6 +59,15 @@ from r42_app.services.runtime.loop_lag import MONITOR
 from r42_app.services.store.auth import AuthError, Session
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError, pocketbase_answers
+from r42_app.services.uploads import (
+    RETRY_AFTER_S,
+    ReceivedForm,
+    UploadCut,
+    incoming_dir,
+    receive_form,
+    slot_limits,
+    upload_slots,
+)
 
 REFUSAL_STATUS = {"unauthenticated": 401, "forbidden": 403, "chatbot_disabled": 403, "capability_denied": 403,
                   "quiz_active": 423, "quota_exceeded": 402, "rate_limited": 429, "unavailable": 503}
@@ -148,8 +159,8 @@ async def _session(token: str, fresh: bool = False) -> Session | JSONResponse:
     """The signed-in session of a PocketBase token, or the error response (401, or 503 when
     PocketBase cannot be asked)."""
     auth = services().auth
-    remembered = None if fresh else auth.remembered(token)
-    if remembered is not None:  # checked moments ago: no PocketBase call, no thread
+    remembered = None if fresh else await auth.remembered_now(token)
+    if remembered is not None:  # checked moments ago and not signed out since: no PocketBase call, no thread
         return remembered
     try:
         session = await (asyncio.to_thread(auth.check, token, True) if fresh else _one_check(auth, token))
@@ -234,13 +245,16 @@ async def chat(request: Request):
         if (wait := flooded(request.scope)) is not None:  # its token flooded the gate since it came in (flood_gate.py)
             raise ChatRefused("rate_limited", retry_after=wait)
         async with one_user_at_a_time(session.user.id):  # a user's own requests queue behind each other
-            permit = await check_turn(session.user, services().chat)  # once per turn, before anything streams
+            # once per turn, before anything streams; PocketBase checks the token too (signed out? moved tenant?)
+            permit = await check_turn(session.user, services().chat, token=session.token)
         if (wait := flooded(request.scope)) is not None:  # ... or while the guard ran: no turn, the token back
             await give_back(session.user, services().chat)
             raise ChatRefused("rate_limited", retry_after=wait)
     except ChatInputError as exc:
         return _error(400, "invalid_request", str(exc))
     except ChatRefused as exc:
+        if exc.kind == "unauthenticated":  # the session no longer holds: the next request checks the token anew
+            services().auth.forget(session.token)
         return _refused(exc)
 
     raw = [{"role": m.role, "content": m.content} for m in messages]
@@ -312,11 +326,24 @@ async def chat_confirm(request: Request) -> JSONResponse:
 UPLOAD_MAX_BODY_BYTES = 120 * 1024 * 1024  # one request: a few documents (50 MB each at most, MAX_FILE_BYTES)
 
 
+def _cut(cut: UploadCut, read_timeout: float) -> JSONResponse:
+    if cut.kind == "timeout":
+        return _error(408, "upload_timeout", msg("doc.upload_timeout", seconds=math.ceil(read_timeout)))
+    if cut.kind == "too_large":
+        return _error(413, "payload_too_large", f"The body is larger than {UPLOAD_MAX_BODY_BYTES // 1024} KB.")
+    if cut.kind == "too_many_files":
+        return _error(400, "invalid_request", msg("doc.too_many_files", maximum=MAX_FILES))
+    return _error(400, "invalid_request", "Send the files as multipart/form-data in the field `files`.")
+
+
 async def kb_documents(request: Request) -> JSONResponse:
     """`POST /api/kb/documents` (multipart, field `files`, one or more; optional field `type`): import documents
     into the caller's tenant (admins only). Each file is checked in the parse sandbox; the good ones are
     written, the bad ones refused with their reason. 200 {"files": [...]} when at least one file is imported,
-    422 when every file is refused, 400 without files, 403 for a learner, 413 over UPLOAD_MAX_BODY_BYTES."""
+    422 when every file is refused, 400 without files, 403 for a learner, 413 over UPLOAD_MAX_BODY_BYTES, 429
+    (Retry-After) while the user or the tenant has as many uploads in flight as allowed, 408 when the body
+    stops coming for R42_UPLOAD_READ_TIMEOUT_S. Nothing is read before the token and the slots are checked; the
+    files go to disk as they arrive (services/uploads.py), and are gone when the answer is sent."""
     token = _bearer(request)
     if not token:
         return _error(401, "unauthenticated", "Send your PocketBase token as `Authorization: Bearer <token>`.")
@@ -325,47 +352,59 @@ async def kb_documents(request: Request) -> JSONResponse:
         return session
     if not session.user.is_admin or not session.user.tenant_id:
         return _error(403, "forbidden", msg("kb.refused"))
-    raw = await _read_body(request, UPLOAD_MAX_BODY_BYTES)
-    if isinstance(raw, JSONResponse):
-        return raw
-    sent = False
+    declared = request.headers.get("content-length", "")
+    if declared and not declared.isdigit():
+        return _error(400, "invalid_request", "Content-Length must be a number of bytes.")
+    if declared and int(declared) > UPLOAD_MAX_BODY_BYTES:
+        return _error(413, "payload_too_large", f"The body is larger than {UPLOAD_MAX_BODY_BYTES // 1024} KB.")
+    cfg = services().settings
+    user = session.user
+    limits = slot_limits(user.id, user.tenant_id, cfg.uploads_per_user, cfg.uploads_per_tenant)
+    async with upload_slots(services().shared, limits, holder=secrets.token_hex(8)) as taken:
+        if not taken:
+            return _error(429, "uploads_busy", msg("doc.uploads_busy", seconds=RETRY_AFTER_S),
+                          {"Retry-After": str(RETRY_AFTER_S)})
+        try:
+            form = await receive_form(request.receive, request.headers.get("content-type", ""),
+                                      incoming_dir(cfg.data_dir), timeout=cfg.upload_read_timeout,
+                                      limit=UPLOAD_MAX_BODY_BYTES, max_files=MAX_FILES, max_fields=20)
+        except UploadCut as cut:
+            log.info("document upload of user %s cut off: %s", user.id, cut)
+            return _cut(cut, cfg.upload_read_timeout)
+        try:
+            return await _import_received(form, user)
+        finally:
+            await asyncio.to_thread(form.close)
 
-    async def receive() -> dict:
-        nonlocal sent
-        if sent:
-            return {"type": "http.disconnect"}
-        sent = True
-        return {"type": "http.request", "body": raw, "more_body": False}
 
-    try:
-        form = await Request(request.scope, receive).form(max_files=MAX_FILES + 1, max_fields=20)
-    except Exception as exc:  # python-multipart's errors: not multipart, a broken boundary
-        log.info("document upload is not multipart: %s", exc)
-        return _error(400, "invalid_request", "Send the files as multipart/form-data in the field `files`.")
-    uploads = [f for f in form.getlist("files") if isinstance(f, UploadFile)]
-    if not uploads:
+async def _import_received(form: ReceivedForm, user: Any) -> JSONResponse:
+    if not form.files:
         return _error(400, "invalid_request", "Send one or more files in the multipart field `files`.")
-    if len(uploads) > MAX_FILES:
-        return _error(400, "invalid_request", msg("doc.too_many_files", maximum=MAX_FILES))
-    topic_type = form.get("type")
+    topic_type = form.fields.get("type")
     if topic_type is not None and topic_type not in TOPIC_TYPES:
         return _error(400, "invalid_request", f"type must be one of {', '.join(TOPIC_TYPES)}.")
-    tenant = session.user.tenant
+    tenant = user.tenant
     importer = services().importer
     outcomes = []
     seen: set[str] = set()
-    for upload in uploads:
-        name = upload_name(upload.filename)
+    for received in form.files:
+        name = upload_name(received.filename)
         if name_key(name) in seen:  # a second file of the same name would overwrite the first
             outcomes.append(FileOutcome(name, "refused", msg("doc.duplicate", filename=name), "doc.duplicate"))
             continue
         seen.add(name_key(name))
-        data = await upload.read()
+        if received.size > MAX_FILE_BYTES:  # refused by its size, without reading it into memory
+            size = f"{received.size / 1024 / 1024:.1f}".replace(".", ",")
+            outcomes.append(FileOutcome(name, "refused", msg("doc.too_large", filename=name, size=size,
+                                                             maximum=MAX_FILE_BYTES // 1024 // 1024), "doc.too_large"))
+            continue
+        data = await asyncio.to_thread(received.read)
         try:
             outcome = await asyncio.to_thread(importer.import_file, tenant, name, data, topic_type)
         except (KBError, PBError) as exc:
             log.error("storing document %s failed: %s", name, exc)
             outcome = FileOutcome(name, "refused", msg("doc.write_failed", filename=name), "doc.write_failed")
+        del data
         outcomes.append(outcome)
     body = {"files": [o.to_json() for o in outcomes]}
     return JSONResponse(body, status_code=200 if any(o.ok for o in outcomes) else 422)

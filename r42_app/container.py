@@ -125,15 +125,16 @@ class Services:
 
     @property
     def auth(self) -> AuthService:
-        """Sign-ins and token checks; the wrong-password limit per browser address is in the shared state (with
-        several backend workers in Redis, else each worker would allow it again)."""
+        """Sign-ins, sign-outs and token checks; the wrong-password limit per browser address and the sessions ended
+        by a sign-out are in the shared state (with several backend workers in Redis, else each worker would allow
+        it again)."""
         def build() -> AuthService:
             from r42_app.services.runtime.shared_state import SharedFailureLimiter
             from r42_app.services.store.auth import SIGNIN_FAILURES_PER_MINUTE, AuthService
 
             failures = SharedFailureLimiter(self.shared, "signin", limit=SIGNIN_FAILURES_PER_MINUTE, window=60.0)
             return AuthService(self.settings.pb_url, self.admin_pb, failures,
-                               session_s=self.settings.session_hours * 3600)
+                               session_s=self.settings.session_hours * 3600, shared=self.shared)
         return self._once("auth", build)
 
     @property
@@ -181,9 +182,16 @@ class Services:
     @property
     def forgetter(self) -> UserForgetter:
         """`r42 user forget`: one user's data deleted or anonymised."""
+        from r42_app.services.adapters.mcp import demo_message_files, forget_in_demo_messages
         from r42_app.services.store.forget import UserForgetter
 
-        return self._once("forgetter", lambda: UserForgetter(self.admin_pb, self.questions))
+        def build() -> UserForgetter:
+            cfg = self.settings  # the files R42's MCP demo server writes, and the backups that still hold the user
+            files = [(path, forget_in_demo_messages)
+                     for path in demo_message_files(cfg.mcp_config_file, cfg.mcp_demo_messages)]
+            return UserForgetter(self.admin_pb, self.questions, files, cfg.data_dir / "backups")
+
+        return self._once("forgetter", build)
 
     @property
     def quiz(self) -> QuizStore:

@@ -10,6 +10,7 @@ server API. Two tools:
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
@@ -67,6 +68,7 @@ def build_server() -> MCPServer:
         message = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "tenant": tenant, "user": user,
                    "subject": subject, "text": text}
         with path.open("a", encoding="utf-8") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)  # `r42 user forget` rewrites the file under the same lock
             fh.write(json.dumps(message, ensure_ascii=False) + "\n")
         return {"status": "sent", "to": "de beheerders van de organisatie", "subject": subject}
 

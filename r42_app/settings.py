@@ -185,6 +185,19 @@ class Settings:
     session_hours: int = field(default=8, metadata=env(
         "R42_SESSION_HOURS", parse=count(24 * 7),
         doc="hours a sign-in lasts, never extended (1 to 168)"))
+    uploads_per_user: int = field(default=2, metadata=env(
+        "R42_UPLOADS_PER_USER", parse=count(100),
+        doc="document uploads one user sends at once, over all backend workers; one more is refused (429)"))
+    uploads_per_tenant: int = field(default=4, metadata=env(
+        "R42_UPLOADS_PER_TENANT", parse=count(1000),
+        doc="document uploads one tenant's admins send at once, over all backend workers; one more is refused (429)"))
+    upload_read_timeout: float = field(default=30.0, metadata=env(
+        "R42_UPLOAD_READ_TIMEOUT_S", parse=seconds(600), shown="30",
+        doc="seconds an upload may send nothing before it is dropped (408) and what it sent is removed (1 to 600)"))
+    parse_slots: int = field(default=2, metadata=env(
+        "R42_PARSE_SLOTS", parse=count(64),
+        doc="documents one backend worker reads at once (each in a child of up to 1 GB); one tenant takes at most "
+            "all but one of them, so another tenant's file never waits behind its flood"))
 
     @property
     def injection_model_file(self) -> Path:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -21,10 +21,11 @@ from r42_app.core.delta import Rejected, validate_delta
 from r42_app.core.fence import fence, one_line
 from r42_app.core.identity import SignedInUser, Tenant
 from r42_app.core.injection import detect_injection_markers
+from r42_app.core.kb import Relation, Topic
 from r42_app.core.messages import msg
-from r42_app.core.retrieval import Snippet, render_snippets, visible_topic
+from r42_app.core.retrieval import Snippet, TenantIndex, render_snippets, visible_topic
 from r42_app.core.tools import BUILTIN_TOOLS, KB_SEARCH_TOOL, LOOKUP_TOPIC, PROPOSE_GRAPH_DELTA, ToolSpec
-from r42_app.services.retrieval import MODES, Retriever
+from r42_app.services.retrieval import MODES, Retriever, SearchResult
 from r42_app.services.store.kb_store import KBStore
 
 log = logging.getLogger(__name__)
@@ -132,18 +133,22 @@ async def lookup_topic(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResu
     """One topic in full, with its relations, as a snippet block."""
     slug = str(tool_input.get("id", "")).strip()
     topic = await asyncio.to_thread(ctx.deps.kb.topic, ctx.tenant, slug) if slug else None
-    topic = visible_topic(topic) if topic is not None else None  # what a reader of the topic page sees
     if topic is None:
         return ToolResult(f"No topic with id {slug!r} exists in this knowledge base.")
     relations = await asyncio.to_thread(ctx.deps.kb.relations_of, ctx.tenant, slug)
+    return ToolResult(await asyncio.to_thread(_topic_block, topic, relations))  # CPU: off the event loop
+
+
+def _topic_block(topic: Topic, relations: Sequence[Relation]) -> str:
+    """A looked-up topic as the model reads it: what a reader of the topic page sees, fenced, with its markers."""
+    topic = visible_topic(topic)
     lines = [f"id: {topic.slug}", f"label: {one_line(topic.label)}", f"type: {topic.type}",
              f"description: {one_line(topic.description)}", "content:", topic.content or "(none)"]
     if relations:
         lines.append("relations:")
         lines += [f"- {r.source} --{r.type}--> {r.target}" for r in relations]
     text = "\n".join(lines)
-    markers = await asyncio.to_thread(detect_injection_markers, text)
-    return ToolResult(fence(text, topic.slug, topic.label, markers))
+    return fence(text, topic.slug, topic.label, detect_injection_markers(text))
 
 
 async def kb_search(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResult:
@@ -152,9 +157,15 @@ async def kb_search(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResult:
     mode = tool_input["mode"] if tool_input.get("mode") in MODES else "hybrid"
     result = await asyncio.to_thread(ctx.deps.retriever.kb_search, ctx.tenant, query, mode, 5)
     index = await asyncio.to_thread(ctx.deps.retriever.index, ctx.tenant)
-    new: list[Snippet] = result.snippets(index, start=len(ctx.snippets) + 1)
+    new, text = await asyncio.to_thread(_search_block, result, index, len(ctx.snippets) + 1)  # CPU: off the loop
     ctx.snippets.extend(new)
-    return ToolResult(render_snippets(new) if new else "No topic matches this search.")
+    return ToolResult(text if new else "No topic matches this search.")
+
+
+def _search_block(result: SearchResult, index: TenantIndex, start: int) -> tuple[list[Snippet], str]:
+    """A search's hits as snippets numbered from `start` (their markers read) and their fenced text."""
+    new: list[Snippet] = result.snippets(index, start=start)
+    return new, render_snippets(new)
 
 
 async def propose_graph_delta(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResult:

@@ -33,7 +33,7 @@ from r42_app.core.errors import UserError
 from r42_app.core.identity import SignedInUser
 from r42_app.core.questions import QuestionEntry
 from r42_app.core.ratelimit import Limiter
-from r42_app.core.retrieval import KBContext, TenantIndex, render_snippets
+from r42_app.core.retrieval import KBContext, Snippet, TenantIndex, render_snippets
 from r42_app.services.adapters.llm import LLMError, LLMEvent
 from r42_app.services.retrieval import MODES, Retriever, SearchResult
 from r42_app.services.store.kb_store import KBStore
@@ -138,11 +138,14 @@ class TurnPermit:
 
 
 async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_HELP,
-                     rate_limit: bool = True) -> TurnPermit:
+                     rate_limit: bool = True, token: str = "") -> TurnPermit:
     """The guard, once per turn, for the window and the API alike: signed in, in a tenant, R42 on for
     the tenant, the `need`ed capability resolved for this user now, AI credit left for a model call
     (`assert_tenant_ai_credit_access`; not offline), no active quiz (the server's row, whatever the
     browser says), and within the rate limit (taken first, given back when the turn is refused otherwise).
+    The session too (issue 44): the user still in that tenant with that role, and the session's `token` (when
+    given) valid and not signed out, as PocketBase says now, whatever a cache of the token check still holds
+    (`unauthenticated`, with the code `chat.session_changed` or `auth.session_ended`).
     Raises ChatRefused with a typed kind. Its PocketBase queries run at the same time, off the loop."""
     if user is None:
         raise ChatRefused("unauthenticated")
@@ -158,7 +161,7 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
         if wait > 0:
             raise ChatRefused("rate_limited", retry_after=wait)
     try:
-        capabilities, log_questions = await _guard(user, deps, need)
+        capabilities, log_questions = await _guard(user, deps, need, token)
     except BaseException:
         if limiter is not None:
             await give_back(user, deps)
@@ -174,13 +177,16 @@ async def give_back(user: SignedInUser, deps: ChatDeps) -> None:
             await refunded
 
 
-async def _guard(user: SignedInUser, deps: ChatDeps, need: str) -> tuple[frozenset[str] | set[str], bool]:
-    """check_turn's PocketBase part: R42 on, the capability, credit and no quiz (raises ChatRefused); the
-    capabilities and the tenant's question-log switch."""
+async def _guard(user: SignedInUser, deps: ChatDeps, need: str,
+                 token: str = "") -> tuple[frozenset[str] | set[str], bool]:
+    """check_turn's PocketBase part: the session, R42 on, the capability, credit and no quiz (raises ChatRefused);
+    the capabilities and the tenant's question-log switch."""
     try:
         if (guards := getattr(deps.access, "guards", None)) and (clock := getattr(deps.quiz, "clock", None)):
-            # PocketBase's stores: the three reads in one request, shared with the turns that arrive together
-            chatbot, resolution, quiz_active = await guards.call((user.tenant_id, user.id, pb_time(clock())))
+            # PocketBase's stores: the three reads in one request, shared with the turns that arrive together, and
+            # the session checked in the same request (no request more per turn)
+            chatbot, resolution, quiz_active = await guards.call(
+                (user.tenant_id, user.id, pb_time(clock()), user.role, token))
             access = chatbot, resolution
         else:  # other lookups (the tests' fakes): each on its own
             access_lookup = asyncio.to_thread(deps.access.effective, user.tenant_id, user.id) if deps.access \
@@ -188,6 +194,11 @@ async def _guard(user: SignedInUser, deps: ChatDeps, need: str) -> tuple[frozens
             quiz_lookup = asyncio.to_thread(deps.quiz.active, user.id) if deps.quiz else _none()
             access, quiz_active = await asyncio.gather(access_lookup, quiz_lookup)
     except PBError as exc:
+        if exc.status == 401:  # the session no longer holds: signed out, or moved to another tenant or role
+            signed_out = exc.data.get("reason") == "signed_out"
+            log.info("turn refused for user %s: session %s", user.id, "signed out" if signed_out else "changed")
+            raise ChatRefused("unauthenticated", code="auth.session_ended" if signed_out
+                              else "chat.session_changed") from exc
         log.error("turn guard could not reach PocketBase: %s", exc)
         raise ChatRefused("unavailable") from exc
     capabilities = DEFAULT_CAPABILITIES
@@ -213,13 +224,21 @@ async def _none() -> None:
     return None
 
 
+def _snippets_of(result: SearchResult, index: TenantIndex) -> tuple[list[Snippet], str]:
+    """A turn's snippets, their injection markers read, and their fenced text for the prompt."""
+    snippets = result.snippets(index)
+    return snippets, render_snippets(snippets)
+
+
 async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps, mode: str = "hybrid",
-                   permit: TurnPermit | None = None, channel: str = "window") -> AsyncIterator[events.ChatEvent]:
+                   permit: TurnPermit | None = None, channel: str = "window",
+                   token: str = "") -> AsyncIterator[events.ChatEvent]:
     """Answer the last user message. Raises ChatInputError / ChatRefused before anything streams.
     Callers that already ran `check_turn` (the API, to answer with a status code) pass its permit;
     otherwise the guard runs here, alongside grounding (nothing streams and no model is called before
     it has passed). A turn that is answered (or whose model failed) leaves its question in the question
-    log, unless the tenant switched it off; `channel` is "window" or "api"."""
+    log, unless the tenant switched it off; `channel` is "window" or "api"; `token` is the session's (the guard
+    checks it)."""
     messages = validate_messages(raw_messages)
     if mode not in MODES:
         raise ChatInputError(f"mode must be one of {', '.join(MODES)}")
@@ -240,7 +259,8 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
             return await asyncio.to_thread(search)
 
     if permit is None:
-        checked, grounded = await asyncio.gather(check_turn(user, deps), ground(), return_exceptions=True)
+        checked, grounded = await asyncio.gather(check_turn(user, deps, token=token), ground(),
+                                                 return_exceptions=True)
         if isinstance(checked, BaseException):  # a refusal wins over a grounding failure
             raise checked
         if isinstance(grounded, BaseException):
@@ -249,7 +269,8 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     else:
         grounded = await ground()
     context, result, index = grounded
-    snippets = result.snippets(index)
+    # the snippets' injection markers and their fences read the knowledge base's text: CPU, off the event loop
+    snippets, snippets_text = await asyncio.to_thread(_snippets_of, result, index)
     relevant = result.relevance.grounded  # does the KB have anything on this question (core/relevance.py)
     suspect = [s.ref for s in snippets if s.suspect]
     if suspect:
@@ -266,7 +287,8 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         # sentence opens the topic at the snippet's best passage
         texts = {s.slug: f"{t.description}\n\n{s.text}" for s in snippets
                  if (t := index.topics[index.by_slug[s.slug]] if s.slug in index.by_slug else None) is not None}
-        answer = offline_answer(question, snippets, texts=texts, grounded=relevant)
+        # reading the topics' text is CPU: off the event loop every user shares
+        answer = await asyncio.to_thread(offline_answer, question, snippets, texts=texts, grounded=relevant)
         yield events.Text(answer)
     else:
         pending_events: asyncio.Queue = asyncio.Queue()  # what a running tool streams (a confirmation card)
@@ -274,8 +296,8 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
             snippets = []
         ctx = TurnContext(user, tenant, permit.capabilities, deps, snippets, emit=pending_events.put)
         offered = {t.name: t for t in deps.tools.offered(permit.capabilities)}
-        system = system_blocks(context.text, render_snippets(snippets), user.name, user.is_admin, list(offered),
-                               snippets_enabled=deps.rag_snippets, grounded=relevant)
+        system = system_blocks(context.text, snippets_text if snippets else "", user.name, user.is_admin,
+                               list(offered), snippets_enabled=deps.rag_snippets, grounded=relevant)
         definitions = [t.spec.definition() for t in offered.values()]
         convo: list[dict] = [{"role": m.role, "content": m.content} for m in kept]
         spent: Usage | None = None  # the round in progress, as far as the model has reported it

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from r42_app.chat import events
-from r42_app.core.chat_view import UICitation, cited, confirm_lines, display, distinct_sources
+from r42_app.core.chat_view import UICitation, chips, cited, confirm_lines, display, distinct_sources
 from r42_app.core.delta import describe_delta
 from r42_app.core.messages import msg
 
@@ -33,7 +33,8 @@ class AnswerView:
                 self.sources = [UICitation(s.ref, s.slug, s.label, s.passage) for s in sources]
             case events.Text(text=text):
                 self.text += text
-                return {"content": self.text, "display": display(self.text, self.sources, streaming=True)}
+                return {"content": self.text, "display": display(self.text, self.sources, streaming=True),
+                        "chips": chips(self.sources)}
             case events.Citation():
                 self.citations.append(UICitation(event.ref, event.slug, event.label, event.passage))
             case events.DeltaProposed(delta=delta):
@@ -72,7 +73,7 @@ class AnswerView:
         it names are only the closest ones (its chips show them)."""
         citations = self.citations or cited(self.text, self.sources)  # ended before the citations came
         return {"content": self.text, "status": self.status, "citations": citations,
-                "display": display(self.text, citations), "grounded": self.grounded,
+                "display": display(self.text, citations), "chips": chips(citations), "grounded": self.grounded,
                 "sources": distinct_sources(self.text, citations) if self.grounded else [],
                 "delta": self.delta, "delta_state": "pending" if self.delta else "",
                 "delta_lines": describe_delta(self.delta, labels)}

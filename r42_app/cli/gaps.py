@@ -8,6 +8,7 @@ from datetime import UTC, datetime, time
 
 from r42_app.cli.common import EXIT_OK, day, tenants_named
 from r42_app.container import connected
+from r42_app.core.gaps import MIN_ASKERS_SHOWN
 from r42_app.settings import load_settings
 
 
@@ -27,7 +28,8 @@ def cmd_gaps_report(args: argparse.Namespace) -> int:
     for v in views:
         g = v.gap
         closest = ", ".join(g.closest) or "(no topic came close)"
-        print(f"[{v.status}] {g.count}x by {g.learners} learner(s), last {g.last:%Y-%m-%d %H:%M} (id {g.id}); "
+        askers = f"{g.askers_shown} learners" if g.askers_shown else f"fewer than {MIN_ASKERS_SHOWN} learners"
+        print(f"[{v.status}] {g.count}x by {askers}, last {g.last:%Y-%m-%d %H:%M} (id {g.id}); "
               f"closest: {closest}")
         for example in g.examples(5):
             print(f"    - {example}")
@@ -42,5 +44,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     report.add_argument("--since", type=day, help="only questions from this UTC day on (YYYY-MM-DD)")
     report.add_argument("--all", action="store_true", help="also the groups an admin chose to ignore")
     report.add_argument("--json", action="store_true",
-                        help='{"groups": [{"id", "count", "learners", "last", "examples", "closest", "status"}]}')
+                        help='{"groups": [{"id", "count", "learners", "last", "examples", "closest", "status"}]}; '
+                             f'"learners" is null below {MIN_ASKERS_SHOWN} (no count that points at one person)')
     report.set_defaults(func=cmd_gaps_report)

@@ -1,4 +1,4 @@
-"""Privacy from the command line (issue 28): `r42 user forget`."""
+"""Privacy from the command line (issues 28 and 44): `r42 user forget`."""
 
 from __future__ import annotations
 
@@ -29,14 +29,22 @@ def cmd_user_forget(args: argparse.Namespace) -> int:
     kept = ", ".join(f"{n} {what}" for what, n in done.anonymised.items() if n) or "nothing"
     print(f"{args.email} is forgotten in {tenant.slug} (pseudonym {done.pseudonym}); deleted: {deleted}; "
           f"kept without the user: {kept}")
+    if done.left.get("topics"):
+        print(f"topics that still name them (knowledge base content; edit them): {', '.join(done.left['topics'])}")
+    if done.left.get("backups"):
+        print(f"{len(done.left['backups'])} backup(s) made before still hold them until your retention deletes "
+              f"them; a restore of one brings them back, so forget them again after it")
     return EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     user = sub.add_parser("user", help="users' data")
     user_sub = user.add_subparsers(dest="user_command", required=True)
-    forget = user_sub.add_parser("forget", help="delete or anonymise everything of one user, and their account")
+    forget = user_sub.add_parser("forget", help="delete or pseudonymise everything of one user, and their account "
+                                                "(PocketBase's rows, its request log, the MCP demo server's messages)")
     forget.add_argument("--tenant", required=True)
     forget.add_argument("--email", required=True)
-    forget.add_argument("--json", action="store_true", help="what was deleted and anonymised, as JSON")
+    forget.add_argument("--json", action="store_true",
+                        help='{"pseudonym", "deleted", "anonymised", "left"}: rows and messages per collection and '
+                             'file; "left": topics that still name the user, backups made before')
     forget.set_defaults(func=cmd_user_forget)

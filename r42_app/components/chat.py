@@ -6,6 +6,7 @@ from r42_app.components.common import form_label
 from r42_app.components.markdown import safe_markdown
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_HELP, CAPABILITY_LABELS
 from r42_app.core.chat_view import UIMessage
+from r42_app.core.messages import msg
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
 
@@ -153,7 +154,7 @@ def bubble(msg: UIMessage) -> rx.Component:
             rx.cond(
                 (msg.content == "") & (msg.status == "streaming"),
                 rx.hstack(rx.spinner(size="1"), rx.text("R42 zoekt in de kennisbank…", size="1", color_scheme="gray")),
-                safe_markdown(msg.display, component_map={"a": citation_chip}, class_name="r42-md"),
+                safe_markdown(msg.display, component_map={"a": citation_chip}, chips=msg.chips, class_name="r42-md"),
             ),
             sources_list(msg),
             rx.cond((msg.status == "incomplete") & (msg.content != ""),
@@ -375,14 +376,24 @@ def privacy_note() -> rx.Component:
         ChatState.question_log & ~(("," + ChatState.privacy_seen + ",").contains("," + AuthState.user_id + ",")),
         rx.callout(
             rx.hstack(
-                rx.text("Je vragen worden zonder je naam bewaard om de kennisbank te verbeteren: beheerders zien wat "
-                        "er gevraagd wordt, niet wie het vroeg.", size="1"),
+                rx.text(msg("chat.privacy_note"), size="1"),
                 rx.button("Begrepen", size="1", variant="soft", on_click=ChatState.dismiss_privacy,
                           id="r42-privacy-ok", type="button"),
                 align="center", justify="between", spacing="2", width="100%",
             ),
             icon="shield_check", size="1", color_scheme="gray", margin="8px 12px 0", id="r42-privacy-note",
         ),
+    )
+
+
+def sign_toggle() -> rx.Component:
+    """"Zet mijn naam erbij" (issue 44): off, a rating reaches the admins without a name; on, with it. Said before a
+    thumb is pressed, and only for the ratings given while it is on."""
+    return rx.vstack(
+        rx.checkbox(msg("chat.sign_ratings"), checked=ChatState.sign_ratings, on_change=ChatState.set_sign_ratings,
+                    size="1", id="r42-sign", aria_describedby="r42-sign-help"),
+        rx.text(msg("chat.sign_ratings_help"), size="1", color_scheme="gray", id="r42-sign-help"),
+        spacing="0", padding="6px 12px 0", width="100%", class_name="r42-sign",
     )
 
 
@@ -425,6 +436,7 @@ def window() -> rx.Component:
             ),
             queued_question(),
             editing_bar(),
+            sign_toggle(),
             composer(),
             class_name="r42-window",
             role="complementary",  # on a phone assets/r42.js makes it a modal dialog (it covers the page there)

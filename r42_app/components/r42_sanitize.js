@@ -9,6 +9,11 @@
 // links only to http(s), mailto or paths; images only from this app's own origin (a path), so a
 // prompt-injected answer cannot send data out through an image URL. Ids and names get a prefix, so
 // content can never take over an id the app's scripts look for (`r42-close`, `r42-input`, ...).
+//
+// Source chips come from R42's own data, never from the text: the renderer passes the chips R42 made for this
+// text (`chips`: [{href, label}], the validated citations of one answer) and only a link with exactly that href
+// and that text becomes one (`data-r42-cite`). Nothing a writer can put in markdown (a title, an attribute, a
+// class) makes a chip; a page without citations (a topic, the editor's preview) has none.
 import rehypeSanitize, { defaultSchema } from "rehype-sanitize";
 
 const ARIA = ["ariaDescribedBy", "ariaLabel", "ariaLabelledBy"];
@@ -50,8 +55,10 @@ export const R42_SCHEMA = {
   required: { input: { disabled: true, type: "checkbox" } },
 };
 
-// The title state/chat.py gives the links it makes of [ref:N] citations.
-const CITATION = "r42:bron";
+// Where a chip may point: a topic of this app, maybe at a passage (core/retrieval.py topic_url, with the slug
+// pattern of core/kb.py and the anchor pattern of core/passages.py).
+const CHIP_HREF = /^\/topics\/[a-z0-9]+(?:-[a-z0-9]+)*(?:#p-[0-9a-f]{10}(?:-[0-9]{1,4})?)?$/;
+const MAX_LABEL = 200; // core/chat_view.py MAX_CITATION_LABEL
 
 // A path on this origin: "/x" but not "//host" or "/\host" (protocol-relative), nor anything with a scheme.
 const SAME_ORIGIN_PATH = /^\/(?![/\\])[^\s]*$/;
@@ -66,6 +73,32 @@ function textOf(node) {
   return (node.children || []).map(textOf).join("");
 }
 
+function plain(text) {
+  return String(text).replace(/\s+/g, " ").trim();
+}
+
+// The chips R42 made for this text, as "href\nlabel" keys (a malformed entry is left out).
+function chipKeys(chips) {
+  const keys = new Set();
+  if (!Array.isArray(chips)) return keys;
+  for (const c of chips) {
+    if (c && typeof c.href === "string" && CHIP_HREF.test(c.href) && typeof c.label === "string"
+        && plain(c.label) && Array.from(c.label).length <= MAX_LABEL) {
+      keys.add(c.href + "\n" + plain(c.label));
+    }
+  }
+  return keys;
+}
+
+// What follows the text of a link that leaves the app: an arrow the eye sees, words a screen reader says.
+function externalMarker(words) {
+  const arrow = { type: "element", tagName: "span", properties: { className: ["r42-external"], ariaHidden: "true" },
+    children: [{ type: "text", value: "\u2197" }] };
+  const said = { type: "element", tagName: "span", properties: { className: ["sr-only"] },
+    children: [{ type: "text", value: " " + words }] };
+  return words ? [arrow, said] : [arrow];
+}
+
 // The markdown renderer shows a `pre` as a code block and takes its one `code` child for that: a `pre` of raw
 // HTML without exactly that (`<pre>x</pre>`, `<pre> <code>`) would crash the whole page, so it gets one.
 function onePreCode(node) {
@@ -77,9 +110,11 @@ function onePreCode(node) {
   node.children = [{ type: "element", tagName: "code", properties: {}, children: [{ type: "text", value: textOf(node) }] }];
 }
 
-// Images from elsewhere become their alt text (a reader still learns what was there); links that leave
-// the app open in a new tab, without a referrer, marked for the reader (`data-r42-external`).
-function applyOriginRules(node) {
+// Images from elsewhere become their alt text (a reader still learns what was there); a link R42 made of a
+// [ref:N] (its href and text one of `chips`) becomes a source chip showing just its label; links that leave
+// the app open in a new tab, without a referrer, marked for the eye and the ear (`data-r42-external`, an arrow,
+// `external` for screen readers).
+function applyOriginRules(node, chips, external) {
   if (!node || !Array.isArray(node.children)) return;
   node.children = node.children.map((child) => {
     if (child.type !== "element") return child;
@@ -91,25 +126,31 @@ function applyOriginRules(node) {
       const alt = child.properties?.alt;
       return { type: "text", value: alt ? `[${alt}]` : "" };
     }
-    if (child.tagName === "a" && child.properties?.title === CITATION) {
-      // a source chip R42 made from a [ref:N] (state/chat.py strips this mark from what the model wrote)
-      const { title, ...rest } = child.properties;
-      child.properties = { ...rest, dataR42Cite: "true" };
-    } else if (child.tagName === "a" && typeof child.properties?.href === "string" && !isSameOriginPath(child.properties.href)
-        && !child.properties.href.startsWith("#")) {
+    const href = child.tagName === "a" ? child.properties?.href : undefined;
+    if (typeof href === "string" && chips.has(href + "\n" + plain(textOf(child)))) {
+      child.properties = { href, dataR42Cite: "true" };
+      child.children = [{ type: "text", value: plain(textOf(child)) }];
+      return child;
+    }
+    if (typeof href === "string" && !isSameOriginPath(href) && !href.startsWith("#")) {
       child.properties = { ...child.properties, target: "_blank", rel: ["noopener", "noreferrer", "nofollow"],
         dataR42External: "true" };
+      child.children = [...(child.children || []), ...externalMarker(external)];
     }
-    applyOriginRules(child);
+    applyOriginRules(child, chips, external);
     return child;
   });
 }
 
-export default function r42Sanitize() {
+// options: {chips: [{href, label}] (the citations R42 made for this text), external: the words a screen reader
+// says after a link that leaves the app (core/messages.py "markdown.external_link")}.
+export default function r42Sanitize(options) {
   const sanitize = rehypeSanitize(R42_SCHEMA);
+  const chips = chipKeys(options && options.chips);
+  const external = String((options && options.external) || "");
   return (tree) => {
     const clean = sanitize(tree);
-    applyOriginRules(clean);
+    applyOriginRules(clean, chips, external);
     return clean;
   };
 }

@@ -76,7 +76,7 @@ def admin_menu() -> rx.Component:
 
 
 def user_menu() -> rx.Component:
-    """Avatar with name, role, tenant and the sign-out action."""
+    """Avatar with name, role, tenant and the sign-out actions (this session, or every session of the user)."""
     return rx.menu.root(
         rx.menu.trigger(
             rx.button(
@@ -111,6 +111,14 @@ def user_menu() -> rx.Component:
                                   id="sign-out-hint"),
                           spacing="0", align="start"),
                 on_click=AuthState.sign_out, id="sign-out", height="auto", padding_y="4px",
+            ),
+            rx.menu.item(
+                rx.icon("monitor_smartphone", size=14),
+                rx.vstack(rx.text("Overal afmelden", size="2"),
+                          rx.text("Op al je apparaten en in al je tabbladen", size="1", color_scheme="gray",
+                                  id="sign-out-everywhere-hint"),
+                          spacing="0", align="start"),
+                on_click=AuthState.sign_out_everywhere, id="sign-out-everywhere", height="auto", padding_y="4px",
             ),
         ),
     )

@@ -10,7 +10,8 @@ from typing import Any
 
 from r42_app.core.messages import msg
 from r42_app.core.retrieval import Snippet, topic_url
-from r42_app.core.text import tokenize
+from r42_app.core.text import link_texts, tokenize
+from r42_app.core.visible import visible_text
 
 MAX_TURNS = 12
 MAX_MESSAGE_CHARS = 8_000
@@ -90,13 +91,15 @@ class Citation:
 
 def clean_text(text: str) -> str:
     """`text` as valid Unicode: a lone surrogate (JSON allows `\\ud800`, UTF-8 cannot encode it)
-    becomes U+FFFD; a surrogate pair becomes the character it stands for."""
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    becomes U+FFFD; a surrogate pair becomes the character it stands for. Then without the characters nobody
+    sees (core/visible.py): a question pasted from a page that hid text in tag characters asks what it shows."""
+    return visible_text(text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace"))
 
 
 def validate_messages(raw: Any) -> list[ChatMessage]:
     """Messages from a client, checked: 1-50 of them, roles user/assistant, text up to 8,000
-    characters, the last one a non-empty user message; invalid Unicode is cleaned (`clean_text`)."""
+    characters, the last one a non-empty user message; invalid Unicode and invisible characters are cleaned
+    (`clean_text`)."""
     if not isinstance(raw, list) or not raw:
         raise ChatInputError("messages must be a non-empty list")
     if len(raw) > MAX_MESSAGES:
@@ -151,7 +154,7 @@ def system_blocks(context_text: str, snippets_text: str, user_name: str, is_admi
         preamble, kb_block = PREAMBLE_WITHOUT_SNIPPETS, f"{context_text}\n\n{SNIPPETS_OFF}"
     tools = (f"Tools offered in this turn: {', '.join(tool_names)}." if tool_names
              else "No tools are offered in this turn: answer from the context and snippets above.")
-    tail = (f"The learner is {user_name or 'unknown'}. "
+    tail = (f"The learner is {visible_text(user_name) or 'unknown'}. "
             f"{'They are an admin of their organisation.' if is_admin else 'They are not an admin.'} {tools}")
     if not grounded:
         tail += f" {NOTHING_RELEVANT}"
@@ -179,7 +182,6 @@ def resolve_citations(text: str, snippets: Sequence[Snippet]) -> tuple[list[Cita
 
 _ABBREVIATIONS = re.compile(
     r"\b(bijv|o\.a|d\.w\.z|m\.b\.t|t\.o\.v|i\.p\.v|incl|excl|art|nr|ca|enz|zgn|e\.g|i\.e|etc)\.$", re.IGNORECASE)
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _INLINE = re.compile(r"\*\*|__|`|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
@@ -208,15 +210,15 @@ def plain_sentences(text: str) -> list[str]:
     blocks.append(" ".join(current))
     out: list[str] = []
     for block in blocks:
-        block = _INLINE.sub("", _LINK.sub(r"\1", block)).strip()
+        block = _INLINE.sub("", link_texts(block)).strip()
         pieces = _SENTENCE.split(block)
-        merged: list[str] = []
-        for piece in pieces:  # re-join splits after an abbreviation ("bijv. De ...")
-            if merged and _ABBREVIATIONS.search(merged[-1]):
-                merged[-1] = f"{merged[-1]} {piece}"
+        merged: list[list[str]] = []
+        for piece in pieces:  # re-join splits after an abbreviation ("bijv. De ..."): it ends the piece before
+            if merged and _ABBREVIATIONS.search(merged[-1][-1]):  # (reading the whole sentence so far again,
+                merged[-1].append(piece)  # and copying it, was quadratic: "Zie bijv. " 2,000 times took 2.5 s)
             else:
-                merged.append(piece)
-        for sentence in (" ".join(m.split()) for m in merged):
+                merged.append([piece])
+        for sentence in (" ".join(" ".join(m).split()) for m in merged):
             whole = sentence[-1:] in (".", "!", "?") and (sentence[:1].isupper() or sentence[:1].isdigit())
             if whole and len(sentence.split()) >= 6:
                 out.append(sentence)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from r42_app.core.errors import UserError
 from r42_app.core.kb import MAX_CONTENT, MAX_DESCRIPTION, MAX_LABEL, MAX_SLUG, TOPIC_TYPES, Relation, Topic, slugify
 from r42_app.core.messages import msg
+from r42_app.core.passages import read_heading
 
 KINDS: tuple[str, ...] = ("pdf", "docx", "pptx", "md", "html", "txt")
 EXTENSIONS: dict[str, str] = {
@@ -37,11 +38,11 @@ DOWNLOAD_LINK_S = 3600  # a signed link to an original file works this long
 MAX_MARKDOWN = MAX_SECTIONS * SECTION_BUDGET + MAX_CONTENT  # more text than this cannot become a document's topics
 
 PAGE_MARK_RE = re.compile(r"^<!-- pagina (\d{1,5}) -->$")
-# A heading line; its title without a closing run of #s. Possessive quantifiers: the lazy `(.*?)\s*#*\s*$` this
-# replaced backtracked in cubic time on a heading of many spaces (a 2 KB file held a worker for 14 s).
-_HEADING = re.compile(r"^(#{1,6})[ \t]++(.*?)(?:[ \t]++#++)?+[ \t]*+$")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
-_PAGE_SUFFIX = re.compile(r"\s*\(p\. \d+(?:–\d+)?\)$")
+_PAGE_SUFFIX = re.compile(r"(?<!\s)\s*+\(p\. \d+(?:–\d+)?\)$")  # from a run of spaces' start: read once
+# An image, and a link, as in core/text.py link_texts: one pass, a `[` without its `](…)` taken and left as written.
+_IMAGE = re.compile(r"!\[[^\]]*+(\](?:\([^)]*+(\))?)?)?")
+_LINK = re.compile(r"\[([^\]]*+)(\](?:\([^)]*+(\))?)?)?")
 
 
 def page_mark(page: int) -> str:
@@ -134,8 +135,8 @@ def _clip(text: str, limit: int) -> str:
 
 def _plain(line: str) -> str:
     """A markdown line as plain words (no marks, no table pipes, no links' targets)."""
-    line = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", line)
-    line = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", line)
+    line = _IMAGE.sub(lambda m: "" if m.group(2) else m.group(0), line)
+    line = _LINK.sub(lambda m: m.group(1) if m.group(3) else m.group(0), line)
     line = re.sub(r"^\s{0,3}(#{1,6}|[-*+]|\d{1,9}[.)]|>)\s+", "", line)
     line = re.sub(r"[*_`|]+", " ", line)
     return " ".join(line.split())
@@ -166,9 +167,9 @@ def _lines(markdown: str) -> Iterable[tuple[str, str]]:
         if m:
             yield "page", m.group(1)
             continue
-        h = _HEADING.match(line)
+        h = read_heading(line)  # no pattern: see core/passages.py (a heading of many spaces was quadratic)
         if h:
-            yield "heading", _plain(h.group(2))
+            yield "heading", _plain(h[1])
             continue
         yield "text", line
 
@@ -187,8 +188,8 @@ def summary_sentence(markdown: str, limit: int = 300) -> str:
 
 
 def _heading_level(line: str) -> int:
-    m = _HEADING.match(line)
-    return len(m.group(1)) if m else 0
+    h = read_heading(line)
+    return h[0] if h else 0
 
 
 def split_sections(markdown: str) -> tuple[str, list[Section]]:

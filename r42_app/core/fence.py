@@ -18,6 +18,8 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from r42_app.core.visible import visible_text
+
 SNIPPET_START = "---SNIPPET START---"  # a search snippet, cited as its [ref:N]
 SNIPPET_END = "---SNIPPET END---"
 TEXT_START = "---KB TEXT START---"  # other knowledge-base text: the context block's content, a looked-up topic
@@ -30,10 +32,6 @@ _CONFUSABLE = str.maketrans({
                "abcdeeshijklmhopqstywxyABCEHIJKMHOPSTXY")),
     **dict(zip("αβεικνοτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "abeiknotuxABEZHIKMNOPTYX")),
 })
-# Characters nobody reads: format characters (zero-width, direction marks, invisible operators), the
-# combining grapheme joiner and variation selectors.
-_UNSEEN = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e"
-                     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
 _GAP = r"[^a-z0-9\n]{0,3}"  # between the letters of a word: "S N I P P E T", "S.N.I.P"
 
 
@@ -85,7 +83,7 @@ def defuse(text: str) -> str:
     """Text that cannot end, open or forge a block, nor cite: see the module docstring."""
     if not text:
         return ""
-    text = _UNSEEN.sub("", text)
+    text = visible_text(text)  # what nobody sees goes (core/visible.py): tag characters spell text invisibly
     edits = [(start, end, _REMOVED) for start, end in _delimiters(_skeleton(text))]
     text = _apply(text, edits)
     for pattern, make in ((_REF, lambda m: f"(ref {m.group(1) or m.group(2)})"),

@@ -48,6 +48,12 @@ LOW_SCORE = 0.0  # a best score at or below this is a miss even when grounded (n
 REPHRASE_WINDOW_S = 180  # the same learner asking again within this, in other words, marks the first a miss
 MAX_EXAMPLES = 20
 MAX_GROUPED = 3000  # the newest misses grouped at once (the grouping holds a few n² matrices, 36-72 MB each)
+# The privacy rule (issue 44): a group's number of distinct learners is shown only from this many on. "Asked by 1
+# learner" ties every question of a group to one person, so one signed rating, or one question that names its asker,
+# names the asker of all the others (an admin learned that a named learner asked about her burn-out that way); "by 2"
+# leaves each question to one of two. Below the threshold the report says "fewer than 3" and gives no number
+# (k-anonymity with k = 3: the smallest group in which no answer points at one person or a pair).
+MIN_ASKERS_SHOWN = 3
 
 
 @dataclass(frozen=True)
@@ -76,7 +82,13 @@ class Gap:
 
     @property
     def learners(self) -> int:
+        """The distinct learners who asked: for the report's own use, never shown below MIN_ASKERS_SHOWN."""
         return len({q.user_key for q in self.questions})
+
+    @property
+    def askers_shown(self) -> int | None:
+        """The number of distinct learners as an admin may see it: None below MIN_ASKERS_SHOWN ("fewer than 3")."""
+        return shown_askers(self.learners)
 
     @property
     def last(self) -> datetime:
@@ -93,6 +105,11 @@ class Gap:
         """What the admins' list calls the group: its newest Dutch wording (the app speaks Dutch), else its newest."""
         examples = self.examples(len(self.questions))
         return next((q for q in examples if language(q) == "nl"), examples[0] if examples else "")
+
+
+def shown_askers(count: int) -> int | None:
+    """A count of distinct learners as an admin may see it: the count from MIN_ASKERS_SHOWN on, else None."""
+    return count if count >= MIN_ASKERS_SHOWN else None
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ import networkx as nx
 
 from r42_app.core.delta import StoredDeltaError, read_stored_delta
 from r42_app.core.kb import RELATION_LABELS, TYPE_LABELS, Relation, Topic
-from r42_app.core.text import fold
+from r42_app.core.text import fold, link_texts
 
 # Canvas colours of the topic types (Radix step 9 of the colours the badges use: blue, orange, grass).
 TYPE_HEX = {"concept": "#0090ff", "role": "#f76b15", "process": "#46a758"}
@@ -22,7 +22,6 @@ PENDING_HEX = "#8b8d98"
 MIN_SIZE = 1.0
 MAX_SIZE = 10.0
 SEARCH_LIMIT = 8
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|`)")
 
 
@@ -180,7 +179,7 @@ def excerpt(content: str, limit: int = 320) -> str:
         current.append(line.lstrip("-*> ").strip())
     if current:
         paragraphs.append(" ".join(current))
-    text = _EMPHASIS.sub("", _LINK.sub(r"\1", next((p for p in paragraphs if p), "")))
+    text = _EMPHASIS.sub("", link_texts(next((p for p in paragraphs if p), "")))
     if len(text) <= limit:
         return text
     cut = text[:limit].rsplit(" ", 1)[0].rstrip(",.;:")

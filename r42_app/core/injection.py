@@ -7,22 +7,27 @@ guarantee: the system prompt tells the model to treat snippet text as data eithe
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 
 from r42_app.core.injection_model import LinearModel
 from r42_app.core.text import fold
+from r42_app.core.visible import visible_text
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
 # Runs of single letters separated by one space, dot, dash or underscore: "i g n o r e", "n.e.g.e.e.r".
 _SPACED = re.compile(r"\b(?:[a-z][ .\-_*]){2,}[a-z]\b")
+# A run of letters, digits and @$! that holds a letter, from the run's start. (`[a-z0-9@$!]*[a-z]...` was tried from
+# each character of a run without a letter, and read the rest of the run each time: 20,000 digits took 1.9 s.)
+_LEET_WORD = re.compile(r"(?<![a-z0-9@$!])[0-9@$!]*+[a-z][a-z0-9@$!]*+")
 
 
 def _normalise(text: str) -> str:
     """Fold case and diacritics, undo leetspeak and letter spacing, collapse whitespace."""
     folded = fold(text)
     # Only translate digits that sit inside words (1gnore, prev10us), so amounts stay amounts.
-    folded = re.sub(r"[a-z0-9@$!]*[a-z][a-z0-9@$!]*", lambda m: m.group(0).translate(_LEET), folded)
+    folded = _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), folded)
     folded = _SPACED.sub(lambda m: re.sub(r"[ .\-_*]", "", m.group(0)), folded)
     return re.sub(r"\s+", " ", folded).strip()
 
@@ -69,10 +74,13 @@ MARKERS: dict[str, list[re.Pattern[str]]] = {
         re.compile(r"\b(?:negeer|vergeet) (?:alles|al het) (?:hierboven|hiervoor|wat je is verteld|wat eerder)"),
     ],
     "role_tag": [
-        re.compile(r"(?:^|\n)\s*(?:#{1,6}\s*)?(?:system|systeem|assistant|assistent|developer|user)\s*:", re.M),
-        re.compile(r"(?:^|\n)\s*#{1,6}\s*(?:system|systeem|developer)\s*(?:prompt|message|bericht)?\s*$", re.M),
-        re.compile(r"<\|?\s*(?:im_start|im_end|system|endoftext)\s*\|?>"),
-        re.compile(r"[<\[]\s*/?\s*(?:system|systeem|assistant|inst|sys)\s*[>\]]"),
+        # A line's own start (^ with re.M), then blanks of that line only: `\s*` there read on across every blank
+        # line from each line start, quadratic in a run of empty lines.
+        re.compile(r"^[^\S\n]*+(?:#{1,6}\s*+)?(?:system|systeem|assistant|assistent|developer|user)\s*+:", re.M),
+        re.compile(r"^[^\S\n]*+#{1,6}\s*+(?:system|systeem|developer)[^\S\n]*+(?:prompt|message|bericht)?[^\S\n]*+$",
+                   re.M),
+        re.compile(r"<\|?\s*+(?:im_start|im_end|system|endoftext)\s*+\|?>"),
+        re.compile(r"[<\[]\s*+/?\s*+(?:system|systeem|assistant|inst|sys)\s*+[>\]]"),
     ],
     "role_override": [
         re.compile(r"\byou are (?:now|no longer)\b"
@@ -197,18 +205,32 @@ _COMBOS = {
 }
 
 
+_WORD_START = re.compile(r"\S+")
+
+
 def _cooccurs(text: str, cues: tuple[str, ...]) -> bool:
-    """All cues appear within `_WINDOW` words of each other."""
+    """All cues appear within `_WINDOW` words of each other (of the first cue's place). Word numbers and the
+    nearest place of each cue by bisection: linear in the text however often the cues occur."""
+    word_starts: list[int] | None = None
     positions = []
     for cue in cues:
-        starts = [len(text[: m.start()].split()) for m in _CUE_RES[cue].finditer(text)]
-        if not starts:
+        matches = [m.start() for m in _CUE_RES[cue].finditer(text)]
+        if not matches:
             return False
-        positions.append(starts)
+        if word_starts is None:
+            word_starts = [m.start() for m in _WORD_START.finditer(text)]
+        # the cue's word number: how many words start before it (as `len(text[:start].split())` counted)
+        positions.append([bisect.bisect_left(word_starts, start) for start in matches])
     for anchor in positions[0]:
-        if all(any(abs(p - anchor) <= _WINDOW for p in ps) for ps in positions[1:]):
+        if all(_near(ps, anchor) for ps in positions[1:]):
             return True
     return False
+
+
+def _near(places: list[int], anchor: int) -> bool:
+    """A place (sorted) within `_WINDOW` words of `anchor`."""
+    k = bisect.bisect_left(places, anchor - _WINDOW)
+    return k < len(places) and places[k] <= anchor + _WINDOW
 
 
 _LEARNED: LinearModel | None = None
@@ -238,7 +260,10 @@ def detect_injection_markers(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=4096)
 def _markers(text: str) -> tuple[str, ...]:
-    """detect_injection_markers' work, cached (emptied when another learned model is installed)."""
+    """detect_injection_markers' work, cached (emptied when another learned model is installed). Read on the text
+    as a reader sees it (core/visible.py), as the model is given it: a hidden character neither hides an attack
+    from the markers nor reaches the model."""
+    text = visible_text(text)
     normalised = _normalise(text)
     # Role tags depend on line starts, so they are also checked before whitespace is collapsed.
     line_kept = re.sub(r"[ \t]+", " ", fold(text))

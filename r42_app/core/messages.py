@@ -21,6 +21,8 @@ CATALOGUE: dict[str, str] = {
     "chat.rate_limited": "Je stelt veel vragen vlak na elkaar. Wacht even en probeer het dan opnieuw.",
     "chat.unavailable": "R42 kan nu niet controleren wat je mag. Probeer het zo opnieuw.",
     "chat.quiz_active": "Je bent bezig met een toets. R42 is weer beschikbaar zodra je de toets afrondt of verlaat.",
+    # the session of the turn no longer holds (issue 44): the user is now in another organisation or has another role
+    "chat.session_changed": "Je account is gewijzigd (organisatie of rol). Stel je vraag opnieuw.",
     # -- the window
     "chat.failed": "Er ging iets mis bij het beantwoorden van je vraag. Probeer het opnieuw.",
     "chat.cut_off": "De verbinding met de server werd onderbroken; dit antwoord is niet afgemaakt. Probeer het "
@@ -69,6 +71,15 @@ CATALOGUE: dict[str, str] = {
     "auth.failed": "Aanmelden lukte niet. Probeer het opnieuw.",
     "auth.session_ended": "Je sessie is verlopen of ingetrokken. Meld je opnieuw aan.",
     "auth.no_refresh": "Een sessie wordt niet verlengd; meld je opnieuw aan.",  # pb_hooks/r42.pb.js
+    # -- signing out (issue 44: "Afmelden" ends that session, "Overal afmelden" every one; state/auth.py)
+    "auth.signed_out": "Deze sessie is beëindigd; meld je opnieuw aan.",  # pb_hooks/r42_sessions.js
+    "auth.signed_out_everywhere": "Je bent overal afgemeld: op al je apparaten en in al je tabbladen.",
+    "auth.sign_out_everywhere_failed": "Overal afmelden lukte niet: de server is niet bereikbaar. Je bent nog "
+                                       "aangemeld; probeer het zo opnieuw.",
+    "auth.sign_out_unconfirmed": "Je bent hier afgemeld, maar de server kon je sessie niet beëindigen; die verloopt "
+                                 "vanzelf na enkele uren. Meld je later aan en kies Overal afmelden als je dit "
+                                 "apparaat niet vertrouwt.",
+    "auth.sign_out_failed": "Afmelden bij de server lukte niet. Probeer het opnieuw.",
     # -- thumbs on answers (services/store/feedback.py FeedbackError, /admin/feedback)
     "feedback.bad_rating": "Een beoordeling is duim omhoog of duim omlaag.",
     "feedback.no_answer": "Er is geen antwoord om te beoordelen.",
@@ -77,6 +88,16 @@ CATALOGUE: dict[str, str] = {
     "feedback.too_large": "Deze beoordeling is te groot om op te slaan.",  # pb_hooks/r42_rules.js
     "feedback.load_failed": "De beoordelingen konden niet worden geladen. Probeer het opnieuw.",
     "feedback.reason_too_long": "Een toelichting is hoogstens 500 tekens.",
+    # the privacy rule (issue 44): admins see what was asked and rated, never who, unless the learner signs a rating
+    "feedback.unsigned": "Zonder naam",
+    "feedback.intro": "Wat leerlingen van de antwoorden vonden (duim omhoog of omlaag), met de vraag, het antwoord en "
+                      "de bronnen. De nieuwste eerst. Je ziet niet wie een beoordeling gaf, tenzij die leerling er "
+                      "zelf de naam bij zette.",
+    "chat.privacy_note": "Je vragen en beoordelingen worden zonder je naam bewaard om de kennisbank te verbeteren: "
+                         "beheerders zien wat er gevraagd en beoordeeld wordt, niet wie dat deed.",
+    "chat.sign_ratings": "Zet mijn naam erbij",
+    "chat.sign_ratings_help": "Aan: beheerders zien je naam bij de duim die je hierna geeft, met die vraag en dat "
+                              "antwoord. Uit: ze zien niet wie hem gaf.",
     # -- who may use R42 (/admin/chatbot; services/store/access.py AccessError)
     "access.refused": "Alleen beheerders van deze organisatie mogen de instellingen van R42 wijzigen.",
     "access.load_failed": "De instellingen konden niet worden geladen. Probeer het opnieuw.",
@@ -159,6 +180,14 @@ CATALOGUE: dict[str, str] = {
     "doc.summary": "Klaar: {created} toegevoegd, {updated} bijgewerkt, {unchanged} ongewijzigd, {refused} geweigerd.",
     "doc.link_expired": "Deze link naar het originele bestand is verlopen. Open het onderwerp opnieuw.",
     "doc.download_failed": "Het originele bestand kon niet worden opgehaald. Probeer het opnieuw.",
+    # uploads in flight (services/uploads.py, r42_app/upload_limit.py) and the parse queue (parse_sandbox.py)
+    "doc.uploads_busy": "Er worden al zoveel documenten tegelijk verstuurd door jou of je organisatie als er "
+                        "mogen. Wacht tot die binnen zijn en probeer het over {seconds} seconden opnieuw.",
+    "doc.upload_timeout": "Er kwam {seconds} seconden niets meer binnen; het versturen is afgebroken en wat al "
+                          "binnen was, is verwijderd. Probeer het opnieuw.",
+    "doc.upload_unsigned": "Alleen een aangemelde beheerder kan documenten versturen. Vernieuw de pagina en meld je "
+                           "opnieuw aan.",
+    "doc.queued": "Andere documenten worden eerst gelezen; dit bestand is daarna aan de beurt.",
     "kb.relation_missing": "Deze relatie bestaat niet (meer).",
     "kb.relation_added": "Relatie toegevoegd.",
     "kb.relation_removed": "Relatie verwijderd.",
@@ -209,6 +238,12 @@ CATALOGUE: dict[str, str] = {
     "access.question_log_on": "Vragen worden weer anoniem bewaard voor Kennishiaten.",
     "access.question_log_off": "Vragen worden niet meer bewaard. Wat al bewaard is, verdwijnt na de bewaartermijn.",
     "gaps.load_failed": "De kennishiaten konden niet worden geladen. Probeer het opnieuw.",
+    "gaps.askers": "door {count} verschillende leerlingen",
+    "gaps.askers_few": "door minder dan {minimum} leerlingen",
+    "gaps.intro": "Wat leerlingen vroegen en de kennisbank niet kon beantwoorden, in groepen van vergelijkbare vragen "
+                  "(Nederlands en Engels samen). Vragen worden zonder naam bewaard: je ziet hoe vaak er iets gevraagd "
+                  "werd, niet wie het vroeg. Door hoeveel leerlingen staat er pas bij vanaf {minimum}, zodat een "
+                  "groep nooit naar één persoon wijst.",
     "gaps.bad_range": "Kies een begindatum die niet na de einddatum ligt.",
     "gaps.refused": "Alleen beheerders van deze organisatie mogen kennishiaten beheren.",
     "gaps.save_failed": "Dat kon niet worden opgeslagen. Probeer het opnieuw.",

@@ -27,15 +27,18 @@ from dataclasses import dataclass
 PASSAGE_MIN_WORDS = 60
 PASSAGE_MAX_WORDS = 200
 ANCHOR_PREFIX = "p-"
+# The shape of every anchor _anchor makes ("p-", ten hex digits, a count for the same text again): a citation's
+# anchor is checked against it wherever one comes from outside (pb_hooks/r42_rules.js holds the same pattern).
+ANCHOR_RE = re.compile(r"^p-[0-9a-f]{10}(?:-[0-9]{1,4})?$")
 
-# A heading line; its title without a closing run of #s. Possessive quantifiers: the lazy `(.*?)\s*#*\s*$` this
-# replaced backtracked in cubic time on a heading of many spaces (a 2 KB file held a worker for 14 s).
-_HEADING = re.compile(r"^(#{1,6})[ \t]++(.*?)(?:[ \t]++#++)?+[ \t]*+$")
+_HEADING_START = re.compile(r"#{1,6}[ \t]")  # a heading line starts so; `read_heading` reads the rest
 _PAGE_MARK = re.compile(r"^<!-- pagina (\d{1,5}) -->\s*$")  # core/documents.py page_mark: where a page starts
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _LIST_ITEM = re.compile(r"^(\s{0,3})(?:[-*+]|\d{1,9}[.)])\s+")
 _TABLE_ROW = re.compile(r"^\s*\|")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+# Possessive throughout (every part stops where the next one begins): `\s*(\|...)*\|?\s*$` tried every split of a
+# run of spaces between its two `\s*`, quadratic in a line's length ("|--" and 20,000 spaces took 1.45 s).
+_TABLE_RULE = re.compile(r"^\s*+\|?\s*+:?-{2,}+:?\s*+(?:\|\s*+:?-{2,}+:?\s*+)*+\|?\s*+$")
 _QUOTE = re.compile(r"^\s{0,3}>")
 _HR = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 # A sentence ends at . ! ? (or …) followed by space and an upper-case letter, digit or quote; "bijv. de" is
@@ -74,6 +77,21 @@ class _Unit:
     starts_page: bool = False  # the first unit after a page mark: a passage starts here (the one before long enough)
 
 
+def read_heading(line: str) -> tuple[int, str] | None:
+    """(level, title) of a heading line (`## Title ##`), the title without a closing run of #s; None for any other
+    line. Read without a pattern: one with a lazy title tried its tail (blanks, #s, blanks, end) from each character
+    of the title, quadratic in a heading of many spaces ("# a", 20,000 spaces and "b" took 1.2 s; the lazy pattern
+    before that one was cubic)."""
+    start = _HEADING_START.match(line)
+    if start is None:
+        return None
+    title = line[start.end():].strip(" \t")
+    bare = title.rstrip("#")
+    if bare != title and bare[-1:] in (" ", "\t"):  # a closing run of #s, after a space
+        title = bare.rstrip(" \t")
+    return start.end() - 1, title
+
+
 def word_count(text: str) -> int:
     return len(_WORD.findall(text))
 
@@ -110,7 +128,7 @@ def _blocks(content: str) -> Iterator[tuple[str, list[str]]]:
             yield "page", [line]
             i += 1
             continue
-        if _HEADING.match(line):
+        if read_heading(line):
             yield "heading", [line]
             i += 1
             continue
@@ -164,7 +182,7 @@ def _blocks(content: str) -> Iterator[tuple[str, list[str]]]:
 
 
 def _starts_block(line: str) -> bool:
-    return bool(_PAGE_MARK.match(line) or _HEADING.match(line) or _FENCE.match(line) or _TABLE_ROW.match(line)
+    return bool(_PAGE_MARK.match(line) or read_heading(line) or _FENCE.match(line) or _TABLE_ROW.match(line)
                 or _HR.match(line) or _QUOTE.match(line) or _LIST_ITEM.match(line))
 
 
@@ -199,9 +217,9 @@ def _units(content: str) -> list[_Unit]:
             continue
         before = len(units)
         if kind == "heading":
-            m = _HEADING.match(lines[0])
-            assert m is not None  # _blocks called it a heading by this pattern
-            level, title = len(m.group(1)), _plain_heading(m.group(2))
+            found = read_heading(lines[0])
+            assert found is not None  # _blocks called it a heading
+            level, title = found[0], _plain_heading(found[1])
             path = [(lv, h) for lv, h in path if lv < level] + [(level, title)]
             units.append(_Unit(lines[0], word_count(title), tuple(h for _, h in path), True, "heading"))
         elif kind == "table":
@@ -265,14 +283,11 @@ def _join(units: Sequence[_Unit]) -> str:
     return "".join(out).strip()
 
 
-def _anchor(slug: str, heading: tuple[str, ...], text: str, seen: set[str]) -> str:
+def _anchor(slug: str, heading: tuple[str, ...], text: str, seen: dict[str, int]) -> str:
     digest = hashlib.sha1("\x1f".join((slug, *heading, " ".join(text.split()))).encode()).hexdigest()
-    anchor, k = ANCHOR_PREFIX + digest[:10], 1
-    while anchor in seen:  # the same text twice under the same heading
-        k += 1
-        anchor = f"{ANCHOR_PREFIX}{digest[:10]}-{k}"
-    seen.add(anchor)
-    return anchor
+    anchor = ANCHOR_PREFIX + digest[:10]
+    k = seen[anchor] = seen.get(anchor, 0) + 1  # the same text again under the same heading: -2, -3, ...
+    return anchor if k == 1 else f"{anchor}-{k}"
 
 
 def split_passages(slug: str, content: str, min_words: int = PASSAGE_MIN_WORDS,
@@ -280,15 +295,17 @@ def split_passages(slug: str, content: str, min_words: int = PASSAGE_MIN_WORDS,
     """The passages of a topic's content, in order (an empty list for empty content)."""
     groups: list[list[_Unit]] = []
     current: list[_Unit] = []
-    count = 0
+    count = text_words = 0  # the words of `current`, and those not in its headings (kept as it grows: a passage
+    # of units without words, such as 10,000 rows of `|`, grows without end, and summing it again per unit was
+    # quadratic: 20 KB took 1.9 s)
     for unit in _units(content):
-        text_words = sum(u.words for u in current if not u.starts_section)
         if current and ((unit.starts_section or unit.starts_page) and text_words >= min_words // 2
                         or count + unit.words > max_words and count >= min_words // 2):
             groups.append(current)
-            current, count = [], 0
+            current, count, text_words = [], 0, 0
         current.append(unit)
         count += unit.words
+        text_words += 0 if unit.starts_section else unit.words
     if current:
         # a short tail joins the passage before it when both fit, unless a heading starts it
         if groups and count < min_words // 2 and not current[0].starts_section and \
@@ -297,7 +314,7 @@ def split_passages(slug: str, content: str, min_words: int = PASSAGE_MIN_WORDS,
         else:
             groups.append(current)
     passages: list[Passage] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for order, group in enumerate(groups):
         text = _join(group)
         heading = group[0].heading

@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from r42_app.core.visible import UNSEEN
+
 _WORD = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
 WORD_RE = _WORD  # a word, hyphenated parts included
-_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 
 # Function words that carry no topic: dropped from the lexical index and from queries.
 STOP_WORDS = frozenset(
@@ -33,10 +34,11 @@ _DIACRITICS = re.compile("[\u0300-\u034e\u0350-\u036f]+")
 
 
 def fold(text: str) -> str:
-    """Lowercase, strip diacritics and invisible characters: `Beëindiging` -> `beeindiging`."""
+    """Lowercase, strip diacritics and invisible characters (every one `core.visible` names, emoji joiners
+    included): `Beëindiging` -> `beeindiging`."""
     if text.isascii():
         return text.casefold()
-    decomposed = _DIACRITICS.sub("", unicodedata.normalize("NFKD", text.translate(_ZERO_WIDTH).casefold()))
+    decomposed = _DIACRITICS.sub("", unicodedata.normalize("NFKD", UNSEEN.sub("", text).casefold()))
     if decomposed.isascii():
         return decomposed
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
@@ -57,6 +59,17 @@ def tokenize(text: str) -> list[str]:
         if len(parts) > 1:
             out.append("".join(parts))
     return out
+
+
+# A markdown link `[text](target)` in one pass: a `[` whose `](…)` does not follow is taken up to its `]` (or to the
+# end, with no `]` or `)` left to find) and left as written, so no bracket is read again from each `[` before it
+# (`\[([^\]]+)\]\([^)]*\)` was: quadratic in a run of `[`). The same links, the same text, as that pattern.
+_LINK = re.compile(r"\[([^\]]++)(\](?:\([^)]*+(\))?)?)?")
+
+
+def link_texts(text: str) -> str:
+    """`text` with every markdown link `[text](target)` as its text."""
+    return _LINK.sub(lambda m: m.group(1) if m.group(3) else m.group(0), text)
 
 
 def clip(text: str, limit: int) -> str:

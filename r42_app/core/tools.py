@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from r42_app.core.capabilities import CAPABILITIES, DATA_WRITE, KB_SEARCH
+from r42_app.core.visible import visible_text
 
 RISKS = ("low", "high")
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what the Messages API accepts
@@ -32,8 +33,21 @@ class ToolSpec:
             raise ValueError(f"tool {self.name!r}: risk must be low or high")
 
     def definition(self) -> dict[str, Any]:
-        """The tool as the Messages API wants it."""
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+        """The tool as the Messages API wants it; an MCP server's texts without characters nobody sees
+        (core/visible.py), so a description cannot hide instructions from whoever reads it."""
+        return {"name": self.name, "description": visible_text(self.description),
+                "input_schema": _visible(self.input_schema)}
+
+
+def _visible(value: Any) -> Any:
+    """`value` (JSON) with every string as a reader sees it."""
+    if isinstance(value, str):
+        return visible_text(value)
+    if isinstance(value, dict):
+        return {_visible(k): _visible(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_visible(v) for v in value]
+    return value
 
 
 LOOKUP_TOPIC = ToolSpec(

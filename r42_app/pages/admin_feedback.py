@@ -5,6 +5,7 @@ import reflex as rx
 from r42_app.components.common import empty_state, error_callout, skeleton_lines
 from r42_app.components.markdown import safe_markdown
 from r42_app.components.shell import page_frame
+from r42_app.core.messages import msg
 from r42_app.state.feedback import FeedbackRow, FeedbackSource
 from r42_app.state.feedback import FeedbackState as S
 
@@ -16,7 +17,7 @@ def source_chip(text, **props) -> rx.Component:
 
 def source_link(s: FeedbackSource) -> rx.Component:
     """One source of the answer in the list under it."""
-    return rx.el.li(rx.link(s.label, href=s.url, size="1"))
+    return rx.el.li(rx.link(s.label, href=s.href, size="1"))
 
 
 def feedback_card(r: FeedbackRow) -> rx.Component:
@@ -25,7 +26,8 @@ def feedback_card(r: FeedbackRow) -> rx.Component:
             rx.hstack(
                 rx.cond(r.rating == "up", rx.badge(rx.icon("thumbs_up", size=12), "Goed", color_scheme="green"),
                         rx.badge(rx.icon("thumbs_down", size=12), "Slecht", color_scheme="red")),
-                rx.text(r.user, size="1", weight="medium"),
+                rx.text(r.user, size="1", weight=rx.cond(r.signed, "medium", "regular"), color_scheme="gray",
+                        high_contrast=r.signed, class_name="feedback-user", data_signed=r.signed.to_string()),
                 rx.text(r.when, size="1", color_scheme="gray"),
                 spacing="2", align="center", wrap="wrap",
             ),
@@ -35,7 +37,8 @@ def feedback_card(r: FeedbackRow) -> rx.Component:
                                        rx.el.span(r.reason, class_name="feedback-reason")),
                                icon="message_square_warning", color_scheme="red", variant="surface", size="1",
                                width="100%")),
-            rx.box(safe_markdown(r.display, component_map={"a": source_chip}, class_name="r42-md"),
+            rx.box(safe_markdown(r.display, component_map={"a": source_chip}, chips=r.source_links,
+                                 class_name="r42-md"),
                    class_name="feedback-answer", font_size="14px", width="100%"),
             rx.cond(r.source_links.length() > 0,
                     rx.box(rx.text("Bronnen", size="1", weight="medium"),
@@ -51,8 +54,7 @@ def body() -> rx.Component:
     return rx.vstack(
         rx.vstack(
             rx.heading("Beoordelingen van R42", size="6"),
-            rx.text("Wat leerlingen van de antwoorden vonden (duim omhoog of omlaag), met de vraag, het antwoord en "
-                    "de bronnen. De nieuwste eerst.", color_scheme="gray", size="2"),
+            rx.text(msg("feedback.intro"), color_scheme="gray", size="2"),
             spacing="1",
         ),
         rx.hstack(

@@ -7,6 +7,8 @@ import reflex as rx
 
 from r42_app.components.common import empty_state, error_callout, form_label, skeleton_lines
 from r42_app.components.shell import page_frame
+from r42_app.core.gaps import MIN_ASKERS_SHOWN
+from r42_app.core.messages import msg
 from r42_app.state.gaps import GapRow, GapTopic, WeekBar
 from r42_app.state.gaps import GapsState as S
 
@@ -29,8 +31,7 @@ def gap_card(r: GapRow) -> rx.Component:
             rx.hstack(
                 status_badge(r.status),
                 rx.text(r.count, "× gevraagd", size="1", weight="medium", class_name="gap-count"),
-                rx.text("door ", r.learners, rx.cond(r.learners == 1, " leerling", " leerlingen"), size="1",
-                        color_scheme="gray", class_name="gap-learners"),
+                rx.text(r.askers, size="1", color_scheme="gray", class_name="gap-learners"),
                 rx.text("laatst ", r.last, size="1", color_scheme="gray"),
                 spacing="2", align="center", wrap="wrap",
             ),
@@ -122,9 +123,7 @@ def body() -> rx.Component:
     return rx.vstack(
         rx.vstack(
             rx.heading("Kennishiaten", size="6"),
-            rx.text("Wat leerlingen vroegen en de kennisbank niet kon beantwoorden, in groepen van vergelijkbare "
-                    "vragen (Nederlands en Engels samen). Vragen worden zonder naam bewaard: je ziet hoe vaak en door "
-                    "hoeveel leerlingen, niet wie.", color_scheme="gray", size="2"),
+            rx.text(msg("gaps.intro", minimum=MIN_ASKERS_SHOWN), color_scheme="gray", size="2"),
             spacing="1",
         ),
         filters(),

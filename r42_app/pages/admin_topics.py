@@ -95,6 +95,7 @@ def document_row(row: DocumentRow) -> rx.Component:
             rx.text(row.size, size="1", color_scheme="gray"),
             rx.spacer(),
             rx.cond(row.status == "reading", rx.spinner(size="1")),
+            rx.cond(row.status == "queued", rx.icon("hourglass", size=14, color="var(--amber-10)", aria_hidden="true")),
             rx.badge(row.status_label, color_scheme=row.tone, variant="soft", class_name="doc-status"),
             align="center",
             spacing="2",
@@ -174,7 +175,9 @@ def documents_card() -> rx.Component:
                 max_files=MAX_FILES,
                 max_size=MAX_FILE_BYTES,
                 disabled=D.doc_busy,
-                on_drop=D.upload_documents(rx.upload_files(upload_id=UPLOAD_ID, on_upload_progress=D.upload_progress)),
+                # first say at once if the upload would be refused (too many in flight), then send it
+                on_drop=[D.upload_starting, D.upload_documents(rx.upload_files(
+                    upload_id=UPLOAD_ID, on_upload_progress=D.upload_progress))],
                 on_drop_rejected=D.files_rejected,
                 border="2px dashed var(--gray-6)",
                 border_radius="10px",

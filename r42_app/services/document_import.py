@@ -22,7 +22,8 @@ from r42_app.services.store.documents import DocumentStore, DocumentWrite
 
 log = logging.getLogger(__name__)
 
-Parser = Callable[[str, bytes], ParsedDocument]
+Parser = Callable[..., ParsedDocument]  # (filename, data, *, tenant="", on_wait=None): parse_sandbox.parse_file
+WaitHook = Callable[[str], None]  # "queued" when a file waits for a parse slot, "reading" once it may start
 
 
 @dataclass
@@ -41,6 +42,7 @@ class FileOutcome:
     pages: int = 0
     writes: int = 0
     seconds: float = 0.0
+    queued_seconds: float = 0.0  # how long the file waited for a parse slot (other files were being read)
 
     @property
     def ok(self) -> bool:
@@ -50,7 +52,8 @@ class FileOutcome:
         return {"file": self.filename, "status": self.status, "message": self.message,
                 **({"code": self.code} if self.code else {}),
                 "topic": self.topic, "topics": [{"slug": s, "label": label} for s, label in self.topics],
-                "created": self.created, "updated": self.updated, "deleted": self.deleted, "pages": self.pages}
+                "created": self.created, "updated": self.updated, "deleted": self.deleted, "pages": self.pages,
+                "queued_seconds": round(self.queued_seconds, 1)}
 
 
 def topic_count(n: int) -> str:
@@ -62,10 +65,28 @@ def refused(filename: str, exc: DocumentRefused) -> FileOutcome:
     return FileOutcome(filename, "refused", exc.user_message, exc.code)
 
 
-def _default_parser(filename: str, data: bytes) -> ParsedDocument:
+def _default_parser(filename: str, data: bytes, *, tenant: str = "", on_wait: WaitHook | None = None) -> ParsedDocument:
     from r42_app.services.adapters.parse_sandbox import parse_file
 
-    return parse_file(filename, data)
+    return parse_file(filename, data, tenant=tenant, on_wait=on_wait)
+
+
+class _Waited:
+    """An on_wait hook that also measures how long the file waited for its parse slot."""
+
+    def __init__(self, tell: WaitHook | None):
+        self.tell = tell
+        self.since = 0.0
+        self.seconds = 0.0
+
+    def __call__(self, status: str) -> None:
+        if status == "queued":
+            self.since = time.monotonic()
+        elif self.since:
+            self.seconds += time.monotonic() - self.since
+            self.since = 0.0
+        if self.tell is not None:
+            self.tell(status)
 
 
 class DocumentImporter:
@@ -73,8 +94,9 @@ class DocumentImporter:
         self.store = store
         self.parse = parse or _default_parser
 
-    def check(self, filename: str, data: bytes) -> ParsedDocument:
-        """The file read in the sandbox; DocumentRefused (naming the file) when it cannot be imported."""
+    def check(self, filename: str, data: bytes, tenant: str = "", on_wait: WaitHook | None = None) -> ParsedDocument:
+        """The file read in the sandbox (in `tenant`'s queue for a parse slot, see parse_sandbox.ParseSlots);
+        DocumentRefused (naming the file) when it cannot be imported."""
         if kind_of(filename) is None:
             raise DocumentRefused("unsupported", filename=filename)
         if len(data) > MAX_FILE_BYTES:
@@ -82,7 +104,7 @@ class DocumentImporter:
             raise DocumentRefused("too_large", filename=filename, size=size, maximum=MAX_FILE_BYTES // 1024 // 1024)
         if not data:
             raise DocumentRefused("empty", filename=filename)
-        return self.parse(filename, data)
+        return self.parse(filename, data, tenant=tenant, on_wait=on_wait)
 
     def plan(self, tenant: Tenant, filename: str, data: bytes, parsed: ParsedDocument,
              topic_type: str | None = None) -> DocumentWrite:
@@ -105,14 +127,19 @@ class DocumentImporter:
                            updated=len(write.updated), deleted=len(write.deleted), pages=write.plan.pages,
                            writes=write.writes, seconds=time.monotonic() - started)
 
-    def import_file(self, tenant: Tenant, filename: str, data: bytes, topic_type: str | None = None) -> FileOutcome:
-        """Check, then write one file: a refused file comes back as a `refused` outcome, nothing written."""
+    def import_file(self, tenant: Tenant, filename: str, data: bytes, topic_type: str | None = None,
+                    on_wait: WaitHook | None = None) -> FileOutcome:
+        """Check, then write one file: a refused file comes back as a `refused` outcome, nothing written.
+        `on_wait` hears "queued" when the file must wait for a parse slot and "reading" when it starts."""
         started = time.monotonic()
+        waited = _Waited(on_wait)
         try:
-            parsed = self.check(filename, data)
+            parsed = self.check(filename, data, tenant.id, waited)
         except DocumentRefused as exc:
             log.info("document %s refused: %s", filename, exc)
-            return refused(filename, exc)
-        outcome = self.import_parsed(tenant, filename, data, parsed, topic_type)
+            outcome = refused(filename, exc)
+        else:
+            outcome = self.import_parsed(tenant, filename, data, parsed, topic_type)
         outcome.seconds = time.monotonic() - started
+        outcome.queued_seconds = waited.seconds
         return outcome

@@ -75,7 +75,8 @@ class GapView:
     topic: str = ""  # the topic created from it
 
     def to_json(self, examples: int = 20) -> dict:
-        return {"id": self.gap.id, "count": self.gap.count, "learners": self.gap.learners,
+        # "learners": the distinct learners, or None when fewer than MIN_ASKERS_SHOWN (the privacy rule, issue 44)
+        return {"id": self.gap.id, "count": self.gap.count, "learners": self.gap.askers_shown,
                 "last": self.gap.last.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
                 "examples": self.gap.examples(examples), "closest": list(self.gap.closest), "status": self.status,
                 **({"topic": self.topic} if self.topic else {})}

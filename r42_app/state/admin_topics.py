@@ -25,6 +25,7 @@ from r42_app.core.messages import msg
 from r42_app.services.adapters.llm import LLMError
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
+from r42_app.services.uploads import keep_permit
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
@@ -122,18 +123,22 @@ class AdminTopicsState(rx.State):
         self._counts = dict(counts)
         self._roots = roots
         self.total = len(topics)
-        self._apply_rows()
+        await self._apply_rows()
 
-    def _apply_rows(self) -> None:
+    async def _apply_rows(self) -> None:
+        found = await asyncio.to_thread(filter_topics, self._topics_cache, self.query)  # folds every topic: CPU
         self.rows = [
             AdminTopicRow(t.slug, t.label, t.type, TYPE_LABELS[t.type], self._counts.get(t.slug, 0),
                           *self._roots.get(t.slug, ("", 0)))
-            for t in filter_topics(self._topics_cache, self.query)[:500]
+            for t in found[:500]
         ]
 
     @rx.event
     async def load_list(self):
         tenant = await self._admin_tenant()
+        auth = await self.get_state(AuthState)  # "Documenten toevoegen" may send from this tab (an admin's only)
+        await keep_permit(services().shared, self.router.session.client_token,
+                          await auth.admin() if tenant is not None else None, services().settings.session_hours * 3600)
         if tenant is None:
             return
         self.loading = True
@@ -146,9 +151,9 @@ class AdminTopicsState(rx.State):
         self.loading = False
 
     @rx.event
-    def set_query(self, value: str):
+    async def set_query(self, value: str):
         self.query = value[:200]
-        self._apply_rows()
+        await self._apply_rows()
 
     @rx.event
     async def delete_topic(self, slug: str):

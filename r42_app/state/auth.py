@@ -14,10 +14,11 @@ from r42_app.container import services
 from r42_app.core.identity import SignedInUser
 from r42_app.core.messages import msg
 from r42_app.services.store.auth import AuthError, Session
+from r42_app.services.uploads import keep_permit
 
 log = logging.getLogger(__name__)
 
-VERIFY_TTL_S = 30.0  # reads and chat act on a role at most this old; page loads and writes check now
+VERIFY_TTL_S = 30.0  # reads act on a role at most this old (unless signed out since); page loads and writes check now
 
 # Route pattern -> the event that loads that page's data; sign-in runs it so the page fills in place.
 PAGE_LOADERS: dict[str, Callable[[], Any]] = {}
@@ -86,7 +87,8 @@ class AuthState(rx.State):
 
     async def user(self, fresh: bool = False) -> SignedInUser | None:
         """The signed-in user as PocketBase says now: the token is checked again when `fresh` (page
-        loads, every write) or when the last check is older than VERIFY_TTL_S, so a changed role or
+        loads, every write), when the last check is older than VERIFY_TTL_S, or when the token, or every
+        session of the user, was signed out since (on any worker: AuthService.ended_since), so a changed role or
         tenant counts at once and a revoked token signs this tab out with a message."""
         token = self.session_token
         if not token:
@@ -95,7 +97,10 @@ class AuthState(rx.State):
             self.checked = True
             return None
         age = time.time() - self._verified_at
-        if self._user is None or token != self._verified_token or fresh or age >= VERIFY_TTL_S:
+        stale = self._user is None or token != self._verified_token or fresh or age >= VERIFY_TTL_S
+        if not stale and self._user is not None:
+            stale = await services().auth.ended_since(token, self._user.id, self._verified_at)
+        if stale:
             try:
                 session = await asyncio.to_thread(services().auth.verify, token)
             except AuthError as exc:  # PocketBase unreachable: keep what we knew; writes fail on their own
@@ -147,9 +152,32 @@ class AuthState(rx.State):
 
     @rx.event
     async def sign_out(self):
+        """"Afmelden": this session's token ends in PocketBase (refused from now on, there and by every worker), and
+        this tab forgets the user. Other sessions of the user go on."""
+        return await self._sign_out(everywhere=False)
+
+    @rx.event
+    async def sign_out_everywhere(self):
+        """"Overal afmelden": every session of this user ends (PocketBase gives the user a new token key), on every
+        device and in every tab; this one shows the sign-in card with a confirmation."""
+        return await self._sign_out(everywhere=True)
+
+    async def _sign_out(self, everywhere: bool) -> list:
         from r42_app.state.chat import ChatState  # the chat window forgets this user too
         from r42_app.state.quiz import end_quiz  # and a running quiz ends
 
+        token = self.session_token
         user = await self.user()
+        notice = rx.toast.success(msg("auth.signed_out_everywhere")) if everywhere else None
+        if user is not None:
+            try:
+                await services().auth.sign_out_from(token, everywhere)
+            except AuthError as exc:
+                log.warning("sign-out of user %s not confirmed by PocketBase: %s", user.id, exc)
+                if everywhere:  # nothing ended: stay signed in, so the user can try again
+                    return [rx.toast.error(msg("auth.sign_out_everywhere_failed"))]
+                notice = rx.toast.warning(msg("auth.sign_out_unconfirmed"))
         self._apply(None)
-        return [*(await end_quiz(user) if user else []), ChatState.forget(user.id if user else ""), rx.redirect("/")]
+        await keep_permit(services().shared, self.router.session.client_token, None, 0)  # no more uploads from here
+        return [*(await end_quiz(user) if user else []), ChatState.forget(user.id if user else ""), rx.redirect("/"),
+                *([notice] if notice is not None else [])]

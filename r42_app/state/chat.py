@@ -20,6 +20,7 @@ from r42_app.core.chat import MAX_MESSAGE_CHARS, ChatInputError
 from r42_app.core.chat_view import (
     UIMessage,
     answer_and_question,
+    chips,
     copy_text,
     display,
     latest_question,
@@ -31,6 +32,7 @@ from r42_app.core.messages import msg, nl_number
 from r42_app.services.runtime.liveness import STREAM_REFRESH_S, worker_tag
 from r42_app.services.runtime.shared_state import SharedStateUnavailable
 from r42_app.services.store.pb import PBError
+from r42_app.state.auth import AuthState
 from r42_app.state.chat_thread import ThreadMixin, topic_labels
 from r42_app.state.chat_window import WindowMixin
 
@@ -125,7 +127,8 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
 
     @rx.event
     async def rate(self, message_id: str, rating: str):
-        """Thumbs up or down: stored with the question, the answer and its citations for the tenant's admins."""
+        """Thumbs up or down: stored with the question, the answer and its citations for the tenant's admins, without
+        the user's name unless "Zet mijn naam erbij" is on (the privacy rule, issue 44)."""
         from r42_app.services.store.feedback import FeedbackError
 
         user = await self._user()
@@ -136,7 +139,7 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
         cites = [{"ref": c.ref, "slug": c.slug, "label": c.label, "anchor": c.anchor} for c in target.citations]
         try:
             await asyncio.to_thread(services().feedback.record, user.tenant_id, user.id, rating, question,
-                                    target.content, cites, message_id)
+                                    target.content, cites, message_id, self.sign_ratings)
         except FeedbackError as exc:  # refused for a reason the user can act on (too many at once): say which
             log.warning("feedback not stored: %s", exc)
             return rx.toast.error(msg("chat.rating_refused", reason=exc.user_message))
@@ -307,7 +310,7 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
         if self.messages and self.messages[-1].role == "assistant":
             last = self.messages[-1]
             self._set_last(status="incomplete" if last.content else "error",
-                           display=display(last.content, last.citations))
+                           display=display(last.content, last.citations), chips=chips(last.citations))
         self.streaming, self.error, self.mark = False, msg("chat.cut_off"), "error"
         self.announcement = self.error
         self._stream_run = ""
@@ -319,11 +322,13 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
         async with self:
             run = self._stream_run
             user = await self._user()
+            token = (await self.get_state(AuthState)).session_token  # the guard asks PocketBase about it too
             history = model_history(self.messages[:-1])
         claimed = await services().liveness.note_stream(run)  # this worker streams it, wherever _start ran
         answer = AnswerView()
         try:
-            async with contextlib.aclosing(run_turn(user, history, services().chat)) as turn:  # stop closes it now
+            turn_events = run_turn(user, history, services().chat, token=token)
+            async with contextlib.aclosing(turn_events) as turn:  # stop closes it now
                 async for event in turn:
                     if time.monotonic() - claimed > STREAM_REFRESH_S:  # still streaming: renew the claim
                         claimed = await services().liveness.note_stream(run)
@@ -340,6 +345,9 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
                             self.error, self.mark = answer.error, "error"
         except ChatRefused as exc:
             answer.refused(exc.kind, exc.user_message)
+            if exc.kind == "unauthenticated" and user is not None:  # signed out, or moved to another tenant or role:
+                async with self:  # the tab asks PocketBase now (signs out with a message, or takes the new tenant)
+                    await (await self.get_state(AuthState)).user(fresh=True)
         except ChatInputError as exc:
             log.warning("the window sent a history the turn refused: %s", exc)
             answer.refused("bad_input", msg("chat.bad_input"))

@@ -32,6 +32,17 @@ def topic_labels(user: Any, messages: list[Any]) -> dict[str, str]:
         return {}
 
 
+def _stored(raw: Any) -> tuple[tuple[list[Any] | None, str], float, list[str]]:
+    """The stored thread read: (parse's messages and problem, when it was cleared, the ids taken out). The
+    browser sends up to 400,000 characters: reading them is CPU, done in a thread."""
+    return parse(raw), cleared_at(raw), removed_ids(raw)
+
+
+def _shown(messages: list[Any], labels: dict[str, str]) -> list[UIMessage]:
+    """The stored messages as the window shows them (each answer's chips and proposal read): in a thread too."""
+    return [from_thread(m, labels) for m in messages]
+
+
 def _read_thread(user_id: str, callback):
     """Ask the browser for this user's stored thread; `callback` receives it (or None)."""
     return rx.call_script(f"window.localStorage.getItem({json.dumps(storage_key(user_id))})", callback=callback)
@@ -77,15 +88,14 @@ class ThreadMixin(rx.State, mixin=True):
         user = await self._user()
         if user is None or user.id != self._user_id:
             return
-        messages, problem = parse(raw)
-        self._cleared, self._removed = cleared_at(raw), removed_ids(raw)
+        (messages, problem), self._cleared, self._removed = await asyncio.to_thread(_stored, raw)
         if messages is None:
             log.warning("replacing an unreadable stored thread (%s) for user %s", problem, user.id)
             self.notice = msg("chat.thread_unreadable")
             messages = []
         labels = await asyncio.to_thread(topic_labels, user, messages)
-        self.messages = [from_thread(m, labels) for m in messages] or [from_thread(greeting(user.name,
-                                                                                            user.tenant_name))]
+        self.messages = await asyncio.to_thread(_shown, messages, labels) or [from_thread(greeting(user.name,
+                                                                                                   user.tenant_name))]
         if problem:
             return type(self).save_thread
 
@@ -107,11 +117,10 @@ class ThreadMixin(rx.State, mixin=True):
         user = await self._user()
         if user is None or user.id != self._user_id or self.streaming or not raw:
             return
-        messages, _problem = parse(raw)
+        (messages, _problem), cleared, removed = await asyncio.to_thread(_stored, raw)
         if not messages:
             return
-        cleared = cleared_at(raw)
-        self._removed = list(dict.fromkeys([*self._removed, *removed_ids(raw)]))[-200:]
+        self._removed = list(dict.fromkeys([*self._removed, *removed]))[-200:]
         mine = [to_thread(m) for m in self.messages if m.role != "notice" or m.content]
         if cleared > self._cleared:  # cleared in another tab: start from what it left
             self._cleared = cleared
@@ -120,7 +129,7 @@ class ThreadMixin(rx.State, mixin=True):
             merged = merge(mine, messages, set(self._removed))
         if merged != mine:
             labels = await asyncio.to_thread(topic_labels, user, merged)
-            self.messages = [from_thread(m, labels) for m in merged]
+            self.messages = await asyncio.to_thread(_shown, merged, labels)
 
     @rx.event
     async def reload_thread(self):

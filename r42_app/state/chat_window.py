@@ -29,6 +29,9 @@ class WindowMixin(rx.State, mixin=True):
     question_log: bool = False  # the tenant keeps the (anonymous) question log: the window says so, once
     # the ids of the users of this browser who closed that note (a shared PC: each learner is told once)
     privacy_seen: str = rx.LocalStorage("", name="r42.privacy_seen")
+    # "Zet mijn naam erbij" (issue 44): the ratings given while it is on carry the learner's name for the admins;
+    # off by default, and for this tab only
+    sign_ratings: bool = False
     _keep_open: bool = False  # a citation chip was clicked: the window stays open on the page it opens
 
     async def _user(self, fresh: bool = False):
@@ -89,6 +92,10 @@ class WindowMixin(rx.State, mixin=True):
             return
         seen = [i for i in self.privacy_seen.split(",") if i and i != user.id][-19:]
         self.privacy_seen = ",".join([*seen, user.id])
+
+    @rx.event
+    def set_sign_ratings(self, value: bool):
+        self.sign_ratings = value is True
 
     @rx.event
     def set_show_capabilities(self, show: bool):

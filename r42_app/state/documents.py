@@ -3,8 +3,14 @@
 The upload handler only checks the admin and puts the files aside (data dir `uploads/`, where every worker
 process can reach them); a background event then imports them one by one through the same code path as the CLI
 and the API (services/document_import.py), each file parsed in the sandbox off the event loop, and shows after
-every file what happened to it. The state's lock is not held while a file is parsed, so the admin's other
-events (R42's chat) go on.
+every file what happened to it: "In de wachtrij" while it waits for a parse slot (other files, its tenant's or
+another's, are being read: parse_sandbox.ParseSlots), "Bezig met lezen…" while it is read, then the outcome. The
+state's lock is not held while a file is parsed, so the admin's other events (R42's chat) go on.
+
+The upload itself goes to Reflex's upload route, which reads nothing without this tab's upload permit
+(services/uploads.py, r42_app/upload_limit.py); /admin/topics grants it (AdminTopicsState.load_list) and sign-out
+revokes it. Just before the upload is sent, `upload_starting` says at once when it would be refused for too
+many uploads in flight.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from r42_app.core.messages import msg, nl_number
 from r42_app.services.document_import import FileOutcome
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
+from r42_app.services.uploads import RETRY_AFTER_S, uploads_busy
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
@@ -34,10 +41,10 @@ log = logging.getLogger(__name__)
 UPLOAD_ID = "documents-upload"
 STALE_UPLOAD_S = 24 * 3600  # uploads left behind by a worker that stopped mid-way are removed after this
 
-STATUS_LABELS = {"waiting": "Wacht", "reading": "Bezig met lezen…", "created": "Toegevoegd",
-                 "updated": "Bijgewerkt", "unchanged": "Ongewijzigd", "refused": "Geweigerd"}
-STATUS_TONES = {"waiting": "gray", "reading": "blue", "created": "green", "updated": "green", "unchanged": "gray",
-                "refused": "red"}
+STATUS_LABELS = {"waiting": "Wacht", "queued": "In de wachtrij", "reading": "Bezig met lezen…",
+                 "created": "Toegevoegd", "updated": "Bijgewerkt", "unchanged": "Ongewijzigd", "refused": "Geweigerd"}
+STATUS_TONES = {"waiting": "gray", "queued": "amber", "reading": "blue", "created": "green", "updated": "green",
+                "unchanged": "gray", "refused": "red"}
 
 
 @dataclasses.dataclass
@@ -81,6 +88,8 @@ def _put_aside(files: list[BinaryIO]) -> str:
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     now = time.time()
     for old in root.iterdir():  # left behind by a worker that stopped mid-way
+        if old.name == "incoming":  # the API's uploads in flight (unnamed files: nothing is ever left there)
+            continue
         try:
             if now - old.stat().st_mtime > STALE_UPLOAD_S:
                 shutil.rmtree(old, ignore_errors=True)
@@ -154,6 +163,23 @@ class DocumentUploadState(rx.State):
         self.doc_summary = ""
 
     @rx.event
+    async def upload_starting(self):
+        """The drop zone is about to send its files (on_drop, before the upload): say at once why the upload
+        route will refuse them, if it will (not an admin; too many uploads in flight for the user or the tenant),
+        since the browser shows nothing of a refused upload."""
+        auth = await self.get_state(AuthState)
+        user = await auth.admin()
+        if user is None:
+            self.doc_error = msg("kb.refused")
+            return
+        if self.doc_busy:
+            return
+        cfg = services().settings
+        busy = await uploads_busy(services().shared, user.id, user.tenant_id, cfg.uploads_per_user,
+                                  cfg.uploads_per_tenant, self.router.session.client_token)
+        self.doc_error = msg("doc.uploads_busy", seconds=RETRY_AFTER_S) if busy else ""
+
+    @rx.event
     async def upload_documents(self, files: list[rx.UploadFile]):
         """The files arrived: check the admin, put them aside, and import them in the background."""
         auth = await self.get_state(AuthState)
@@ -211,8 +237,7 @@ class DocumentUploadState(rx.State):
                     else:
                         seen.add(name_key(name))
                         data = await asyncio.to_thread(path.read_bytes)
-                        outcome = await asyncio.to_thread(services().importer.import_file, user.tenant, name, data,
-                                                          topic_type)
+                        outcome = await self._import_one(n, user, name, data, topic_type)
                 except (KBError, PBError, OSError) as exc:
                     log.error("importing document %s failed: %s", name, exc)
                     outcome = FileOutcome(name, "refused", msg("doc.write_failed", filename=name), "doc.write_failed")
@@ -236,6 +261,30 @@ class DocumentUploadState(rx.State):
         from r42_app.state.admin_topics import AdminTopicsState
 
         yield AdminTopicsState.load_list
+
+    async def _import_one(self, n: int, user, name: str, data: bytes, topic_type: str) -> FileOutcome:
+        """One file through the importer, in a thread; its row says "In de wachtrij" while it waits for a parse
+        slot and "Bezig met lezen…" once it is read (the parse thread tells the event loop)."""
+        loop = asyncio.get_running_loop()
+        told: asyncio.Queue[str] = asyncio.Queue()
+
+        def tell(status: str) -> None:  # in the parse thread
+            loop.call_soon_threadsafe(told.put_nowait, status)
+
+        job = asyncio.ensure_future(asyncio.to_thread(services().importer.import_file, user.tenant, name, data,
+                                                      topic_type, tell))
+        while True:
+            next_status = asyncio.ensure_future(told.get())
+            await asyncio.wait({job, next_status}, return_when=asyncio.FIRST_COMPLETED)
+            if not next_status.done():
+                next_status.cancel()
+                return job.result()
+            status = next_status.result()
+            async with self:
+                if n < len(self.doc_rows) and status in ("queued", "reading"):
+                    self.doc_rows[n] = dataclasses.replace(
+                        self.doc_rows[n], status=status, status_label=STATUS_LABELS[status],
+                        tone=STATUS_TONES[status], message=msg("doc.queued") if status == "queued" else "")
 
     @rx.event
     def clear_documents(self):

@@ -9,9 +9,8 @@ import logging
 import reflex as rx
 
 from r42_app.container import services
-from r42_app.core.chat_view import display, stored_citations
+from r42_app.core.chat_view import chips, display, stored_citations
 from r42_app.core.messages import msg
-from r42_app.core.retrieval import topic_url
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 
@@ -21,13 +20,14 @@ log = logging.getLogger(__name__)
 @dataclasses.dataclass
 class FeedbackSource:
     label: str = ""
-    url: str = ""
+    href: str = ""  # a topic of the tenant (a validated citation): the answer's chips are made of these only
 
 
 @dataclasses.dataclass
 class FeedbackRow:
     when: str = ""
-    user: str = ""
+    user: str = ""  # the rater's name when they signed the rating, else "Zonder naam" (the privacy rule, issue 44)
+    signed: bool = False
     rating: str = ""
     question: str = ""
     answer: str = ""
@@ -62,7 +62,7 @@ class FeedbackState(rx.State):
             log.error("loading feedback failed: %s", exc)
             self.load_error = msg("feedback.load_failed")
             found = []
-        self.rows = [self._row(f) for f in found]
+        self.rows = await asyncio.to_thread(lambda: [self._row(f) for f in found])  # every answer read: CPU
         self.ups = sum(1 for f in found if f.rating == "up")
         self.downs = sum(1 for f in found if f.rating == "down")
         self.loading = False
@@ -70,9 +70,10 @@ class FeedbackState(rx.State):
     @staticmethod
     def _row(f) -> FeedbackRow:
         cites = stored_citations(f.answer, f.sources)
-        return FeedbackRow(f.created, f.user, f.rating, f.question, f.answer, ", ".join(f.citations),
+        return FeedbackRow(f.created, f.user if f.signed else msg("feedback.unsigned"), f.signed, f.rating,
+                           f.question, f.answer, ", ".join(f.citations),
                            display(f.answer, cites),
-                           [FeedbackSource(c.label, topic_url(c.slug, c.anchor)) for c in cites if c.slug],
+                           [FeedbackSource(c.label, c.href) for c in chips(cites)],
                            f.reason)
 
     @rx.event

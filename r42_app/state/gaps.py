@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import reflex as rx
 
 from r42_app.container import services
+from r42_app.core.gaps import MIN_ASKERS_SHOWN
 from r42_app.core.messages import msg
 from r42_app.core.retrieval import topic_url
 from r42_app.services.store.pb import PBError
@@ -49,7 +50,7 @@ class GapTopic:
 class GapRow:
     id: str = ""
     count: int = 0
-    learners: int = 0
+    askers: str = ""  # "door 4 leerlingen", or "door minder dan 3 leerlingen": never a count below MIN_ASKERS_SHOWN
     last: str = ""
     status: str = "open"
     title: str = ""  # the group's heading: its newest Dutch question (core/gaps.py Gap.heading)
@@ -110,7 +111,9 @@ class GapsState(AdminPageMixin, rx.State):
     @staticmethod
     def _row(v, labels: dict[str, str]) -> GapRow:
         examples = v.gap.examples(20)
-        return GapRow(v.gap.id, v.gap.count, v.gap.learners, when_nl(v.gap.last), v.status,
+        shown = v.gap.askers_shown
+        askers = msg("gaps.askers", count=shown) if shown else msg("gaps.askers_few", minimum=MIN_ASKERS_SHOWN)
+        return GapRow(v.gap.id, v.gap.count, askers, when_nl(v.gap.last), v.status,
                       v.gap.heading(), examples[:EXAMPLES_SHOWN],
                       max(0, len(examples) - EXAMPLES_SHOWN),
                       [GapTopic(s, topic_url(s), labels.get(s) or s) for s in v.gap.closest],

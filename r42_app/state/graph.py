@@ -116,7 +116,7 @@ class GraphState(rx.State):
         self.pending_count = view.pending_count
         self.counts = msg("graph.counts", topics=nl_number(len(topics)), relations=nl_number(len(relations)))
         self.show_pending = user.is_admin
-        self._search()
+        await self._search()
 
     @rx.event
     async def load(self):
@@ -153,17 +153,17 @@ class GraphState(rx.State):
 
     # -- search ---------------------------------------------------------------------------
 
-    def _search(self) -> None:
+    async def _search(self) -> None:
         if self._view is None or not self.query.strip():
             self.hits = []
             return
-        self.hits = [NodeHit(n.id, n.label, n.type, TYPE_LABELS.get(n.type, n.type))
-                     for n in search_nodes(self._view.nodes, self.query)]
+        found = await asyncio.to_thread(search_nodes, self._view.nodes, self.query)  # folds every label
+        self.hits = [NodeHit(n.id, n.label, n.type, TYPE_LABELS.get(n.type, n.type)) for n in found]
 
     @rx.event
-    def set_query(self, value: str):
+    async def set_query(self, value: str):
         self.query = str(value)[:120]
-        self._search()
+        await self._search()
 
     @rx.event
     async def submit_search(self, _form: dict | None = None):
@@ -204,7 +204,7 @@ class GraphState(rx.State):
         else:
             # deleted meanwhile: the next poll drops the node
             topic = await asyncio.to_thread(services().kb.topic, user.tenant, slug)
-            text = excerpt(topic.content) if topic else ""
+            text = await asyncio.to_thread(excerpt, topic.content) if topic else ""  # CPU: reads the content
             description = topic.description if topic else ""
         self.panel = Panel(slug, node.label, node.type, TYPE_LABELS.get(node.type, node.type), description, text,
                            node.pending, rows)

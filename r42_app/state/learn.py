@@ -49,6 +49,12 @@ class PassageView:
     page: str = ""  # "p. 5" where a passage of a document starts a new page, else ""
 
 
+def topic_view(topic: Topic) -> tuple[Topic, list[PassageView]]:
+    """The topic as its page shows it (core/retrieval.py visible_topic) and its passages: CPU, run in a thread."""
+    shown = visible_topic(topic)
+    return shown, passage_views(split_passages(shown.slug, shown.content))
+
+
 def passage_views(passages) -> list[PassageView]:
     """The passages as the page shows them; a passage that starts a new page of a document says which."""
     views, last = [], 0
@@ -110,8 +116,8 @@ class LearnState(rx.State):
             return None
         return user.tenant
 
-    def _apply_filter(self) -> None:
-        hits = filter_topics(self._topics, self.query, self.type_filter)
+    async def _apply_filter(self) -> None:
+        hits = await asyncio.to_thread(filter_topics, self._topics, self.query, self.type_filter)  # folds every topic
         self.visible = [_card(t) for t in hits[:MAX_LISTED]]
         self.hidden_count = max(0, len(hits) - MAX_LISTED)
 
@@ -124,7 +130,7 @@ class LearnState(rx.State):
         self.type_counts = [
             TypeCount(t, TYPE_LABELS[t], sum(1 for x in self._topics if x.type == t)) for t in TOPIC_TYPES
         ]
-        self._apply_filter()
+        await self._apply_filter()
 
     @rx.event
     def toggle_topics(self):
@@ -187,10 +193,12 @@ class LearnState(rx.State):
             self.outgoing, self.incoming = [], []
         else:
             labels = {t.slug: t.label for t in self._topics}
-            self.topic = _card(topic)
-            shown = visible_topic(topic)  # what search and R42 read is what the page shows
+            # what search and R42 read is what the page shows; reading it is CPU, never the event loop's work (one
+            # tenant's hostile topic would hold up every tenant's page and chat)
+            shown, passages = await asyncio.to_thread(topic_view, topic)
+            self.topic = _card(shown)
             self.topic_content = shown.content
-            self.passages = passage_views(split_passages(topic.slug, shown.content))
+            self.passages = passages
             self.outgoing = [
                 RelationLink(RELATION_LABELS[r.type], r.target, labels.get(r.target, r.target), r.type)
                 for r in relations
@@ -204,17 +212,17 @@ class LearnState(rx.State):
         self.topic_loading = False
 
     @rx.event
-    def set_query(self, value: str):
+    async def set_query(self, value: str):
         self.query = value[:200]
-        self._apply_filter()
+        await self._apply_filter()
 
     @rx.event
-    def set_type_filter(self, value: str | list[str]):
+    async def set_type_filter(self, value: str | list[str]):
         self.type_filter = value if isinstance(value, str) and value in TOPIC_TYPES else ""
-        self._apply_filter()
+        await self._apply_filter()
 
     @rx.event
-    def clear_filters(self):
+    async def clear_filters(self):
         self.query = ""
         self.type_filter = ""
-        self._apply_filter()
+        await self._apply_filter()

@@ -153,7 +153,7 @@ class QuizState(rx.State):
         yield
         try:
             kb = await asyncio.to_thread(services().kb.load, user.tenant)
-            key = generate_quiz(kb.topics, kb.relations, self.scope, DEFAULT_QUESTIONS)
+            key = await asyncio.to_thread(generate_quiz, kb.topics, kb.relations, self.scope, DEFAULT_QUESTIONS)
             session = await asyncio.to_thread(services().quiz.start, user.tenant, user.id)
         except QuizError as exc:
             log.info("no quiz for tenant %s: %s", user.tenant.slug, exc)

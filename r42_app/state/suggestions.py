@@ -41,6 +41,11 @@ def _fetch(tenant) -> tuple:
     return store.fingerprint(tenant), store.list(tenant)
 
 
+def _rows(chosen) -> list[SuggestionRow]:
+    return [SuggestionRow(s.id, s.user_name, s.reason, _when(s.created), s.status, s.reviewed_by, _when(s.reviewed_at),
+                          s.review_note, describe_delta(s.delta), not s.valid, s.problem) for s in chosen]
+
+
 def _when(stamp: str) -> str:
     return stamp[:16].replace("T", " ") if stamp else ""
 
@@ -55,9 +60,7 @@ class SuggestionsState(AdminPageMixin, rx.State):
         self._seen, every = await asyncio.to_thread(_fetch, user.tenant)
         self.pending_count = sum(1 for s in every if s.status == "pending")
         chosen = every if self.status_filter == "all" else [s for s in every if s.status == self.status_filter]
-        self.rows = [SuggestionRow(s.id, s.user_name, s.reason, _when(s.created), s.status, s.reviewed_by,
-                                   _when(s.reviewed_at), s.review_note, describe_delta(s.delta), not s.valid, s.problem)
-                     for s in chosen]
+        self.rows = await asyncio.to_thread(_rows, chosen)  # reading every stored delta is CPU: off the event loop
 
     @rx.event
     async def load(self):

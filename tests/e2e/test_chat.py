@@ -415,8 +415,28 @@ def test_thumbs_down_reaches_the_admins_feedback_page(served_app, browser, claud
     expect(row).to_contain_text("Wat is de franchise?")
     expect(row).to_contain_text("De franchise is het deel van het salaris")
     expect(row).to_have_attribute("data-rating", "down")
-    expect(row).to_contain_text("Lotte de Leerling")
+    expect(row.locator(".feedback-user")).to_have_text("Zonder naam")  # the privacy rule (issue 44): no name
+    expect(row).not_to_contain_text("Lotte de Leerling")
     expect(row.locator(".feedback-reason")).to_have_text("Het antwoord noemt het bedrag van de franchise niet.")
+
+    # "Zet mijn naam erbij", said before the thumb is pressed: the next rating carries the learner's name
+    page = browser.new_context().new_page()
+    claude.reply_text("De AOW-leeftijd is 67 jaar.")
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Wat is de AOW-leeftijd?")
+    last = page.locator(".r42-assistant").last
+    expect(last).to_contain_text("67 jaar")
+    expect(page.locator("#r42-sign-help")).to_contain_text("beheerders zien je naam")
+    expect(page.locator("#r42-sign")).to_have_attribute("aria-checked", "false")
+    page.click("#r42-sign")
+    expect(page.locator("#r42-sign")).to_have_attribute("aria-checked", "true")
+    last.locator(".r42-thumb-up").click()
+    expect(last.locator(".r42-thumb-up")).to_have_attribute("aria-pressed", "true")
+    page.context.close()
+    admin.reload()
+    signed = admin.locator(".feedback-row", has_text="Wat is de AOW-leeftijd?").first
+    expect(signed.locator(".feedback-user")).to_have_text("Lotte de Leerling")
     admin_ctx.close()
 
 

@@ -4,6 +4,8 @@ sentence deep in the PDF and open its source chip on the right page; the origina
 from __future__ import annotations
 
 import re
+import socket
+import uuid
 
 from playwright.sync_api import expect
 
@@ -89,3 +91,60 @@ def test_admin_adds_documents_and_a_learner_gets_the_page_cited(served_app, page
         if kb.topic(demo, "reisboek"):
             kb.delete_topic(demo, "reisboek")
     assert not [t for t in kb.topics(demo) if t.slug.startswith("reisboek")]
+
+
+def test_an_upload_from_a_tab_without_a_signed_in_admin_is_answered_before_its_body_is_read(served_app):
+    """Issue 44, finding 2: the upload route said it takes 200 MB from anyone before refusing. A request that says
+    100 MB and sends a few bytes is refused at once: the answer comes while the body has not been sent."""
+    host, port = served_app.url.removeprefix("http://").split(":")
+    head = (f"POST /_upload HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: {100 * 1024 * 1024}\r\n"
+            "Content-Type: multipart/form-data; boundary=grens\r\n"
+            f"Reflex-Client-Token: {uuid.uuid4()}\r\nReflex-Event-Handler: upload_documents\r\n\r\n")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:  # no answer in 30 s: it waits for 100 MB
+        sock.sendall(head.encode() + b"--grens\r\n")
+        answer = b""
+        while b"}" not in answer:  # the JSON body, whole
+            chunk = sock.recv(4096)
+            assert chunk, f"the connection closed without an answer: {answer!r}"
+            answer += chunk
+    status, _, rest = answer.decode("utf-8", "replace").partition("\r\n")
+    assert status.startswith("HTTP/1.1 401"), answer
+    assert "meld je" in rest.split("\r\n\r\n", 1)[-1].lower()
+
+
+def test_a_file_that_waits_for_another_files_parse_says_in_de_wachtrij(served_app, page, tmp_path):
+    """Issue 44, finding 3: a tenant's files are read one at a time while another tenant may need the other slot
+    (the served app has one backend worker, two parse slots). A second tab's file waits for the first tab's slow
+    file, and says so, instead of hanging on "Bezig met lezen…"."""
+    slow = tmp_path / "traag.pdf"
+    slow.write_bytes(files.looping_pdf())  # read until its time limit (about 20 s), then refused
+    quick = tmp_path / "snel.md"
+    quick.write_text("# Snel gelezen\n\nDit korte document wacht op zijn beurt.\n")
+    kb = KBStore(served_app.superuser())
+    demo = kb.require_tenant("demo")
+    try:
+        sign_in(page, served_app, "admin@example.com", path="/admin/topics")
+        with page.expect_file_chooser() as chooser:
+            page.locator(".doc-drop").focus()
+            page.keyboard.press("Enter")
+        chooser.value.set_files(str(slow))
+        slow_row = page.locator("#doc-results .doc-row").first
+        expect(slow_row.locator(".doc-status")).to_have_text("Bezig met lezen…", timeout=30_000)
+
+        other = page.context.new_page()  # a second tab of the same admin
+        other.goto(served_app.url + "/admin/topics")
+        expect(other.locator("#documents")).to_contain_text("Documenten toevoegen", timeout=30_000)
+        with other.expect_file_chooser() as chooser:
+            other.locator(".doc-drop").focus()
+            other.keyboard.press("Enter")
+        chooser.value.set_files(str(quick))
+        quick_row = other.locator("#doc-results .doc-row").first
+        expect(quick_row.locator(".doc-status")).to_have_text("In de wachtrij", timeout=15_000)
+        expect(quick_row.locator(".doc-message")).to_contain_text("eerst gelezen")
+        expect(quick_row.locator(".doc-status")).to_have_text("Toegevoegd", timeout=90_000)
+        expect(slow_row.locator(".doc-status")).to_have_text("Geweigerd")
+        expect(slow_row.locator(".doc-message")).to_contain_text("traag.pdf: het lezen duurde langer dan")
+        other.close()
+    finally:
+        if kb.topic(demo, "snel"):
+            kb.delete_topic(demo, "snel")

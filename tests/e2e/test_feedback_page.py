@@ -1,5 +1,8 @@
 """/admin/feedback (issue 25): a rated answer is shown rendered, its [ref:N] as source chips, with its sources."""
 
+import re
+import uuid
+
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import sign_in
@@ -36,3 +39,42 @@ def test_the_feedback_page_shows_the_answer_with_its_sources_not_raw_refs(served
     found = violations(admin)  # the rendered answer and its chips pass axe too
     assert found == [], "\n".join(found)
     admin_ctx.close()
+
+
+def test_a_rating_stored_with_forged_citations_shows_no_chip_that_leaves_the_app(served_app, browser):
+    """Issue 44, finding 6: a learner's rating whose citation slug held markdown made a source chip to another site
+    on this page. Such a row stored before PocketBase refused them (written here by the superuser, whom the hook
+    lets through) shows R42's one real citation as a chip, the forged ones not at all, and a link to elsewhere as
+    what it is."""
+    pb = served_app.superuser()
+    demo = pb.first("tenants", 'slug = "demo"')
+    learner = pb.first("users", 'email = "learner@example.com"')
+    question = f"Een oude beoordeling {uuid.uuid4().hex[:8]}"
+    row = pb.create("chat_feedback", {
+        "tenant": demo["id"], "user": learner["id"], "rating": "down", "message_id": uuid.uuid4().hex,
+        "question": question, "answer": "De AOW [ref:1], de bron [ref:2] en [ref:3]. "
+                                        "[AOW: log opnieuw in](/topics/aow#p-0123456789)",
+        "citations": [{"ref": 1, "slug": "aow", "label": "AOW", "anchor": "p-0123456789"},
+                      {"ref": 2, "label": "Officiële bron",
+                       "slug": 'x) [Officiële bron: log opnieuw in](https://evil.example/login "r42:bron") ('},
+                      {"ref": 3, "slug": "aow", "label": "AOW\n\n[Inloggen](https://evil.example/3)"}]})
+    ctx = browser.new_context()
+    try:
+        admin = ctx.new_page()
+        sign_in(admin, served_app, "admin@example.com", path="/admin/feedback")
+        card = admin.locator(".feedback-row", has_text=question)
+        answer = card.locator(".feedback-answer")
+        expect(answer).to_contain_text("log opnieuw in")
+        chip = answer.locator("[data-r42-cite]")
+        expect(chip).to_have_count(1)
+        expect(chip).to_have_text("AOW")
+        expect(chip).to_have_attribute("href", "/topics/aow#p-0123456789")
+        expect(card.locator('[href*="evil.example"]')).to_have_count(0)
+        lookalike = answer.get_by_role("link", name="AOW: log opnieuw in")  # the chip's href, not its label
+        expect(lookalike).not_to_have_attribute("data-r42-cite", re.compile(".*"))
+        assert lookalike.evaluate("el => getComputedStyle(el).textDecorationLine") == "underline"
+        expect(card.locator(".feedback-sources a")).to_have_count(1)
+        expect(card.locator(".feedback-sources a")).to_have_text("AOW")
+    finally:
+        ctx.close()
+        pb.delete("chat_feedback", row["id"])

@@ -14,6 +14,7 @@ refused by the browser.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from pathlib import Path
 
@@ -165,7 +166,8 @@ def test_every_payload_is_harmless_in_a_model_answer(served_app, page, claude, a
     ask(page, "Wat is een pensioenregeling?")
     answer = page.locator(".r42-assistant").last
     expect(answer).to_contain_text("Einde van het antwoord.")
-    outside = answer.get_by_text("de regeling", exact=True)  # a link that leaves the app is no source chip
+    # a link that leaves the app is no source chip, and says where it goes (issue 44: "(externe link)")
+    outside = answer.get_by_role("link", name="de regeling (externe link)", exact=True)
     expect(outside).to_have_attribute("data-r42-external", "true")
     expect(outside).to_have_attribute("target", "_blank")
     expect(outside).to_have_attribute("rel", "noopener noreferrer nofollow")
@@ -190,6 +192,59 @@ def test_only_r42s_own_citations_look_like_sources(served_app, page, claude):
         assert link.evaluate("el => getComputedStyle(el).textDecorationLine") == "underline"
 
 
+def assert_marked_off_site(link) -> None:
+    """A link that leaves the app (issue 44, finding 6): no source chip; it opens in a new tab without a referrer,
+    with an arrow the eye sees and "(externe link)" a screen reader says."""
+    expect(link).not_to_have_attribute("data-r42-cite", re.compile(".*"))
+    expect(link).to_have_attribute("target", "_blank")
+    expect(link).to_have_attribute("rel", "noopener noreferrer nofollow")
+    expect(link.locator(".r42-external")).to_be_visible()
+    expect(link).to_have_accessible_name(re.compile(r"\(externe link\)$"))
+
+
+def test_an_admins_markup_in_a_topic_makes_no_source_chip_and_off_site_links_are_marked(
+        served_app, learner_tab, attacker_clean, hostile_topic):
+    """Issue 44, finding 6: R42's old chip mark written by hand, in HTML or in a markdown title (also as an
+    entity), makes no chip on a topic page; every link that leaves the app says so, and one inside it does not."""
+    page, dialogs = learner_tab
+    dialogs.clear()
+    slug = hostile_topic('<a title="r42:bron" href="https://evil.example/">Officiële bron</a>, '
+                         '[Log opnieuw in](https://evil.example/login "r42:bron"), '
+                         '[Inloggen](https://evil.example/2 "r42&#58;bron") en [De AOW](/topics/aow "r42:bron").')
+    page.goto(f"{served_app.url}/topics/{slug}")
+    content = page.locator("#topic-content")
+    expect(content).to_contain_text("Gewone uitleg achteraf.")
+    expect(content.locator("[data-r42-cite]")).to_have_count(0)
+    for text in ("Officiële bron", "Log opnieuw in", "Inloggen"):
+        assert_marked_off_site(content.get_by_role("link", name=re.compile("^" + text)))
+    inside = content.get_by_role("link", name="De AOW", exact=True)
+    expect(inside).to_have_attribute("href", "/topics/aow")
+    expect(inside).not_to_have_attribute("target", "_blank")
+    expect(inside.locator(".r42-external")).to_have_count(0)
+    assert_harmless(page, "#topic-content", attacker_clean, dialogs)
+
+
+def test_an_answer_cannot_dress_a_link_as_a_source(served_app, page, claude):
+    """Issue 44, finding 6: the chip mark spelled as an entity (which the old filter on the text missed) in a
+    markdown title or an HTML attribute makes no chip; only R42's own [ref:1] is one, and the off-site links
+    are marked."""
+    claude.reply_text('Het basispensioen [ref:1]. [Officiële bron: log opnieuw in](https://evil.example/login '
+                      '"r42&#58;bron") of <a title="r42&#x3a;bron" href="https://evil.example/2">Bron</a>. Einde.')
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    ask(page, "Wat is de AOW?")
+    answer = page.locator(".r42-assistant").last
+    expect(answer).to_contain_text("Einde.")
+    expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)  # the answer has ended
+    chip = answer.locator("[data-r42-cite]")
+    expect(chip).to_have_count(1)  # the [ref:1] chip
+    expect(chip).to_have_attribute("href", re.compile(r"^/topics/[a-z0-9-]+(#p-[0-9a-f]{10})?$"))
+    for name in ("Officiële bron: log opnieuw in", "Bron"):
+        link = answer.get_by_role("link", name=re.compile("^" + name + " "))
+        assert_marked_off_site(link)
+        assert link.evaluate("el => getComputedStyle(el).textDecorationLine") == "underline"  # a link, not a chip
+
+
 def test_the_reported_payload_is_harmless_in_a_model_answer_on_its_own(served_app, page, claude, attacker_clean):
     claude.reply_text(payload_text(PAYLOADS[0]["markdown"], attacker_clean) + "\n\nEinde.")
     dialogs = watch(page)
@@ -210,7 +265,7 @@ def test_an_mcp_tools_hostile_output_repeated_by_the_model_is_harmless(served_ap
     ask(page, "Wat is het nieuws?")
     answer = page.locator(".r42-assistant").last
     expect(answer).to_contain_text("Het nieuws van vandaag:")
-    expect(answer).to_contain_text("Lees verder")  # the tool's own text made it into the answer
+    expect(answer).to_contain_text("Open de bijlage")  # the tool's own text made it into the answer
     assert "iframe" in claude.requests[1]["body"]["messages"][-1]["content"][0]["content"]
     assert_harmless(page, ".r42-assistant >> nth=-1 >> .r42-md", attacker_clean, dialogs)
 
@@ -232,6 +287,7 @@ def test_a_hostile_suggestion_reason_user_name_and_rating_are_harmless_for_the_a
                                   "delta": {"reason": hostile, "topics": [{"id": "xss-voorstel", "label": name[:100],
                                                                            "type": "concept"}], "relations": []}})
         pb.create("chat_feedback", {"tenant": demo["id"], "user": user["id"], "rating": "down",
+                                    "signer": user["id"],  # signed: the admin page shows the name (issue 44)
                                     "message_id": uuid.uuid4().hex, "question": hostile[:2000],
                                     "answer": all_payloads(attacker_clean)[:8000], "citations": []})
         for path, marker in (("/admin/suggestions", "srcdoc"), ("/admin/feedback", "iframe"),

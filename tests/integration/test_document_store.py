@@ -36,7 +36,7 @@ def tenant(admin_pb, seeded):
 
 @pytest.fixture
 def importer(admin_pb):
-    return DocumentImporter(DocumentStore(admin_pb), parse=lambda name, data, progress=None: ParsedDocument(
+    return DocumentImporter(DocumentStore(admin_pb), parse=lambda name, data, **_: ParsedDocument(
         "md", "", data.decode()))
 
 

@@ -46,7 +46,11 @@ def test_a_rating_is_stored_once_per_answer_and_admins_read_it_newest_first(ctx,
     store.record(demo["id"], me["id"], "up", "Wat is indexatie?", "Indexatie is ...", [], "m2")
     rows = store.recent(demo["id"])
     assert [(r.rating, r.question) for r in rows] == [("up", "Wat is indexatie?"), ("down", "Wat is de AOW?")]
-    assert rows[1].citations == ["AOW"] and rows[1].user == "Lotte de Leerling"
+    assert rows[1].citations == ["AOW"] and rows[1].user == "" and not rows[1].signed  # unsigned: nobody named
+    store.record(demo["id"], me["id"], "down", "Wat is de AOW?", "De AOW is het basispensioen [ref:1].",
+                 [{"slug": "aow", "label": "AOW"}], "m1", signed=True)  # "Zet mijn naam erbij"
+    assert [(r.question, r.user, r.signed) for r in store.recent(demo["id"])][0] == \
+        ("Wat is de AOW?", "Lotte de Leerling", True)
     with pytest.raises(FeedbackError):
         store.record(demo["id"], me["id"], "meh", "q", "a", [])
     with pytest.raises(FeedbackError):
@@ -59,12 +63,16 @@ def test_pocketbase_holds_the_line_for_any_writer(ctx, pb_server, admin_pb):
            "citations": []}
     learner.create("chat_feedback", row)  # as themselves, in their tenant: allowed
     someone_else = admin_pb.first("users", 'email = "admin@example.com"')["id"]
-    for forged in ({**row, "tenant": acme["id"]}, {**row, "user": someone_else}, {**row, "rating": "meh"}):
+    for forged in ({**row, "tenant": acme["id"]}, {**row, "signer": someone_else}, {**row, "rating": "meh"}):
         with pytest.raises(PBError):
             learner.create("chat_feedback", forged)
+    # (issue 44) who rated is a hidden field PocketBase sets from the token: a body naming someone else rates as
+    # themselves
+    learner.create("chat_feedback", {**row, "user": someone_else, "message_id": "m2"})
+    assert {r["user"] for r in admin_pb.all("chat_feedback", filter=f"tenant = {quote(demo['id'])}")} == {me["id"]}
     assert learner.list("chat_feedback").get("items") == []  # learners never read ratings
     admin = pb_server.user("admin@example.com")
-    assert len(admin.list("chat_feedback").get("items")) == 1  # the tenant's admin does
+    assert len(admin.list("chat_feedback").get("items")) == 2  # the tenant's admin does
     assert pb_server.user("admin@acme.example").list("chat_feedback").get("items") == []  # nor another tenant's
     rows = admin_pb.all("chat_feedback", filter=f"tenant = {quote(demo['id'])}")
     with pytest.raises(PBError):
@@ -238,3 +246,51 @@ async def test_the_chat_asks_for_a_reason_after_a_thumbs_down_and_stores_it(rate
     assert [r["reason"] for r in ratings_of(admin_pb, me["id"])] == ["Het klopt niet voor 1960."]
     await call(chat, ChatState.rate, "a1", "up")  # changed their mind: a thumbs-up asks nothing
     assert chat.reason_for == "" and [r["rating"] for r in ratings_of(admin_pb, me["id"])] == ["up"]
+
+
+# -- issue 44, finding 6: citations only of the shape R42 makes ------------------------------------------
+
+
+REPORTED_SLUG = 'x) [Officiële bron: log opnieuw in](https://evil.example/login "r42:bron") ('
+
+
+def test_a_learner_can_store_only_citations_r42_makes(rater, admin_pb):
+    """The feedback page makes source chips of a rating's citations: over REST, with their own token, a learner may
+    store only citations of R42's shape (a topic of their tenant, a passage anchor, a plain label)."""
+    client, me, demo = rater
+    forged = [
+        [{"slug": REPORTED_SLUG, "label": "Officiële bron"}],  # the reported one
+        [{"slug": "aow", "label": "AOW", "anchor": 'p-0123456789) [Log in](https://evil.example "r42:bron'}],
+        [{"slug": "aow", "label": "AOW\n\n[Log opnieuw in](https://evil.example/login)"}],
+        [{"slug": "aow", "label": "AOW", "href": "https://evil.example/login"}],
+        [{"slug": "aow", "label": "A" * 201}],
+        [{"slug": "aow", "label": " "}],
+        [{"slug": "aow", "label": "AOW", "ref": "1"}],
+        [{"slug": "bestaat-niet", "label": "Bestaat niet"}],
+        [{"slug": "magazijnveiligheid", "label": "Magazijnveiligheid"}],  # acme's topic, not demo's
+        {"slug": "aow", "label": "AOW"},
+        ["aow"],
+        [{"slug": "aow", "label": "AOW"}] * 11,
+    ]
+    for i, citations in enumerate(forged):
+        with pytest.raises(PBError) as err:
+            client.create("chat_feedback", {**rating(demo["id"], me["id"], f"forged-{i}"), "citations": citations})
+        assert err.value.status == 400, citations
+    assert ratings_of(admin_pb, me["id"]) == []
+
+    good = [{"ref": 1, "slug": "aow", "label": "AOW", "anchor": "p-0123456789"},
+            {"ref": 2, "slug": "arbeidsongeschiktheidspensioen", "label": "Reglement (2024) & <uitleg>, p. 5–6"}]
+    client.create("chat_feedback", {**rating(demo["id"], me["id"], "good"), "citations": good})
+    client.create("chat_feedback", {**rating(demo["id"], me["id"], "none"), "citations": []})
+    assert [r["citations"] for r in ratings_of(admin_pb, me["id"])] == [good, []]
+
+
+def test_the_app_stores_only_citations_of_r42s_shape_from_the_browsers_thread(rater, admin_pb):
+    """The app writes ratings over its superuser connection, with the citations of the answer as the browser's
+    stored thread holds them: a forged one is left out there, and the rating is kept."""
+    _client, me, demo = rater
+    FeedbackStore(admin_pb).record(demo["id"], me["id"], "up", "Wat is de AOW?", "De AOW [ref:1] [ref:2].",
+                                   [{"ref": 1, "slug": REPORTED_SLUG, "label": "Officiële bron"},
+                                    {"ref": 2, "slug": "aow", "label": "AOW", "anchor": "p-0123456789"}], "thread")
+    (row,) = ratings_of(admin_pb, me["id"])
+    assert row["citations"] == [{"ref": 2, "slug": "aow", "label": "AOW", "anchor": "p-0123456789"}]

@@ -43,7 +43,7 @@ def test_unanswered_questions_are_grouped_across_languages_and_resolved_once_ans
     log = log_of(pb_server, admin_pb)
     learners = [log.user_key(tenant["id"], f"user{i}") for i in range(3)]
     for i, q in enumerate(PARKING):
-        log.record(QuestionEntry(tenant["id"], learners[i % 2], q, sources=("bedrijfsauto", "reiskosten")))
+        log.record(QuestionEntry(tenant["id"], learners[i % 3], q, sources=("bedrijfsauto", "reiskosten")))
     for q in FIRE:
         log.record(QuestionEntry(tenant["id"], learners[2], q, sources=("bhv",)))
     log.record(QuestionEntry(tenant["id"], learners[2], "Wat is de AOW-leeftijd?", grounded=True, best_score=0.9,
@@ -51,8 +51,8 @@ def test_unanswered_questions_are_grouped_across_languages_and_resolved_once_ans
     groups = report(pb_server, tenant["slug"])
     assert [g["count"] for g in groups] == [4, 3], groups  # the grounded question is in no group
     parking, fire = groups
-    assert sorted(parking["examples"]) == sorted(PARKING) and parking["learners"] == 2  # the English one too
-    assert sorted(fire["examples"]) == sorted(FIRE) and fire["learners"] == 1
+    assert sorted(parking["examples"]) == sorted(PARKING) and parking["learners"] == 3  # the English one too
+    assert sorted(fire["examples"]) == sorted(FIRE) and fire["learners"] is None  # one learner: no count (issue 44)
     assert parking["closest"][:2] == ["bedrijfsauto", "reiskosten"] and fire["closest"] == ["bhv"]
     assert {g["status"] for g in groups} == {"open"} and set(parking) == {"id", "count", "learners", "last",
                                                                          "examples", "closest", "status"}
@@ -73,7 +73,7 @@ def test_the_text_report_and_an_empty_tenant(pb_server, admin_pb, tenant):
     for q in FIRE:
         log.record(QuestionEntry(tenant["id"], log.user_key(tenant["id"], "u"), q))
     out = run_cli(pb_server, "gaps", "report", "--tenant", tenant["slug"])
-    assert out.returncode == 0 and "[open] 3x by 1 learner(s)" in out.stdout and FIRE[0] in out.stdout
+    assert out.returncode == 0 and "[open] 3x by fewer than 3 learners" in out.stdout and FIRE[0] in out.stdout
     assert run_cli(pb_server, "gaps", "report", "--tenant", "no-such-tenant").returncode == 2
 
 
@@ -129,7 +129,9 @@ def test_forget_deletes_or_anonymises_every_row_of_the_user_and_keeps_the_totals
     assert admin_pb.get("audit_log", audit["id"])["arguments"]["target"] == pseudonym
     call = admin_pb.get("audit_log", tool_call["id"])
     assert call["user"] == "" and email not in json.dumps(call).lower() and "Vera Vergeten" not in json.dumps(call)
-    assert pseudonym in call["arguments"]["confirmed_by"] and pseudonym in call["outcome"]
+    # (issue 44) what they wrote into their own tool call goes, its shape stays: a message may hold a phone number
+    assert call["arguments"] == {"arguments": {"to": "verwijderd"}, "confirmed_by": "verwijderd"}
+    assert call["outcome"] == "verwijderd" and call["tool"] == "mcp:demo__send"
     assert admin_pb.get("knowledge_gaps", decision["id"])["actor"] == pseudonym
     assert uid not in json.dumps(admin_pb.get("outbox", outbox["id"])["payload"])
     record = admin_pb.first("audit_log", 'tool = "r42:user.forget"', sort="-created")

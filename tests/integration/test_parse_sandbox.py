@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -88,6 +90,42 @@ def test_the_default_timeout_grows_with_the_size():
     assert default_timeout(0) == 20
     assert default_timeout(10 * 1024 * 1024) == 60
     assert default_timeout(100 * 1024 * 1024) == 300
+
+
+def test_one_tenants_queue_of_slow_files_does_not_hold_up_another_tenants_file(monkeypatch):
+    """Issue 44, finding 3: acme's three files that each take seconds, then demo's one-line file. Demo's is read at
+    once and done before any of acme's; acme's wait their turn in acme's queue, and say so."""
+    monkeypatch.setattr(parse_sandbox, "_SLOTS", parse_sandbox.ParseSlots(2))  # this process's two slots, fresh
+    finished: list[str] = []
+    heard: dict[str, list[str]] = {}
+    queued = threading.Semaphore(0)
+
+    def read(tenant: str, name: str, data: bytes, timeout_s: float | None) -> None:
+        statuses = heard.setdefault(name, [])
+
+        def on_wait(status: str) -> None:
+            statuses.append(status)
+            if status == "queued":
+                queued.release()
+
+        try:
+            parse_file(name, data, timeout_s=timeout_s, tenant=tenant, on_wait=on_wait)
+        except DocumentRefused:
+            pass  # acme's loop forever: stopped at their timeout
+        finished.append(name)
+
+    with ThreadPoolExecutor(4) as pool:
+        acme = [pool.submit(read, "acme", f"lus-{n}.pdf", fake.looping_pdf(), 3) for n in range(3)]
+        for _ in range(2):  # one of acme's is read, two wait (one slot stays free for another tenant)
+            assert queued.acquire(timeout=60)
+        demo = pool.submit(read, "demo", "kort.md", b"# Kort\n\nEen regel tekst.", None)
+        demo.result(timeout=60)
+        assert finished == ["kort.md"]  # before any of acme's
+        for job in acme:
+            job.result(timeout=120)
+    assert heard["kort.md"] == []  # it never waited
+    assert sorted(map(tuple, (heard[f"lus-{n}.pdf"] for n in range(3)))) == [(), ("queued", "reading"),
+                                                                           ("queued", "reading")]
 
 
 def _children() -> set[int]:

@@ -138,6 +138,26 @@ async def test_heartbeats_and_owners_are_seen_by_every_worker(workers):
     assert await a.owner("tab", run) is None  # not claimed again within its ttl
 
 
+async def test_upload_slots_are_one_count_for_all_workers_and_a_dead_workers_slot_runs_out(workers):
+    """Issue 44: uploads in flight per user and per tenant, counted over the workers; a slot that its worker stops
+    renewing (the worker died) is free again after its ttl."""
+    a, b = workers
+    user, tenant = secrets.token_hex(4), secrets.token_hex(4)  # unique: the Redis outlives a test
+    limits = {f"upload:user:{user}": 2, f"upload:tenant:{tenant}": 3}
+    assert await a.take_slots(limits, "up-1", ttl=30) and await b.take_slots(limits, "up-2", ttl=0.4)
+    assert not await a.slots_free(limits, "up-3") and not await b.take_slots(limits, "up-3", ttl=30)
+    assert await b.take_slots(limits, "up-1", ttl=30)  # the same upload again: no second slot
+    other = {f"upload:user:{user}-b": 2, f"upload:tenant:{tenant}": 3}
+    assert await a.take_slots(other, "up-4", ttl=30)  # another user of the tenant: the tenant's third
+    assert not await b.take_slots({f"upload:user:{user}-c": 2, f"upload:tenant:{tenant}": 3}, "up-5", ttl=30)
+    await asyncio.sleep(0.6)  # up-2's worker died: not renewed, its slot ran out
+    assert not await b.renew_slots(list(limits), "up-2", ttl=30)
+    assert await a.renew_slots(list(limits), "up-1", ttl=30)
+    assert await b.take_slots(limits, "up-3", ttl=30)
+    await a.release_slots(list(limits), "up-1")
+    assert await b.slots_free(limits, "up-6")
+
+
 async def test_every_redis_key_runs_out(redis_url):
     """Nothing the shared state writes stays in Redis for ever."""
     shared = RedisSharedState(redis_url)
@@ -149,8 +169,9 @@ async def test_every_redis_key_runs_out(redis_url):
         await SharedFailureLimiter(shared, "signin", 2, 60).take("ttl-address")
         await shared.beat("ttl-worker", Beat("h", 1, 1.0), ttl=10)
         await shared.claim("stream", "ttl-run", "h:1", ttl=10)
+        await shared.take_slots({"upload:user:ttl-user": 2, "upload:tenant:ttl-tenant": 4}, "ttl-upload", ttl=60)
         keys = [k async for k in raw.scan_iter("r42:*")]
-        assert len(keys) >= 6
+        assert len(keys) >= 8
         ttls = {k.decode(): await raw.pttl(k) for k in keys}
         assert all(ttl > 0 for ttl in ttls.values()), ttls
     finally:
@@ -168,5 +189,7 @@ async def test_without_redis_confirmations_say_so_and_limits_go_on_per_worker():
         assert refused.value.kind == "unavailable"
         assert await SharedRateLimiter(down, "chat", 6, 1).check("u") == 0
         assert await SharedRateLimiter(down, "chat", 6, 1).check("u") > 0
+        assert await down.take_slots({"upload:user:u": 1}, "one", ttl=30)  # uploads too are counted per worker
+        assert not await down.take_slots({"upload:user:u": 1}, "two", ttl=30)
     finally:
         await down.close()

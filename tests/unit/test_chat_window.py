@@ -4,7 +4,7 @@ import json
 
 from r42_app.chat import events
 from r42_app.chat.window import AnswerView
-from r42_app.core.chat_view import CITATION_MARK, UICitation, UIMessage, copy_text, display, model_history
+from r42_app.core.chat_view import UICitation, UIMessage, chips, copy_text, display, model_history
 from r42_app.core.messages import msg
 
 SOURCES = events.Sources((events.Source(1, "aow", "AOW", "p-0123456789", "/topics/aow#p-0123456789"),
@@ -28,7 +28,9 @@ def test_refs_become_chips_as_the_text_streams_and_a_half_ref_is_held_back():
     assert view.apply(SOURCES) == {}
     shown = view.apply(events.Text("De AOW [ref:1] en [re"))
     assert shown["content"] == "De AOW [ref:1] en [re"
-    assert '[AOW](/topics/aow#p-0123456789 "r42:bron")' in shown["display"] and not shown["display"].endswith("[re")
+    assert "[AOW](/topics/aow#p-0123456789)" in shown["display"] and not shown["display"].endswith("[re")
+    assert [(c.label, c.href) for c in shown["chips"]] == [("AOW", "/topics/aow#p-0123456789"),
+                                                           ("Anw [nabestaanden]", "/topics/anw")]
     view.apply(events.Text("f:2]."))
     view.apply(events.Done(offline=False, mode_used="fts"))
     final = view.final()  # no citation events came: the answer's own refs decide, in order of use
@@ -81,9 +83,15 @@ def test_only_real_questions_and_answers_go_to_the_model():
                                      {"role": "assistant", "content": "Offline antwoord"}]
 
 
-def test_only_links_made_here_are_chips_and_copies_leave_refs_out():
-    forged = display(f'[klik](https://evil.example "{CITATION_MARK}") [ref:9]', [UICitation(1, "aow", "AOW")])
-    assert CITATION_MARK not in forged and "[ref:9]" in forged  # an unknown ref stays plain text
+def test_only_citations_of_r42s_shape_are_chips_and_copies_leave_refs_out():
+    forged = display('[klik](https://evil.example "r42:bron") [ref:9]', [UICitation(1, "aow", "AOW")])
+    assert "[ref:9]" in forged  # an unknown ref stays plain text
+    markup = [UICitation(1, 'x) [Officiële bron](https://evil.example/login "r42:bron") (', "Bron"),
+              UICitation(2, "aow", "AOW", "p-3\"><img src=x>"), UICitation(3, "aow", "AOW\n[x](https://evil)"),
+              UICitation(4, "anw", "Anw", "p-0123456789")]
+    shown = display("Een [ref:1], [ref:2], [ref:3] en [ref:4].", markup)
+    assert "evil" not in shown and "<img" not in shown and "[ref:1], [ref:2], [ref:3]" in shown
+    assert [(c.ref, c.href) for c in chips(markup)] == [(4, "/topics/anw#p-0123456789")]
     assert copy_text("De AOW [ref:1] is  het basispensioen [ref:2].") == "De AOW is het basispensioen."
 
 
@@ -93,7 +101,7 @@ def test_a_topic_cited_three_times_is_one_chip_and_one_entry_under_bronnen():
     view.apply(events.Text("De AOW [ref:1] is een basis [ref:1]; zie ook [ref:3] en de Anw [ref:2]."))
     view.apply(events.Done(offline=False, mode_used="fts"))
     final = view.final()
-    assert final["display"].count(CITATION_MARK) == 2  # AOW once (refs 1, 1 and 3 are the same topic), Anw once
+    assert final["display"].count("](/topics/") == 2  # AOW once (refs 1, 1 and 3 are the same topic), Anw once
     assert "[ref:" not in final["display"]
     assert [(c.label, c.href) for c in final["sources"]] == [("AOW", "/topics/aow#p-0123456789"),
                                                              ("Anw [nabestaanden]", "/topics/anw")]
@@ -107,7 +115,7 @@ def test_two_pages_of_one_document_are_two_sources():
     view.apply(events.Text("Binnen dertig dagen [ref:1], ook voor een verhuizing [ref:2] of een tweede [ref:1]."))
     view.apply(events.Done(offline=False, mode_used="fts"))
     final = view.final()
-    assert final["display"].count(CITATION_MARK) == 2
+    assert final["display"].count("](/topics/") == 2
     assert [c.label for c in final["sources"]] == ["Reisboek, p. 60", "Reisboek, p. 61"]
 
 
@@ -147,12 +155,14 @@ def test_an_answer_that_found_nothing_lists_no_sources_also_after_a_reload():
     view.apply(events.Done(offline=True, mode_used="fts", grounded=False))
     final = view.final()
     assert final["sources"] == [] and final["grounded"] is False
-    assert '[AOW](/topics/aow#p-0123456789 "r42:bron")' in final["display"]  # the closest topics, as chips
+    assert "[AOW](/topics/aow#p-0123456789)" in final["display"]  # the closest topics, as chips
+    assert [c.slug for c in final["chips"]] == ["aow", "anw"]
     shown = UIMessage("a1", "assistant", final["content"], final["status"], final["citations"], final["display"],
                       grounded=final["grounded"], sources=final["sources"])
     stored, problem = parse(serialise([to_thread(shown)]))
     again = from_thread(stored[0])
-    assert problem == "" and again.grounded is False and again.sources == [] and "r42:bron" in again.display
+    assert problem == "" and again.grounded is False and again.sources == [] and again.display == final["display"]
+    assert again.chips == final["chips"]
 
     found = AnswerView()
     found.apply(SOURCES)

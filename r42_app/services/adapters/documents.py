@@ -40,6 +40,7 @@ from r42_app.core.documents import (
     kind_of,
     page_mark,
 )
+from r42_app.core.passages import read_heading
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +57,11 @@ _WESTERN_GUESSES = {"cp1250", "cp1252", "cp1254", "cp1257", "latin_1", "iso8859_
                     "mac_latin2", "mac_iceland", "mac_turkish", "cp850", "cp858", "cp437", "cp775"}
 _UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")  # tab, newline, form feed and CR are text
+# The start of an HTML tag: its name, then its end or a space before its attributes (`_has_html_tag`). A pattern
+# that read the attributes up to `>` read the rest of the text again from each `<p ` when no `>` came: quadratic.
 _HTML_TAG = re.compile(
     r"<(?:!doctype\s+html|html|head|body|title|meta|div|p|h[1-6]|article|main|section|span|a|table|ul|ol|li|br"
-    r"|header|footer|nav|strong|em|b|i|img|form|script|style)(?:\s[^>]*)?/?>", re.IGNORECASE)
+    r"|header|footer|nav|strong|em|b|i|img|form|script|style)(?:/?>|\s)", re.IGNORECASE)
 _WORD = re.compile(r"\w", re.UNICODE)
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 _NOT_A_TITLE = {"untitled", "naamloos", "zonder titel", "document", "title", "titel", "presentation",
@@ -222,7 +225,9 @@ def _parse_markdown(data: bytes) -> ParsedDocument:
     m = _FRONT_MATTER.match(text)
     if m:
         block = m.group(1) or ""
-        t = re.search(r"^title[ \t]*:[ \t]*(.+?)[ \t]*$", block, re.MULTILINE | re.IGNORECASE)
+        # the line's rest, stripped below (a lazy title before `[ \t]*$` read the spaces after it again from each
+        # of its characters: quadratic)
+        t = re.search(r"^title[ \t]*+:(.+)$", block, re.MULTILINE | re.IGNORECASE)
         if t:
             title = t.group(1).strip()
             if len(title) >= 2 and title[0] == title[-1] and title[0] in "\"'":
@@ -234,9 +239,16 @@ def _parse_markdown(data: bytes) -> ParsedDocument:
 # -- HTML -------------------------------------------------------------------------------------------------
 
 
+def _has_html_tag(text: str) -> bool:
+    """Whether `text` holds a tag of HTML: a known name, ended at once (`<p>`, `<br/>`) or by a `>` after its
+    attributes. One pass: a tag with attributes is whole when a `>` comes anywhere after its name."""
+    last_end = text.rfind(">")
+    return any(m.group(0).endswith(">") or m.end() <= last_end for m in _HTML_TAG.finditer(text, 0, last_end + 1))
+
+
 def _parse_html(data: bytes) -> ParsedDocument:
     html = _decode_text(data)
-    if not _HTML_TAG.search(html[:1_000_000]):
+    if not _has_html_tag(html[:1_000_000]):
         raise _mismatch("html", "no HTML tags")
     import trafilatura
 
@@ -252,8 +264,7 @@ def _parse_html(data: bytes) -> ParsedDocument:
     except Exception:  # metadata is a nicety: a page it cannot read still has its text
         log.debug("html metadata", exc_info=True)
     if not title:
-        m = re.search(r"^#{1,6}\s+(.+?)\s*#*\s*$", markdown, re.MULTILINE)
-        title = m.group(1).strip() if m else ""
+        title = next((h[1] for line in markdown.split("\n") if (h := read_heading(line)) and h[1]), "")
     return ParsedDocument("html", title, _tidy(_without_page_marks(markdown)))
 
 
@@ -788,7 +799,7 @@ def _pdf_paragraphs(text: str) -> list[str]:
             current = ""
         if not current:
             current = line
-        elif re.search(r"[^\W\d_]-$", current) and line[:1].islower():
+        elif re.search(r"[^\W\d_]-$", current[-2:]) and line[:1].islower():  # its end only: `current` grows
             current = current[:-1] + line  # "voor-" + "beeld"
         else:
             current += " " + line

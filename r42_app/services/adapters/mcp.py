@@ -9,6 +9,7 @@ now and then; when the server dies (or a call finds it gone) its tools answer a 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import logging
 import time
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from r42_app.core.forget import Needles, replaced
 from r42_app.core.mcp import (
     TOOL_NAME,
     McpConfig,
@@ -331,3 +333,59 @@ def read_demo_messages(path: Path, tenant: str, limit: int = 50) -> list[dict[st
         if isinstance(m, dict) and m.get("tenant") == tenant:
             out.append({k: str(m.get(k, "")) for k in ("at", "user", "subject", "text")})
     return out[::-1][:limit]
+
+
+DEMO_MESSAGES_ENV = "R42_MCP_DEMO_MESSAGES"  # r42_app/mcp_demo_server.py MESSAGES_ENV
+
+
+def demo_message_files(config_file: Path, default: Path) -> list[Path]:
+    """The files the MCP demo server R42 runs writes its messages to: the one /admin/tools shows (`default`, the
+    data dir's), and each one named by R42_MCP_DEMO_MESSAGES for a server of the MCP config (`r42 user forget`
+    forgets the user in all of them). A config that cannot be read names none."""
+    files = [default]
+    try:
+        config = parse_mcp_config(json.loads(config_file.read_text(encoding="utf-8")))
+    except (OSError, ValueError, McpConfigError):
+        return files
+    for spec in config.servers:
+        named = str(spec.env.get(DEMO_MESSAGES_ENV, "") or "")
+        if named and Path(named).expanduser() not in files:
+            files.append(Path(named).expanduser())
+    return files
+
+
+def forget_in_demo_messages(path: Path, needles: Needles, pseudonym: str) -> tuple[int, int]:
+    """`r42 user forget` in the demo server's messages file: the user's own messages deleted (what they wrote may
+    hold their phone number or address, which no search for a name finds), their id, e-mail address and name
+    replaced by the pseudonym in everyone else's. Rewritten in place under the lock the demo server appends under.
+    Returns (messages deleted, messages rewritten)."""
+    if not path.is_file():
+        return 0, 0
+    pattern = needles.pattern()
+    own = {needles.email.lower(), needles.user_id.lower()} - {""}
+    deleted = rewritten = 0
+    with path.open("r+", encoding="utf-8") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        kept = []
+        for line in fh.read().splitlines():
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError:
+                message = None
+            if isinstance(message, dict):
+                if str(message.get("user", "")).strip().lower() in own:
+                    deleted += 1
+                    continue
+                changed = replaced(message, pattern, pseudonym)
+                if changed != message:
+                    rewritten += 1
+                    line = json.dumps(changed, ensure_ascii=False)
+            elif pattern.search(line):
+                rewritten += 1
+                line = pattern.sub(pseudonym, line)
+            kept.append(line)
+        if deleted or rewritten:
+            fh.seek(0)
+            fh.write("".join(f"{line}\n" for line in kept))
+            fh.truncate()
+    return deleted, rewritten

@@ -14,6 +14,10 @@ kernel to kill it when its parent dies (Linux). The parent kills it at the wall-
 4 s per MB, at most 300 s). What the caller gets: the ParsedDocument, or a DocumentRefused: the parser's own, or
 timeout (too slow), memory (MemoryError, or killed by a signal), failed (any other crash or an answer that is no
 answer).
+
+A process reads R42_PARSE_SLOTS files at once (2 by default), shared between tenants (`ParseSlots`: a queue per
+tenant, and one tenant never holds every slot), and a child runs at a lower CPU priority (nice 10) than the
+app, so a flood of slow files from one tenant neither holds up another tenant's upload nor its chat.
 """
 
 from __future__ import annotations
@@ -24,9 +28,12 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from r42_app.core.documents import MAX_FILE_BYTES, MAX_MARKDOWN, MAX_SECTIONS, DocumentRefused, ParsedDocument
+from r42_app.core.fair_queue import FairQueue
 
 MODULE = "r42_app.services.adapters.parse_sandbox"
 DEFAULT_MEMORY_MB = 1024
@@ -38,6 +45,7 @@ KINDS = {"unsupported", "mismatch", "empty", "no_text_layer", "corrupt", "encryp
          "too_many_pages", "zip_bomb", "timeout", "memory", "not_text", "failed"}
 _MEMORY_SIGNS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory")
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+CHILD_NICE = 10
 
 
 def default_timeout(size: int) -> float:
@@ -68,16 +76,59 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-# At most this many files are read at once in this process (each child may take 1 GB); more wait their turn.
-MAX_PARALLEL = 2
-_SLOTS = threading.BoundedSemaphore(MAX_PARALLEL)
+class ParseSlots:
+    """The files this process reads at once (each child may take 1 GB), shared fairly between tenants
+    (core/fair_queue.py: a queue per tenant; one tenant holds at most all slots but one while another's file
+    waits). A thread that must wait says so through `on_wait("queued")`, and `on_wait("reading")` once it may
+    start, so an admin sees "In de wachtrij" rather than a hang."""
+
+    def __init__(self, slots: int):
+        self.queue = FairQueue(slots)
+        self._lock = threading.Condition()
+
+    @contextmanager
+    def slot(self, tenant: str = "", on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+        ticket = object()
+        try:
+            with self._lock:
+                if self.queue.ask(ticket, tenant):
+                    self._lock.notify_all()
+                must_wait = not self.queue.granted(ticket)
+            if must_wait:
+                if on_wait is not None:
+                    on_wait("queued")
+                with self._lock:
+                    self._lock.wait_for(lambda: self.queue.granted(ticket))
+                if on_wait is not None:
+                    on_wait("reading")
+            yield
+        finally:
+            with self._lock:
+                if self.queue.done(ticket):
+                    self._lock.notify_all()
 
 
-def parse_file(filename: str, data: bytes, *, timeout_s: float | None = None,
-               memory_mb: int = DEFAULT_MEMORY_MB) -> ParsedDocument:
+_SLOTS: ParseSlots | None = None
+_SLOTS_MADE = threading.Lock()
+
+
+def parse_slots() -> ParseSlots:
+    """This process's slots (R42_PARSE_SLOTS of them, read once)."""
+    global _SLOTS
+    with _SLOTS_MADE:
+        if _SLOTS is None:
+            from r42_app.settings import load_settings
+
+            _SLOTS = ParseSlots(load_settings().parse_slots)
+        return _SLOTS
+
+
+def parse_file(filename: str, data: bytes, *, timeout_s: float | None = None, memory_mb: int = DEFAULT_MEMORY_MB,
+               tenant: str = "", on_wait: Callable[[str], None] | None = None) -> ParsedDocument:
     """`parse_bytes(filename, data)` in a child process, stopped after `timeout_s` seconds (default: by size,
     see `default_timeout`) or when it needs more than `memory_mb` MB. Raises DocumentRefused (with the filename)
-    for a refused file, a timeout, too much memory or a crash."""
+    for a refused file, a timeout, too much memory or a crash. The file waits for one of this process's parse
+    slots in `tenant`'s queue (ParseSlots); `on_wait` hears when it waits and when it starts."""
     if len(data) > MAX_FILE_BYTES:  # not worth a process: the parser would refuse it at once
         raise DocumentRefused("too_large", f"{len(data)} bytes", filename=filename,
                               size=round(len(data) / (1024 * 1024), 1), maximum=MAX_FILE_BYTES // (1024 * 1024))
@@ -87,7 +138,7 @@ def parse_file(filename: str, data: bytes, *, timeout_s: float | None = None,
     args = [sys.executable, "-m", MODULE, "--memory-mb", str(int(memory_mb)), "--cpu-s", str(cpu),
             "--parent", str(os.getpid())]
     try:
-        with _SLOTS:
+        with parse_slots().slot(tenant, on_wait):
             done = subprocess.run(args, input=header + data, capture_output=True, timeout=timeout,
                                   env=_child_env(), cwd=_package_root(), check=False)
     except subprocess.TimeoutExpired:  # subprocess.run has killed the child and waited for it
@@ -131,6 +182,10 @@ def _limit_self(memory_mb: int, cpu_s: int, parent: int) -> None:
 
     limit = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        os.nice(CHILD_NICE)  # the app's event loop (every tenant's chat) comes first on a busy CPU
+    except OSError:
+        pass
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))  # SIGXCPU at the soft limit, SIGKILL at the hard
     if sys.platform.startswith("linux"):
         import ctypes

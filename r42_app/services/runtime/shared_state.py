@@ -9,7 +9,12 @@ a Redis URL) it lives in the Redis they share (`RedisSharedState`), so what one 
   **failure limits** (wrong passwords per browser address, in a fixed window);
 - **heartbeats**: a worker says it is alive (its host, pid and time); services/runtime/liveness.py decides
   from them whether it still is;
-- **owners**: which worker streams a running answer (`stream`), which holds a tab's websocket (`tab`).
+- **owners**: which worker streams a running answer (`stream`), which holds a tab's websocket (`tab`), and
+  which signed-in admin a tab's upload permit is for (`upload`, services/uploads.py);
+- **slots**: how many uploads one user and one tenant have in flight (core/slots.py's book), each slot running
+  out unless its holder renews it, so a worker that dies does not keep it;
+- **ended sessions**: a token signed out ("Afmelden") or every session of a user ("Overal afmelden"), so the tabs'
+  short session caches on every worker stop accepting them at once (services/store/auth.py `ended_since`).
 
 In Redis every key has a time to live, so nothing outlives its use, and what must not race (taking the last
 token, answering a confirmation once) is one Lua script. While Redis cannot be reached, limits are counted
@@ -34,6 +39,7 @@ from typing import Any, TypeVar, cast
 
 from r42_app.core.mcp import CONFIRM_TTL_S, Confirmation, ConfirmationBook, ConfirmationError, arguments_digest
 from r42_app.core.ratelimit import FailureLimiter, RateLimiter
+from r42_app.core.slots import SlotBook
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -105,6 +111,36 @@ class SharedState(ABC):
     async def refund_failure(self, key: str, limit: int, window: float) -> None:
         """The attempt of a `take_failure` was no failure."""
 
+    # -- slots ------------------------------------------------------------------------------------
+
+    @abstractmethod
+    async def take_slots(self, limits: dict[str, int], holder: str, ttl: float) -> bool:
+        """One slot under every key of `limits` (key -> holders allowed) for `ttl` seconds, or none (False). A
+        holder that holds a key's slot already keeps it (renewed)."""
+
+    @abstractmethod
+    async def renew_slots(self, keys: list[str], holder: str, ttl: float) -> bool:
+        """Another `ttl` seconds for the holder's slots; False when it lost one (it ran out)."""
+
+    @abstractmethod
+    async def release_slots(self, keys: list[str], holder: str) -> None:
+        """The holder is done."""
+
+    @abstractmethod
+    async def slots_free(self, limits: dict[str, int], holder: str) -> bool:
+        """Whether `take_slots` would succeed now (nothing taken)."""
+
+    # -- ended sessions (issue 44) ---------------------------------------------------------------
+
+    @abstractmethod
+    async def note_ended(self, key: str, at: float, ttl: float) -> None:
+        """The sessions under `key` (a token's digest, or a user for all of theirs) ended at `at` (time.time()); kept
+        for `ttl` seconds (as long as such a session could still be cached)."""
+
+    @abstractmethod
+    async def ended_at(self, keys: list[str]) -> float:
+        """When the last of the sessions under `keys` ended (`note_ended`), 0.0 when none did."""
+
     # -- heartbeats -------------------------------------------------------------------------------
 
     @abstractmethod
@@ -144,6 +180,7 @@ class MemorySharedState(SharedState):
         self._buckets: dict[tuple[float, int], RateLimiter] = {}
         self._windows: dict[tuple[int, float], FailureLimiter] = {}
         self._kept: dict[str, tuple[Any, float]] = {}  # beats and owners: key -> (value, until)
+        self._slots = SlotBook(clock)
 
     async def put_confirmation(self, user_id: str, tool: str, arguments: Any, ttl: float) -> Confirmation:
         confirmation = self._book.issue(user_id, tool, arguments, ttl)
@@ -193,6 +230,18 @@ class MemorySharedState(SharedState):
     async def refund_failure(self, key: str, limit: int, window: float) -> None:
         self._window(limit, window).refund(key)
 
+    async def take_slots(self, limits: dict[str, int], holder: str, ttl: float) -> bool:
+        return self._slots.take(limits, holder, ttl)
+
+    async def renew_slots(self, keys: list[str], holder: str, ttl: float) -> bool:
+        return self._slots.renew(keys, holder, ttl)
+
+    async def release_slots(self, keys: list[str], holder: str) -> None:
+        self._slots.release(keys, holder)
+
+    async def slots_free(self, limits: dict[str, int], holder: str) -> bool:
+        return self._slots.free(limits, holder)
+
     def _keep(self, key: str, value: Any, ttl: float) -> None:
         now = self.clock()
         if len(self._kept) > 10_000:  # forget what has run out (bounded memory)
@@ -202,6 +251,12 @@ class MemorySharedState(SharedState):
     def _get(self, key: str) -> Any:
         value, until = self._kept.get(key, (None, 0.0))
         return value if until > self.clock() else None
+
+    async def note_ended(self, key: str, at: float, ttl: float) -> None:
+        self._keep(f"ended:{key}", max(at, self._get(f"ended:{key}") or 0.0), ttl)
+
+    async def ended_at(self, keys: list[str]) -> float:
+        return max((self._get(f"ended:{key}") or 0.0 for key in keys), default=0.0)
 
     async def beat(self, name: str, beat: Beat, ttl: float) -> None:
         self._keep(f"beat:{name}", beat, ttl)
@@ -287,6 +342,32 @@ if redis.call('HGET', KEYS[1], 'state') == 'pending' then redis.call('HSET', KEY
 return 1
 """
 
+# KEYS: one sorted set per slot key (member: holder, score: until, in ms of Redis's clock); ARGV: op (take, free,
+# renew), holder, ttl in ms, then the limit of each key. take: a slot under every key or none (0); free: whether
+# take would succeed; renew: 0 (nothing renewed) when the holder lost a slot. Every set lives as long as its last
+# slot.
+_SLOTS = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local op, holder, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+for i, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local mine = redis.call('ZSCORE', key, holder)
+  if op == 'renew' then
+    if not mine then return 0 end
+  elseif not mine and redis.call('ZCARD', key) >= tonumber(ARGV[3 + i]) then
+    return 0
+  end
+end
+if op == 'free' then return 1 end
+for _, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now + ttl, holder)
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  redis.call('PEXPIRE', key, math.max(1, tonumber(last[2]) - now))
+end
+return 1
+"""
+
 # KEYS[1] an owner key; ARGV[1] the owner that is done: deleted only if it still names that owner.
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
@@ -312,6 +393,7 @@ class RedisSharedState(SharedState):
         self._answer = self._redis.register_script(_ANSWER)
         self._cancel = self._redis.register_script(_CANCEL)
         self._release = self._redis.register_script(_RELEASE)
+        self._slot_script = self._redis.register_script(_SLOTS)
         self._grace = confirm_grace
         self._errors = _redis_errors()
         self._local = MemorySharedState()  # limits while Redis cannot be reached: this worker's own counts
@@ -394,6 +476,59 @@ class RedisSharedState(SharedState):
             return 0.0
 
         await self._limit(self._failures, key, [-1, limit, int(window * 1000)], local)
+
+    async def _slot_call(self, op: str, keys: list[str], holder: str, ttl: float, limits: list[int],
+                         local: Callable[[], Awaitable[bool]]) -> bool:
+        """The slot script's answer; while Redis is away, this worker's own book (as for the limits)."""
+        try:
+            answer = await self._slot_script(keys=[f"{PREFIX}slots:{k}" for k in keys],
+                                             args=[op, holder, int(ttl * 1000), *limits])
+        except self._errors as exc:
+            if not self._down:
+                log.warning("the shared slots are unavailable (%s); each worker counts its own meanwhile", exc)
+                self._down = True
+            return await local()
+        if self._down:
+            log.warning("the shared slots are back")
+            self._down = False
+        return bool(int(answer))
+
+    async def take_slots(self, limits: dict[str, int], holder: str, ttl: float) -> bool:
+        return await self._slot_call("take", list(limits), holder, ttl, list(limits.values()),
+                                     lambda: self._local.take_slots(limits, holder, ttl))
+
+    async def renew_slots(self, keys: list[str], holder: str, ttl: float) -> bool:
+        return await self._slot_call("renew", keys, holder, ttl, [],
+                                     lambda: self._local.renew_slots(keys, holder, ttl))
+
+    async def slots_free(self, limits: dict[str, int], holder: str) -> bool:
+        return await self._slot_call("free", list(limits), holder, 0, list(limits.values()),
+                                     lambda: self._local.slots_free(limits, holder))
+
+    async def release_slots(self, keys: list[str], holder: str) -> None:
+        try:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                for key in keys:
+                    pipe.zrem(f"{PREFIX}slots:{key}", holder)
+                await pipe.execute()
+        except self._errors as exc:
+            log.warning("giving back upload slots failed (%s); they run out on their own", exc)
+        await self._local.release_slots(keys, holder)
+
+    async def note_ended(self, key: str, at: float, ttl: float) -> None:
+        await self._ask(self._redis.set(f"{PREFIX}ended:{key}", repr(at), px=max(1, int(ttl * 1000))))
+
+    async def ended_at(self, keys: list[str]) -> float:
+        if not keys:
+            return 0.0
+        found = await self._ask(self._redis.mget([f"{PREFIX}ended:{key}" for key in keys]))
+        times = []
+        for raw in found:
+            try:
+                times.append(float(raw) if raw is not None else 0.0)
+            except ValueError:  # not written by us: a session ended (a re-check with PocketBase decides)
+                times.append(float("inf"))
+        return max(times, default=0.0)
 
     async def beat(self, name: str, beat: Beat, ttl: float) -> None:
         value = json.dumps({"host": beat.host, "pid": beat.pid, "t": beat.at})

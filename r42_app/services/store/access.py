@@ -2,7 +2,8 @@
 `chatbot_access` row, and an audit row for every change (settings page and CLI alike).
 
 Reads happen on every chat turn (no cache: a change counts on the user's next turn), in one request with the
-quiz lock (`turn_guard`). Writes are
+quiz lock (`turn_guard`), which also checks the turn's session: its token still valid and not signed out, the user
+still in that tenant with that role (issue 44; a 401 PBError otherwise, with `data["reason"]`). Writes are
 admin or operator actions; callers check who may make them.
 """
 
@@ -81,6 +82,16 @@ def _tenant_chatbot(row: Mapping[str, Any]) -> TenantChatbot:
                          row.get("question_log_off") is not True)
 
 
+def _guard_body(check: tuple[str, ...]) -> dict[str, str]:
+    """One check of the turn guard as pb_hooks reads it: tenant, user, now, and the session's role and token."""
+    tenant, user, now, *session = check
+    body = {"tenant": tenant, "user": user, "now": now}
+    for key, value in zip(("role", "token"), session, strict=False):
+        if value:
+            body[key] = value
+    return body
+
+
 def _set(caps: Iterable[str]) -> str:
     return ", ".join(c for c in CAPABILITIES if c in set(caps)) or "(niets)"
 
@@ -92,7 +103,8 @@ class AccessStore:
         self.pb = pb
         self.overrides_enabled = overrides_enabled
         # the guards of turns that arrive together: one request (pb_hooks `/api/r42/turn-guards`) per batch
-        self.guards: Batched[tuple[str, str, str], tuple[TenantChatbot, Resolution, bool]] = \
+        # (tenant, user, now) or (tenant, user, now, role, token): see turn_guard
+        self.guards: Batched[tuple[str, ...], tuple[TenantChatbot, Resolution, bool]] = \
             Batched(self.turn_guards, max_batch=MAX_GUARDS)
 
     # -- reads (every turn) -----------------------------------------------------------------------
@@ -104,11 +116,15 @@ class AccessStore:
         row = self.pb.first("chatbot_access", f"tenant = {quote(tenant_id)} && user = {quote(user_id)}")
         return AccessRow.from_record(row)
 
-    def turn_guard(self, tenant_id: str, user_id: str, now: str) -> tuple[TenantChatbot, Resolution, bool]:
+    def turn_guard(self, tenant_id: str, user_id: str, now: str, role: str = "",
+                   token: str = "") -> tuple[TenantChatbot, Resolution, bool]:
         """What a chat turn's guard reads, in one request (pb_hooks `/api/r42/turn-guard`): the tenant's switch,
         default and credit, this user's effective capabilities, and whether a quiz of theirs is open at `now`
-        (a PocketBase time). As fresh as `effective` and QuizStore.active: nothing is cached."""
-        found = self.pb.send("POST", "/api/r42/turn-guard", body={"tenant": tenant_id, "user": user_id, "now": now})
+        (a PocketBase time). As fresh as `effective` and QuizStore.active: nothing is cached. PocketBase also checks
+        the session: the user must still be in `tenant_id` (and have `role`, when given), and `token`, when given, must
+        be this user's, valid and not signed out; else a PBError 401 whose `data["reason"]` is "changed" or
+        "signed_out"."""
+        found = self.pb.send("POST", "/api/r42/turn-guard", body=_guard_body((tenant_id, user_id, now, role, token)))
         result = self._guard_result(found, user_id)
         if isinstance(result, PBError):
             raise PBError(502, "turn-guard answered without the tenant")
@@ -119,23 +135,25 @@ class AccessStore:
         tenant = found.get("tenant") if isinstance(found, dict) else None
         if not isinstance(tenant, dict):
             error = found.get("error") if isinstance(found, dict) else None
+            reason = found.get("reason") if isinstance(found, dict) else None
             return PBError(error if isinstance(error, int) else 502,
                            str(found.get("message") if isinstance(found, dict) else "")
-                           or "turn-guards answered without the tenant")
+                           or "turn-guards answered without the tenant",
+                           {"reason": reason} if isinstance(reason, str) else None)
         access = found.get("access")
         chatbot = _tenant_chatbot(tenant)
         row = AccessRow.from_record(access if isinstance(access, dict) else None)
         return chatbot, self.resolve(chatbot, row, user_id), found.get("quiz_active") is True
 
-    def turn_guards(self, checks: list[tuple[str, str, str]]) -> list[tuple[TenantChatbot, Resolution, bool] | PBError]:
-        """`turn_guard` for several turns (tenant, user, now) in one request, each read made now: a result or a
-        PBError per check, in order (`guards.call` batches the turns that arrive together)."""
-        found = self.pb.send("POST", "/api/r42/turn-guards", body={
-            "checks": [{"tenant": tenant, "user": user, "now": now} for tenant, user, now in checks]})
+    def turn_guards(self, checks: list[tuple[str, ...]]) -> list[tuple[TenantChatbot, Resolution, bool] | PBError]:
+        """`turn_guard` for several turns ((tenant, user, now) or (tenant, user, now, role, token)) in one request, each
+        read made now: a result or a PBError per check, in order (`guards.call` batches the turns that arrive
+        together)."""
+        found = self.pb.send("POST", "/api/r42/turn-guards", body={"checks": [_guard_body(c) for c in checks]})
         results = found.get("results") if isinstance(found, dict) else None
         if not isinstance(results, list) or len(results) != len(checks):
             raise PBError(502, "turn-guards answered without one result per check")
-        return [self._guard_result(one, user_id) for (_tenant, user_id, _now), one in zip(checks, results, strict=True)]
+        return [self._guard_result(one, check[1]) for check, one in zip(checks, results, strict=True)]
 
     def resolve(self, chatbot: TenantChatbot, row: AccessRow | None, user_id: str = "") -> Resolution:
         result = resolve(chatbot.default, row, self.overrides_enabled)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import inspect
 import json
+import logging
+import secrets
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -15,8 +18,11 @@ import httpx
 from r42_app.core.errors import UserError
 from r42_app.core.identity import SignedInUser
 from r42_app.core.ratelimit import FailureLimiter
+from r42_app.services.runtime.shared_state import MemorySharedState, SharedState, SharedStateUnavailable
 from r42_app.services.store.batched import Batched
 from r42_app.services.store.pb import PBError, PocketBase
+
+log = logging.getLogger(__name__)
 
 ROLES = ("learner", "admin")
 
@@ -50,6 +56,7 @@ def _user_from(record: dict) -> SignedInUser:
 
 
 SESSION_S = 8 * 3600  # a browser's token dies this long after its sign-in, however it is used (SECURITY.md)
+SESSION_JITTER_S = 100  # ... less up to this many seconds, so that sign-ins in the same second get tokens of their own
 CHECK_CACHE_S = 15.0  # an API token verified this recently is not asked about again
 CHECK_CACHE_SIZE = 10_000
 MAX_TOKEN_CHECKS = 200  # tokens in one token-checks request (pb_hooks/r42_rules.js MAX_TOKENS)
@@ -57,7 +64,7 @@ SIGNIN_FAILURES_PER_MINUTE = 10  # per client address, through the app
 
 
 class AuthService:
-    """Signs users in and verifies their tokens; each call uses a fresh connection (no shared token).
+    """Signs users in and out and verifies their tokens; each call uses a fresh connection (no shared token).
 
     With `admin` (the app's superuser connection) sign-ins carry the superuser token: PocketBase's
     per-IP rate limits then leave the app alone (every browser's sign-in reaches PocketBase from this
@@ -65,12 +72,15 @@ class AuthService:
     """
 
     def __init__(self, pb_url: str, admin: PocketBase | None = None, failures: Any = None,
-                 session_s: int = SESSION_S):
+                 session_s: int = SESSION_S, shared: SharedState | None = None):
         self.pb_url = pb_url
         self.admin = admin
         self.session_s = session_s
+        # sessions ended by a sign-out, for the tabs' short session caches (`ended_since`): the workers' shared state
+        self.shared = shared if shared is not None else MemorySharedState()
+        self._shared_down_said = -1e9
         self._http: httpx.Client | None = None  # shared by `check` (httpx clients are thread-safe)
-        self._checked: dict[str, tuple[Session, float]] = {}
+        self._checked: dict[str, tuple[Session, float, float]] = {}  # token -> session, monotonic and wall clock
         # wrong passwords per browser address: this process's own, or the workers' shared one
         # (services/runtime/shared_state.SharedFailureLimiter, whose take/refund are coroutines)
         self.failures = failures if failures is not None else FailureLimiter(SIGNIN_FAILURES_PER_MINUTE, 60.0)
@@ -123,15 +133,80 @@ class AuthService:
     def _session_token(self, user_id: str, signed_in: str) -> str:
         """The token the browser keeps: one that cannot be refreshed and ends `session_s` after this sign-in
         (PocketBase's impersonation, which only the superuser may ask for), so a token that a script ever
-        read from localStorage is worth hours, not the sliding week of a refreshable one."""
+        read from localStorage is worth hours, not the sliding week of a refreshable one.
+        A PocketBase token holds no more than its user, key and expiry (to the second): two sign-ins of one user in the
+        same second would get the same token, and "Afmelden" on one device would end the other's too. So its life is
+        shortened by a random few seconds (up to SESSION_JITTER_S, or a hundredth of it)."""
         if self.admin is None:
             return signed_in
+        duration = self.session_s - secrets.randbelow(min(SESSION_JITTER_S, self.session_s // 100) + 1)
         try:
             return self.admin.send("POST", f"/api/collections/users/impersonate/{user_id}",
-                                   body={"duration": self.session_s})["token"]
+                                   body={"duration": duration})["token"]
         except PBError as exc:
             raise AuthError("auth.unreachable" if exc.status == 0 else "auth.failed",
                             f"PocketBase refused the session token: {exc}") from exc
+
+    def sign_out(self, token: str, everywhere: bool = False) -> str:
+        """End this session's token in PocketBase (pb_hooks `/api/r42/sign-out`: the token is listed as signed out),
+        or with `everywhere` every token of its user (a new token key). PocketBase refuses them from then on, for the
+        app and every REST client, and this worker forgets them. Returns the id of the user whose session(s) ended,
+        "" when the token was no longer valid (nothing left to end); AuthError when PocketBase cannot be asked.
+        Without the superuser connection the token ends itself (the route a REST client uses)."""
+        self._checked.pop(token, None)
+        if _live_claims(token) is None:
+            return ""
+        pb = self.admin or PocketBase(self.pb_url, token=token, timeout=10)
+        body: dict[str, Any] = {"token": token, "everywhere": everywhere} if self.admin else {"everywhere": everywhere}
+        try:
+            found = pb.send("POST", "/api/r42/sign-out", body=body)
+        except PBError as exc:
+            if exc.status == 401 and self.admin is None:  # the token ended already
+                return ""
+            raise AuthError("auth.unreachable" if exc.status == 0 else "auth.sign_out_failed",
+                            f"PocketBase did not end the session: {exc}") from exc
+        finally:
+            if pb is not self.admin:
+                pb.close()
+        user_id = str(found.get("user") or "") if isinstance(found, dict) else ""
+        if everywhere and user_id:
+            self._forget_user(user_id)
+        return user_id
+
+    async def sign_out_from(self, token: str, everywhere: bool = False) -> str:
+        """`sign_out` from the event loop (PocketBase in a thread), then told to every worker (the shared state), so
+        no tab's short session cache (state/auth.py VERIFY_TTL_S) keeps accepting the token, or, `everywhere`, any
+        session of the user checked before now. Returns what `sign_out` returns."""
+        user_id = await asyncio.to_thread(self.sign_out, token, everywhere)
+        if user_id:
+            key = _user_key(user_id) if everywhere else _token_key(token)
+            ttl = max(self.session_s, SESSION_S) + CHECK_CACHE_S if everywhere else _ttl_of(token)
+            try:
+                await self.shared.note_ended(key, time.time(), ttl)
+            except SharedStateUnavailable as exc:  # PocketBase refuses it; the other workers' tabs within VERIFY_TTL_S
+                log.warning("could not tell the other workers that a session ended: %s", exc)
+        return user_id
+
+    async def ended_since(self, token: str, user_id: str, since: float) -> bool:
+        """Whether this token was signed out, or every session of this user ended at or after `since` (a time.time()
+        of the last check with PocketBase), on any worker: the tab's cache must then ask PocketBase again. True when
+        the shared state cannot be asked (PocketBase decides then)."""
+        try:
+            return await self.shared.ended_at([_token_key(token), _user_key(user_id)]) >= since
+        except SharedStateUnavailable as exc:
+            if time.monotonic() - self._shared_down_said > 60:  # said once a minute, not once a request
+                self._shared_down_said = time.monotonic()
+                log.warning("cannot tell whether sessions ended (%s); PocketBase is asked instead", exc)
+            return True
+
+    def forget(self, token: str) -> None:
+        """This worker no longer remembers the token's check (the next request asks PocketBase again)."""
+        self._checked.pop(token, None)
+
+    def _forget_user(self, user_id: str) -> None:
+        for token, (session, *_at) in list(self._checked.items()):
+            if session.user.id == user_id:
+                self._checked.pop(token, None)
 
     def verify(self, token: str) -> Session | None:
         """The session behind a stored token, checked with PocketBase now, or None when it is invalid, revoked
@@ -140,7 +215,8 @@ class AuthService:
 
     def check(self, token: str, fresh: bool = False) -> Session | None:
         """The session behind an API client's token, cheaply: a verified token is remembered for
-        CHECK_CACHE_S (so a role change or a revoked token counts within that time), an expired one is
+        CHECK_CACHE_S (so a role change or a password change counts within that time; a sign-out at once, see
+        `remembered_now`; a chat turn's guard checks the token in PocketBase anyway), an expired one is
         refused without asking PocketBase, and the check reads the user's own record with the token
         itself (PocketBase checks the signature) on one shared connection, without minting a new token.
         `fresh` (before a write) asks PocketBase whatever the cache says."""
@@ -210,7 +286,8 @@ class AuthService:
         if len(self._checked) >= CHECK_CACHE_SIZE:
             self._checked.clear()  # bounded memory; the next checks ask again
         # remembered until the cache window ends, or the token's own end if that comes first
-        self._checked[token] = (session, min(now, now - CHECK_CACHE_S + exp - time.time()))
+        self._checked[token] = (session, min(now, now - CHECK_CACHE_S + exp - time.time()),
+                                time.time() - (time.monotonic() - now))
 
     def remembered(self, token: str) -> Session | None:
         """The session of a token checked less than CHECK_CACHE_S ago, else None; no I/O, so the API
@@ -219,6 +296,18 @@ class AuthService:
         if cached is not None and time.monotonic() - cached[1] < CHECK_CACHE_S:
             return cached[0]
         return None
+
+    async def remembered_now(self, token: str) -> Session | None:
+        """`remembered`, unless the token (or every session of its user) was signed out since it was checked, on any
+        worker (the shared state: no PocketBase request); such a token is forgotten, and asked about again."""
+        session = self.remembered(token)
+        cached = self._checked.get(token)
+        if session is None or cached is None:
+            return None
+        if await self.ended_since(token, session.user.id, cached[2]):
+            self._checked.pop(token, None)
+            return None
+        return session
 
     def warm(self) -> None:
         """Build the token checks' connection (its SSL context alone is ~20 ms) and open it, before the first
@@ -232,6 +321,24 @@ class AuthService:
         if self._http is None:
             self._http = httpx.Client(base_url=self.pb_url, timeout=10)
         return self._http
+
+
+def _token_key(token: str) -> str:
+    """A token's name in the shared state: its SHA-256 (the shared state holds no usable token)."""
+    return "token:" + hashlib.sha256(token.encode()).hexdigest()
+
+
+def _user_key(user_id: str) -> str:
+    return "user:" + user_id
+
+
+def _ttl_of(token: str) -> float:
+    """How long a token may still be used (and so be cached): until its expiry, a minute at least."""
+    claims = _live_claims(token) or {}
+    try:
+        return max(60.0, float(claims.get("exp", 0)) - time.time() + CHECK_CACHE_S)
+    except (TypeError, ValueError):
+        return 60.0
 
 
 async def _result(value: Any) -> Any:

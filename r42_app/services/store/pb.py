@@ -103,22 +103,25 @@ class PocketBase:
         self._http.close()
 
     def send(self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None,
-             files: dict[str, tuple[str, bytes]] | None = None, raw: bool = False) -> Any:
+             files: dict[str, tuple[str, bytes]] | None = None, raw: bool = False,
+             timeout: float | None = None) -> Any:
         """Send one request; re-authenticate a superuser once if its token expired, and before it gets old
         (PocketBase treats an expired token as a guest on some routes, and guests are rate limited).
         With `files` ({field: (filename, bytes)}) the request is multipart: `body` goes as PocketBase's
-        `@jsonPayload`. With `raw` the response's bytes come back, not its JSON."""
+        `@jsonPayload`. With `raw` the response's bytes come back, not its JSON. `timeout` (seconds) replaces the
+        client's own for this request (a long one: compacting the database after a forget)."""
         if self._superuser and time.monotonic() - self._token_at > SUPERUSER_TOKEN_MAX_AGE_S:
             self._login_superuser()
+        extra: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
         for attempt in (0, 1):
             headers = {"Authorization": self.token} if self.token else {}
             try:
                 if files:
                     upload = [(key, (name, data, "application/octet-stream")) for key, (name, data) in files.items()]
                     resp = self._http.request(method, path, params=params, headers=headers, files=upload,
-                                              data={"@jsonPayload": json.dumps(body, ensure_ascii=False)})
+                                              data={"@jsonPayload": json.dumps(body, ensure_ascii=False)}, **extra)
                 else:
-                    resp = self._http.request(method, path, params=params, json=body, headers=headers)
+                    resp = self._http.request(method, path, params=params, json=body, headers=headers, **extra)
             except httpx.HTTPError as exc:
                 raise PBError(0, f"PocketBase at {self.base_url} is unreachable: {exc}") from exc
             if resp.status_code == 401 and self._superuser and attempt == 0:
