@@ -6,23 +6,32 @@ measured is R42's own. Three phases per app:
 
 - **calm**: learners of tenant `demo` chat one after another (`CHATS` chats over `USERS` users, each question its
   own, so no query cache answers); the demo admin uploads a one-line text file (`UPLOADS` times).
-- **hostile**: the acme admin writes a topic whose content is the issue's attack (a 20 KB table-rule line and a
-  20,000-digit run) through PocketBase, three Chromium tabs signed in as acme's learner reload that topic's page
-  without pause, and a process of the acme admin posts four 1.1 MB nested-`div` HTML files at a time to
-  `/api/kb/documents`, again and again. Meanwhile the same chats and uploads of tenant `demo` as in the calm phase.
+- **hostile**: the acme admin writes two topics through PocketBase, one the issue's attack (a 20 KB table-rule line),
+  one a 19,990-digit run, three Chromium tabs signed in as acme's learner reload their pages without pause, and a
+  process of the acme admin posts four 1.1 MB nested-`div` HTML files at a time to `/api/kb/documents`, again and
+  again. Meanwhile the same chats and uploads of tenant `demo` as in the calm phase.
 - **stalled uploads**: four connections of the acme admin to `/api/kb/documents` each declare 100 MB and send one
   byte short of it, then stall; the backend process's resident memory before, while they stall, and after.
 
-Browser tabs and parse children run on the same 2 cores as the app: that is the attack as it was made.
+Two machines on one box: the app (the whole `r42 serve` tree: backend, PocketBase, parse children) is pinned to the
+first core, and everything of the clients (this process, the attacker's Chromium and upload flood, the learners'
+chats) to the second, the browser at the lowest priority. Without that, the attacker's browser burns the app's cores
+(three tabs reloading took an ordinary topic's readers to 3x as well: the browser's cost, not the app's), which the
+attacker's own machine would pay. A reference phase, the same three tabs reloading two ordinary topics, separates
+what the hostile content costs from what three busy tabs cost.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import os
+import queue
+import tempfile
 import threading
 import time
+from pathlib import Path
 from urllib.parse import urlparse
 
 import httpx
@@ -40,11 +49,14 @@ TABS = 3
 FLOOD_FILES = 4
 STALLED = 4
 STALL_BYTES = 100 * 1024 * 1024
+APP_CORE, CLIENT_CORE = 0, 1
 PASSWORD = "bench-pass-1"
 DEMO_PASSWORD = os.environ.get("R42_DEMO_PASSWORD", "r42-demo-2026")
 HOSTILE_SLUG = "vijandig-onderwerp"
-HOSTILE_CONTENT = ("Een tabel die nergens op lijkt.\n\n| a |\n|--" + " " * 19950 + "x\n\n"
-                   + "Nummers: " + "7" * 20000 + "\n")
+# The issue's topic (a 20 KB table rule line; topic content holds at most 20,000 characters); a second topic holds
+# the 19,990-digit run the injection markers read when a turn quotes it.
+ORDINARY = ["magazijnveiligheid", "heftruckcertificaat"]  # two of acme's own topics (seed_data/acme.json)
+HOSTILE = {HOSTILE_SLUG: "| a |\n|--" + " " * 19950 + "x", "vijandige-cijfers": "7" * 19990}
 
 
 def _nested_html() -> bytes:
@@ -79,13 +91,14 @@ def _upload(url: str, token: str, name: str, data: bytes, timeout: float = 300) 
 
 def _flood_process(url: str, token: str, stop, out) -> None:
     """The acme admin's import flood: FLOOD_FILES nested-div files at a time, again and again, until `stop`."""
+    os.nice(19)  # the attacker's machine, not ours
     data = _nested_html()
     statuses: list[int] = []
 
     def one(i: int, n: int) -> None:
         try:
             resp = httpx.post(f"{url}/api/kb/documents", headers={"Authorization": f"Bearer {token}"},
-                              files=[("files", (f"nest-{n}-{i}.html", data, "text/html"))], timeout=600)
+                              files=[("files", (f"nest-{n}-{i}.html", data, "text/html"))], timeout=120)
             statuses.append(resp.status_code)
         except httpx.HTTPError:
             statuses.append(0)
@@ -101,12 +114,16 @@ def _flood_process(url: str, token: str, stop, out) -> None:
     out.put(statuses)
 
 
-def _tabs(url: str, slug: str, stop: threading.Event, loads: list[int]) -> None:
-    """TABS Chromium tabs signed in as acme's learner, each reloading the hostile topic's page until `stop`."""
+def _tabs(url: str, slugs: list[str], stop: threading.Event, loads: list[int]) -> None:
+    """TABS Chromium tabs signed in as acme's learner, each reloading a hostile topic's page until `stop`."""
     from playwright.sync_api import sync_playwright
 
+    wrapper = Path(tempfile.mkdtemp(prefix="r42-bench-")) / "chromium"
+    # the attacker's machine, not ours: the clients' core, the lowest priority
+    wrapper.write_text(f'#!/bin/sh\nexec taskset -c {CLIENT_CORE} nice -n 19 /usr/bin/chromium "$@"\n')
+    wrapper.chmod(0o755)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=str(wrapper), args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1000, "height": 700})
         first = context.new_page()
         first.goto(url + "/")
@@ -115,8 +132,8 @@ def _tabs(url: str, slug: str, stop: threading.Event, loads: list[int]) -> None:
         first.click("#sign-in")
         first.wait_for_selector("#user-menu", timeout=120_000)
         pages = [first] + [context.new_page() for _ in range(TABS - 1)]
-        for page in pages:
-            page.goto(f"{url}/topics/{slug}", wait_until="commit")
+        for i, page in enumerate(pages):
+            page.goto(f"{url}/topics/{slugs[i % len(slugs)]}", wait_until="commit")
         while not stop.is_set():
             for page in pages:
                 try:
@@ -192,7 +209,50 @@ def _stalled(url: str, token: str, pid: int) -> dict:
             "sent_mb": sum(sent) / 2**20, "cut": int(s_timeout), "answers": status}
 
 
+def _pin(pid: int) -> None:
+    """The app's process tree (every thread) on APP_CORE, this process (and what it starts) on CLIENT_CORE; what the
+    app starts later inherits its core."""
+    for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+        with contextlib.suppress(psutil.Error, OSError):
+            for thread in proc.threads():
+                os.sched_setaffinity(thread.id, {APP_CORE})
+    os.sched_setaffinity(0, {CLIENT_CORE})
+
+
+def _attack(url: str, slugs: list[str], admin_token: str | None, tokens: list[str], label: str,
+            meanwhile=None) -> dict:
+    """The tabs reloading `slugs` (and, with an admin token, the import flood) while the learners chat, and then
+    `meanwhile()` (its result under "meanwhile")."""
+    stop_tabs, loads = threading.Event(), [0]
+    tabs = threading.Thread(target=_tabs, args=(url, slugs, stop_tabs, loads), daemon=True)
+    tabs.start()
+    ctx = multiprocessing.get_context("spawn")
+    stop_flood, out = ctx.Event(), ctx.Queue()
+    flood = ctx.Process(target=_flood_process, args=(url, admin_token, stop_flood, out)) if admin_token else None
+    if flood is not None:
+        flood.start()
+    time.sleep(20)  # the tabs signed in and reloading, the first flood's files in the parser
+    started = time.perf_counter()
+    chats = asyncio.run(_chats(url, tokens, label))
+    seconds = time.perf_counter() - started
+    extra = meanwhile() if meanwhile is not None else None
+    lag = httpx.get(f"{url}/api/health", timeout=10).json()["event_loop_lag"]
+    stop_tabs.set()
+    stop_flood.set()
+    tabs.join(120)
+    statuses: list[int] = []
+    if flood is not None:
+        try:
+            statuses = out.get(timeout=300)
+        except queue.Empty:  # a post still waiting for its answer: the flood is over for us
+            flood.terminate()
+        flood.join(60)
+    return {"chats": chats, "lag": lag, "loads": loads[0], "seconds": seconds, "flood": statuses, "meanwhile": extra}
+
+
 def _measure(url: str, pb, pid: int) -> dict:
+    if (os.cpu_count() or 1) > CLIENT_CORE:
+        _pin(pid)
     tokens = _learners(pb, USERS)
     acme_admin = _token(pb, "admin@acme.example")
     demo_admin = _token(pb, "admin@example.com")
@@ -204,35 +264,21 @@ def _measure(url: str, pb, pid: int) -> dict:
     lag_calm = httpx.get(f"{url}/api/health", timeout=10).json()["event_loop_lag"]
 
     acme = pb.first("tenants", 'slug = "acme"')
-    if pb.first("topics", f'slug = "{HOSTILE_SLUG}" && tenant = "{acme["id"]}"') is None:
-        httpx.post(f"{pb.base_url}/api/collections/topics/records", headers={"Authorization": acme_admin},
-                   json={"tenant": acme["id"], "slug": HOSTILE_SLUG, "label": "Vijandig onderwerp",
-                         "type": "concept", "description": "x", "content": HOSTILE_CONTENT},
-                   timeout=30).raise_for_status()
-    stop_tabs, loads = threading.Event(), [0]
-    tabs = threading.Thread(target=_tabs, args=(url, HOSTILE_SLUG, stop_tabs, loads), daemon=True)
-    tabs.start()
-    ctx = multiprocessing.get_context("spawn")
-    stop_flood, out = ctx.Event(), ctx.Queue()
-    flood = ctx.Process(target=_flood_process, args=(url, acme_admin, stop_flood, out))
-    flood.start()
-    time.sleep(20)  # the tabs signed in and reloading, the first flood's files in the parser
-    hostile_started = time.perf_counter()
-    hostile = asyncio.run(_chats(url, tokens, "vijandig"))
-    hostile_uploads = [_upload(url, demo_admin, f"regel-vijandig-{i}.txt", f"Nog een regel {i}.".encode())
-                       for i in range(UPLOADS)]
-    hostile_s = time.perf_counter() - hostile_started
-    lag_hostile = httpx.get(f"{url}/api/health", timeout=10).json()["event_loop_lag"]
-    stop_tabs.set()
-    stop_flood.set()
-    tabs.join(120)
-    flood_statuses = out.get(timeout=900)
-    flood.join(60)
+    for slug, content in HOSTILE.items():  # written by acme's admin through PocketBase, as the attacker did
+        if pb.first("topics", f'slug = "{slug}" && tenant = "{acme["id"]}"') is None:
+            httpx.post(f"{pb.base_url}/api/collections/topics/records", headers={"Authorization": acme_admin},
+                       json={"tenant": acme["id"], "slug": slug, "label": slug.replace("-", " ").capitalize(),
+                             "type": "concept", "description": "Een onderwerp van een vijandige beheerder.",
+                             "content": content}, timeout=30).raise_for_status()
+    ordinary = _attack(url, ORDINARY, None, tokens, "gewoon")
+    time.sleep(5)
+    attack = _attack(url, list(HOSTILE), acme_admin, tokens, "vijandig", lambda: [
+        _upload(url, demo_admin, f"regel-vijandig-{i}.txt", f"Nog een regel {i}.".encode()) for i in range(UPLOADS)])
+    hostile_uploads = attack["meanwhile"]
     time.sleep(5)
     stalled = _stalled(url, acme_admin, pid)
-    return {"calm": calm, "hostile": hostile, "calm_uploads": calm_uploads, "hostile_uploads": hostile_uploads,
-            "lag_calm": lag_calm, "lag_hostile": lag_hostile, "tab_loads": loads[0], "hostile_s": hostile_s,
-            "flood": flood_statuses, "stalled": stalled}
+    return {"calm": calm, "ordinary": ordinary, "attack": attack, "calm_uploads": calm_uploads,
+            "hostile_uploads": hostile_uploads, "lag_calm": lag_calm, "stalled": stalled}
 
 
 def _measure_app(root, fake) -> dict:
@@ -255,26 +301,33 @@ def _serve_pid(data) -> int:
     raise RuntimeError("r42 serve not found")
 
 
+def _lag(lag: dict) -> str:
+    return f"{lag['p50_ms']} / {lag['p99_ms']} / {lag['max_ms']} ms"
+
+
 def _rows(m: dict) -> list[tuple[str, str]]:
-    calm, hostile = m["calm"], m["hostile"]
+    calm, ordinary, attack = m["calm"], m["ordinary"]["chats"], m["attack"]["chats"]
     up_calm = [t for t, _s in m["calm_uploads"]]
     up_hostile = [t for t, _s in m["hostile_uploads"]]
     s = m["stalled"]
-    flood = m["flood"]
+    flood = m["attack"]["flood"]
     return [
         (f"demo learners' chats, calm: done p50 / p95 ({len(calm)} of {CHATS} answered)",
          f"{ms(p50(calm))} / {ms(p95(calm))}"),
-        (f"the same during the attack: done p50 / p95 ({len(hostile)} of {CHATS} answered)",
-         f"{ms(p50(hostile))} / {ms(p95(hostile))}"),
-        ("p95 during the attack / p95 calm", f"{p95(hostile) / p95(calm):.2f}x"),
+        (f"the same while 3 tabs of acme reload two ordinary topics ({len(ordinary)} answered)",
+         f"{ms(p50(ordinary))} / {ms(p95(ordinary))}"),
+        ((f"the same during the attack: 3 tabs reload the hostile topics, acme's admin floods imports "
+         f"({len(attack)} answered)"), f"{ms(p50(attack))} / {ms(p95(attack))}"),
+        ("**p95 during the attack / p95 calm** (ordinary tabs / calm)",
+         f"**{p95(attack) / p95(calm):.2f}x** ({p95(ordinary) / p95(calm):.2f}x)"),
         (f"demo admin's one-line upload, calm / during the attack (median of {UPLOADS}; statuses)",
          f"{ms(p50(up_calm))} / {ms(p50(up_hostile))} ({', '.join(str(s) for _t, s in m['hostile_uploads'])})"),
-        ("event-loop lag over the last minute, calm / attack (p50 / p99 / max)",
-         (f"{m['lag_calm']['p50_ms']} / {m['lag_calm']['p99_ms']} / {m['lag_calm']['max_ms']} ms; "
-         f"{m['lag_hostile']['p50_ms']} / {m['lag_hostile']['p99_ms']} / {m['lag_hostile']['max_ms']} ms")),
-        ("hostile topic page loads by the 3 tabs during the attack; acme's flood: files answered (statuses)",
-         (f"{m['tab_loads']} loads in {m['hostile_s']:.0f} s; {len(flood)} files "
-         f"({', '.join(f'{c}×{flood.count(c)}' for c in sorted(set(flood)))})")),
+        ("event-loop lag over the last minute: calm; ordinary tabs; attack (p50 / p99 / max)",
+         f"{_lag(m['lag_calm'])}; {_lag(m['ordinary']['lag'])}; {_lag(m['attack']['lag'])}"),
+        ("page loads by the 3 tabs: ordinary / hostile; acme's flood: files answered (statuses)",
+         (f"{m['ordinary']['loads']} in {m['ordinary']['seconds']:.0f} s / {m['attack']['loads']} in "
+          f"{m['attack']['seconds']:.0f} s; {len(flood)} files "
+          f"({', '.join(f'{c}×{flood.count(c)}' for c in sorted(set(flood)))})")),
         (f"backend RSS before / while {STALLED} uploads of 100 MB stall / 30 s later / after they close (MB)",
          f"{s['before']:.0f} / {s['during']:.0f} / {s['later']:.0f} / {s['after']:.0f}"),
         ("stalled uploads: MB the server took; answers",
