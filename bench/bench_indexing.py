@@ -179,6 +179,6 @@ def run() -> str:
         f"compaction, model `{vstats['model']}`. Chroma persists the HNSW segment every "
         f"`hnsw:sync_threshold` ({HNSW['hnsw:sync_threshold']:,}) writes; below that the vectors are in its SQLite log "
         "(`chroma.sqlite3`), so at this size the segment is small and the directory mostly SQLite; the bound at "
-        "50,000 passages, re-indexed and "
-        "half deleted, is checked by tests/integration/test_index_size.py.",
+        "50,000 passages, re-indexed and half deleted, is measured by `python -m bench index-size` and checked by "
+        "tests/integration/test_index_size.py at a tenth of the size and of the batch sizes.",
     ])

@@ -19,6 +19,7 @@ import json
 import re
 import sys
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 
 MIN_WORDS = 5
@@ -75,8 +76,11 @@ def _members(module) -> list[tuple[str, object]]:
     return out
 
 
-def build(limit: int | None = None) -> dict:
-    """The KB document ({"topics": [...], "relations": []}) in a fixed order."""
+def build(limit: int | None = None, around: Iterable[str] | None = None, neighbours: int = 0,
+          max_words: int = MAX_CONTENT_WORDS) -> dict:
+    """The KB document ({"topics": [...], "relations": []}) in a fixed order. With `around`, only those topics and
+    the `neighbours` on either side of each in that order (the same module's nearest names: `shutil-copy2`
+    brings `shutil-copy` and `shutil-copyfile`), for a small KB that still holds what the questions grade."""
     topics: dict[str, dict] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -98,8 +102,13 @@ def build(limit: int | None = None) -> dict:
                     continue  # only a signature
                 words = rest.split()
                 topics[slug] = {"id": slug, "label": qualified, "type": "concept", "description": first,
-                                "content": " ".join(words[:MAX_CONTENT_WORDS]) or first}
+                                "content": " ".join(words[:max_words]) or first}
     ordered = [topics[s] for s in sorted(topics)]
+    if around is not None:
+        wanted = set(around)
+        at = [i for i, t in enumerate(ordered) if t["id"] in wanted]
+        keep = {j for i in at for j in range(max(0, i - neighbours), min(len(ordered), i + neighbours + 1))}
+        ordered = [t for j, t in enumerate(ordered) if j in keep]
     return {"topics": ordered[:limit] if limit else ordered, "relations": []}
 
 

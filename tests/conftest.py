@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from r42_app.services.runtime.pb_server import PocketBaseServer, SuperuserCredentials, ensure_superuser
 from r42_app.services.store.pb import PocketBase
@@ -30,6 +31,20 @@ DIRECTORY_MARKERS = ("unit", "integration", "e2e")
 # The shared `served_app` (tests/e2e/conftest.py) is disturbed by these, so they run after every other test,
 # in this order: first those that need it running after they are done, then those that stop it for good.
 LAST_MARKERS = ("disturbs_served_app", "stops_served_app")
+
+# Hypothesis sizes (issue 45): HYPOTHESIS_PROFILE=ci (the default) runs each property test that names its size
+# through examples() with a quarter of it, a few seconds at most; HYPOTHESIS_PROFILE=deep runs the full sizes (and
+# 400 for the tests that name none, 100 in ci as hypothesis's own default).
+HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+_EXAMPLES_SHARE = {"ci": 0.25, "deep": 1.0}
+hypothesis_settings.register_profile("ci", max_examples=100)
+hypothesis_settings.register_profile("deep", max_examples=400)
+hypothesis_settings.load_profile(HYPOTHESIS_PROFILE)  # an unknown name stops the run with hypothesis's error
+
+
+def examples(deep: int) -> int:
+    """How many examples a property test runs: `deep` in the deep profile, a quarter of it (at least 10) in ci."""
+    return max(10, round(deep * _EXAMPLES_SHARE.get(HYPOTHESIS_PROFILE, 1.0)))
 
 
 def pytest_configure(config):

@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -220,8 +221,10 @@ class Retriever:
     """Per-process retrieval service; indexes and vectors are cached per tenant until its KB changes."""
 
     def __init__(self, kb: KBStore, vectors: VectorStore | None, embedder: Embedder | None,
-                 cache_bytes: int = VECTOR_CACHE_BYTES, max_indexes: int = MAX_CACHED_INDEXES):
+                 cache_bytes: int = VECTOR_CACHE_BYTES, max_indexes: int = MAX_CACHED_INDEXES,
+                 clock: Callable[[], float] = time.monotonic):
         self.kb = kb
+        self.clock = clock  # seconds, for FRESHNESS_S only (a test moves it on instead of sleeping)
         self.vectors = vectors
         self.embedder = embedder
         self.cache_bytes = cache_bytes
@@ -251,14 +254,14 @@ class Retriever:
         """The tenant's lexical index. Checked against PocketBase at most every FRESHNESS_S; an edit is taken in
         incrementally (only the topics updated since, TenantIndex.updated), a first use loads the whole KB."""
         cached = self._indexes.get(tenant.id)
-        if cached and time.monotonic() - self._checked_at.get(tenant.id, 0.0) < FRESHNESS_S:
+        if cached and self.clock() - self._checked_at.get(tenant.id, 0.0) < FRESHNESS_S:
             self._indexes.move_to_end(tenant.id)
             return cached[1]
         # One check at a time per tenant: fifty turns that find the index stale together ask PocketBase once,
         # not fifty times (a check another turn finished while this one waited is as fresh as the rule asks).
         with self._check_lock(tenant.id):
             cached = self._indexes.get(tenant.id)
-            now = time.monotonic()
+            now = self.clock()
             if cached and now - self._checked_at.get(tenant.id, 0.0) < FRESHNESS_S:
                 return cached[1]
             fingerprint = self.kb.fingerprint(tenant)
@@ -332,7 +335,7 @@ class Retriever:
                 if first:
                     stored = store.vectors(tenant.id)
                     held.add(stored.keys, stored.vectors)
-                    held.fetched_at = time.monotonic()
+                    held.fetched_at = self.clock()
                 fresh: list[str] = []
                 if held.aligned_to != index.aligned_key:
                     fresh = held.align(index)
@@ -348,9 +351,9 @@ class Retriever:
                     stored = store.vectors(tenant.id, fresh)
                     if stored.keys:
                         held.add(stored.keys, stored.vectors)
-                elif held.missing and time.monotonic() - held.fetched_at >= FRESHNESS_S:  # stored since?
+                elif held.missing and self.clock() - held.fetched_at >= FRESHNESS_S:  # stored since?
                     stored = store.vectors(tenant.id, held.missing)
-                    held.fetched_at = time.monotonic()
+                    held.fetched_at = self.clock()
                     if stored.keys:
                         held.add(stored.keys, stored.vectors)
         except (VectorStoreUnavailable, TenantLeak) as exc:

@@ -245,13 +245,55 @@ def page(context):
     return context.new_page()
 
 
-def sign_in(page, app: ServedApp, email: str, path: str = "/", password: str = DEMO_PASSWORD) -> None:
-    """Open `path`, fill the sign-in card and wait for the signed-in page."""
+# The stored session of each user's first sign-in on an app ((app url, email, password) -> the raw value of
+# localStorage's `r42.session`), for `sign_in` to open later tests' pages with, as a second tab of one browser would.
+_SESSIONS: dict[tuple[str, str, str], str] = {}
+
+
+def sign_in(page, app: ServedApp, email: str, path: str = "/", password: str = DEMO_PASSWORD,
+            fresh: bool = False) -> None:
+    """Open `path` signed in as `email`, and wait for the signed-in page.
+
+    A user's first sign-in on this app goes through the sign-in card (fill, click); a later one opens the page
+    with that sign-in's stored session, as another tab of the same browser does, once PocketBase has said its token
+    still works (a test may have signed it out: then the card again). A test of signing in or out passes `fresh`:
+    always the card, and a token of its own that no other test gets (its sign-out must not end theirs)."""
+    key = (app.url, email, password)
+    stored = None if fresh else _SESSIONS.get(key)
+    restored: set = page.__dict__.setdefault("_r42_restored", set())
+    if stored and key not in restored and _still_valid(app, stored):
+        restored.add(key)
+        flag = json.dumps(f"r42-test-restored:{email}")
+        # Once per tab: a reload after the test signs out must not sign it in again.
+        page.add_init_script(f"if (!sessionStorage.getItem({flag})) {{ sessionStorage.setItem({flag}, '1'); "
+                             f"localStorage.setItem('r42.session', {json.dumps(stored)}); }}")
+        page.goto(app.url + path)
+        page.wait_for_selector("#user-menu")
+        return
     page.goto(app.url + path)
     page.fill("#email", email)
     page.fill("#password", password)
     page.click("#sign-in")
     page.wait_for_selector("#user-menu")
+    if not fresh:
+        _SESSIONS[key] = page.evaluate("localStorage.getItem('r42.session')") or ""
+
+
+def _still_valid(app: ServedApp, stored: str) -> bool:
+    """Whether PocketBase still takes this stored session's token (not signed out, not expired): its user may read
+    their own record with it."""
+    import base64
+
+    import httpx
+
+    token = json.loads(stored) if stored.startswith('"') else stored
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
+        reply = httpx.get(f"{app.pb_url}/api/collections/users/records/{claims['id']}",
+                          headers={"Authorization": token}, timeout=10)
+    except (ValueError, IndexError, KeyError, httpx.HTTPError):
+        return False
+    return reply.status_code == 200
 
 
 def wait_for_mcp_servers(app: ServedApp) -> None:

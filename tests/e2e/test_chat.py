@@ -74,7 +74,7 @@ def test_thread_survives_reload_is_per_user_and_clears_with_confirmation(served_
     ctx = browser.new_context()
     page = ctx.new_page()
     claude.reply_text("Het antwoord voor Lotte.")
-    sign_in(page, served_app, "learner@example.com")
+    sign_in(page, served_app, "learner@example.com", fresh=True)  # it signs out
     open_chat(page)
     ask(page, "Vraag van Lotte")
     expect(page.locator(".r42-assistant").last).to_contain_text("Het antwoord voor Lotte.")

@@ -10,7 +10,7 @@ from tests.e2e.conftest import sign_in
 def test_learner_signs_in_reads_a_topic_and_stays_signed_in(served_app, page):
     page.goto(served_app.url + "/")
     expect(page.locator("#email")).to_be_visible()
-    sign_in(page, served_app, "learner@example.com")
+    sign_in(page, served_app, "learner@example.com", fresh=True)
     expect(page.locator("#welcome")).to_contain_text("Lotte")
     grid = page.locator("#topic-grid")
     expect(grid).to_contain_text("Waardeoverdracht")
@@ -64,7 +64,7 @@ def test_filter_by_text_and_type(served_app, page):
 
 
 def test_deep_link_signs_in_in_place_and_sign_out(served_app, page):
-    sign_in(page, served_app, "learner@acme.example", path="/topics/pensioenregeling")
+    sign_in(page, served_app, "learner@acme.example", path="/topics/pensioenregeling", fresh=True)
     expect(page.locator("#topic-title")).to_have_text("Pensioenregeling Acme")
     page.click("#user-menu")
     page.click("#sign-out")

@@ -193,7 +193,7 @@ def test_a_press_right_after_the_verdict_says_why_it_waits(served_app, page):
 
 
 def test_signing_out_mid_quiz_ends_it(served_app, page):
-    sign_in(page, served_app, "learner@example.com", path="/testen")
+    sign_in(page, served_app, "learner@example.com", path="/testen", fresh=True)
     uid = user_id(page)
     start_quiz(page)
     page.click("#user-menu")

@@ -31,7 +31,7 @@ def sign_in_apart(pages, served_app, email: str) -> list[str]:
     tokens: list[str] = []
     for p in pages:
         for _ in range(5):
-            sign_in(p, served_app, email)
+            sign_in(p, served_app, email, fresh=True)
             if stored_token(p) not in tokens:
                 break
             p.evaluate("localStorage.clear()")

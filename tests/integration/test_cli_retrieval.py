@@ -10,13 +10,13 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from r42_app.services.adapters.vector_store import VectorStore
 from r42_app.services.store.kb_store import KBStore
 
-# Every test runs the CLI in processes of their own, each loading the embedding model (the demo KB is embedded
-# again for them): minutes on a 2-core machine.
+# Every test runs the CLI in processes of their own, each loading the embedding model: a minute on a 2-core machine.
 pytestmark = pytest.mark.slow
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -36,17 +36,50 @@ def r42(pb_server, data_dir, *args, timeout=300):
                           timeout=timeout)
 
 
+# Writes passage vectors into an embedded store from a process of its own: the store's single-writer lock is held
+# for a process's life, and the CLI under test must write that store after it.
+WRITE_VECTORS = """
+import sys
+from pathlib import Path
+import numpy as np
+from r42_app.services.adapters.vector_store import VectorStore
+path, tenant, model, saved = sys.argv[1:5]
+data = np.load(saved)
+rows = list(zip(data["keys"].tolist(), data["slugs"].tolist(), data["vectors"]))
+VectorStore(path=Path(path), model_id=model).write(tenant, rows)
+"""
+
+
 @pytest.fixture(scope="module")
-def backfilled(pb_server, seeded, cli_data_dir):
+def backfilled(pb_server, admin_pb, seeded, cli_data_dir, indexed, tmp_path_factory):
+    """The demo KB in the CLI's own index, through `r42 chatbot rag-backfill --now`. The session's index (embedded
+    once, tests/integration/conftest.py) is copied in first without one topic: the backfill queues every topic,
+    embeds exactly the passages the copy lacks and leaves the rest as they are."""
+    from r42_app.core.retrieval import embedding_inputs
+    from r42_app.services.adapters.e5 import MODEL_ID
+
+    kb = KBStore(admin_pb)
+    demo = kb.require_tenant("demo")
+    stored = indexed[1].vectors(demo.id)
+    left_out = "dekkingsgraad"
+    copied = [i for i, slug in enumerate(stored.slugs) if slug != left_out]
+    assert len(copied) < len(stored.keys)
+    saved = tmp_path_factory.mktemp("copied") / "demo.npz"
+    np.savez(saved, keys=np.array(stored.keys)[copied], slugs=np.array(stored.slugs)[copied],
+             vectors=stored.vectors[copied])
+    chroma = cli_data_dir / "chroma"
+    made = subprocess.run([sys.executable, "-c", WRITE_VECTORS, str(chroma), demo.id, MODEL_ID, str(saved)],
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    wanted = {key for t in kb.topics(demo) for key, _ in embedding_inputs(t)}
+    missing = wanted - {stored.keys[i] for i in copied}  # the left-out topic's (and any edited since the copy)
+
     result = r42(pb_server, cli_data_dir, "chatbot", "rag-backfill", "--tenant", "demo", "--now")
     assert result.returncode == 0, result.stderr
-    assert "queued 50 topic(s) of 1 tenant(s)" in result.stdout and "indexed " in result.stdout
-    from r42_app.services.adapters.e5 import MODEL_ID
-    from r42_app.services.store.kb_store import KBStore as Store
-
-    demo = Store(pb_server.admin_client()).require_tenant("demo")
-    stored = set(VectorStore(path=cli_data_dir / "chroma", model_id=MODEL_ID).keys(demo.id).values())
-    assert stored == {t.slug for t in Store(pb_server.admin_client()).topic_summaries(demo)}  # every topic
+    assert "queued 50 topic(s) of 1 tenant(s)" in result.stdout
+    assert f"indexed 50 topics ({len(missing)} new passages embedded)" in result.stdout
+    keys = VectorStore(path=chroma, model_id=MODEL_ID).keys(demo.id)
+    assert set(keys) == wanted and left_out in keys.values()  # every passage of every topic, the new ones too
     return cli_data_dir
 
 
@@ -87,7 +120,7 @@ def test_context_prints_context_and_snippets(pb_server, backfilled):
     assert "---SNIPPET START---" in out.stdout and "[ref:1]" in out.stdout
 
 
-def test_eval_retrieval_prints_metrics_per_mode(pb_server, backfilled):
+def test_eval_retrieval_prints_metrics_per_mode(pb_server, backfilled, tmp_path):
     out = r42(pb_server, backfilled, "eval", "retrieval", "--tenant", "demo", "--queries",
               str(DATA / "eval_nl.jsonl"), "--json")
     data = json.loads(out.stdout)
@@ -96,19 +129,21 @@ def test_eval_retrieval_prints_metrics_per_mode(pb_server, backfilled):
     assert all(0 < m["ndcg"] <= 1 and 0 < m["recall"] <= 1 and 0 < m["mrr"] <= 1 for m in modes.values())
     assert modes["hybrid"]["ndcg"] >= max(modes["fts"]["ndcg"], modes["semantic"]["ndcg"])
     assert [m["fallbacks"] for m in modes.values()] == [0, 0, 0]  # every query ran in the mode asked for
-    table = r42(pb_server, backfilled, "eval", "retrieval", "--tenant", "demo", "--queries", str(DATA / "eval_nl.jsonl"))
+    few = tmp_path / "few.jsonl"  # the table's form; the figures are the JSON's above
+    few.write_text("".join((DATA / "eval_nl.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:3]))
+    table = r42(pb_server, backfilled, "eval", "retrieval", "--tenant", "demo", "--queries", str(few))
     assert "| fell back |" in table.stdout and "| hybrid | " in table.stdout
 
 
 def test_import_indexes_before_it_returns(pb_server, backfilled, tmp_path):
     doc = {"topics": [{"id": f"index-{i}", "label": f"Kwartel {i}", "type": "concept",
-                       "description": "Een onderwerp over kwartels.", "content": "Kwartels " * 50} for i in range(20)],
+                       "description": "Een onderwerp over kwartels.", "content": "Kwartels " * 10} for i in range(8)],
            "relations": []}
     path = tmp_path / "kb.json"
     path.write_text(json.dumps(doc))
     out = r42(pb_server, backfilled, "kb", "import", "--tenant", "index-test", str(path))
     assert out.returncode == 0, out.stderr
-    assert "indexed 20 topics" in out.stdout and "indexing [" in out.stderr
+    assert "indexed 8 topics" in out.stdout and "indexing [" in out.stderr
     found = r42(pb_server, backfilled, "search", "--tenant", "index-test", "--mode", "semantic", "--json", "kwartels")
     assert len(json.loads(found.stdout)["results"]) == 5
 
@@ -117,20 +152,23 @@ def test_worker_killed_mid_batch_indexes_every_topic_exactly_once(pb_server, adm
     data = tmp_path / "worker-data"
     data.mkdir()
     shutil.copy(pb_server.data_dir / "superuser.json", data / "superuser.json")
-    n = 120
+    n = 60  # six batches of ten: the kill lands in the second or a later one
+    content = [" ".join(f"woord{j}" for j in range(20 + i % 20)) for i in range(n)]
     doc = {"topics": [{"id": f"kill-{i}", "label": f"Onderwerp {i}", "type": "process",
-                       "description": "Voor de kill-test.", "content": " ".join(f"woord{j}" for j in range(60 + i % 90))}
-                      for i in range(n)], "relations": []}
+                       "description": "Voor de kill-test.", "content": content[i]} for i in range(n)], "relations": []}
     path = tmp_path / "kill.json"
     path.write_text(json.dumps(doc))
     assert r42(pb_server, data, "kb", "import", "--no-index", "--tenant", "kill-test", str(path)).returncode == 0
     tenant = KBStore(admin_pb).require_tenant("kill-test")
     flt = f'payload.tenant = "{tenant.id}"'
 
-    # a short lease: the rows the killed worker held come back to the rerun after 5 s
-    env = {**os.environ, "R42_PB_URL": pb_server.url, "R42_DATA_DIR": str(data), "R42_OUTBOX_LEASE_S": "5"}
-    worker = subprocess.Popen([sys.executable, "-m", "r42_app.cli", "worker", "--batch-size", "40"], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    # A short lease: the rows the killed worker held come back to the rerun after 3 s (a live worker renews it).
+    # Both workers take this tenant's rows only: other tests' tenants are none of their business (a worker with an
+    # empty index would queue and embed every tenant of the shared PocketBase).
+    env = {**os.environ, "R42_PB_URL": pb_server.url, "R42_DATA_DIR": str(data), "R42_OUTBOX_LEASE_S": "3"}
+    only_this = ["--once", "--role", "index", "--tenant", "kill-test"]
+    worker = subprocess.Popen([sys.executable, "-m", "r42_app.cli", "worker", *only_this, "--batch-size", "10"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:  # kill it mid-batch: some rows done and a claimed batch in its hands
         done = len(admin_pb.all("outbox", filter=flt + ' && status = "done"', fields="id"))
@@ -143,7 +181,7 @@ def test_worker_killed_mid_batch_indexes_every_topic_exactly_once(pb_server, adm
 
     held = admin_pb.all("outbox", filter=flt + ' && status = "pending" && claimed_by != ""', fields="id")
     assert held, "the killed worker held no rows: the lease is not exercised"
-    rerun = r42(pb_server, data, "worker", "--once")  # waits for the dead worker's lease, then takes its rows
+    rerun = r42(pb_server, data, "worker", *only_this)  # waits for the dead worker's lease, then takes its rows
     assert rerun.returncode == 0, rerun.stderr
     assert len(admin_pb.all("outbox", filter=flt + ' && status = "done"', fields="id")) == n
 

@@ -40,11 +40,15 @@ def test_the_doctor_says_when_rag_snippets_are_switched_off(pb_server, seeded, m
     assert checks["rag snippets"]["status"] == "WARN" and "R42_RAG_SNIPPETS_ENABLED=false" in checks["rag snippets"]["detail"]
 
 
+# Random vectors for a tenant, written until Chroma has persisted the HNSW segment to disk: it does that every
+# `hnsw:sync_threshold` adds (10,000 in the store's settings), here set to 1,000 so that 1,200 vectors do.
 WRITE_VECTORS = """
 import sys
 import numpy as np
+from r42_app.services.adapters import vector_store
 from r42_app.services.adapters.embeddings import make_embedder
 from r42_app.services.adapters.vector_store import VectorStore
+vector_store.HNSW = {**vector_store.HNSW, "hnsw:batch_size": 100, "hnsw:sync_threshold": 1000}
 path, tenant, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store = VectorStore(path=__import__("pathlib").Path(path), model_id=make_embedder().model_id)
 rng = np.random.default_rng(7)
@@ -70,9 +74,9 @@ def test_a_damaged_segment_is_a_fail_whose_fix_rebuilds_it(pb_server, admin_pb, 
                                  "content": text})
     chroma = pb_server.data_dir / "chroma"
     try:
-        # 12,000 vectors: above the sync threshold, so the HNSW segment is on disk (in another process: the
+        # 1,200 vectors: above the sync threshold, so the HNSW segment is on disk (in another process: the
         # store's single-writer lock is held for a process's life)
-        made = subprocess.run([sys.executable, "-c", WRITE_VECTORS, str(chroma), tenant.id, "12000"],
+        made = subprocess.run([sys.executable, "-c", WRITE_VECTORS, str(chroma), tenant.id, "1200"],
                               capture_output=True, text=True, timeout=300)
         assert made.returncode == 0, made.stderr
         segment = chroma / made.stdout.strip().splitlines()[-1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import threading
 import time
 
 import httpx
@@ -228,11 +229,17 @@ async def test_the_original_file_downloads_by_a_signed_link_only(api_env, admin_
 async def test_the_app_answers_other_users_while_a_hostile_file_is_read(api_env, admin_token, pb_server, monkeypatch):
     from r42_app.services.adapters import parse_sandbox
 
-    monkeypatch.setattr(parse_sandbox, "default_timeout", lambda size: 8.0)
+    reading = threading.Event()
+
+    def timeout(size):  # asked for the file's time limit as its reading starts
+        reading.set()
+        return 8.0
+
+    monkeypatch.setattr(parse_sandbox, "default_timeout", timeout)
     learner = pb_server.user("learner@example.com").token
     api_env.reply_text("Het antwoord [ref:1].")
     hostile = asyncio.create_task(upload(admin_token, [("lus.pdf", files.looping_pdf())]))  # minutes without a limit
-    await asyncio.sleep(1.0)
+    assert await asyncio.to_thread(reading.wait, 60), "the hostile file was never read"
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as c:
         answer = await c.post("/api/chat", headers={"Authorization": f"Bearer {learner}"},
                               json={"messages": [{"role": "user", "content": "Wat is de AOW?"}], "mode": "fts"})

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from r42_app.api import api
 from r42_app.container import services
+from tests.conftest import examples
 from tests.unit.test_fuzz import json_values
 
 OK_STATUSES = {200, 400, 401, 402, 403, 404, 409, 410, 413, 422, 423, 429}
@@ -33,13 +34,14 @@ async def post(path, body, token):
 
 
 @pytest.mark.anyio
+@pytest.mark.hypothesis  # its @given is inside (it runs in a thread beside the test's loop): `make test-deep` takes it
 async def test_random_bodies_never_break_the_api(api_env, token, admin_pb, caplog, monkeypatch):
     monkeypatch.setattr(services().rate_limiter, "burst", 10_000)  # the limiter is tested elsewhere
     monkeypatch.setattr(services().rate_limiter, "rate", 10_000.0)
     suggestions_before = len(admin_pb.all("suggestions"))
     seen: list[tuple[str, int]] = []
 
-    @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples(80), deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.sampled_from(["/api/chat", "/api/chat/delta", "/api/chat/confirm", "/api/quiz/end"]), raw_bodies)
     def check(path, body):
         resp = asyncio.run_coroutine_threadsafe(post(path, body, token), loop).result(60)

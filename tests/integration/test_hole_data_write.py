@@ -18,7 +18,7 @@ from r42_app.services.store.access import AccessStore
 from r42_app.services.store.kb_store import KBStore
 from r42_app.services.store.pb import PBError, PocketBase, quote
 from r42_app.services.store.suggestions import SuggestionStore
-from tests.conftest import free_port, throwaway_user, user_token
+from tests.conftest import examples, free_port, throwaway_user, user_token
 
 DENIED = "Je mag geen aanvullingen op de kennisbank doen; vraag je beheerder."
 DELTA = {"reason": "Het wezenpensioen ontbreekt.",
@@ -181,7 +181,7 @@ stored_row = st.one_of(st.none(), st.fixed_dictionaries({
 }))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from([True, True, True, False]), stored_default, stored_row)
 def test_the_hook_and_the_python_resolver_agree_on_any_stored_row(bench, enabled, default, row):
     bench.write(enabled, default, row)

@@ -1,16 +1,19 @@
 """Issue 44, finding 1: an acme admin wrote (through PocketBase) a topic whose content is one table rule line of
 20 KB; every tab that opened it held the event loop all tenants share for 1.45 s (`LearnState.load_topic` split it
 into passages on the loop, with a quadratic pattern), and the demo learner's chat waited. Opening such a topic now
-never holds the loop: the page's reading is linear and done in a thread. (A ticker on the same loop measures how
-late it wakes up, as in test_event_loop.py; no timing of the work itself is asserted.)"""
+never holds the loop: the page's reading is done in a thread (here: tests/integration/loop_guard.py sees no blocking
+call and none of the reading's CPU-heavy functions on the loop's thread, as in test_event_loop.py), and it is linear
+(tests/unit/test_pathological_text.py). How long the loop is held while tabs open such topics is measured by
+bench/bench_hostile.py, never asserted here."""
 
 import dataclasses
 
 import pytest
 
 from r42_app.services.store.kb_store import KBStore
+from r42_app.state import learn
 from r42_app.state.learn import LearnState
-from tests.integration.test_event_loop import MAX_LAG_S, worst_lag
+from tests.integration.loop_guard import blocking_on_loop
 from tests.integration.test_state_guards import call, signed_in_root, substate
 
 pytestmark = pytest.mark.anyio
@@ -36,8 +39,10 @@ def hostile_topics(app_env, seeded, admin_pb):
 
 @pytest.mark.parametrize("slug", list(HOSTILE))
 async def test_opening_a_hostile_topic_never_holds_the_event_loop(hostile_topics, slug):
-    learn = substate(await signed_in_root("learner@acme.example"), LearnState)
-    learn.rx_router_page = dataclasses.replace(learn.router.page, params={"slug": slug})
-    lag = await worst_lag(lambda: call(learn, LearnState.load_topic))
-    assert learn.topic_found and learn.passages, "the topic page shows the topic"
-    assert lag < MAX_LAG_S, f"opening {slug} held the event loop for {lag * 1000:.0f} ms"
+    page = substate(await signed_in_root("learner@acme.example"), LearnState)
+    page.rx_router_page = dataclasses.replace(page.router.page, params={"slug": slug})
+    # the reading of a topic: what the page shows of it, its passages and their views (CPU, on a hostile topic)
+    reading = [(learn, "visible_topic"), (learn, "split_passages"), (learn, "passage_views"), (learn, "topic_view")]
+    on_loop = await blocking_on_loop(lambda: call(page, LearnState.load_topic), cpu=reading)
+    assert page.topic_found and page.passages, "the topic page shows the topic"
+    assert on_loop == [], f"opening {slug} held the event loop"

@@ -1,40 +1,62 @@
 """Hybrid search on a knowledge base of 5,000+ topics we did not write (issues 15, 22): the vector store is read
 once and then only asked for passages the indexer wrote, every query runs as hybrid (no fallback, nothing
-logged), hybrid really re-ranks, and a topic named by its label comes first in every mode."""
+logged), hybrid really re-ranks, and a topic named by its label comes first in every mode.
+
+The 5,000 are every standard-library topic the graded questions name (bench/en_stdlib_kb.py), padded with
+generated notes. The notes are there for size: their passages get random unit vectors written before the indexer
+runs (as bench/bench_hybrid.py does; neither the store nor the reads care what a vector means), so the indexer
+finds them stored and embeds only the standard library's. Quality on the whole standard library (4,463 topics):
+`make bench BENCH_ARGS=quality`; latency at 10,000 and 100,000: `make bench BENCH_ARGS=hybrid`."""
 
 import logging
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bench import en_stdlib_kb
+from r42_app.core.kb import parse_topic
 from r42_app.core.metrics import ndcg_at_k
+from r42_app.core.retrieval import embedding_inputs
 from r42_app.services.adapters.vector_store import VectorStore
 from r42_app.services.outbox.indexer import Indexer
 from r42_app.services.retrieval import Retriever
 from r42_app.services.store.kb_store import KBStore
 
-pytestmark = pytest.mark.slow  # 5,000 topics imported and embedded
+pytestmark = pytest.mark.slow  # 5,000 topics imported, their outbox rows drained
 
 TOPICS = 5_000
 
 
 @pytest.fixture(scope="module")
 def large(admin_pb, embedder):
-    """The standard library's docstrings, padded with generated topics to 5,000, imported and indexed."""
-    doc = en_stdlib_kb.build()
-    for i in range(TOPICS - len(doc["topics"])):
+    """The graded standard-library topics (and `list`, which the label test needs), padded with generated notes to
+    5,000 topics, imported and indexed through the outbox."""
+    graded = {slug for q in en_stdlib_kb.questions() for slug in q["rel"]}
+    doc = en_stdlib_kb.build(around=graded | {"list"})
+    real = len(doc["topics"])
+    assert graded <= {t["id"] for t in doc["topics"]}
+    for i in range(TOPICS - real):
         doc["topics"].append({"id": f"extra-{i}", "label": f"Extra note {i}", "type": "concept",
                               "description": f"Generated note number {i} about nothing in particular.",
                               "content": f"This note {i} pads the knowledge base to five thousand topics."})
     kb = KBStore(admin_pb)
     kb.import_document("stdlib-5k", doc, tenant_name="Stdlib 5k")
     tenant = kb.require_tenant("stdlib-5k")
+    passages = {t["id"]: embedding_inputs(parse_topic(t)[0]) for t in doc["topics"]}
+    padding = [(key, t["id"]) for t in doc["topics"][real:] for key, _ in passages[t["id"]]]
+    rng = np.random.default_rng(15)
+    random = rng.standard_normal((len(padding), embedder.dimension)).astype(np.float32)
+    random /= np.linalg.norm(random, axis=1, keepdims=True)
     with tempfile.TemporaryDirectory() as chroma:
         vectors = VectorStore(path=Path(chroma), model_id=embedder.model_id)
-        stats = Indexer(admin_pb, kb, vectors, embedder).drain()
-        assert stats.failed_rows == 0 and vectors.count(tenant.id) >= TOPICS
+        vectors.write(tenant.id, [(key, slug, v) for (key, slug), v in zip(padding, random)])
+        stats = Indexer(admin_pb, kb, vectors, embedder).drain(tenant.id)  # (other tests' tenants are not ours)
+        assert stats.failed_rows == 0 and stats.topics_indexed == TOPICS
+        # every topic went through the indexer; only the standard library's passages were new to the store
+        assert stats.passages == sum(len(passages[t["id"]]) for t in doc["topics"][:real])
+        assert vectors.count(tenant.id) >= TOPICS
         yield kb, tenant, vectors, Retriever(kb, vectors, embedder)
     admin_pb.delete("tenants", tenant.id)
 
@@ -58,12 +80,16 @@ def test_hybrid_at_5000_topics_asks_chroma_only_for_ids_it_holds_and_never_falls
         fts = retriever.kb_search(tenant, q["query"], "fts", 10)
         assert hybrid.mode_used == "hybrid", q["qid"]
         differs += [h.slug for h in hybrid.hits] != [h.slug for h in fts.hits]
-        gains.append(ndcg_at_k([h.slug for h in hybrid.hits], q["rel"]) - ndcg_at_k([h.slug for h in fts.hits], q["rel"]))
+        gains.append(ndcg_at_k([h.slug for h in hybrid.hits], q["rel"])
+                     - ndcg_at_k([h.slug for h in fts.hits], q["rel"]))
     assert asked[0] is None and len(asked) <= 2  # read once (all of it), then served from memory
     assert all(set(keys) <= stored for keys in asked[1:])  # never an id that cannot exist
     assert not [r for r in caplog.records if "falling back" in r.getMessage() or "fts" in r.getMessage()]
     assert differs >= len(questions) // 2  # it really re-ranks
-    assert sum(gains) > 0  # and, over the graded questions, for the better
+    # and, over the graded questions, for the better: +0.09 nDCG@10 on average here, +0.08 on the whole standard
+    # library (bench quality); fusion without the embeddings (semantic weight 0) would gain 0.004 here, noise for query
+    # vectors -0.68
+    assert sum(gains) / len(gains) > 0.02
 
 
 def test_a_topic_named_by_its_label_comes_first_in_every_mode(large):

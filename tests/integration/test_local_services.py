@@ -17,6 +17,7 @@ import pytest
 from r42_app.services.adapters.vector_store import VectorStore, collection_name
 from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
 from r42_app.services.runtime.sidecars import ChromaServer, RedisServer, redis_binary
+from r42_app.services.store.kb_store import KBStore
 from tests.conftest import free_port
 
 COLLECTIONS = "/api/v2/tenants/default_tenant/databases/default_database/collections"
@@ -161,11 +162,21 @@ def r42(pb_server, data_dir, chroma, token, *args):
                           timeout=300)
 
 
-@pytest.mark.slow  # a Chroma server, and the CLI embedding the demo KB into it
-def test_search_works_through_the_token_server_given_r42_chroma_token(pb_server, seeded, chroma, chroma_data_dir):
-    indexed = r42(pb_server, chroma_data_dir, chroma, chroma.token, "chatbot", "rag-backfill", "--tenant", "demo",
-                  "--now")
-    assert indexed.returncode == 0 and "indexed 50 topics" in indexed.stdout, indexed.stderr
+@pytest.mark.slow  # a Chroma server, and CLI commands loading the embedding model
+def test_search_works_through_the_token_server_given_r42_chroma_token(pb_server, admin_pb, seeded, chroma,
+                                                                       chroma_data_dir, indexed):
+    # The session's index of the demo KB (embedded once) goes in first, without the topic the search must find:
+    # the CLI embeds that one and writes it through the token, and search reads it back through the token.
+    demo = KBStore(admin_pb).require_tenant("demo")
+    stored = indexed[1].vectors(demo.id)
+    server = VectorStore(url=chroma.url, token=chroma.token, model_id=indexed[1].model_id)
+    server.write(demo.id, [(key, slug, v) for key, slug, v in zip(stored.keys, stored.slugs, stored.vectors)
+                           if slug != "dekkingsgraad"])
+    assert "dekkingsgraad" not in server.keys(demo.id).values()
+    backfill = r42(pb_server, chroma_data_dir, chroma, chroma.token, "chatbot", "rag-backfill", "--tenant", "demo",
+                   "--now")
+    assert backfill.returncode == 0 and "indexed 50 topics" in backfill.stdout, backfill.stderr
+    assert "dekkingsgraad" in server.keys(demo.id).values()
     found = r42(pb_server, chroma_data_dir, chroma, chroma.token, "search", "--tenant", "demo", "--json",
                 "--mode", "semantic", "hoe gezond is mijn pensioenfonds")
     result = json.loads(found.stdout)
@@ -174,7 +185,7 @@ def test_search_works_through_the_token_server_given_r42_chroma_token(pb_server,
     refused = r42(pb_server, chroma_data_dir, chroma, "", "search", "--tenant", "demo", "--json",
                   "--mode", "semantic", "hoe gezond is mijn pensioenfonds")
     assert json.loads(refused.stdout)["mode_used"] == "fts"
-    assert chroma.token not in indexed.stdout + indexed.stderr + found.stderr + refused.stderr
+    assert chroma.token not in backfill.stdout + backfill.stderr + found.stderr + refused.stderr
 
 
 # -- PocketBase: files and CORS ------------------------------------------------------

@@ -16,6 +16,7 @@ from r42_app.core.delta import (
 )
 from r42_app.core.kb import Relation, Topic
 from r42_app.core.messages import msg
+from tests.conftest import examples
 
 KB = GraphSnapshot(
     topics=[Topic("pensioenregeling", "Pensioenregeling", "concept", "d"),
@@ -119,7 +120,7 @@ deltas = st.fixed_dictionaries({"reason": st.sampled_from(["Waarom.", "", "y" * 
                                 "relations": relations_st})
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(deltas)
 def test_any_output_is_valid_idempotent_and_within_caps(raw):
     out = validate_delta(raw, KB)
@@ -169,7 +170,7 @@ def test_malformed_stored_deltas_raise_a_stored_delta_error(raw):
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
                         st.sampled_from(["reason", "topics", "relations", "id", "label", "type", "source"]),
                         inner, max_size=4), max_leaves=12))
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 def test_describe_delta_never_raises(raw):
     lines = describe_delta(raw)
     assert isinstance(lines, list) and all(isinstance(line, str) for line in lines)

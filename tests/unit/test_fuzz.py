@@ -3,13 +3,14 @@ stored chat thread, stored suggestion rows and chat messages either parse or are
 
 import json
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from r42_app.core.chat import ChatInputError, validate_messages
 from r42_app.core.delta import GraphSnapshot, Rejected, ValidDelta, describe_delta, validate_delta
-from r42_app.core.kb import Relation, Topic, parse_import
+from r42_app.core.kb import RELATION_TYPES, TOPIC_TYPES, Relation, Topic, parse_import
 from r42_app.core.thread import parse
+from tests.conftest import examples
 
 KB = GraphSnapshot([Topic("aow", "AOW", "concept", "d"), Topic("pensioen", "Pensioen", "concept", "d")],
                    [Relation("aow", "pensioen", "part_of")])
@@ -21,7 +22,7 @@ json_values = st.recursive(
                          "target", "version", "messages", "role", "status", "citations", "delta", "ref", "slug"])
         | st.text(max_size=5), inner, max_size=5),
     max_leaves=25)
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FUZZ
@@ -32,14 +33,41 @@ def test_an_import_file_is_parsed_or_refused_with_issues(data):
     assert all(str(issue) for issue in issues)
 
 
+# a proposed edit in the shape the model writes one, often valid: topics the knowledge base has (by id, or by
+# label in another case or spacing), repeated ones, self-relations and cycles (json_values brings the hostile values)
+ids = st.sampled_from(["nieuw", "nieuw-b", "aow", "pensioen"])
+labels = st.sampled_from(["Nieuw", "Nieuw  B", "nieuw b", "AOW", "Aow", "PENSIOEN", " pensioen "])
+words = st.sampled_from(["Waarom \u200b💥", "Een omschrijving."])
+edits = st.fixed_dictionaries({
+    "reason": words,
+    "topics": st.lists(st.fixed_dictionaries({"id": ids, "label": labels, "type": st.sampled_from(TOPIC_TYPES),
+                                              "description": words}), max_size=3),
+    "relations": st.lists(st.fixed_dictionaries({"source": ids, "target": ids,
+                                                 "type": st.sampled_from(RELATION_TYPES)}), max_size=3)})
+
+
 @FUZZ
-@given(json_values)
+@example({"reason": "Waarom.", "topics": [{"id": "nieuw", "label": "Aow", "type": "concept", "description": "Iets."}],
+          "relations": [{"source": "nieuw", "target": "pensioen", "type": "part_of"}]})  # AOW, in another case
+@given(json_values | edits)
 def test_a_proposed_edit_is_valid_or_rejected_with_reasons(data):
     checked = validate_delta(data, KB)
-    assert isinstance(checked, (ValidDelta, Rejected))
+    lines = describe_delta(data)  # what the reviewer reads of it, whatever it is
+    assert all(isinstance(line, str) and line.strip() for line in lines)
     if isinstance(checked, Rejected):
-        assert checked.reasons and all(isinstance(r, str) for r in checked.reasons)
-    assert isinstance(describe_delta(data), list)
+        assert checked.reasons and all(isinstance(r, str) and r.strip() for r in checked.reasons)
+        return
+    assert isinstance(checked, ValidDelta)
+    written = checked.as_dict()
+    # nothing the knowledge base has is proposed again, by its id or by its label in any case
+    assert not {t.id for t in checked.topics} & {"aow", "pensioen"}
+    assert not {t.label.casefold() for t in checked.topics} & {"aow", "pensioen"}
+    # the reviewer is shown what would be written, a line per new topic (by its label) and per relation
+    shown = describe_delta(written)
+    assert len(shown) == len(checked.topics) + len(checked.relations) > 0
+    assert all(t.label in line for t, line in zip(checked.topics, shown))
+    again = validate_delta(written, KB)  # and what is written is valid as it stands
+    assert isinstance(again, ValidDelta) and again.as_dict() == written
 
 
 @FUZZ

@@ -20,6 +20,7 @@ from r42_app.core.quiz import (
     score,
 )
 from r42_app.core.text import fold
+from tests.conftest import examples
 
 SEED = Path(__file__).resolve().parents[2] / "r42_app" / "seed_data" / "demo.json"
 
@@ -134,7 +135,7 @@ def test_score_counts_right_answers_and_skips():
     assert result.reviews[2].chosen is None
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(min_value=4, max_value=30), st.integers(min_value=0, max_value=60), st.integers(0, 10_000))
 def test_random_graphs_give_valid_quizzes_or_a_clear_error(n, m, seed):
     import random

@@ -112,6 +112,7 @@ class ServerStatus:
     tools: list[str] = field(default_factory=list)
     since: float = 0.0  # time.time() of the last change
     connects: int = 0  # successful connections so far (2 and more: it was reconnected)
+    checks: int = 0  # idle checks (every PING_EVERY_S) the server answered, over all its connections
 
 
 def _text(result: Any) -> str:
@@ -190,6 +191,7 @@ class McpServerConnection:
                 await asyncio.wait_for(self._lost.wait(), PING_EVERY_S)
             except TimeoutError:  # still there? (ping is gone from the protocol: ask for the tools)
                 await asyncio.wait_for(client.list_tools(cache_mode="bypass"), self.config.timeout_s)
+                self.status.checks += 1
         if self._lost.is_set() and not self._stop.is_set():
             raise ConnectionError("the server stopped answering")
 
