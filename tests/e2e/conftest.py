@@ -279,6 +279,14 @@ def sign_in(page, app: ServedApp, email: str, path: str = "/", password: str = D
         _SESSIONS[key] = page.evaluate("localStorage.getItem('r42.session')") or ""
 
 
+def own_record(app: ServedApp, token: str, user_id: str) -> int:
+    """The status PocketBase's REST API answers this token asking for its user's own record."""
+    import httpx
+
+    return httpx.get(f"{app.pb_url}/api/collections/users/records/{user_id}", headers={"Authorization": token},
+                     timeout=10).status_code
+
+
 def _still_valid(app: ServedApp, stored: str) -> bool:
     """Whether PocketBase still takes this stored session's token (not signed out, not expired): its user may read
     their own record with it."""
@@ -289,11 +297,9 @@ def _still_valid(app: ServedApp, stored: str) -> bool:
     token = json.loads(stored) if stored.startswith('"') else stored
     try:
         claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
-        reply = httpx.get(f"{app.pb_url}/api/collections/users/records/{claims['id']}",
-                          headers={"Authorization": token}, timeout=10)
+        return own_record(app, token, claims["id"]) == 200
     except (ValueError, IndexError, KeyError, httpx.HTTPError):
         return False
-    return reply.status_code == 200
 
 
 def wait_for_mcp_servers(app: ServedApp) -> None:

@@ -3,13 +3,12 @@ in the account menu (by keyboard) ends the sessions of every device, each told s
 
 import json
 
-import httpx
 import pytest
 from playwright.sync_api import expect
 
 from r42_app.core.messages import msg
 from tests.conftest import throwaway_user
-from tests.e2e.conftest import sign_in
+from tests.e2e.conftest import own_record, sign_in
 
 
 @pytest.fixture
@@ -38,12 +37,6 @@ def sign_in_apart(pages, served_app, email: str) -> list[str]:
         tokens.append(stored_token(p))
     assert len(set(tokens)) == len(pages)
     return tokens
-
-
-def own_record(served_app, token: str, user_id: str) -> int:
-    """The status PocketBase's REST API answers this token asking for its user's own record."""
-    return httpx.get(f"{served_app.pb_url}/api/collections/users/records/{user_id}",
-                     headers={"Authorization": token}).status_code
 
 
 def test_afmelden_ends_the_token_of_this_device_only(served_app, browser, temp_learner):
