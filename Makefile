@@ -182,6 +182,6 @@ clean:
 	rm -rf $(VENV) tools .web .states
 
 clean-cache:
-	@made="$(addprefix $(R42_CACHE)/,uv uv-* .uv-* bytecode injection-model mypy*)"; \
+	@made="$(addprefix $(R42_CACHE)/,uv uv-* .uv-* bytecode injection-model mypy* test-vectors)"; \
 	  chmod -R u+w $$made 2>/dev/null || true; rm -rf $$made; rmdir $(R42_CACHE) 2>/dev/null || true
 	@echo "emptied $(R42_CACHE)"

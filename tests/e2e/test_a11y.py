@@ -265,11 +265,14 @@ def test_the_chat_window_passes_axe_streaming_with_a_proposal_a_tool_confirmatio
     sign_in(scan_page, served_app, email)
     open_chat(scan_page)
     log = scan_page.locator("#r42-messages")
-    claude.reply_text(*[f"Woord{i} " for i in range(40)], "[ref:1]", chunk_delay=0.25)
+    claude.reply_text(*[f"Woord{i} " for i in range(40)], "[ref:1]", held=True)  # held after its first word
     ask(scan_page, "Wat is de AOW?")
     expect(log).to_have_attribute("aria-busy", "true", timeout=30_000)
-    expect(scan_page.locator(".r42-assistant").last).to_contain_text("Woord1")
+    expect(scan_page.locator(".r42-assistant").last).to_contain_text("Woord0")
     found = violations(scan_page, still=False)  # streaming
+    expect(log).to_have_attribute("aria-busy", "true")  # the scan saw the answer mid-stream
+    claude.release()
+    expect(scan_page.locator(".r42-assistant").last).to_contain_text("Woord39")
     expect(log).to_have_attribute("aria-busy", "false", timeout=60_000)
 
     claude.reply_tool("propose_graph_delta", proposal(f"a11y-{email.split('@')[0]}"))  # shown, not answered

@@ -5,12 +5,16 @@ answered grounded, and the group shows "Opgelost". The page passes axe."""
 import json
 import time
 import uuid
+from contextlib import ExitStack
 
 import httpx
+import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import DEMO_PASSWORD
-from tests.e2e.conftest import sign_in
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.seed import SEED_DIR
+from tests.conftest import DEMO_PASSWORD, throwaway_user
+from tests.e2e.conftest import settle, sign_in
 from tests.e2e.test_a11y import violations
 
 WORD = f"fietsenstalling{uuid.uuid4().hex[:4]}"  # a made-up word: this run's questions, none of another test's
@@ -30,17 +34,35 @@ def token_of(served_app, email):
                       json={"identity": email, "password": DEMO_PASSWORD}).json()["token"]
 
 
-def test_unanswered_questions_become_a_topic_and_the_gap_is_resolved(served_app, browser, claude):
-    learners = [token_of(served_app, e) for e in ("learner@example.com", "sanne@example.com")]
+@pytest.fixture
+def own_tenant(served_app):
+    """A tenant of this test's own, with acme's knowledge base, an admin and two learners: (slug, admin e-mail,
+    learner e-mails). The gaps page groups all of a tenant's unanswered questions, and the demo tenant holds every
+    other test's (one about an association's logo once joined this test's group, on a worker that had run it)."""
+    pb = served_app.superuser()
+    slug = f"gaps-{uuid.uuid4().hex[:6]}"
+    data = json.loads((SEED_DIR / "acme.json").read_text(encoding="utf-8"))
+    KBStore(pb).import_document(slug, data, tenant_name="Gaten BV")
+    settle(served_app)  # its knowledge base indexed: the closest topics come from the search
+    with ExitStack() as users:
+        admin, _ = users.enter_context(throwaway_user(pb, "admin", "Greet Gaten", "gaps-admin", slug))
+        learners = [users.enter_context(throwaway_user(pb, "learner", f"Leerling {i}", "gaps", slug))[0]
+                    for i in range(2)]
+        yield slug, admin, learners
+
+
+def test_unanswered_questions_become_a_topic_and_the_gap_is_resolved(served_app, browser, claude, own_tenant):
+    slug_of_tenant, admin_email, learner_emails = own_tenant
+    learners = [token_of(served_app, e) for e in learner_emails]
     questions = [f"Waar is de {WORD} voor medewerkers?", f"Hoe laat gaat de {WORD} dicht?",
                  f"Mag ik mijn fiets in de {WORD} zetten?"]
     for i, q in enumerate(questions):
         done = ask(served_app, claude, learners[i % 2], q)
-        assert done["grounded"] is False  # nothing in the demo KB about it
+        assert done["grounded"] is False  # nothing in its knowledge base about it
 
     ctx = browser.new_context(bypass_csp=True)  # axe is injected below
     admin = ctx.new_page()
-    sign_in(admin, served_app, "admin@example.com", path="/admin/gaps")
+    sign_in(admin, served_app, admin_email, path="/admin/gaps")
     admin.fill("#gaps-search", WORD)
     admin.click("#gaps-apply")
     card = admin.locator(".gap-row", has_text=WORD)
@@ -51,8 +73,8 @@ def test_unanswered_questions_become_a_topic_and_the_gap_is_resolved(served_app,
     expect(card.locator(".gap-status")).to_have_text("Open")
     closest = card.locator(".gap-closest")
     expect(closest.first).to_be_visible()
-    demo = served_app.superuser().first("tenants", 'slug = "demo"')
-    names = {t["label"]: t["slug"] for t in served_app.superuser().all("topics", filter=f'tenant = "{demo["id"]}"')}
+    tenant = served_app.superuser().first("tenants", f'slug = "{slug_of_tenant}"')
+    names = {t["label"]: t["slug"] for t in served_app.superuser().all("topics", filter=f'tenant = "{tenant["id"]}"')}
     for chip in closest.all():  # the closest topics by name, each a link to its page
         assert chip.inner_text().strip() in names, chip.inner_text()
         assert chip.get_attribute("href").startswith(f"/topics/{names[chip.inner_text().strip()]}")

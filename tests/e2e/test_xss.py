@@ -185,11 +185,13 @@ def test_only_r42s_own_citations_look_like_sources(served_app, page, claude):
     ask(page, "Wat is de AOW?")
     answer = page.locator(".r42-assistant").last
     expect(answer).to_contain_text("nog een bron")
+    # the answer has ended (its last render done: a link read while the window still redraws it is detached)
+    expect(page.locator("#r42-messages")).to_have_attribute("aria-busy", "false")
     expect(answer.locator("[data-r42-cite]")).to_have_count(1)  # the [ref:1] chip
     for text in ("de officiële bron", "nog een bron"):
         link = answer.get_by_text(text, exact=True)
         expect(link).not_to_have_attribute("data-r42-cite", "true")
-        assert link.evaluate("el => getComputedStyle(el).textDecorationLine") == "underline"
+        expect(link).to_have_css("text-decoration-line", "underline")
 
 
 def assert_marked_off_site(link) -> None:

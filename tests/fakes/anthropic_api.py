@@ -30,6 +30,7 @@ class Script:
     drop_after_first: bool = False  # close the connection after the first text delta
     delay: float = 0.0  # seconds before the response starts (timeouts)
     chunk_delay: float = 0.0  # seconds between text deltas
+    held: bool = False  # stop after the first text delta until the test calls `release()` (a mid-stream state)
     echo_tool_result: str = ""  # answer with this prefix and the text of the last tool result it was sent
     usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 1200, "output_tokens": 40,
                                                             "cache_creation_input_tokens": 1000,
@@ -56,6 +57,7 @@ class FakeAnthropic:
         self.default: Script | None = None  # the answer when no script is left (benchmarks: the same every time)
         self.requests: list[dict] = []
         self.first_delta_at: list[float] = []  # wall-clock time each response sent its first text delta
+        self._release = threading.Event()  # lets a `held` response go on
         self.port = 0
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -88,7 +90,13 @@ class FakeAnthropic:
         self.scripts.append(Script(status=status, **kw))
         return self
 
+    def release(self) -> None:
+        """Let every `held` response stream its rest (and the ones held later, until the next reset)."""
+        self._release.set()
+
     def reset(self) -> None:
+        self._release.set()  # a response still held by an ended test must not hang its connection
+        self._release = threading.Event()
         self.scripts.clear()
         self.requests.clear()
         self.first_delta_at.clear()
@@ -146,6 +154,13 @@ class FakeAnthropic:
                         return
                     if i == 0 and script.drop_after_first:
                         raise ConnectionResetError("fake drop")
+                    if i == 0 and index == 0 and script.held:
+                        release, waited = self._release, 0
+                        while not release.is_set():  # the test looks at the stream mid-way, then releases it
+                            await asyncio.sleep(0.02)
+                            waited += 1
+                            if waited % 25 == 0:  # as the real API does: a ping keeps a quiet stream alive
+                                yield _sse("ping", {"type": "ping"})
                     if script.chunk_delay:
                         await asyncio.sleep(script.chunk_delay)
             else:

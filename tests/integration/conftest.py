@@ -7,6 +7,7 @@ from r42_app.services.adapters.vector_store import VectorStore
 from r42_app.services.outbox.indexer import Indexer
 from r42_app.services.retrieval import Retriever
 from r42_app.services.store.kb_store import KBStore
+from tests.vector_cache import RememberedVectors
 
 
 @pytest.fixture(scope="session")
@@ -16,15 +17,18 @@ def embedder():
 
 @pytest.fixture(scope="session")
 def indexed(admin_pb, seeded, embedder, tmp_path_factory):
-    """Demo and acme indexed into a fresh Chroma directory through the outbox."""
+    """Demo and acme indexed into a fresh Chroma directory through the outbox. The seed's passage vectors come
+    from the machine's cache of what this model made of these texts before (tests/vector_cache.py): every xdist
+    worker builds this, and embedding the seed cost each one ~40 s of a CPU core. The indexer, Chroma and the
+    retriever run as ever, and queries are always embedded by the model."""
     kb = KBStore(admin_pb)
     vectors = VectorStore(path=tmp_path_factory.mktemp("chroma"), model_id=embedder.model_id)
-    indexer = Indexer(admin_pb, kb, vectors, embedder)
     for slug in ("demo", "acme"):
         kb.emit_reindex(kb.require_tenant(slug))
-    stats = indexer.drain()
+    with RememberedVectors(embedder, "seed") as remembered:
+        stats = Indexer(admin_pb, kb, vectors, remembered).drain()
     assert stats.failed_rows == 0
-    return kb, vectors, indexer, Retriever(kb, vectors, embedder)
+    return kb, vectors, Indexer(admin_pb, kb, vectors, embedder), Retriever(kb, vectors, embedder)
 
 
 @pytest.fixture
