@@ -144,6 +144,8 @@ def test_a_payload_in_topic_content_is_harmless_for_the_learner(served_app, lear
     dialogs.clear()
     slug = hostile_topic(payload_text(payload["markdown"], attacker_clean))
     page.goto(f"{served_app.url}/topics/{slug}")
+    # this payload's topic, not the one before it: the tab's state shows the last topic until the new one arrives
+    expect(page.locator("#topic-title")).to_have_text(f"Veiligheid {slug[-4:]}")
     expect(page.locator("#topic-content")).to_contain_text("Gewone uitleg achteraf.")
     assert_harmless(page, "#topic-content", attacker_clean, dialogs)
 
