@@ -179,14 +179,17 @@ def write_mcp_config(data_dir: Path, attacker: Attacker) -> Path:
 
 @pytest.fixture(scope="session")
 def served_app(tmp_path_factory, fake_claude, attacker, app_root) -> ServedApp:
-    """The real app as `make run` starts it, on its own ports and data dir, with Claude faked."""
+    """The real app as `make run` starts it, on its own ports and data dir, with Claude faked. The model timeout is
+    10 s (the SDK's: a response, and every chunk of one, within that): it was 3, and on two busy cores the fake,
+    a thread of the test process, now and then took longer to answer, so a turn of an unrelated test timed out
+    (two of three two-worker runs, issue 45)."""
     data_dir = tmp_path_factory.mktemp("e2e-data")
     write_mcp_config(data_dir, attacker)
     port, pb_port = free_port(), free_port()
     env = {**os.environ, "R42_DATA_DIR": str(data_dir), "R42_PORT": str(port), "R42_PB_PORT": str(pb_port),
            "R42_DEMO_PASSWORD": DEMO_PASSWORD, "ANTHROPIC_API_KEY": "test-key",
            "ANTHROPIC_BASE_URL": fake_claude.url, "R42_MODEL": "claude-test",
-           "R42_MODEL_TIMEOUT": "3", "R42_CHAT_PER_MINUTE": "600", "R42_CHAT_BURST": "50"}  # many tests, one learner
+           "R42_MODEL_TIMEOUT": "10", "R42_CHAT_PER_MINUTE": "600", "R42_CHAT_BURST": "50"}  # many tests, one learner
     env.pop("R42_PB_URL", None)
     command, extra = serve_command(app_root)
     env.update(extra)
