@@ -146,8 +146,8 @@ test-deps: $(AXE)
 # OpenMP thread, whole modules so a module's fixtures are built once, the `slow` ones first: tests/conftest.py);
 # the browser tests run after them, in one process by default. E2E_WORKERS=2 runs them on two workers, whole modules
 # each, every worker with its own served app (the first from this tree, the second from a copy:
-# tests/e2e/conftest.py): 11 minutes instead of 15 here, but two fresh-clone runs each had one chat turn on the
-# second worker time out, so it is not the default until that is understood. Modules go out in the order
+# tests/e2e/conftest.py): ~10 minutes instead of ~15 here. It becomes the default after three clean fresh-clone
+# runs in a row (the failures of the first ones are found and fixed: docs/TESTING.md). Modules go out in the order
 # tests/conftest.py sorts them: the slow ones first, the ones that stop a served app last. PYTEST_ARGS: one run of
 # just that.
 E2E_WORKERS ?= 1
