@@ -11,6 +11,7 @@ import pytest
 from r42_app.api import api
 from r42_app.container import services
 from r42_app.core.capabilities import DATA_WRITE, DENY, GRANT, KB_SEARCH, QA_HELP, AccessRow
+from r42_app.core.messages import msg
 from r42_app.services.store.access import AccessStore
 from r42_app.services.store.kb_store import KBStore
 from r42_app.services.store.pb import PBError
@@ -131,6 +132,17 @@ async def test_confirming_an_edit_needs_data_write(api_env, admin_pb, demo, pers
     resp = await post("/api/chat/delta", learner_token, {"delta": PROPOSAL})
     assert resp.status_code == 403 and resp.json()["type"] == "capability_denied"
     assert len(admin_pb.all("suggestions", filter=f'user = "{learner["id"]}"')) == 1
+
+
+async def test_a_learner_confirming_an_edit_that_no_longer_fits_gets_422_and_files_nothing(api_env, admin_pb, demo,
+                                                                                           person):
+    """The proposal was made against the knowledge base of a moment ago: its relation's topic is gone since."""
+    learner, learner_token = person()
+    stale = {**PROPOSAL, "relations": [{"source": "cap-wezenpensioen", "target": "cap-verdwenen", "type": "part_of"}]}
+    resp = await post("/api/chat/delta", learner_token, {"delta": stale})
+    assert resp.status_code == 422 and resp.json()["type"] == "delta_not_applied"
+    assert resp.json()["message"] == msg("kb.delta_stale")  # "past niet meer bij de kennisbank ...; niets veranderd"
+    assert admin_pb.all("suggestions", filter=f'user = "{learner["id"]}"') == []
 
 
 async def test_an_admin_confirming_applies_the_edit_at_once(api_env, admin_pb, demo, person):

@@ -80,6 +80,8 @@ def test_duplicates_inside_the_delta_are_dropped():
 def test_relation_endpoints_must_exist_and_differ():
     assert "neither in the knowledge base" in validate_delta(delta(relations=[rel("nergens", "indexatie")]), KB).message
     assert "to itself" in validate_delta(delta(relations=[rel("indexatie", "indexatie", "related_to")]), KB).message
+    out = validate_delta(delta(relations=[rel("Geen Slug!", "indexatie", "related_to")]), KB)  # a slug's own shape
+    assert isinstance(out, Rejected) and "relations[0].source" in out.message and "indexatie" not in out.message
 
 
 def test_part_of_cycle_is_rejected():
