@@ -161,7 +161,7 @@ endif
 
 # What to run while working: no browser, and not the integration tests marked `slow` (scale, model change).
 test-fast: setup
-	$(BIN)/python -m pytest tests/unit tests/integration -m "not slow" -n auto $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/unit tests/integration -m "not slow" -n auto --dist loadscope $(PYTEST_ARGS)
 
 # The property-based tests (hypothesis marks them) at depth: the `deep` profile of tests/conftest.py runs several
 # times the examples that CI's `ci` profile runs. Nightly, or after a change to what they test.

@@ -16,6 +16,8 @@ from r42_app.services.retrieval import FRESHNESS_S, Retriever
 from r42_app.services.store.kb_store import OUTBOX_UPSERT, KBStore
 from r42_app.services.store.pb import pb_time
 
+pytestmark = pytest.mark.slow  # heavy: indexes destroyed and rebuilt, each on its own Chroma (~20 s)
+
 
 def test_concurrent_first_opens_of_a_fresh_directory_succeed(tmp_path):
     errors, counts = [], []

@@ -10,6 +10,8 @@ from r42_app.core.capabilities import CAPABILITIES
 from tests.conftest import throwaway_user
 from tests.integration.test_cli_kb import run_cli
 
+pytestmark = pytest.mark.slow  # heavy: the CLI as a subprocess, many times (~15 s)
+
 
 @pytest.fixture(autouse=True)
 def new_tenant_default(admin_pb, seeded):

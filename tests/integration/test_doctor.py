@@ -9,6 +9,7 @@ from r42_app.services.store.kb_store import KBStore
 from tests.integration.test_cli_kb import run_cli
 
 
+@pytest.mark.slow  # the CLI as a subprocess, an index broken on purpose
 def test_the_doctor_reports_a_broken_index_as_fail_with_the_fix(pb_server, admin_pb, seeded):
     kb = KBStore(admin_pb)
     tenant, _ = kb.ensure_tenant("dokter")

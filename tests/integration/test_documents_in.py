@@ -129,7 +129,7 @@ def test_cli_refuses_every_bad_file_by_name_and_writes_nothing(pb_server, admin_
 
 # -- the API ----------------------------------------------------------------------------------------------------------
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # slow: real parsers on every kind of file, the CLI
 
 
 async def upload(token: str | None, named: list[tuple[str, bytes]], **form: str) -> httpx.Response:

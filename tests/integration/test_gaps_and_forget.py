@@ -15,6 +15,8 @@ from r42_app.services.store.questions import QuestionLog
 from tests.conftest import DEMO_PASSWORD
 from tests.integration.test_cli_kb import run_cli
 
+pytestmark = pytest.mark.slow  # heavy: the gap report embeds and groups question logs (~30 s)
+
 PARKING = ["Waar kan ik parkeren bij het kantoor?", "Is er een parkeerplaats voor personeel?",
            "Moet ik betalen om te parkeren bij het werk?", "Where can employees park their car?"]
 FIRE = ["Wat moet ik doen als het brandalarm afgaat?", "Waar is het verzamelpunt bij een brand?",

@@ -14,6 +14,8 @@ from r42_app.services.retrieval import FRESHNESS_S
 from r42_app.settings import load_settings
 from tests.unit.test_injection_passages import ATTACK, article
 
+pytestmark = pytest.mark.slow  # heavy: a knowledge base of attacks indexed for search (~8 s)
+
 
 @pytest.fixture
 def installed():

@@ -17,6 +17,8 @@ from r42_app.services.adapters.documents import parse_bytes
 from r42_app.services.adapters.parse_sandbox import default_timeout, parse_file
 from tests.fakes import documents as fake
 
+pytestmark = pytest.mark.slow  # heavy: parsers in sandboxed subprocesses, slow and memory-hungry files (~25 s)
+
 
 def refused(filename: str, data: bytes, **kw) -> DocumentRefused:
     with pytest.raises(DocumentRefused) as caught:

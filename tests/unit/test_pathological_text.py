@@ -48,6 +48,8 @@ from r42_app.core.thread import parse
 from r42_app.core.visible import visible_markdown, visible_text
 from r42_app.services.adapters.documents import _has_html_tag, parse_bytes
 
+pytestmark = pytest.mark.slow  # heavy: hostile inputs of growing size through every text entry point (~40 s)
+
 N = 25_000  # characters; every case also runs at 4N = 100,000 when its time at N could matter
 BOUND_S = 1.0
 RATIO = 8.0
