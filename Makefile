@@ -137,10 +137,14 @@ $(AXE):
 	@echo "installing axe-core $(AXE_VERSION) from the npm registry"
 	npm install --no-save --no-audit --no-fund --prefix tools/axe axe-core@$(AXE_VERSION) >/dev/null
 
-# Browser tests drive Debian's Chromium through Playwright for Python (never `playwright install`).
+# Browser tests drive Debian's Chromium through Playwright for Python (never `playwright install`): its headless
+# shell, which costs about a third less CPU per page than the full browser's headless mode (docs/TESTING.md); the
+# benchmarks and screenshots use the full browser.
+CHROMIUM_PACKAGES := chromium chromium-headless-shell
 test-deps: $(AXE)
-	@command -v chromium >/dev/null || { echo "installing Debian chromium"; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null); }
+	@missing=$$(for p in $(CHROMIUM_PACKAGES); do command -v $$p >/dev/null || echo $$p; done); \
+	if [ -n "$$missing" ]; then echo "installing Debian" $$missing; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null); fi
 
 # Unit and integration tests run on every core (pytest-xdist: each worker its own PocketBase, Chroma and data, one
 # OpenMP thread, whole modules so a module's fixtures are built once, the `slow` ones first: tests/conftest.py);

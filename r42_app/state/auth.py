@@ -139,7 +139,9 @@ class AuthState(rx.State):
         except AuthError as exc:
             log.info("sign-in refused: %s", exc)
             self.signin_error = exc.user_message
-            return
+            # the password goes, the cursor waits in its field: a retry is typed at once, and each attempt is
+            # visibly answered even when the message is the same as the last one
+            return [rx.set_value("password", ""), rx.set_focus("password")]
         self._apply(session)
         self.checked = True
         from r42_app.state.chat import ChatState  # is R42 on for this user (the launcher says so if not)

@@ -55,6 +55,10 @@ def test_the_sign_in_card_says_too_many_attempts(served_app, page, temp_admin):
         page.fill("#password", f"fout-wachtwoord-{i}")
         page.click("#sign-in")
         expect(page.get_by_text("E-mailadres of wachtwoord klopt niet")).to_be_visible()
+        # each refusal empties the password and puts the cursor there for the next try; the e-mail stays
+        expect(page.locator("#password")).to_have_value("")
+        expect(page.locator("#password")).to_be_focused()
+        expect(page.locator("#email")).to_have_value(email)
     page.fill("#password", DEMO_PASSWORD)  # even the right one, for a minute
     page.click("#sign-in")
     expect(page.get_by_text("Te veel pogingen, probeer het over een minuut opnieuw")).to_be_visible()

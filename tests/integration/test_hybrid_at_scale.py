@@ -5,7 +5,8 @@ logged), hybrid really re-ranks, and a topic named by its label comes first in e
 The 5,000 are every standard-library topic the graded questions name (bench/en_stdlib_kb.py; a docstring's first
 sentence and the next 40 words), padded with generated notes. The notes are there for size: their passages get
 random unit vectors written before the indexer runs (as bench/bench_hybrid.py does; neither the store nor the reads
-care what a vector means), so the indexer finds them stored and embeds only the standard library's. Quality on the
+care what a vector means), so the indexer finds them stored and embeds only the standard library's (through the
+machine's cache of vectors the model made in earlier runs, tests/vector_cache.py; queries go to the model). Quality on the
 whole standard library (4,463 topics, whole docstrings): `make bench BENCH_ARGS=quality`; latency at 10,000 and
 100,000 topics: `make bench BENCH_ARGS=hybrid`."""
 
@@ -24,6 +25,7 @@ from r42_app.services.adapters.vector_store import READ_PAGE, VectorStore
 from r42_app.services.outbox.indexer import Indexer
 from r42_app.services.retrieval import Retriever
 from r42_app.services.store.kb_store import KBStore
+from tests.vector_cache import RememberedVectors
 
 pytestmark = pytest.mark.slow  # 5,000 topics imported, their outbox rows drained
 
@@ -57,7 +59,8 @@ def large(admin_pb, embedder):
     with tempfile.TemporaryDirectory() as chroma:
         vectors = VectorStore(path=Path(chroma), model_id=embedder.model_id)
         vectors.write(tenant.id, [(key, slug, v) for (key, slug), v in zip(padding, random)])
-        stats = Indexer(admin_pb, kb, vectors, embedder).drain(tenant.id)  # (other tests' tenants are not ours)
+        with RememberedVectors(embedder, "stdlib-5k") as remembered:  # the same passages every run (vector_cache.py)
+            stats = Indexer(admin_pb, kb, vectors, remembered).drain(tenant.id)  # (other tests' tenants are not ours)
         assert stats.failed_rows == 0 and stats.topics_indexed == TOPICS
         # every topic went through the indexer; only the standard library's passages were new to the store
         assert stats.passages == sum(len(passages[t["id"]]) for t in doc["topics"][:real])
