@@ -148,13 +148,11 @@ test-deps: $(AXE)
 
 # Unit and integration tests run on every core (pytest-xdist: each worker its own PocketBase, Chroma and data, one
 # OpenMP thread, whole modules so a module's fixtures are built once, the `slow` ones first: tests/conftest.py);
-# the browser tests run after them, in one process by default. E2E_WORKERS=2 runs them on two workers, whole modules
-# each, every worker with its own served app (the first from this tree, the second from a copy:
-# tests/e2e/conftest.py): ~10 minutes instead of ~15 here. It becomes the default after three clean fresh-clone
-# runs in a row (the failures of the first ones are found and fixed: docs/TESTING.md). Modules go out in the order
-# tests/conftest.py sorts them: the slow ones first, the ones that stop a served app last. PYTEST_ARGS: one run of
-# just that.
-E2E_WORKERS ?= 1
+# the browser tests run after them on two workers, whole modules each, every worker with its own served app (the
+# first from this tree, the second from a copy: tests/e2e/conftest.py), since three fresh-clone runs in a row passed
+# so (docs/TESTING.md); E2E_WORKERS=1 runs them in one process. Modules go out in the order tests/conftest.py sorts
+# them: the slow ones first, the ones that stop a served app last. PYTEST_ARGS: one run of just that.
+E2E_WORKERS ?= 2
 test: setup test-deps
 ifeq ($(strip $(PYTEST_ARGS)),)
 	$(BIN)/python -m pytest tests/unit tests/integration -n auto --dist loadscope
