@@ -58,6 +58,17 @@ onRecordAfterDeleteSuccess((e) => {
   e.next();
 }, "revoked_tokens");
 
+// A tenant disabled or enabled (issue 46): the map of disabled tenants follows, whoever writes the row.
+onRecordAfterUpdateSuccess((e) => {
+  require(`${__hooks}/r42_sessions.js`).noteTenantState(e.record);
+  e.next();
+}, "tenants");
+
+onRecordAfterCreateSuccess((e) => {
+  require(`${__hooks}/r42_sessions.js`).noteTenantState(e.record);
+  e.next();
+}, "tenants");
+
 // "Afmelden" / "Overal afmelden" (services/store/auth.py AuthService.sign_out), and a REST client's own sign-out.
 routerAdd("POST", "/api/r42/sign-out", (e) => {
   return require(`${__hooks}/r42_sessions.js`).signOut(e);

@@ -18,8 +18,9 @@
 
 Errors are JSON {"type", "message"}: 401 without a valid token, 400 for bad input (JSON nested
 deeper than MAX_JSON_DEPTH included), 413 {"type": "payload_too_large", ...} for a body over
-MAX_BODY_BYTES (QUIZ_END_MAX_BODY_BYTES for /api/quiz/end), 403 `chatbot_disabled` (R42 is off for
-the tenant) or `capability_denied` (no `qa_help`, or no `data_write` for /api/chat/delta), 423 Locked
+MAX_BODY_BYTES (QUIZ_END_MAX_BODY_BYTES for /api/quiz/end), 403 `tenant_disabled` (an operator disabled the
+organisation: `r42 tenant disable`), 403 `chatbot_disabled` (R42 is off for the tenant) or `capability_denied`
+(no `qa_help`, or no `data_write` for /api/chat/delta), 423 Locked
 `quiz_active` while the user takes a quiz, 429 `rate_limited` with Retry-After when one user sends
 too fast, 422 `delta_not_applied` when a confirmed edit no longer fits, 503 `unavailable`. A turn
 that fails unexpectedly ends its stream with an `error` event of kind `internal`.
@@ -69,8 +70,9 @@ from r42_app.services.uploads import (
     upload_slots,
 )
 
-REFUSAL_STATUS = {"unauthenticated": 401, "forbidden": 403, "chatbot_disabled": 403, "capability_denied": 403,
-                  "quiz_active": 423, "quota_exceeded": 402, "rate_limited": 429, "unavailable": 503}
+REFUSAL_STATUS = {"unauthenticated": 401, "forbidden": 403, "tenant_disabled": 403, "chatbot_disabled": 403,
+                  "capability_denied": 403, "quiz_active": 423, "quota_exceeded": 402, "rate_limited": 429,
+                  "unavailable": 503}
 MAX_BODY_BYTES = 256 * 1024  # the 12 turns that reach the model (24 messages of 8,000 characters) fit
 QUIZ_END_MAX_BODY_BYTES = 8 * 1024  # {"token": ...}
 DELTA_MAX_BODY_BYTES = 64 * 1024  # a delta of 3 topics and 5 relations is < 5 KB
@@ -169,6 +171,8 @@ async def _session(token: str, fresh: bool = False) -> Session | JSONResponse:
         return _error(503, "unavailable", exc.user_message)
     if session is None:
         return _error(401, "unauthenticated", "The token is invalid or expired; sign in again.")
+    if not session.user.tenant_active:  # `r42 tenant disable` (issue 46): within CHECK_CACHE_S on every worker
+        return _error(403, "tenant_disabled", msg("auth.tenant_disabled"))
     return session
 
 

@@ -43,9 +43,11 @@ if TYPE_CHECKING:
     from r42_app.services.store.forget import UserForgetter
     from r42_app.services.store.kb_store import KBStore
     from r42_app.services.store.pb import PocketBase
+    from r42_app.services.store.people import People
     from r42_app.services.store.questions import QuestionLog
     from r42_app.services.store.quiz_store import QuizStore
     from r42_app.services.store.suggestions import SuggestionStore
+    from r42_app.services.store.tenants import Tenants
 
 T = TypeVar("T")
 _UNSET: Any = object()
@@ -103,6 +105,20 @@ class Services:
         from r42_app.services.store.kb_store import KBStore
 
         return self._once("kb", lambda: KBStore(self.admin_pb))
+
+    @property
+    def people(self) -> People:
+        from r42_app.services.adapters.mailer import Mailer
+        from r42_app.services.store.people import People
+
+        return self._once("people", lambda: People(self.admin_pb, Mailer.from_settings(self.settings),
+                                                   self.settings.link_base))
+
+    @property
+    def tenants(self) -> Tenants:
+        from r42_app.services.store.tenants import Tenants
+
+        return self._once("tenants", lambda: Tenants(self.admin_pb))
 
     @property
     def documents(self) -> DocumentStore:

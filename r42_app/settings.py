@@ -85,6 +85,23 @@ def parse_origins(name: str, raw: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+SMTP_TLS_MODES = ("none", "starttls", "tls")
+
+
+def parse_smtp_tls(name: str, raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in SMTP_TLS_MODES:
+        raise SystemExit(f"{name} must be one of {', '.join(SMTP_TLS_MODES)}, got {raw!r}")
+    return value
+
+
+def parse_public_url(name: str, raw: str) -> str:
+    value = raw.strip().rstrip("/")
+    if value and not re.match(r"^https?://[^\s/?#]+(/[^\s?#]*)?$", value):
+        raise SystemExit(f"{name} must be an address like https://r42.example.nl, got {raw!r}")
+    return value
+
+
 def env(*names: str, doc: str, parse: Parser = parse_text, shown: str = "") -> dict[str, Any]:
     """A field's metadata: read from the first of `names` that is set and not blank (else the default),
     through `parse`; `doc` is its one-line description, and `shown` the default as the documentation writes
@@ -107,7 +124,7 @@ class Settings:
         "R42_DATA_DIR", parse=parse_dir, shown="./data",
         doc="PocketBase data, superuser credentials, the Chroma index, Redis data, the MCP config and logs"))
     demo_password: str = field(default="r42-demo-2026", repr=False, metadata=env(
-        "R42_DEMO_PASSWORD", doc="password of the demo users (at least 8 characters), set when the demo is seeded"))
+        "R42_DEMO_PASSWORD", doc="password of the demo users (at least 10 characters), set when the demo is seeded"))
     anthropic_api_key: str = field(default="", repr=False, metadata=env(
         "ANTHROPIC_API_KEY", doc="Claude API key; without it the assistant runs offline (extractive answers)"))
     anthropic_base_url: str = field(default="", metadata=env(
@@ -194,6 +211,25 @@ class Settings:
     upload_read_timeout: float = field(default=30.0, metadata=env(
         "R42_UPLOAD_READ_TIMEOUT_S", parse=seconds(600), shown="30",
         doc="seconds an upload may send nothing before it is dropped (408) and what it sent is removed (1 to 600)"))
+    public_url: str = field(default="", metadata=env(
+        "R42_PUBLIC_URL", parse=parse_public_url, shown="http://127.0.0.1:$R42_PORT",
+        doc="the address people open R42 at: invitation and password links in mails start with it"))
+    smtp_host: str = field(default="", metadata=env(
+        "R42_SMTP_HOST", parse=parse_stripped, shown="(none: mail is off)",
+        doc="the SMTP server for invitations and password resets; without it the admin hands the link over"))
+    smtp_port: int = field(default=0, metadata=env(
+        "R42_SMTP_PORT", parse=parse_port, shown="(587 for starttls, 465 for tls, 25 for none)",
+        doc="the SMTP server's port"))
+    smtp_user: str = field(default="", metadata=env(
+        "R42_SMTP_USER", parse=parse_stripped, shown="(none: no sign-in)", doc="the SMTP sign-in name"))
+    smtp_password: str = field(default="", repr=False, metadata=env(
+        "R42_SMTP_PASSWORD", doc="the SMTP password (never logged)"))
+    smtp_tls: str = field(default="starttls", metadata=env(
+        "R42_SMTP_TLS", parse=parse_smtp_tls,
+        doc="`starttls` (upgrade the connection), `tls` (TLS from the start) or `none` (only on a trusted network)"))
+    mail_from: str = field(default="", metadata=env(
+        "R42_MAIL_FROM", parse=parse_stripped, shown="R42 <r42@$R42_SMTP_HOST>",
+        doc="the sender of R42's mails"))
     parse_slots: int = field(default=2, metadata=env(
         "R42_PARSE_SLOTS", parse=count(64),
         doc="documents one backend worker reads at once (each in a child of up to 1 GB); one tenant takes at most "
@@ -236,6 +272,15 @@ class Settings:
     @property
     def app_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def link_base(self) -> str:
+        """Where links in mails and handed-over links point: R42_PUBLIC_URL, else the app's own address."""
+        return self.public_url or self.app_url
+
+    @property
+    def mail_on(self) -> bool:
+        return bool(self.smtp_host)
 
     @property
     def own_origins(self) -> tuple[str, ...]:

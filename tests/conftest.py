@@ -9,7 +9,7 @@ import socket
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -119,6 +119,16 @@ def throwaway_user(pb: PocketBase, role: str = "learner", name: str = "Test Gebr
         pb.delete("users", row["id"])
 
 
+def direct_sign_in(pb_url: str, email: str, password: str = DEMO_PASSWORD) -> str:
+    """A user's token, asked for as any REST client would (no superuser token: users.authRule applies)."""
+    client = PocketBase(pb_url)
+    try:
+        return client.send("POST", "/api/collections/users/auth-with-password",
+                           body={"identity": email, "password": password})["token"]
+    finally:
+        client.close()
+
+
 def user_token(superuser: PocketBase, email: str, password: str = DEMO_PASSWORD) -> str:
     """A user's token, signed in through a superuser connection (as AuthService does)."""
     return superuser.send("POST", "/api/collections/users/auth-with-password",
@@ -204,3 +214,47 @@ def redis_url(tmp_path_factory) -> Iterator[str]:
     server = RedisServer(tmp_path_factory.mktemp("redis")).start()
     yield server.url
     server.stop()
+
+
+# -- a real SMTP server (issue 46): invitations and password resets are mailed to it -------------------------
+
+
+@dataclass
+class MailBox:
+    """What the test SMTP server received (aiosmtpd, on loopback), newest last."""
+
+    host: str
+    port: int
+    messages: list = field(default_factory=list)
+
+    def to(self, address: str) -> list:
+        return [m for m in self.messages if address.lower() in str(m["To"]).lower()]
+
+    def link(self, address: str) -> str:
+        """The R42 link in the last plain-text mail to `address`."""
+        import re
+
+        text = self.to(address)[-1].get_body(preferencelist=("plain",)).get_content()
+        found = re.findall(r"https?://\S+\?token=[A-Za-z0-9_-]+", text)
+        assert found, text
+        return found[-1]
+
+
+@pytest.fixture(scope="session")
+def smtp_server() -> Iterator[MailBox]:
+    import email
+    import email.policy
+
+    from aiosmtpd.controller import Controller
+
+    box = MailBox("127.0.0.1", free_port())
+
+    class Handler:
+        async def handle_DATA(self, server, session, envelope):  # noqa: ARG002 - aiosmtpd's handler signature
+            box.messages.append(email.message_from_bytes(envelope.content, policy=email.policy.default))
+            return "250 OK"
+
+    controller = Controller(Handler(), hostname=box.host, port=box.port)
+    controller.start()
+    yield box
+    controller.stop()

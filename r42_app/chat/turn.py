@@ -194,6 +194,9 @@ async def _guard(user: SignedInUser, deps: ChatDeps, need: str,
             quiz_lookup = asyncio.to_thread(deps.quiz.active, user.id) if deps.quiz else _none()
             access, quiz_active = await asyncio.gather(access_lookup, quiz_lookup)
     except PBError as exc:
+        if exc.status == 401 and exc.data.get("reason") == "tenant_disabled":  # `r42 tenant disable` (issue 46)
+            log.info("turn refused for user %s: tenant %s is disabled", user.id, user.tenant_slug)
+            raise ChatRefused("tenant_disabled", code="auth.tenant_disabled") from exc
         if exc.status == 401:  # the session no longer holds: signed out, or moved to another tenant or role
             signed_out = exc.data.get("reason") == "signed_out"
             log.info("turn refused for user %s: session %s", user.id, "signed out" if signed_out else "changed")

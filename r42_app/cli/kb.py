@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import shlex
 import signal
 import sys
 import time
@@ -107,6 +108,12 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
     try:
         with connected(cfg) as svc:
             store = svc.kb
+            if store.tenant(args.tenant) is None:  # made on purpose, by `r42 tenant create` (issue 46), never here
+                name = args.name or args.tenant.replace("-", " ").title()
+                _err(f"unknown tenant {args.tenant!r}: create it first with "
+                     f"`r42 tenant create --slug {shlex.quote(args.tenant)} --name {shlex.quote(name)}`; "
+                     f"nothing was written")
+                return EXIT_BAD_INPUT
             checked: list[tuple[Path, Any, Any]] = []  # (path, JSON document or None, (bytes, ParsedDocument) or None)
             bad = 0
             for n, path in enumerate(files, start=1):
@@ -151,14 +158,11 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
             if bad:
                 _err(f"{bad} of {len(files)} file(s) cannot be imported; nothing was written")
                 return EXIT_BAD_INPUT
-            tenant, created_tenant = store.ensure_tenant(args.tenant, args.name)
-            if created_tenant:
-                print(f"created tenant {tenant.slug!r}")
+            tenant = store.require_tenant(args.tenant)
             counts = {"created": 0, "updated": 0, "unchanged": 0}
             for path, data, doc in checked:
                 if data is not None:
-                    result = store.import_document(args.tenant, data, progress=_progress(f"writing {path.name}"),
-                                                   tenant_name=args.name)
+                    result = store.import_document(args.tenant, data, progress=_progress(f"writing {path.name}"))
                     print(f"{path}: {result.summary()}")
                     status = "created" if result.created else "updated" if result.updated else "unchanged"
                     if result.relations_created and status == "unchanged":
@@ -472,8 +476,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     imp = kb_sub.add_parser(
         "import", help="check files, then upsert their topics: JSON and documents (PDF, Word, PowerPoint, "
         "Markdown, HTML, text); nothing is written when one is bad")
-    imp.add_argument("--tenant", required=True, help="tenant slug (created if missing)")
-    imp.add_argument("--name", help="display name when the tenant is created")
+    imp.add_argument("--tenant", required=True, help="tenant slug (made by `r42 tenant create`)")
+    imp.add_argument("--name", help="for an unknown tenant: the name the hint's `r42 tenant create` suggests")
     imp.add_argument("paths", nargs="+", metavar="PATH",
                      help='JSON files {"topics": [...], "relations": [...]}, documents (.pdf .docx .pptx .md .html '
                      '.htm .txt) and folders of them (recursively)')

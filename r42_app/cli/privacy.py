@@ -1,4 +1,4 @@
-"""Privacy from the command line (issues 28 and 44): `r42 user forget`."""
+"""Privacy from the command line (issues 28 and 44): `r42 user forget` (registered by people.py)."""
 
 from __future__ import annotations
 
@@ -37,9 +37,8 @@ def cmd_user_forget(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    user = sub.add_parser("user", help="users' data")
-    user_sub = user.add_subparsers(dest="user_command", required=True)
+def register_forget(user_sub: argparse._SubParsersAction) -> None:
+    """`r42 user forget`, under the `user` command that cli/people.py makes."""
     forget = user_sub.add_parser("forget", help="delete or pseudonymise everything of one user, and their account "
                                                 "(PocketBase's rows, its request log, the MCP demo server's messages)")
     forget.add_argument("--tenant", required=True)

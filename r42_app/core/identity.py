@@ -25,6 +25,7 @@ class SignedInUser:
     tenant_id: str
     tenant_slug: str
     tenant_name: str
+    tenant_active: bool = True  # False while an operator has disabled the tenant (`r42 tenant disable`, issue 46)
 
     @property
     def is_admin(self) -> bool:

@@ -70,6 +70,9 @@ CATALOGUE: dict[str, str] = {
     "auth.no_tenant": "Dit account hoort bij geen organisatie. Neem contact op met je beheerder.",
     "auth.failed": "Aanmelden lukte niet. Probeer het opnieuw.",
     "auth.session_ended": "Je sessie is verlopen of ingetrokken. Meld je opnieuw aan.",
+    # a disabled tenant (issue 46, `r42 tenant disable`): sign-in, pages, API and PocketBase (pb_hooks/r42_sessions.js)
+    "auth.deactivated": "Je account is gedeactiveerd. Vraag je beheerder om het weer te activeren.",
+    "auth.tenant_disabled": "Je organisatie gebruikt R42 op dit moment niet. Vraag je beheerder wanneer het weer kan.",
     "auth.no_refresh": "Een sessie wordt niet verlengd; meld je opnieuw aan.",  # pb_hooks/r42.pb.js
     # -- signing out (issue 44: "Afmelden" ends that session, "Overal afmelden" every one; state/auth.py)
     "auth.signed_out": "Deze sessie is beëindigd; meld je opnieuw aan.",  # pb_hooks/r42_sessions.js
@@ -194,6 +197,39 @@ CATALOGUE: dict[str, str] = {
     "kb.import_invalid": "Het importbestand heeft {count} fout(en); er is niets geschreven.",
     "kb.bad_tenant": "'{slug}' is geen geldige naam voor een organisatie.",
     "kb.unknown_tenant": "Onbekende organisatie '{slug}'.",
+    # -- people (issue 46: core/people.py, services/store/people.py, /admin/people, `r42 user`, /api/people)
+    "people.email_required": "Vul een e-mailadres in.",
+    "people.bad_email": "'{email}' is geen e-mailadres (alleen het adres zelf, zonder naam of <…>).",
+    "people.bad_name": "Deze naam kan niet ({reason}).",
+    "people.formula": "Een naam mag niet met '{start}' beginnen (een spreadsheet leest dat als formule).",
+    "people.bad_role": "Onbekende rol '{role}': kies deelnemer of beheerder.",
+    "people.password_short": "Een wachtwoord heeft minstens {minimum} tekens.",
+    "people.password_long": "Een wachtwoord is hoogstens {maximum} tekens lang.",
+    "people.password_odd": "Een wachtwoord mag geen onzichtbare of stuurtekens bevatten.",
+    "people.password_guessable": "Dit wachtwoord is te makkelijk te raden. Kies er een dat niet veel voorkomt, "
+                                 "met verschillende tekens en zonder je naam of e-mailadres.",
+    "people.csv_too_big": "Het bestand is {size} MB; een lijst mensen is hoogstens {maximum} MB.",
+    "people.csv_not_utf8": "Het bestand is geen tekst in UTF-8. Sla het op als 'CSV UTF-8' en probeer het opnieuw.",
+    "people.csv_empty": "Het bestand bevat geen mensen.",
+    "people.csv_too_many": "Het bestand heeft meer dan {maximum} regels; splits het in delen.",
+    "people.csv_unreadable": "Regel {line} van het bestand is geen geldige CSV.",
+    "people.csv_duplicate": "Dit adres staat al op regel {line}.",
+    "people.not_found": "Deze persoon hoort niet bij je organisatie.",
+    "people.other_tenant": "{email} hoort al bij een andere organisatie.",
+    "people.already_member": "{email} is al lid van je organisatie.",
+    "people.not_invited": "{email} heeft de uitnodiging al aangenomen.",
+    "people.not_active": "{email} is niet actief; heractiveer eerst.",
+    "people.still_invited": "{email} heeft de uitnodiging nog niet aangenomen; trek die in als je wilt.",
+    "people.bad_state": "Kies actief of gedeactiveerd.",
+    "people.link_unknown": "Deze link werkt niet (meer): hij is al gebruikt, ingetrokken of vervangen door een "
+                           "nieuwere. Vraag je beheerder om een nieuwe.",
+    "people.link_expired": "Deze link is verlopen. Vraag je beheerder om een nieuwe.",
+    # pb_hooks/r42_people.js
+    "people.last_admin": "Dit is de laatste actieve beheerder van de organisatie; maak eerst iemand anders beheerder.",
+    # -- organisations (issue 46: services/store/tenants.py, `r42 tenant`)
+    "tenant.bad_name": "Geef de organisatie een naam van 1 tot 200 tekens, zonder onzichtbare of stuurtekens.",
+    "tenant.exists": "De organisatie '{slug}' bestaat al.",
+    "tenant.bad_state": "Een organisatie staat aan of uit; iets anders kan niet.",
     "kb.delta_stale": "Dit voorstel past niet meer bij de kennisbank zoals die nu is; er is niets veranderd.",
     "kb.delta_too_large": "Dit voorstel is te groot om in één keer toe te voegen.",
     "kb.write_failed": "De kennisbank kon niet worden bijgewerkt. Probeer het opnieuw.",

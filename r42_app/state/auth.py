@@ -109,6 +109,10 @@ class AuthState(rx.State):
                 if session is None:  # a stored token that no longer works: say why the sign-in card is back
                     log.info("session of %s ended (token revoked or expired)", self._user.id if self._user else "?")
                     self.signin_error = msg("auth.session_ended")
+                elif not session.user.tenant_active:  # `r42 tenant disable`: the card comes back, saying why
+                    log.info("session of %s refused: tenant %s is disabled", session.user.id, session.user.tenant_slug)
+                    self.signin_error = msg("auth.tenant_disabled")
+                    session = None
                 self._apply(session)
         self.checked = True
         return self._user

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from r42_app.services.store.kb_store import BATCH_SIZE, KBStore
+from r42_app.services.store.tenants import Tenants
 
 
 def run_cli(pb_server, *args, input_text=None):
@@ -37,14 +38,12 @@ def test_bad_import_file_names_item_and_field_exits_2_and_writes_nothing(pb_serv
     }
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(bad))
-    for tenant in ("demo", "nieuwe-tenant"):
-        result = run_cli(pb_server, "kb", "import", "--tenant", tenant, str(path))
-        assert result.returncode == 2, result.stderr
-        assert "nothing was written" in result.stderr
-        assert "topics[1].type: 'person' is not one of concept, role, process" in result.stderr
-        assert "topics[2].id" in result.stderr and "relations[0].target: unknown topic 'nergens'" in result.stderr
+    result = run_cli(pb_server, "kb", "import", "--tenant", "demo", str(path))
+    assert result.returncode == 2, result.stderr
+    assert "nothing was written" in result.stderr
+    assert "topics[1].type: 'person' is not one of concept, role, process" in result.stderr
+    assert "topics[2].id" in result.stderr and "relations[0].target: unknown topic 'nergens'" in result.stderr
     assert counts(admin_pb, "demo") == before_demo
-    assert counts(admin_pb, "nieuwe-tenant") is None  # not even the tenant was created
     assert len(admin_pb.all("outbox")) == outbox_before
 
 
@@ -55,14 +54,22 @@ def test_not_json_is_refused(pb_server, seeded, tmp_path):
     assert result.returncode == 2 and "not valid JSON" in result.stderr
 
 
-def test_import_creates_tenant_upserts_and_exports_back(pb_server, admin_pb, seeded, tmp_path):
+def test_import_wants_a_made_tenant_then_upserts_and_exports_back(pb_server, admin_pb, seeded, tmp_path):
+    """Issue 46: `kb import` creates no tenant; it names the missing one and the command that makes it."""
     doc = {"topics": [topic(1), topic(2, content="## Kop\n\nTekst.")],
            "relations": [{"source": "onderwerp-1", "target": "onderwerp-2", "type": "part_of"}]}
     path = tmp_path / "kb.json"
     path.write_text(json.dumps(doc))
-    first = run_cli(pb_server, "kb", "import", "--no-index", "--tenant", "cli-test", "--name", "CLI Test", str(path))
+    refused = run_cli(pb_server, "kb", "import", "--no-index", "--tenant", "cli-test", "--name", "CLI Test", str(path))
+    assert refused.returncode == 2
+    assert ("unknown tenant 'cli-test': create it first with `r42 tenant create --slug cli-test --name 'CLI Test'`"
+            in refused.stderr) and "nothing was written" in refused.stderr
+    assert counts(admin_pb, "cli-test") is None  # no tenant, no topic
+    made = run_cli(pb_server, "tenant", "create", "--slug", "cli-test", "--name", "CLI Test")
+    assert made.returncode == 0, made.stderr
+    first = run_cli(pb_server, "kb", "import", "--no-index", "--tenant", "cli-test", str(path))
     assert first.returncode == 0, first.stderr
-    assert "created tenant 'cli-test'" in first.stdout and "2 topics created" in first.stdout
+    assert "2 topics created" in first.stdout
     doc["topics"][0]["label"] = "Onderwerp één"
     path.write_text(json.dumps(doc))
     second = run_cli(pb_server, "kb", "import", "--no-index", "--tenant", "cli-test", str(path))
@@ -91,6 +98,7 @@ def test_import_of_1000_topics_lands_completely(pb_server, admin_pb, seeded, tmp
     assert len(doc["topics"]) + len(doc["relations"]) > 3 * BATCH_SIZE
     path = tmp_path / "big.json"
     path.write_text(json.dumps(doc))
+    Tenants(admin_pb).create("groot", "Groot")
     result = run_cli(pb_server, "kb", "import", "--no-index", "--tenant", "groot", str(path))
     assert result.returncode == 0, result.stderr
     assert counts(admin_pb, "groot") == (1000, 500)

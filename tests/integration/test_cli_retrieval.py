@@ -15,6 +15,7 @@ import pytest
 
 from r42_app.services.adapters.vector_store import VectorStore
 from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.tenants import Tenants
 
 # Every test runs the CLI in processes of their own, each loading the embedding model: a minute on a 2-core machine.
 pytestmark = pytest.mark.slow
@@ -135,12 +136,13 @@ def test_eval_retrieval_prints_metrics_per_mode(pb_server, backfilled, tmp_path)
     assert "| fell back |" in table.stdout and "| hybrid | " in table.stdout
 
 
-def test_import_indexes_before_it_returns(pb_server, backfilled, tmp_path):
+def test_import_indexes_before_it_returns(pb_server, admin_pb, backfilled, tmp_path):
     doc = {"topics": [{"id": f"index-{i}", "label": f"Kwartel {i}", "type": "concept",
                        "description": "Een onderwerp over kwartels.", "content": "Kwartels " * 10} for i in range(8)],
            "relations": []}
     path = tmp_path / "kb.json"
     path.write_text(json.dumps(doc))
+    Tenants(admin_pb).create("index-test", "Index Test")
     out = r42(pb_server, backfilled, "kb", "import", "--tenant", "index-test", str(path))
     assert out.returncode == 0, out.stderr
     assert "indexed 8 topics" in out.stdout and "indexing [" in out.stderr
@@ -158,6 +160,7 @@ def test_worker_killed_mid_batch_indexes_every_topic_exactly_once(pb_server, adm
                        "description": "Voor de kill-test.", "content": content[i]} for i in range(n)], "relations": []}
     path = tmp_path / "kill.json"
     path.write_text(json.dumps(doc))
+    Tenants(admin_pb).create("kill-test", "Kill Test")
     assert r42(pb_server, data, "kb", "import", "--no-index", "--tenant", "kill-test", str(path)).returncode == 0
     tenant = KBStore(admin_pb).require_tenant("kill-test")
     flt = f'payload.tenant = "{tenant.id}"'

@@ -16,6 +16,7 @@ from r42_app.api import api
 from r42_app.core.documents import download_url
 from r42_app.services.store.kb_store import KBStore
 from r42_app.services.store.pb import quote
+from r42_app.services.store.tenants import Tenants
 from tests.fakes import documents as files
 from tests.integration.test_cli_kb import run_cli
 
@@ -67,6 +68,7 @@ def good_folder(tmp_path):
 
 def test_cli_imports_a_folder_of_every_kind_then_writes_nothing_the_second_time(pb_server, admin_pb, seeded, tmp_path):
     tenant = f"docs-{secrets.token_hex(3)}"
+    Tenants(admin_pb).create(tenant, "Documenten")
     folder = good_folder(tmp_path)
     result = run_cli(pb_server, "kb", "import", "--tenant", tenant, "--no-index", str(folder))
     assert result.returncode == 0, result.stderr
@@ -123,7 +125,7 @@ def test_cli_refuses_every_bad_file_by_name_and_writes_nothing(pb_server, admin_
     assert missing.returncode == 2 and "bestaat-niet.pdf: no such file or folder" in missing.stderr
     one_bad = tmp_path / "los.docx"
     one_bad.write_bytes(files.fake_pdf())
-    alone = run_cli(pb_server, "kb", "import", "--tenant", "nieuw-" + secrets.token_hex(3), str(one_bad))
+    alone = run_cli(pb_server, "kb", "import", "--tenant", "demo", str(one_bad))
     assert alone.returncode == 2 and "los.docx: refused: de inhoud is geen Word" in alone.stderr
 
 

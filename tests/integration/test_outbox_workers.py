@@ -18,6 +18,7 @@ from r42_app.services.adapters.vector_store import VectorStore
 from r42_app.services.outbox.outbox import claim
 from r42_app.services.store.kb_store import KBStore
 from r42_app.services.store.pb import PBError
+from r42_app.services.store.tenants import Tenants
 from tests.integration.test_chroma_server import chroma_url  # noqa: F401  (the `chroma run` fixture)
 
 TYPE = "rag.index.kbarticle.upsert"
@@ -104,6 +105,7 @@ def test_two_index_workers_racing_on_300_rows_index_every_topic_exactly_once(pb_
     data.mkdir()
     shutil.copy(pb_server.data_dir / "superuser.json", data / "superuser.json")
     env = {**os.environ, "R42_PB_URL": pb_server.url, "R42_DATA_DIR": str(data), "CHROMA_URL": chroma_url}
+    Tenants(admin_pb).create("race-test", "Race Test")
     imported = subprocess.run([sys.executable, "-m", "r42_app.cli", "kb", "import", "--no-index", "--tenant",
                                "race-test", str(path)], env=env, capture_output=True, text=True, timeout=300)
     assert imported.returncode == 0, imported.stderr

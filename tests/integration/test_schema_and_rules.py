@@ -3,7 +3,7 @@ even for someone who talks to PocketBase directly with their own token."""
 
 import pytest
 
-from r42_app.services.store.pb import PBError, quote
+from r42_app.services.store.pb import PBError, PocketBase, quote
 
 COLLECTIONS = ["tenants", "users", "topics", "relations", "suggestions", "chatbot_access", "ai_cost_events",
                "outbox", "audit_log", "quiz_sessions"]
@@ -30,8 +30,16 @@ def test_cost_outbox_and_audit_are_superuser_only(collections, name):
     assert rules == [None] * 5
 
 
-def test_no_self_sign_up(collections):
-    assert collections["users"]["createRule"] is None
+def test_no_self_sign_up(pb_server, seeded, admin_pb):
+    """Nobody makes their own account: only an admin invites, into their own tenant (issue 46, test_people.py)."""
+    demo = admin_pb.first("tenants", 'slug = "demo"')
+    body = {"email": "zelf@example.com", "password": "een-goed-wachtwoord", "passwordConfirm": "een-goed-wachtwoord",
+            "name": "Zelf", "role": "admin", "tenant": demo["id"], "state": "invited"}
+    for client in (PocketBase(pb_server.url), pb_server.user("learner@example.com")):
+        with pytest.raises(PBError) as refused:
+            client.create("users", body)
+        assert refused.value.status in (400, 403)
+    assert admin_pb.first("users", 'email = "zelf@example.com"') is None
 
 
 def _demo_topic(admin_pb, tenant_slug, slug):

@@ -20,7 +20,7 @@ from r42_app.core.identity import SignedInUser
 from r42_app.core.ratelimit import FailureLimiter
 from r42_app.services.runtime.shared_state import MemorySharedState, SharedState, SharedStateUnavailable
 from r42_app.services.store.batched import Batched
-from r42_app.services.store.pb import PBError, PocketBase
+from r42_app.services.store.pb import PBError, PocketBase, quote
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,7 @@ def _user_from(record: dict) -> SignedInUser:
         tenant_id=record.get("tenant", ""),
         tenant_slug=tenant.get("slug", ""),
         tenant_name=tenant.get("name", ""),
+        tenant_active=tenant.get("state") != "disabled",
     )
 
 
@@ -121,14 +122,49 @@ class AuthService:
                 raise AuthError("auth.unreachable", f"PocketBase is unreachable: {exc}") from exc
             if exc.status == 429:
                 raise AuthError("auth.too_many_attempts", "PocketBase: too many attempts for this account") from exc
+            if exc.status == 403:  # the right password, refused by users.authRule: say which rule
+                raise AuthError(self._refusal(email), f"{email}: PocketBase's authRule refused the sign-in") from exc
             raise WrongPassword("auth.wrong_password", "wrong email or password") from exc
         finally:
             if pb is not self.admin:
                 pb.close()
         user = _user_from(data["record"])
+        # users.authRule refuses these to everyone else; a sign-in carrying the superuser token passes every rule
+        if not user.tenant_active:
+            raise AuthError("auth.tenant_disabled", f"user {user.id}: tenant {user.tenant_slug} is disabled")
+        if data["record"].get("state") in ("deactivated", "invited"):
+            raise AuthError("auth.deactivated" if data["record"]["state"] == "deactivated" else "auth.failed",
+                            f"user {user.id} is {data['record']['state']}")
         if not user.tenant_id:
             raise AuthError("auth.no_tenant", f"user {user.id} belongs to no tenant")
-        return Session(token=self._session_token(user.id, data["token"]), user=user)
+        session = Session(token=self._session_token(user.id, data["token"]), user=user)
+        self._note_sign_in(user.id)
+        return session
+
+    def _refusal(self, email: str) -> str:
+        """Why users.authRule refused a sign-in with the right password: the catalogue code to show."""
+        row = None
+        if self.admin is not None:
+            try:
+                row = self.admin.first("users", f"email = {quote(email.lower())}", expand="tenant")
+            except PBError:
+                row = None
+        tenant = ((row or {}).get("expand") or {}).get("tenant") or {}
+        if tenant.get("state") == "disabled":
+            return "auth.tenant_disabled"
+        if (row or {}).get("state") == "deactivated":
+            return "auth.deactivated"
+        return "auth.failed"
+
+    def _note_sign_in(self, user_id: str) -> None:
+        """When a person last signed in (/admin/people shows it); a failure costs nothing but the date."""
+        if self.admin is None:
+            return
+        try:
+            now = time.strftime("%Y-%m-%d %H:%M:%S.000Z", time.gmtime())
+            self.admin.update("users", user_id, {"last_sign_in": now})
+        except PBError as exc:
+            log.warning("could not note the sign-in of %s: %s", user_id, exc)
 
     def _session_token(self, user_id: str, signed_in: str) -> str:
         """The token the browser keeps: one that cannot be refreshed and ends `session_s` after this sign-in
@@ -186,6 +222,16 @@ class AuthService:
             except SharedStateUnavailable as exc:  # PocketBase refuses it; the other workers' tabs within VERIFY_TTL_S
                 log.warning("could not tell the other workers that a session ended: %s", exc)
         return user_id
+
+    async def sessions_ended(self, user_id: str) -> None:
+        """Every session of this user ended elsewhere (a deactivation: PocketBase gave them a new token key): this
+        worker forgets their checks, and every worker's tab caches hear it through the shared state."""
+        self._forget_user(user_id)
+        ttl = max(self.session_s, SESSION_S) + CHECK_CACHE_S
+        try:
+            await self.shared.note_ended(_user_key(user_id), time.time(), ttl)
+        except SharedStateUnavailable as exc:  # PocketBase refuses their tokens anyway; the caches within their TTL
+            log.warning("could not tell the other workers that %s's sessions ended: %s", user_id, exc)
 
     async def ended_since(self, token: str, user_id: str, since: float) -> bool:
         """Whether this token was signed out, or every session of this user ended at or after `since` (a time.time()
@@ -283,6 +329,9 @@ class AuthService:
         return out
 
     def _remember(self, token: str, session: Session, now: float, exp: float) -> None:
+        if not session.user.tenant_active:  # asked again every time: enabling the tenant counts at once
+            self._checked.pop(token, None)
+            return
         if len(self._checked) >= CHECK_CACHE_SIZE:
             self._checked.clear()  # bounded memory; the next checks ask again
         # remembered until the cache window ends, or the token's own end if that comes first

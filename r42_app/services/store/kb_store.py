@@ -30,6 +30,7 @@ from r42_app.core.kb import (
     parse_relation,
     parse_topic,
 )
+from r42_app.core.tenants import DEFAULT_CREDITS
 from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
 
 OUTBOX_UPSERT = "rag.index.kbarticle.upsert"
@@ -137,7 +138,8 @@ class KBStore:
         return Tenant(row["id"], row["slug"], row["name"]) if row else None
 
     def ensure_tenant(self, slug: str, name: str | None = None) -> tuple[Tenant, bool]:
-        """Return the tenant, creating it when missing (chatbot on with the default capabilities, default credits)."""
+        """Return the tenant, creating it when missing (chatbot on with the default capabilities, default credits).
+        Only the demo seed does that; `r42 kb import` wants a tenant made by `r42 tenant create` (Tenants)."""
         existing = self.tenant(slug)
         if existing:
             return existing, False
@@ -146,7 +148,8 @@ class KBStore:
             raise KBError("kb.bad_tenant", f"invalid tenant slug {slug!r}", issues, slug=slug)
         row = self.pb.create(
             "tenants",
-            {"slug": slug, "name": name or slug.replace("-", " ").title(), "chatbot_enabled": True, "credits": 1000,
+            {"slug": slug, "name": name or slug.replace("-", " ").title(), "state": "active", "chatbot_enabled": True,
+             "credits": DEFAULT_CREDITS,
              "chatbot_default_capabilities": [c for c in CAPABILITIES if c in DEFAULT_CAPABILITIES]},
         )
         return Tenant(row["id"], row["slug"], row["name"]), True
