@@ -35,6 +35,7 @@ BENCHMARKS = {
     "turn-cpu": "bench_turn_cpu",
     "gaps": "bench_gaps",
     "hostile": "bench_hostile",
+    "people": "bench_people",
 }
 
 

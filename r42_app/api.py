@@ -12,6 +12,10 @@
                           429 `uploads_busy` (Retry-After) past the uploads in flight per user and per tenant,
                           408 `upload_timeout` when the body stops coming
     GET  /api/kb/documents/{id}/file?tenant=&expires=&sig=  a document's original file (a signed link)
+    GET  /api/people?q=&role=&state=&page=&per_page=   an admin's Bearer token: the tenant's people
+    POST /api/people      {"email", "name"?, "role"?} -> 201 {"id", "state": "invited", "invite_url", "mailed"}
+    POST /api/people/import?dry_run=1  multipart `file` (CSV) -> {"rows", "bad": [...], "invited", ...}; 422 bad rows
+    PATCH /api/people/{id}  {"role"} or {"state": "active"|"deactivated"};  POST /api/people/{id}/invite: a new link
     POST /api/chat/confirm  {"id": <of a confirm_required event>, "decision": "allow"|"deny"} while the turn
                           streams (on any backend worker) -> {"id", "decision"}; 404/403/410/409 for
                           unknown/other user/expired/used, 503 while the workers' shared state is away
@@ -53,6 +57,7 @@ from r42_app.core.identity import Tenant
 from r42_app.core.kb import TOPIC_TYPES
 from r42_app.core.mcp import ConfirmationError
 from r42_app.core.messages import msg
+from r42_app.core.people import MAX_IMPORT_BYTES
 from r42_app.flood_gate import flooded
 from r42_app.services.document_import import FileOutcome
 from r42_app.services.retrieval import MODES
@@ -60,6 +65,7 @@ from r42_app.services.runtime.loop_lag import MONITOR
 from r42_app.services.store.auth import AuthError, Session
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError, pocketbase_answers
+from r42_app.services.store.people import Actor, PeopleError
 from r42_app.services.uploads import (
     RETRY_AFTER_S,
     ReceivedForm,
@@ -449,9 +455,159 @@ DOWNLOAD_TYPES = {
 }
 
 
+# -- people (issue 46): one service with /admin/people and `r42 user` (services/store/people.py) ---------------------
+
+PEOPLE_STATUS = {"bad_input": 400, "not_found": 404, "conflict": 409}
+PEOPLE_TYPES = {"bad_input": "invalid_request", "not_found": "not_found", "conflict": "conflict"}
+PEOPLE_MAX_BODY_BYTES = 8 * 1024  # a person or a change as JSON
+PEOPLE_IMPORT_MAX_BODY_BYTES = MAX_IMPORT_BYTES + 64 * 1024  # the CSV and the multipart around it
+
+
+async def _people_admin(request: Request) -> Session | JSONResponse:
+    """The caller as an admin of their tenant, checked with PocketBase now (people are written), or the refusal."""
+    token = _bearer(request)
+    if not token:
+        return _error(401, "unauthenticated", "Send your PocketBase token as `Authorization: Bearer <token>`.")
+    session = await _session(token, fresh=True)
+    if isinstance(session, JSONResponse):
+        return session
+    if not session.user.is_admin or not session.user.tenant_id:
+        return _error(403, "forbidden", msg("people.admins_only"))
+    return session
+
+
+def _people_refusal(exc: PeopleError) -> JSONResponse:
+    return _error(PEOPLE_STATUS.get(exc.kind, 400), PEOPLE_TYPES.get(exc.kind, "invalid_request"), exc.user_message)
+
+
+async def _people_call(call: Any, *args: Any) -> Any:
+    """A people service call in a thread: its value, or the error response (4xx for a refusal, 503 unreachable)."""
+    try:
+        return await asyncio.to_thread(call, *args)
+    except PeopleError as exc:
+        return _people_refusal(exc)
+    except PBError as exc:
+        log.error("people API: PocketBase failed: %s", exc)
+        return _error(503, "unavailable", msg("people.save_failed"))
+
+
+async def people(request: Request) -> JSONResponse:
+    """`GET /api/people?q=&role=&state=&page=&per_page=` -> {"items": [{"id", "email", "name", "role", "state",
+    "last_sign_in"}], "page", "total"}; `POST /api/people` {"email", "name"?, "role"?} -> 201 {"id", "state":
+    "invited", "invite_url", "mailed"}. An admin's token; their own tenant only."""
+    session = await _people_admin(request)
+    if isinstance(session, JSONResponse):
+        return session
+    user = session.user
+    if request.method == "GET":
+        q = request.query_params
+        try:
+            page, per_page = int(q.get("page", "1")), int(q.get("per_page", "50"))
+        except ValueError:
+            return _error(400, "invalid_request", "page and per_page must be whole numbers.")
+        if not 1 <= page <= 100_000 or not 1 <= per_page <= 500:
+            return _error(400, "invalid_request", "page is 1 or more, per_page 1 to 500.")
+        found = await _people_call(services().people.list, user.tenant, q.get("q", "")[:100], q.get("role", ""),
+                                   q.get("state", ""), page, per_page)
+        if isinstance(found, JSONResponse):
+            return found
+        items, total = found
+        return JSONResponse({"items": [p.to_json() for p in items], "page": page, "total": total})
+    body = await _people_body(request)
+    if isinstance(body, JSONResponse):
+        return body
+    link = await _people_call(services().people.invite, user.tenant, Actor.of(user), body.get("email"),
+                              body.get("name") or "", body.get("role") or "learner")
+    return link if isinstance(link, JSONResponse) else JSONResponse(link.to_json(), status_code=201)
+
+
+async def _people_body(request: Request) -> dict | JSONResponse:
+    raw = await _read_body(request, PEOPLE_MAX_BODY_BYTES)
+    if isinstance(raw, JSONResponse):
+        return raw
+    try:
+        body = _parse_json(raw)
+    except ValueError as exc:
+        return _error(400, "invalid_request", str(exc))
+    if not isinstance(body, dict) or any(not isinstance(v, str | None) for v in body.values()):
+        return _error(400, "invalid_request", "Send a JSON object of strings.")
+    return body
+
+
+async def person(request: Request) -> JSONResponse:
+    """`PATCH /api/people/{id}` {"role": "learner"|"admin"} or {"state": "active"|"deactivated"} -> the person."""
+    session = await _people_admin(request)
+    if isinstance(session, JSONResponse):
+        return session
+    body = await _people_body(request)
+    if isinstance(body, JSONResponse):
+        return body
+    if set(body) not in ({"role"}, {"state"}):
+        return _error(400, "invalid_request", 'Send {"role": ...} or {"state": ...}.')
+    user, person_id = session.user, request.path_params["person_id"]
+    service = services().people
+    if "role" in body:
+        done = await _people_call(service.set_role, user.tenant, Actor.of(user), person_id, body["role"])
+    else:
+        done = await _people_call(service.set_state, user.tenant, Actor.of(user), person_id, body["state"])
+        if not isinstance(done, JSONResponse) and done.state == "deactivated":
+            await services().auth.sessions_ended(done.id)  # every worker, at once
+    return done if isinstance(done, JSONResponse) else JSONResponse(done.to_json())
+
+
+async def person_invite(request: Request) -> JSONResponse:
+    """`POST /api/people/{id}/invite`: a new invitation link for an invited person (mailed when mail is on)."""
+    session = await _people_admin(request)
+    if isinstance(session, JSONResponse):
+        return session
+    user = session.user
+    link = await _people_call(services().people.resend, user.tenant, Actor.of(user), request.path_params["person_id"])
+    return link if isinstance(link, JSONResponse) else JSONResponse(link.to_json())
+
+
+async def people_import(request: Request) -> JSONResponse:
+    """`POST /api/people/import?dry_run=1` (multipart, the CSV in field `file`) -> {"rows", "bad": [{"line",
+    "email", "reason"}], "invited", "new", "unchanged", "mail_failures"}; nothing is written with dry_run=1, nor
+    when any row is bad. Without mail, "links" lists the invitation links to hand over."""
+    session = await _people_admin(request)
+    if isinstance(session, JSONResponse):
+        return session
+    raw = await _read_body(request, PEOPLE_IMPORT_MAX_BODY_BYTES)
+    if isinstance(raw, JSONResponse):
+        if raw.status_code == 413:
+            return _error(413, "payload_too_large", msg("people.csv_too_big", size="> 1", maximum="1"))
+        return raw
+
+    async def replay() -> dict:
+        return {"type": "http.request", "body": raw, "more_body": False}
+
+    try:
+        form = await Request(request.scope, replay).form(max_files=1, max_fields=5)
+    except Exception as exc:  # noqa: BLE001 - any malformed multipart is the client's
+        log.info("people import: not a form: %s", exc)
+        return _error(400, "invalid_request", "Send the CSV as multipart/form-data in the field `file`.")
+    upload = form.get("file")
+    if upload is None or isinstance(upload, str):
+        return _error(400, "invalid_request", "Send the CSV as multipart/form-data in the field `file`.")
+    data = await upload.read()
+    dry_run = request.query_params.get("dry_run", "0") in ("1", "true", "yes")
+    user = session.user
+    report = await _people_call(services().people.import_csv, user.tenant, Actor.of(user), data, dry_run)
+    if isinstance(report, JSONResponse):
+        return report
+    out = report.to_json()
+    if report.links and not services().people.mailer.on:
+        out["links"] = [{"email": link.person.email, "invite_url": link.url} for link in report.links]
+    return JSONResponse(out, status_code=200 if not report.bad else 422)
+
+
 api = Starlette(routes=[Route("/api/health", health, methods=["GET"]), Route("/api/chat", chat, methods=["POST"]),
                         Route("/api/chat/delta", chat_delta, methods=["POST"]),
                         Route("/api/chat/confirm", chat_confirm, methods=["POST"]),
                         Route("/api/quiz/end", quiz_end, methods=["POST"]),
                         Route("/api/kb/documents", kb_documents, methods=["POST"]),
-                        Route("/api/kb/documents/{doc_id}/file", kb_document_file, methods=["GET"])])
+                        Route("/api/kb/documents/{doc_id}/file", kb_document_file, methods=["GET"]),
+                        Route("/api/people", people, methods=["GET", "POST"]),
+                        Route("/api/people/import", people_import, methods=["POST"]),
+                        Route("/api/people/{person_id}", person, methods=["PATCH"]),
+                        Route("/api/people/{person_id}/invite", person_invite, methods=["POST"])])

@@ -9,10 +9,12 @@ from r42_app.components.theme import STYLE
 from r42_app.flood_gate import flood_gate
 from r42_app.http_headers import security_headers
 from r42_app.pages import (
+    account,
     admin_chatbot,
     admin_costs,
     admin_feedback,
     admin_gaps,
+    admin_people,
     admin_suggestions,
     admin_tools,
     admin_topics,
@@ -22,6 +24,7 @@ from r42_app.pages import (
 )
 from r42_app.routes import PAGES
 from r42_app.services.runtime import reflex_patches  # several workers: a reconnect keeps its session
+from r42_app.state.account import AccountState
 from r42_app.state.admin_topics import AdminTopicsState
 from r42_app.state.auth import AuthState, page_loader
 from r42_app.state.chat import ChatState
@@ -31,6 +34,7 @@ from r42_app.state.feedback import FeedbackState
 from r42_app.state.gaps import GapsState
 from r42_app.state.graph import GraphState
 from r42_app.state.learn import LearnState
+from r42_app.state.people import PeopleState
 from r42_app.state.quiz import QuizState
 from r42_app.state.suggestions import SuggestionsState
 from r42_app.state.tools import ToolsState
@@ -193,6 +197,10 @@ PAGE_PARTS = {  # path (r42_app/routes.py, with its title) -> page and its loade
     "/admin/tools": (admin_tools.page, ToolsState.load),
     "/admin/feedback": (admin_feedback.page, FeedbackState.load),
     "/admin/gaps": (admin_gaps.page, GapsState.load),
+    "/admin/people": (admin_people.page, PeopleState.load),
+    "/welkom": (account.link_page, AccountState.load_link),
+    "/nieuw-wachtwoord": (account.link_page, AccountState.load_link),
+    "/wachtwoord-vergeten": (account.forgot_page, AccountState.load_forgot),
 }
 if sorted(PAGE_PARTS) != sorted(route for route, _title in PAGES):
     raise RuntimeError("r42_app/routes.py and PAGE_PARTS name different pages")

@@ -15,4 +15,8 @@ PAGES: tuple[tuple[str, str], ...] = (
     ("/admin/tools", "Externe hulpmiddelen"),
     ("/admin/feedback", "Beoordelingen"),
     ("/admin/gaps", "Kennishiaten"),
+    ("/admin/people", "Mensen"),
+    ("/welkom", "Welkom"),
+    ("/nieuw-wachtwoord", "Nieuw wachtwoord"),
+    ("/wachtwoord-vergeten", "Wachtwoord vergeten"),
 )

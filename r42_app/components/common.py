@@ -66,3 +66,13 @@ def link_button(*children, href: str, **props) -> rx.Component:
     # A bare router link (client-side navigation), not rx.link: Radix's Link would recolour the text on hover
     # (indigo-8 on the button, ~2.5:1), drop the button's colour scheme and square its focus ring.
     return rx.button(ReactRouterLink.create(*children, to=href), as_child=True, **props)
+
+
+def label_file_input(component: rx.Component, label: str) -> rx.Component:
+    """Give the drop zone's hidden file input a name (react-dropzone renders it; axe's `label` rule)."""
+    for child in component.children:
+        if isinstance(child, rx.Component):
+            if getattr(child, "tag", "") == "input":
+                child.custom_attrs["aria-label"] = label
+            label_file_input(child, label)
+    return component

@@ -2,9 +2,11 @@
 
 import reflex as rx
 
+from r42_app.components.account import change_password_dialog
 from r42_app.components.chat import chat
 from r42_app.components.common import form_label, link_button
 from r42_app.components.theme import NAV_HEIGHT
+from r42_app.state.account import AccountState
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
 
@@ -56,6 +58,7 @@ ADMIN_PAGES = [
     ("Externe hulpmiddelen", "/admin/tools", "wrench", "admin-nav-tools"),
     ("Beoordelingen", "/admin/feedback", "thumbs_up", "admin-nav-feedback"),
     ("Kennishiaten", "/admin/gaps", "circle_help", "admin-nav-gaps"),
+    ("Mensen", "/admin/people", "users", "admin-nav-people"),
 ]
 
 
@@ -104,6 +107,8 @@ def user_menu() -> rx.Component:
             rx.menu.separator(),
             rx.menu.item(rx.icon("sparkles", size=14), "Wat R42 voor je mag doen",
                          on_click=ChatState.set_show_capabilities(True), id="my-capabilities-open"),
+            rx.menu.item(rx.icon("key_round", size=14), "Wachtwoord wijzigen", on_click=AccountState.open_change(True),
+                         id="change-password-open"),
             rx.menu.item(
                 rx.icon("log_out", size=14),
                 rx.vstack(rx.text("Afmelden", size="2"),
@@ -196,7 +201,10 @@ def sign_in_card() -> rx.Component:
                         width="100%",
                     ),
                     rx.button("Aanmelden", type="submit", size="3", width="100%", id="sign-in"),
-                    rx.text("Demo-accounts en wachtwoord staan in de README.", size="1", color_scheme="gray"),
+                    rx.link("Wachtwoord vergeten?", href="/wachtwoord-vergeten", size="2", id="forgot-link"),
+                    rx.cond(AuthState.demo_hint,
+                            rx.text("Demo-accounts en wachtwoord staan in de README.", size="1", color_scheme="gray",
+                                    id="demo-hint")),
                     spacing="4",
                     align="center",
                     width="100%",
@@ -246,6 +254,6 @@ def page_frame(body: rx.Component, admin: bool = False, content_id: str = "main"
         rx.box(skip_link(content_id), navbar(),
                # tabindex -1: the skip link moves the focus here, not only the scroll position
                rx.el.main(content, id="main", class_name="r42-page", tab_index=-1),
-               chat(), min_height="100vh"),
+               chat(), change_password_dialog(), min_height="100vh"),
         rx.cond(AuthState.checked, sign_in_card(), checking_session()),
     )

@@ -224,6 +224,37 @@ CATALOGUE: dict[str, str] = {
     "people.link_unknown": "Deze link werkt niet (meer): hij is al gebruikt, ingetrokken of vervangen door een "
                            "nieuwere. Vraag je beheerder om een nieuwe.",
     "people.link_expired": "Deze link is verlopen. Vraag je beheerder om een nieuwe.",
+    "people.passwords_differ": "De twee wachtwoorden zijn niet gelijk.",
+    "people.saved_sign_in_failed": "Je wachtwoord is opgeslagen, maar aanmelden lukte niet. Meld je aan met je "
+                                   "e-mailadres en je nieuwe wachtwoord.",
+    "people.welcome_done": "Welkom! Je wachtwoord is opgeslagen en je bent aangemeld.",
+    "people.reset_done": "Je nieuwe wachtwoord is opgeslagen en je bent aangemeld.",
+    "people.reset_needs_mail": "R42 verstuurt hier geen mail. Vraag je beheerder om een link voor een nieuw "
+                               "wachtwoord.",
+    "people.reset_sent": "Als dit adres bij R42 hoort, krijg je binnen een paar minuten een mail met een link. "
+                         "Kijk ook in je ongewenste mail.",
+    "people.old_password_wrong": "Je huidige wachtwoord klopt niet.",
+    "people.change_failed": "Je wachtwoord is niet gewijzigd: de server is niet bereikbaar. Probeer het zo opnieuw.",
+    "people.changed": "Je wachtwoord is gewijzigd. Op je andere apparaten ben je afgemeld.",
+    "people.admins_only": "Alleen beheerders van je organisatie kunnen mensen uitnodigen en wijzigen.",
+    "people.load_failed": "De lijst met mensen kon niet worden geladen. Probeer het zo opnieuw.",
+    "people.save_failed": "Dat is niet gelukt: de server is niet bereikbaar. Probeer het zo opnieuw.",
+    "people.mail_failed": "De mail kon niet worden verstuurd ({error}). Geef deze link zelf door:",
+    "people.hand_over": "R42 verstuurt geen mail. Geef deze link zelf door; hij werkt één keer:",
+    "people.invited_mailed": "{email} is uitgenodigd; de uitnodiging is gemaild.",
+    "people.invited": "{email} is uitgenodigd.",
+    "people.role_changed": "De rol is gewijzigd.",
+    "people.activated": "Weer actief: deze persoon kan zich weer aanmelden.",
+    "people.deactivated": "Gedeactiveerd: alle sessies van deze persoon zijn beëindigd.",
+    "people.resent": "Er is een nieuwe uitnodiging gemaakt; de vorige link werkt niet meer.",
+    "people.reset_made": "Er is een link voor een nieuw wachtwoord gemaakt (2 uur geldig).",
+    "people.withdrawn": "De uitnodiging is ingetrokken.",
+    "people.forgotten": "De persoon is verwijderd; wat bleef, staat er zonder naam.",
+    "people.imported": "{invited} mensen uitgenodigd, {unchanged} waren al lid.",
+    "people.imported_mail_failed": "{failed} mail(s) konden niet worden verstuurd; hun links staan hieronder.",
+    "people.imported_hand_over": "R42 verstuurt geen mail: geef de links hieronder zelf door.",
+    "people.not_yourself": "Je kunt jezelf hier niet verwijderen.",
+    "people.forget_failed": "Verwijderen lukte niet. Probeer het opnieuw of gebruik r42 user forget.",
     # pb_hooks/r42_people.js
     "people.last_admin": "Dit is de laatste actieve beheerder van de organisatie; maak eerst iemand anders beheerder.",
     # -- organisations (issue 46: services/store/tenants.py, `r42 tenant`)

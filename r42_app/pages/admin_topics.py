@@ -7,6 +7,7 @@ from r42_app.components.common import (
     empty_state,
     error_callout,
     form_label,
+    label_file_input,
     link_button,
     skeleton_lines,
     type_badge,
@@ -123,16 +124,6 @@ def document_row(row: DocumentRow) -> rx.Component:
     )
 
 
-def _label_file_input(component: rx.Component, label: str) -> rx.Component:
-    """Give the drop zone's hidden file input a name (react-dropzone renders it; axe's `label` rule)."""
-    for child in component.children:
-        if isinstance(child, rx.Component):
-            if getattr(child, "tag", "") == "input":
-                child.custom_attrs["aria-label"] = label
-            _label_file_input(child, label)
-    return component
-
-
 def documents_card() -> rx.Component:
     """"Documenten toevoegen": drop or pick files; each is read, checked and turned into topics, one by one."""
     return rx.card(
@@ -157,7 +148,7 @@ def documents_card() -> rx.Component:
                 align="center",
                 wrap="wrap",
             ),
-            _label_file_input(rx.upload.root(
+            label_file_input(rx.upload.root(
                 rx.vstack(
                     rx.icon("upload", size=22, color="var(--accent-9)", aria_hidden="true"),
                     rx.text("Sleep bestanden hierheen of ", rx.text("kies bestanden", as_="span",

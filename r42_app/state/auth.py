@@ -30,6 +30,23 @@ def page_loader(route: str, handler: Any) -> Any:
     return handler
 
 
+_DEMO_SEEN: list[float] = []  # when the demo tenant was last seen to exist (a monotonic time), per process
+DEMO_RECHECK_S = 300.0
+
+
+def _demo_exists() -> bool:
+    """Whether the demo tenant exists (remembered for DEMO_RECHECK_S once seen; asked again while it does not)."""
+    if _DEMO_SEEN and time.monotonic() - _DEMO_SEEN[0] < DEMO_RECHECK_S:
+        return True
+    try:
+        found = services().kb.tenant("demo") is not None
+    except Exception as exc:  # noqa: BLE001 - a hint is not worth an error on the sign-in page
+        log.info("could not tell whether the demo tenant exists: %s", exc)
+        return False
+    _DEMO_SEEN[:] = [time.monotonic()] if found else []
+    return found
+
+
 class AuthState(rx.State):
     """The signed-in user. Only server code sets these vars (there are no client setters)."""
 
@@ -37,6 +54,7 @@ class AuthState(rx.State):
     checked: bool = False
     signing_in: bool = False
     signin_error: str = ""
+    demo_hint: bool = False  # the sign-in card mentions the demo accounts (only where the demo tenant exists)
     user_id: str = ""
     user_name: str = ""
     user_email: str = ""
@@ -108,7 +126,8 @@ class AuthState(rx.State):
             else:
                 if session is None:  # a stored token that no longer works: say why the sign-in card is back
                     log.info("session of %s ended (token revoked or expired)", self._user.id if self._user else "?")
-                    self.signin_error = msg("auth.session_ended")
+                    why = await asyncio.to_thread(services().auth.why_ended, self._user.id if self._user else "")
+                    self.signin_error = msg(why)
                 elif not session.user.tenant_active:  # `r42 tenant disable`: the card comes back, saying why
                     log.info("session of %s refused: tenant %s is disabled", session.user.id, session.user.tenant_slug)
                     self.signin_error = msg("auth.tenant_disabled")
@@ -131,8 +150,10 @@ class AuthState(rx.State):
     @rx.event
     async def check_session(self):
         """on_load of every page: restore the session from the stored token, checked with PocketBase
-        now (a role changed or a password reset since the last page takes effect here)."""
-        await self.user(fresh=True)
+        now (a role changed or a password reset since the last page takes effect here). Signed out, the card says
+        where the demo accounts are only when the demo tenant exists."""
+        if await self.user(fresh=True) is None:
+            self.demo_hint = await asyncio.to_thread(_demo_exists)
 
     @rx.event
     async def sign_in(self, form: dict):

@@ -18,7 +18,7 @@ EXCLUDED: list[str] = []
 VIEWPORTS = {"desktop": {"width": 1400, "height": 900}, "phone": {"width": 390, "height": 844}}
 LEARNER_PAGES = ["/", "/topics/aow", "/graph", "/testen"]
 ADMIN_PAGES = ["/admin/topics", "/admin/topics/new", "/admin/topics/aow", "/admin/suggestions", "/admin/feedback",
-               "/admin/chatbot", "/admin/costs", "/admin/tools", "/admin/gaps"]
+               "/admin/chatbot", "/admin/costs", "/admin/tools", "/admin/gaps", "/admin/people"]
 
 
 @pytest.fixture(params=list(VIEWPORTS))
@@ -67,6 +67,41 @@ def test_the_sign_in_page_passes_axe(served_app, scan_page):
     scan_page.goto(served_app.url + "/")
     expect(scan_page.locator("#sign-in-card")).to_be_visible()
     found = violations(scan_page)
+    # and the pages a signed-out person reaches from it or from a link (issue 46)
+    scan_page.goto(served_app.url + "/wachtwoord-vergeten")
+    expect(scan_page.locator("#forgot-card")).to_be_visible()
+    found += violations(scan_page)
+    scan_page.goto(served_app.url + "/welkom?token=" + "x" * 43)
+    expect(scan_page.locator("#link-card")).to_contain_text("Deze link werkt niet")
+    found += violations(scan_page)
+    assert found == [], "\n".join(found)
+
+
+def test_the_invitation_page_and_the_people_dialogs_pass_axe(served_app, scan_page):
+    """The password form of an invitation link, and /admin/people's invite and import dialogs."""
+    from r42_app.services.adapters.mailer import Mailer
+    from r42_app.services.store.people import Actor, People
+    from r42_app.services.store.tenants import Tenants
+
+    pb = served_app.superuser()
+    demo = Tenants(pb).get("demo")
+    link = People(pb, Mailer(), served_app.url).invite(demo, Actor.cli(), f"axe-{demo.id[:6]}-"
+                                                       f"{scan_page.viewport_size['width']}@example.com", "Axe Test")
+    try:
+        scan_page.goto(link.url)
+        expect(scan_page.locator("#new-password")).to_be_visible()
+        found = violations(scan_page)
+        sign_in(scan_page, served_app, "admin@example.com", path="/admin/people")
+        expect(scan_page.locator("#people-table")).to_be_visible()
+        scan_page.click("#people-invite-open")
+        expect(scan_page.locator("#invite-email")).to_be_visible()
+        found += violations(scan_page)
+        scan_page.keyboard.press("Escape")
+        scan_page.click("#people-import-open")
+        expect(scan_page.locator(".csv-drop")).to_be_visible()
+        found += violations(scan_page)
+    finally:
+        pb.delete("users", link.person.id)
     assert found == [], "\n".join(found)
 
 

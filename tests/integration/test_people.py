@@ -305,3 +305,23 @@ def test_pocketbase_lets_an_admin_manage_their_own_tenants_people_only(pb_server
     me = admin_pb.first("users", 'email = "chef@mensen.nl"')["id"]
     assert refused(lambda: chef.update("users", me, {"role": "learner"})) == 400
     assert admin_pb.get("users", me)["role"] == "admin"
+
+
+def test_the_doctor_says_whether_mail_is_off_working_or_failing(admin_pb, smtp_server, monkeypatch):
+    from r42_app.services.runtime.doctor import FAIL, OK, WARN, Doctor
+    from r42_app.settings import load_settings
+    from tests.conftest import free_port
+
+    for name in ("R42_SMTP_HOST", "R42_SMTP_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    off = Doctor(load_settings(), admin_pb, None, None).mail()[0]
+    assert off.status == WARN and "R42_SMTP_HOST is not set" in off.detail and "R42_SMTP_HOST" in off.fix
+    monkeypatch.setenv("R42_SMTP_HOST", smtp_server.host)
+    monkeypatch.setenv("R42_SMTP_TLS", "none")
+    monkeypatch.setenv("R42_SMTP_PORT", str(smtp_server.port))
+    monkeypatch.setenv("R42_PUBLIC_URL", "https://r42.acme.nl/")
+    on = Doctor(load_settings(), admin_pb, None, None).mail()[0]
+    assert on.status == OK and f"{smtp_server.port} (none)" in on.detail and "https://r42.acme.nl" in on.detail
+    monkeypatch.setenv("R42_SMTP_PORT", str(free_port()))
+    down = Doctor(load_settings(), admin_pb, None, None).mail()[0]
+    assert down.status == FAIL and "R42_SMTP_" in down.fix

@@ -7,6 +7,7 @@ import secrets
 
 import pytest
 
+from r42_app.services.adapters.mailer import Mailer
 from r42_app.services.store.people import People
 from tests.integration.test_cli_kb import run_cli
 
@@ -43,7 +44,7 @@ def test_a_new_tenant_gets_its_first_admin_and_people_from_the_command_line(pb_s
         "baas@cli.nl": ("admin", "invited"), "anna@cli.nl": ("learner", "invited"), "bob@cli.nl": ("admin", "invited")}
 
     # accept one (as the page does), then change them from the command line
-    People(admin_pb, None, "http://x").redeem(links["anna@cli.nl"].split("token=")[1], "paarse-fiets-op-dinsdag")
+    People(admin_pb, Mailer(), "http://x").redeem(links["anna@cli.nl"].split("token=")[1], "paarse-fiets-op-dinsdag")
     off = run_cli(pb_server, "user", "deactivate", "--tenant", slug, "--email", "anna@cli.nl")
     assert off.returncode == 0 and "every session of theirs ended" in off.stdout
     role = run_cli(pb_server, "user", "role", "--tenant", slug, "--email", "anna@cli.nl", "--role", "superuser")

@@ -51,6 +51,14 @@ class Mailer:
         who = f" as {self.user}" if self.user else ""
         return f"{self.host}:{self.port} ({self.tls}){who}, from {self.sender}"
 
+    def probe(self) -> str:
+        """Connect, say hello (and sign in), and leave: "" when the server answers so, else why not."""
+        try:
+            _close(self._connect())
+        except (smtplib.SMTPException, OSError, ssl.SSLError) as exc:
+            return f"{type(exc).__name__}: {_reason(exc)}"
+        return ""
+
     def message(self, mail: Mail) -> EmailMessage:
         msg = EmailMessage()
         msg["From"] = self.sender

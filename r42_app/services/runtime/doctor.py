@@ -13,6 +13,7 @@ from r42_app.core.capabilities import AccessRow
 from r42_app.core.identity import Tenant
 from r42_app.core.redact import redacted_url
 from r42_app.services.adapters.embeddings import Embedder
+from r42_app.services.adapters.mailer import Mailer
 from r42_app.services.adapters.mcp import McpHub, McpRegistry
 from r42_app.services.adapters.vector_store import COMPACT_RATIO, VectorStore, VectorStoreUnavailable
 from r42_app.services.retrieval import READY_SHARE, Retriever
@@ -66,7 +67,22 @@ class Doctor:
         checks += _run("capabilities", lambda: self.legacy_rows(tenants))
         checks += _run("credits", lambda: self.credits(tenants))
         checks += _run("mcp", self.mcp)
+        checks += _run("mail", self.mail)
         return checks
+
+    def mail(self) -> list[Check]:
+        """Invitations and resets: mailed through SMTP, or links the admins hand over (issue 46)."""
+        mailer = Mailer.from_settings(self.cfg)
+        if not mailer.on:
+            return [Check("mail", WARN, "off (R42_SMTP_HOST is not set): invitation and reset links are shown to the "
+                          "admin and printed by the CLI, to hand over; \"Wachtwoord vergeten?\" says to ask the admin",
+                          "set R42_SMTP_HOST (and R42_SMTP_PORT, R42_SMTP_USER, R42_SMTP_PASSWORD, R42_SMTP_TLS, "
+                          "R42_MAIL_FROM) and restart R42")]
+        problem = mailer.probe()
+        if problem:
+            return [Check("mail", FAIL, f"{mailer.describe()}: {problem}",
+                          "check the R42_SMTP_* settings and that the server answers from this machine")]
+        return [Check("mail", OK, f"{mailer.describe()} answers; links start with {self.cfg.link_base}")]
 
     def _tenants(self, slug: str | None) -> list[Tenant]:
         if slug:

@@ -156,6 +156,17 @@ class AuthService:
             return "auth.deactivated"
         return "auth.failed"
 
+    def why_ended(self, user_id: str) -> str:
+        """The catalogue code that says why a session of this user no longer works: deactivated, or simply ended
+        (signed out, expired, a new password)."""
+        if self.admin is None or not user_id:
+            return "auth.session_ended"
+        try:
+            row = self.admin.first("users", f"id = {quote(user_id)}", fields="state")
+        except PBError:
+            return "auth.session_ended"
+        return "auth.deactivated" if (row or {}).get("state") == "deactivated" else "auth.session_ended"
+
     def _note_sign_in(self, user_id: str) -> None:
         """When a person last signed in (/admin/people shows it); a failure costs nothing but the date."""
         if self.admin is None:

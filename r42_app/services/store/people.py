@@ -483,3 +483,14 @@ class People:
             return None
         ref = Tenant(str(tenant.get("id", "")), str(tenant.get("slug", "")), str(tenant.get("name", "")))
         return self._issue(ref, Actor(person.id, person.email, person.name), person, "reset")
+
+    def recent(self, tenant: Tenant, limit: int = 20) -> builtins.list[dict[str, str]]:
+        """The tenant's latest changes to people (the audit log), newest first: when, who, whom, what, before, after.
+        A malformed row reads as blanks."""
+        rows = self.pb.list("audit_log", filter=f"tenant = {quote(tenant.id)} && tool = {quote(TOOL)}",
+                            sort="-created,-id", per_page=max(1, min(limit, 200))).get("items", [])
+        out = []
+        for row in rows:
+            args = row.get("arguments") if isinstance(row.get("arguments"), dict) else {}
+            out.append({k: str(args.get(k) or "") for k in ("at", "actor", "target", "what", "before", "after")})
+        return out

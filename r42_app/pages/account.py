@@ -1,0 +1,105 @@
+"""A person's own account (issue 46): the pages a link opens (`/welkom`: accept an invitation; `/nieuw-wachtwoord`:
+a password reset), "Wachtwoord vergeten?" (`/wachtwoord-vergeten`) and the "Wachtwoord wijzigen" dialog of the
+account menu (components/account.py). The link pages work signed out: that is who opens them."""
+
+import reflex as rx
+
+from r42_app.components.account import PASSWORD_HINT, password_field
+from r42_app.components.common import error_callout, form_label, link_button
+from r42_app.core.messages import msg
+from r42_app.state.account import AccountState as S
+
+
+def _logo() -> rx.Component:
+    return rx.center(rx.text("R42", weight="bold", size="5", color="white"), background="var(--accent-9)",
+                     border_radius="12px", width="56px", height="56px")
+
+
+def _card(*children: rx.Component, card_id: str) -> rx.Component:
+    """A card in the middle of the page, as the sign-in card."""
+    return rx.el.main(rx.center(
+        rx.card(rx.vstack(_logo(), *children, spacing="4", align="center", width="100%"),
+                size="4", width="100%", max_width="420px", id=card_id),
+        min_height="100vh", padding="16px"), id="main")
+
+
+def link_form() -> rx.Component:
+    return rx.form(
+        rx.vstack(
+            rx.cond(S.form_error != "", rx.callout(S.form_error, icon="circle_alert", color_scheme="red",
+                                                   role="alert", width="100%", id="link-form-error")),
+            rx.vstack(rx.text("E-mailadres", size="2", weight="medium"),
+                      rx.text(S.link_email, size="2", id="link-email"), spacing="1", width="100%"),
+            password_field("Kies een wachtwoord", "password", "new-password", described=True),
+            rx.text(PASSWORD_HINT, size="1", color_scheme="gray", id="password-hint"),
+            password_field("Nog een keer", "password_again", "new-password-again"),
+            rx.button(rx.cond(S.link_kind == "invite", "Wachtwoord opslaan en beginnen", "Wachtwoord opslaan"),
+                      type="submit", size="3", width="100%", loading=S.saving, id="link-save"),
+            spacing="3", width="100%",
+        ),
+        on_submit=S.redeem, reset_on_submit=False, width="100%",
+    )
+
+
+def link_page() -> rx.Component:
+    """`/welkom` and `/nieuw-wachtwoord`: what the link is for, then the password form; or why it no longer works."""
+    return _card(
+        rx.cond(
+            S.link_checking,
+            rx.vstack(rx.spinner(size="3"), rx.text("Link controleren…", size="2", color_scheme="gray"),
+                      align="center", spacing="2", aria_busy="true"),
+            rx.cond(
+                S.link_error != "",
+                rx.vstack(
+                    rx.heading("Deze link werkt niet", size="6"),
+                    error_callout(S.link_error),
+                    link_button("Naar aanmelden", href="/", variant="soft", id="link-to-sign-in"),
+                    spacing="3", align="center", width="100%",
+                ),
+                rx.vstack(
+                    rx.heading(rx.cond(S.link_kind == "invite", "Welkom bij R42", "Nieuw wachtwoord"), size="6"),
+                    rx.text(rx.cond(S.link_kind == "invite",
+                                    rx.fragment("Hallo ", S.link_name, ", je bent uitgenodigd voor de leeromgeving "
+                                                "van ", S.link_tenant, ". Kies een wachtwoord om te beginnen."),
+                                    rx.fragment("Kies een nieuw wachtwoord voor je account bij ", S.link_tenant,
+                                                ".")),
+                            size="2", color_scheme="gray", text_align="center"),
+                    link_form(),
+                    spacing="3", align="center", width="100%",
+                ),
+            ),
+        ),
+        card_id="link-card",
+    )
+
+
+def forgot_page() -> rx.Component:
+    """`/wachtwoord-vergeten`: an e-mail address in, the same answer out whether it is known or not."""
+    return _card(
+        rx.heading("Wachtwoord vergeten", size="6"),
+        rx.cond(
+            S.forgot_sent,
+            rx.vstack(
+                rx.callout(msg("people.reset_sent"), icon="mail", color_scheme="green", role="status",
+                           width="100%", id="forgot-sent"),
+                link_button("Terug naar aanmelden", href="/", variant="soft"),
+                spacing="3", align="center", width="100%",
+            ),
+            rx.form(
+                rx.vstack(
+                    rx.text("Vul je e-mailadres in. Je krijgt een mail met een link om een nieuw wachtwoord te kiezen.",
+                            size="2", color_scheme="gray"),
+                    rx.cond(S.forgot_error != "", rx.callout(S.forgot_error, icon="circle_alert", color_scheme="red",
+                                                             role="alert", width="100%", id="forgot-error")),
+                    form_label("E-mailadres", "forgot-email", size="2", weight="medium"),
+                    rx.input(id="forgot-email", name="email", type="email", auto_complete="username", required=True,
+                             auto_focus=True, size="3", width="100%", placeholder="naam@organisatie.nl"),
+                    rx.button("Stuur de link", type="submit", size="3", width="100%", id="forgot-send"),
+                    rx.link("Terug naar aanmelden", href="/", size="2"),
+                    spacing="3", width="100%",
+                ),
+                on_submit=S.request_reset, reset_on_submit=False, width="100%",
+            ),
+        ),
+        card_id="forgot-card",
+    )

@@ -1,0 +1,357 @@
+"""`/admin/people` ("Mensen"): the organisation's people, invitations one by one or from a CSV, roles,
+deactivation, links to hand over, and removal (issue 46)."""
+
+import reflex as rx
+
+from r42_app.components.common import (
+    card_cell,
+    empty_state,
+    error_callout,
+    form_label,
+    label_file_input,
+    skeleton_lines,
+)
+from r42_app.components.shell import page_frame
+from r42_app.core.people import MAX_IMPORT_BYTES, MAX_IMPORT_ROWS
+from r42_app.state.people import CSV_UPLOAD_ID, BadRowView, ChangeView, PersonRow
+from r42_app.state.people import PeopleState as S
+
+
+def section(title: str, subtitle, *children: rx.Component, **props) -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.vstack(rx.heading(title, size="4"), rx.text(subtitle, size="2", color_scheme="gray"), spacing="1"),
+            *children, spacing="4", width="100%",
+        ),
+        width="100%", **props,
+    )
+
+
+def copy_box(value, box_id: str, label: str) -> rx.Component:
+    """A read-only field with a link (or links) and a copy button."""
+    return rx.hstack(
+        rx.text_area(value=value, read_only=True, id=box_id, rows="2", width="100%", size="1",
+                     custom_attrs={"aria-label": label}, on_focus=rx.call_script(f"document.getElementById('{box_id}')"
+                                                                                 ".select()")),
+        rx.button(rx.icon("copy", size=14), "Kopiëren", variant="soft", size="2",
+                  on_click=[rx.set_clipboard(value), rx.toast.success("Gekopieerd")], id=f"{box_id}-copy"),
+        width="100%", align="start", spacing="2",
+    )
+
+
+def link_callout() -> rx.Component:
+    """The link just made, when it was not mailed: to copy and hand over, once."""
+    return rx.cond(
+        S.link_url != "",
+        rx.callout.root(
+            rx.callout.icon(rx.icon("link", size=16)),
+            rx.vstack(
+                rx.text(S.link_note, " ", rx.text(S.link_for, weight="medium", as_="span"), size="2"),
+                copy_box(S.link_url, "people-link", "De link om door te geven"),
+                rx.button("Sluiten", variant="ghost", size="1", on_click=S.close_link, id="people-link-close"),
+                spacing="2", width="100%",
+            ),
+            color_scheme="blue", width="100%", id="people-link-callout", role="status",
+        ),
+    )
+
+
+def invite_dialog() -> rx.Component:
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title("Iemand uitnodigen"),
+            rx.dialog.description(rx.cond(S.mail_on, "Er gaat een mail met een link, 7 dagen geldig, één keer te "
+                                          "gebruiken.", "R42 verstuurt geen mail: je krijgt de link om door te geven."),
+                                  size="2", color_scheme="gray"),
+            rx.form(
+                rx.vstack(
+                    rx.cond(S.invite_error != "", rx.callout(S.invite_error, icon="circle_alert", color_scheme="red",
+                                                             role="alert", width="100%", id="invite-error")),
+                    form_label("E-mailadres", "invite-email", size="2", weight="medium"),
+                    rx.input(id="invite-email", name="email", type="email", required=True, auto_focus=True,
+                             placeholder="naam@organisatie.nl", width="100%"),
+                    form_label("Naam", "invite-name", size="2", weight="medium"),
+                    rx.input(id="invite-name", name="name", placeholder="Voor- en achternaam", width="100%",
+                             max_length=100),
+                    form_label("Rol", "invite-role", size="2", weight="medium"),
+                    rx.el.select(rx.el.option("Deelnemer", value="learner"), rx.el.option("Beheerder", value="admin"),
+                                 name="role", id="invite-role", default_value="learner", class_name="r42-select"),
+                    rx.hstack(
+                        rx.dialog.close(rx.button("Annuleren", type="button", variant="soft", color_scheme="gray")),
+                        rx.button("Uitnodigen", type="submit", loading=S.working, id="invite-send"),
+                        justify="end", spacing="3", width="100%",
+                    ),
+                    spacing="2", width="100%", margin_top="12px",
+                ),
+                on_submit=S.invite, reset_on_submit=False,
+            ),
+            max_width="460px",
+        ),
+        open=S.invite_open, on_open_change=S.open_invite,
+    )
+
+
+def bad_row(b: BadRowView) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(rx.text(b.line, size="1"), class_name="card-title"),
+        card_cell("E-mailadres", rx.text(b.email, size="1", class_name="clip-text")),
+        card_cell("Waarom niet", rx.text(b.reason, size="1")),
+    )
+
+
+def import_dialog() -> rx.Component:
+    pick = rx.vstack(
+        rx.text("Een CSV-bestand met per regel e-mailadres, naam en rol (deelnemer of beheerder), gescheiden door ; "
+                "of , (UTF-8; een kopregel mag). Eerst zie je wat er gebeurt; er wordt pas iets opgeslagen als je "
+                "bevestigt.", size="2", color_scheme="gray"),
+        label_file_input(rx.upload.root(
+            rx.vstack(rx.icon("file_spreadsheet", size=22, color="var(--accent-9)", aria_hidden="true"),
+                      rx.text("Sleep het bestand hierheen of ", rx.text("kies een bestand", as_="span",
+                                                                          color="var(--accent-11)", weight="medium"),
+                              size="2"),
+                      rx.text(f"Tot {MAX_IMPORT_ROWS:,} regels en {MAX_IMPORT_BYTES // (1 << 20)} MB."
+                              .replace(",", "."), size="1", color_scheme="gray"),
+                      align="center", spacing="1"),
+            id=CSV_UPLOAD_ID, multiple=False, accept={"text/csv": [".csv", ".txt"]}, max_files=1,
+            max_size=MAX_IMPORT_BYTES,
+            on_drop=S.upload_csv(rx.upload_files(upload_id=CSV_UPLOAD_ID)),
+            on_drop_rejected=S.files_rejected,
+            border="2px dashed var(--gray-6)", border_radius="10px", padding="20px", width="100%", cursor="pointer",
+            class_name="csv-drop",
+            aria_label="Lijst met mensen kiezen: sleep een CSV-bestand hierheen of druk op Enter om er een te kiezen",
+        ), "Een CSV-bestand met mensen kiezen"),
+        rx.cond(S.working, rx.hstack(rx.spinner(size="2"), rx.text("Bestand controleren…", size="2"),
+                                     align="center", role="status")),
+        spacing="3", width="100%",
+    )
+    preview = rx.vstack(
+        rx.text(S.import_rows, " regels: ", S.import_new, " nieuw, ", S.import_unchanged, " al lid, ",
+                S.import_bad.length(), " met een fout.", size="2", weight="medium", id="import-summary"),
+        rx.cond(
+            S.import_bad.length() > 0,
+            rx.vstack(
+                error_callout("Los deze regels op en kies het bestand opnieuw; er is niets opgeslagen."),
+                rx.box(rx.table.root(
+                    rx.table.header(rx.table.row(rx.table.column_header_cell("Regel"),
+                                                 rx.table.column_header_cell("E-mailadres"),
+                                                 rx.table.column_header_cell("Waarom niet"))),
+                    rx.table.body(rx.foreach(S.import_bad, bad_row)),
+                    size="1", width="100%", id="import-bad", class_name="r42-cards",
+                ), max_height="300px", overflow_y="auto", width="100%"),
+                rx.button("Ander bestand kiezen", variant="soft", on_click=S.open_import(True), id="import-again"),
+                spacing="2", width="100%",
+            ),
+            rx.hstack(
+                rx.button("Ander bestand", variant="soft", color_scheme="gray", on_click=S.open_import(True)),
+                rx.button(rx.cond(S.import_new > 0, rx.fragment(S.import_new, " mensen uitnodigen"),
+                                  "Niets te doen"),
+                          on_click=S.confirm_import, loading=S.working, disabled=S.import_new == 0,
+                          id="import-confirm"),
+                justify="end", spacing="3", width="100%",
+            ),
+        ),
+        spacing="3", width="100%",
+    )
+    done = rx.vstack(
+        rx.callout(S.import_done_text, icon="circle_check", color_scheme="green", role="status", width="100%",
+                   id="import-done"),
+        rx.cond(S.import_links != "", copy_box(S.import_links, "import-links", "De links om door te geven")),
+        rx.hstack(rx.dialog.close(rx.button("Klaar", id="import-close")), justify="end", width="100%"),
+        spacing="3", width="100%",
+    )
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title("Mensen importeren"),
+            rx.cond(S.import_error != "", error_callout(S.import_error)),
+            rx.match(S.import_stage, ("preview", preview), ("done", done), pick),
+            max_width="640px",
+        ),
+        open=S.import_open, on_open_change=S.open_import,
+    )
+
+
+DEACTIVATE_TEXT = ("Alle sessies van deze persoon eindigen meteen, op elk apparaat, en aanmelden kan niet meer. Er "
+                   "wordt niets verwijderd; je kunt deze persoon later weer activeren.")
+
+
+def confirm_dialog() -> rx.Component:
+    return rx.alert_dialog.root(
+        rx.alert_dialog.content(
+            rx.alert_dialog.title(rx.match(S.confirm_kind, ("deactivate", "Deactiveren?"),
+                                           ("withdraw", "Uitnodiging intrekken?"), "Verwijderen?"), " ",
+                                  S.confirm_name),
+            rx.alert_dialog.description(rx.match(
+                S.confirm_kind,
+                ("deactivate", DEACTIVATE_TEXT),
+                ("withdraw", "De link in de uitnodiging werkt dan niet meer."),
+                "Weg gaan: het account, de vragen in Kennishiaten en de beoordelingen. Zonder naam blijven: "
+                "voorstellen, kosten en het auditlog (als 'verwijderd-…'). Dit kan niet ongedaan worden gemaakt.",
+            ), size="2"),
+            rx.hstack(
+                rx.alert_dialog.cancel(rx.button("Annuleren", variant="soft", color_scheme="gray")),
+                rx.alert_dialog.action(rx.button(rx.match(S.confirm_kind, ("deactivate", "Deactiveren"),
+                                                          ("withdraw", "Intrekken"), "Verwijderen"),
+                                                 color_scheme="red", on_click=S.confirm, id="people-confirm")),
+                justify="end", spacing="3", margin_top="16px",
+            ),
+            max_width="460px",
+        ),
+        open=S.confirm_kind != "", on_open_change=S.cancel_confirm,
+    )
+
+
+def actions(row: PersonRow) -> rx.Component:
+    """What can be done to one person, in a menu (a person's own row offers nothing that would lock them out)."""
+    return rx.menu.root(
+        rx.menu.trigger(rx.button(rx.icon("ellipsis", size=16), variant="ghost", size="1",
+                                  aria_label="Acties voor " + row.email, class_name="person-actions")),
+        rx.menu.content(
+            rx.cond(row.state == "invited", rx.fragment(
+                rx.menu.item("Nieuwe uitnodiging", on_click=S.resend(row.id), class_name="person-resend"),
+                rx.menu.item("Uitnodiging intrekken", color="red", on_click=S.ask("withdraw", row.id, row.email),
+                             class_name="person-withdraw"),
+            )),
+            rx.cond(row.state == "active", rx.fragment(
+                rx.menu.item("Link voor nieuw wachtwoord", on_click=S.reset_link(row.id), class_name="person-reset"),
+                rx.cond(~row.is_me, rx.menu.item("Deactiveren", color="red",
+                                                 on_click=S.ask("deactivate", row.id, row.email),
+                                                 class_name="person-deactivate")),
+            )),
+            rx.cond(row.state == "deactivated", rx.menu.item("Weer activeren", on_click=S.activate(row.id),
+                                                             class_name="person-activate")),
+            rx.cond(~row.is_me & (row.state != "invited"), rx.fragment(
+                rx.menu.separator(),
+                rx.menu.item("Verwijderen…", color="red", on_click=S.ask("forget", row.id, row.email),
+                             class_name="person-forget"))),
+        ),
+    )
+
+
+def role_select(row: PersonRow) -> rx.Component:
+    return rx.select.root(
+        rx.select.trigger(variant="ghost", aria_label="Rol van " + row.email, class_name="person-role"),
+        rx.select.content(rx.select.item("Deelnemer", value="learner"), rx.select.item("Beheerder", value="admin")),
+        value=row.role, on_change=lambda value: S.set_role(row.id, value), size="1",
+    )
+
+
+def person_row(row: PersonRow) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(rx.vstack(rx.text(row.name, size="2", weight="medium"),
+                                rx.text(row.email, size="1", color_scheme="gray", class_name="clip-text"),
+                                spacing="0"), class_name="card-title"),
+        card_cell("Rol", role_select(row)),
+        card_cell("Status", rx.badge(row.state_label, color_scheme=row.state_color, variant="soft",
+                                     high_contrast=True)),
+        card_cell("Laatst aangemeld (UTC)", rx.text(row.last_sign_in, size="1")),
+        card_cell("", actions(row)),
+        class_name="person-row", data_email=row.email,
+    )
+
+
+def filters() -> rx.Component:
+    return rx.hstack(
+        rx.input(rx.input.slot(rx.icon("search", size=14)), placeholder="Zoek op naam of e-mailadres",
+                 default_value=S.query, on_change=S.search.debounce(300), id="people-search", width="280px",
+                 max_width="100%", custom_attrs={"aria-label": "Zoek op naam of e-mailadres"}),
+        rx.select.root(
+            rx.select.trigger(aria_label="Filter op rol", id="people-role-filter"),
+            rx.select.content(rx.select.item("Alle rollen", value="all"), rx.select.item("Deelnemers", value="learner"),
+                              rx.select.item("Beheerders", value="admin")),
+            value=S.role_filter, on_change=S.filter_role, size="2",
+        ),
+        rx.select.root(
+            rx.select.trigger(aria_label="Filter op status", id="people-state-filter"),
+            rx.select.content(rx.select.item("Iedereen", value="all"), rx.select.item("Uitgenodigd", value="invited"),
+                              rx.select.item("Actief", value="active"),
+                              rx.select.item("Gedeactiveerd", value="deactivated")),
+            value=S.state_filter, on_change=S.filter_state, size="2",
+        ),
+        rx.text(S.total, " mensen", size="1", color_scheme="gray", id="people-total"),
+        spacing="3", align="center", wrap="wrap",
+    )
+
+
+def pager() -> rx.Component:
+    return rx.cond(S.pages > 1, rx.hstack(
+        rx.button(rx.icon("chevron_left", size=14), "Vorige", variant="soft", size="1", disabled=S.page <= 1,
+                  on_click=S.go_page(S.page - 1), id="people-prev"),
+        rx.text("Pagina ", S.page, " van ", S.pages, size="1", id="people-page"),
+        rx.button("Volgende", rx.icon("chevron_right", size=14), variant="soft", size="1",
+                  disabled=S.page >= S.pages, on_click=S.go_page(S.page + 1), id="people-next"),
+        spacing="3", align="center", justify="center", width="100%",
+    ))
+
+
+def people_table() -> rx.Component:
+    return section(
+        "Mensen van je organisatie",
+        "Een uitgenodigd persoon kiest zelf een wachtwoord via de link. Gedeactiveerd: alle sessies eindigen en "
+        "aanmelden kan niet, maar er wordt niets verwijderd.",
+        filters(),
+        rx.cond(
+            S.rows.length() > 0,
+            rx.box(rx.table.root(
+                rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in (
+                    "Persoon", "Rol", "Status", "Laatst aangemeld (UTC)", "")])),
+                rx.table.body(rx.foreach(S.rows, person_row)),
+                size="1", width="100%", id="people-table", class_name="r42-cards",
+            ), overflow_x="auto", width="100%"),
+            rx.cond((S.query != "") | (S.role_filter != "all") | (S.state_filter != "all"),
+                    rx.text("Niemand past bij deze zoekopdracht.", size="2", color_scheme="gray", id="people-none"),
+                    empty_state("users", "Nog niemand", "Nodig mensen uit, één voor één of met een CSV-bestand."))),
+        pager(),
+        id="people-section",
+    )
+
+
+def change_row(c: ChangeView) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(rx.text(c.when, size="1"), class_name="card-title"),
+        card_cell("Door", rx.text(c.actor, size="1")), card_cell("Wie", rx.text(c.target, size="1")),
+        card_cell("Wat", rx.text(c.what, size="1")), card_cell("Van → naar", rx.text(c.change, size="1")),
+    )
+
+
+def recent_changes() -> rx.Component:
+    return section(
+        "Laatste wijzigingen",
+        "Wie wat veranderde, op deze pagina, via de API of met r42 user. Alles staat in het auditlog.",
+        rx.cond(S.changes.length() > 0,
+                rx.box(rx.table.root(
+                    rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in
+                                                   ("Wanneer (UTC)", "Door", "Wie", "Wat", "Van → naar")])),
+                    rx.table.body(rx.foreach(S.changes, change_row)),
+                    size="1", width="100%", id="people-changes", class_name="r42-cards",
+                ), overflow_x="auto", width="100%"),
+                rx.text("Nog geen wijzigingen.", size="2", color_scheme="gray")),
+    )
+
+
+def body() -> rx.Component:
+    return rx.vstack(
+        rx.hstack(
+            rx.vstack(rx.heading("Mensen", size="7"),
+                      rx.text("Wie R42 gebruikt in je organisatie, en als wat.", color_scheme="gray", size="2"),
+                      spacing="1"),
+            rx.hstack(
+                rx.button(rx.icon("upload", size=14), "Importeren", variant="soft", on_click=S.open_import(True),
+                          id="people-import-open"),
+                rx.button(rx.icon("user_plus", size=14), "Uitnodigen", on_click=S.open_invite(True),
+                          id="people-invite-open"),
+                spacing="2",
+            ),
+            justify="between", align="end", width="100%", wrap="wrap", gap="3",
+        ),
+        rx.cond(S.load_error != "", error_callout(S.load_error)),
+        link_callout(),
+        rx.cond(S.loading, skeleton_lines(8, "40px"),
+                rx.vstack(people_table(), recent_changes(), spacing="4", width="100%")),
+        invite_dialog(), import_dialog(), confirm_dialog(),
+        spacing="4", width="100%",
+    )
+
+
+def page() -> rx.Component:
+    """`/admin/people` (admins only)."""
+    return page_frame(rx.box(rx.box(body(), max_width="1100px", margin_x="auto"), padding="28px 24px"), admin=True)

@@ -1,0 +1,371 @@
+"""PeopleState: `/admin/people` ("Mensen"), where an organisation's admins invite people (one by one or a CSV),
+change roles, deactivate and reactivate, hand out links, and remove someone (the privacy forget). Thin: the rules
+are in core/people.py, the work in services/store/people.py, PocketBase in a thread; the same service runs
+`/api/people` and `r42 user`."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+
+import reflex as rx
+
+from r42_app.container import services
+from r42_app.core.messages import msg
+from r42_app.core.people import MAX_IMPORT_BYTES, ROLE_NAMES, STATE_NAMES
+from r42_app.services.store.forget import ForgetError
+from r42_app.services.store.pb import PBError
+from r42_app.services.store.people import Actor, ImportReport, Link, PeopleError, Person
+from r42_app.services.uploads import keep_permit
+from r42_app.state.admin_page import AdminPageMixin
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 25
+CSV_UPLOAD_ID = "people-csv"
+STATE_COLORS = {"invited": "amber", "active": "green", "deactivated": "gray"}
+
+
+@dataclasses.dataclass
+class PersonRow:
+    id: str = ""
+    name: str = ""
+    email: str = ""
+    role: str = ""
+    role_label: str = ""
+    state: str = ""
+    state_label: str = ""
+    state_color: str = "gray"
+    last_sign_in: str = ""
+    is_me: bool = False
+
+
+@dataclasses.dataclass
+class BadRowView:
+    line: int = 0
+    email: str = ""
+    reason: str = ""
+
+
+@dataclasses.dataclass
+class ChangeView:
+    when: str = ""
+    actor: str = ""
+    target: str = ""
+    what: str = ""
+    change: str = ""
+
+
+WHAT_LABELS = {"invite": "uitgenodigd", "withdraw": "uitnodiging ingetrokken", "role": "rol", "state": "status",
+               "import": "lijst geïmporteerd", "accepted": "uitnodiging aangenomen", "reset link": "wachtwoordlink",
+               "password reset": "nieuw wachtwoord gekozen"}
+
+
+def _label(value: str) -> str:
+    return ROLE_NAMES.get(value) or STATE_NAMES.get(value) or value
+
+
+def _row(p: Person, me: str) -> PersonRow:
+    return PersonRow(p.id, p.name, p.email, p.role, ROLE_NAMES[p.role].capitalize(), p.state,
+                     STATE_NAMES[p.state].capitalize(), STATE_COLORS[p.state],
+                     p.last_sign_in[:16].replace("T", " ") if p.last_sign_in else "Nooit", p.id == me)
+
+
+class PeopleState(AdminPageMixin, rx.State):
+    rows: list[PersonRow] = []
+    total: int = 0
+    page: int = 1
+    query: str = ""
+    role_filter: str = "all"
+    state_filter: str = "all"
+    mail_on: bool = False
+    changes: list[ChangeView] = []
+    working: bool = False
+    # invite dialog
+    invite_open: bool = False
+    invite_error: str = ""
+    # the link just handed out (mail off, or a mail that failed): shown once with a copy button
+    link_url: str = ""
+    link_for: str = ""
+    link_note: str = ""
+    # import dialog: pick -> preview -> done
+    import_open: bool = False
+    import_stage: str = "pick"
+    import_error: str = ""
+    import_rows: int = 0
+    import_new: int = 0
+    import_unchanged: int = 0
+    import_bad: list[BadRowView] = []
+    import_links: str = ""  # mail off: "e-mail<TAB>link" per line, to copy
+    import_done_text: str = ""
+    _csv: bytes = b""
+    # confirmations
+    confirm_kind: str = ""  # deactivate | forget | withdraw
+    confirm_id: str = ""
+    confirm_name: str = ""
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @rx.var
+    def pages(self) -> int:
+        return max(1, -(-self.total // PAGE_SIZE))
+
+    async def _refresh(self, user) -> None:
+        people = services().people
+        role = "" if self.role_filter == "all" else self.role_filter
+        state = "" if self.state_filter == "all" else self.state_filter
+        (found, total), changes = await asyncio.gather(
+            asyncio.to_thread(people.list, user.tenant, self.query, role, state, self.page, PAGE_SIZE),
+            asyncio.to_thread(people.recent, user.tenant, 15))
+        if not found and self.page > 1 and total:  # the last page emptied (a withdrawal, a filter)
+            self.page = max(1, -(-total // PAGE_SIZE))
+            found, total = await asyncio.to_thread(people.list, user.tenant, self.query, role, state, self.page,
+                                                   PAGE_SIZE)
+        self.rows, self.total = [_row(p, user.id) for p in found], total
+        self.mail_on = services().settings.mail_on
+        self.changes = [ChangeView(c["at"][:16].replace("T", " "), c["actor"], c["target"],
+                                   WHAT_LABELS.get(c["what"], c["what"]),
+                                   f"{_label(c['before'])} → {_label(c['after'])}" if c["before"] or c["after"]
+                                   else "") for c in changes]
+
+    @rx.event
+    async def load(self):
+        """on_load of `/admin/people`; an admin's tab may send a CSV from here (the upload permit)."""
+        user = await self._admin()
+        await keep_permit(services().shared, self.router.session.client_token, user,
+                          services().settings.session_hours * 3600)
+        if user is None:
+            return
+        await self._reload(user, "people.load_failed")
+
+    async def _again(self) -> None:
+        user = await self._admin()
+        if user is not None:
+            await self._reload(user, "people.load_failed", show_loading=False)
+
+    @rx.event
+    async def search(self, value: str):
+        self.query, self.page = value[:100], 1
+        await self._again()
+
+    @rx.event
+    async def filter_role(self, value: str):
+        self.role_filter, self.page = value if value in ("all", "learner", "admin") else "all", 1
+        await self._again()
+
+    @rx.event
+    async def filter_state(self, value: str):
+        self.state_filter, self.page = value if value in ("all", "invited", "active", "deactivated") else "all", 1
+        await self._again()
+
+    @rx.event
+    async def go_page(self, page: int):
+        self.page = max(1, min(int(page), self.pages))
+        await self._again()
+
+    # -- a change, the same way each time ------------------------------------------------------
+
+    async def _change(self, call, success: str = ""):
+        """Run `call(people, tenant, actor)` in a thread as the admin (checked now); a refusal is a toast."""
+        user = await self._admin(fresh=True)
+        if user is None:
+            return
+        self.working = True
+        yield
+        try:
+            result = await asyncio.to_thread(call, services().people, user.tenant, Actor.of(user))
+        except PeopleError as exc:
+            self.working = False
+            yield rx.toast.error(exc.user_message)
+            return
+        except PBError as exc:
+            log.error("a change on /admin/people failed: %s", exc)
+            self.working = False
+            yield rx.toast.error(msg("people.save_failed"))
+            return
+        self.working = False
+        if isinstance(result, Link):
+            self._show_link(result)
+        if isinstance(result, Person) and result.state == "deactivated":
+            await services().auth.sessions_ended(result.id)  # every worker's tab caches, at once
+        await self._reload(user, "people.load_failed", show_loading=False)
+        if success:
+            yield rx.toast.success(success)
+
+    def _show_link(self, link: Link) -> None:
+        if link.mailed:
+            self.link_url = ""
+            return
+        self.link_url, self.link_for = link.url, link.person.email
+        self.link_note = msg("people.mail_failed", error=link.mail_error[:200]) if link.mail_error \
+            else msg("people.hand_over")
+
+    @rx.event
+    def close_link(self):
+        self.link_url = self.link_for = self.link_note = ""
+
+    # -- invite ---------------------------------------------------------------------------------
+
+    @rx.event
+    def open_invite(self, open_: bool = True):
+        self.invite_open, self.invite_error = open_, ""
+
+    @rx.event
+    async def invite(self, form: dict):
+        email, name, role = (str(form.get(k, ""))[:300] for k in ("email", "name", "role"))
+        user = await self._admin(fresh=True)
+        if user is None:
+            return
+        self.working, self.invite_error = True, ""
+        yield
+        try:
+            link = await asyncio.to_thread(services().people.invite, user.tenant, Actor.of(user), email, name,
+                                           role or "learner")
+        except PeopleError as exc:
+            self.working, self.invite_error = False, exc.user_message
+            return
+        except PBError as exc:
+            log.error("an invitation failed: %s", exc)
+            self.working, self.invite_error = False, msg("people.save_failed")
+            return
+        self.working, self.invite_open = False, False
+        self._show_link(link)
+        await self._reload(user, "people.load_failed", show_loading=False)
+        email = link.person.email
+        yield rx.toast.success(msg("people.invited_mailed", email=email) if link.mailed else
+                               msg("people.invited", email=email))
+
+    # -- per person -----------------------------------------------------------------------------
+
+    @rx.event
+    async def set_role(self, person_id: str, role: str):
+        async for event in self._change(lambda p, t, a: p.set_role(t, a, person_id, role),
+                                        msg("people.role_changed")):
+            yield event
+
+    @rx.event
+    async def activate(self, person_id: str):
+        async for event in self._change(lambda p, t, a: p.set_state(t, a, person_id, "active"),
+                                        msg("people.activated")):
+            yield event
+
+    @rx.event
+    async def resend(self, person_id: str):
+        async for event in self._change(lambda p, t, a: p.resend(t, a, person_id), msg("people.resent")):
+            yield event
+
+    @rx.event
+    async def reset_link(self, person_id: str):
+        async for event in self._change(lambda p, t, a: p.reset_link(t, a, person_id), msg("people.reset_made")):
+            yield event
+
+    @rx.event
+    def ask(self, kind: str, person_id: str, name: str):
+        """Open the confirmation of a change that is hard to undo (deactivate, withdraw, remove)."""
+        self.confirm_kind, self.confirm_id, self.confirm_name = kind, person_id, name
+
+    @rx.event
+    def cancel_confirm(self, open_: bool = False):
+        if not open_:
+            self.confirm_kind = self.confirm_id = self.confirm_name = ""
+
+    @rx.event
+    async def confirm(self):
+        kind, person_id = self.confirm_kind, self.confirm_id
+        self.confirm_kind = ""
+        if kind == "deactivate":
+            call, done = (lambda p, t, a: p.set_state(t, a, person_id, "deactivated")), msg("people.deactivated")
+        elif kind == "withdraw":
+            call, done = (lambda p, t, a: p.withdraw(t, a, person_id)), msg("people.withdrawn")
+        elif kind == "forget":
+            call, done = (lambda p, t, a: _forget(p, t, a, person_id)), msg("people.forgotten")
+        else:
+            return
+        async for event in self._change(call, done):
+            yield event
+
+    # -- import ---------------------------------------------------------------------------------
+
+    @rx.event
+    def open_import(self, open_: bool = True):
+        self.import_open = open_
+        if open_ or self.import_stage == "done":
+            self.import_stage, self.import_error, self.import_bad, self.import_links = "pick", "", [], ""
+            self._csv = b""
+
+    @rx.event
+    async def upload_csv(self, files: list[rx.UploadFile]):
+        """The CSV arrived: read it (1 MB at most) and show what an import would do; nothing is written yet."""
+        user = await self._admin(fresh=True)
+        if user is None or not files:
+            return
+        self.import_error = ""
+        data = await asyncio.to_thread(files[0].file.read, MAX_IMPORT_BYTES + 1)
+        self.working = True
+        yield
+        try:
+            report = await asyncio.to_thread(services().people.import_csv, user.tenant, Actor.of(user), data, True)
+        except PeopleError as exc:
+            self.working, self.import_error = False, exc.user_message
+            return
+        except PBError as exc:
+            log.error("a people CSV could not be checked: %s", exc)
+            self.working, self.import_error = False, msg("people.save_failed")
+            return
+        self.working = False
+        self._csv = data
+        self._show_report(report)
+        self.import_stage = "preview"
+
+    def _show_report(self, report: ImportReport) -> None:
+        self.import_rows, self.import_new, self.import_unchanged = report.rows, report.to_invite, report.unchanged
+        self.import_bad = [BadRowView(b.line, b.email, b.to_json()["reason"]) for b in report.bad[:500]]
+
+    @rx.event
+    def files_rejected(self, _files: list):
+        self.import_error = msg("people.csv_too_big", size="> 1", maximum="1")
+
+    @rx.event
+    async def confirm_import(self):
+        """"Uitnodigen": the checked file again, now written (still nothing when a row became bad meanwhile)."""
+        user = await self._admin(fresh=True)
+        if user is None or not self._csv:
+            return
+        self.working = True
+        yield
+        try:
+            report = await asyncio.to_thread(services().people.import_csv, user.tenant, Actor.of(user), self._csv,
+                                             False)
+        except (PeopleError, PBError) as exc:
+            log.warning("a people import failed: %s", exc)
+            self.working = False
+            self.import_error = exc.user_message if isinstance(exc, PeopleError) else msg("people.save_failed")
+            return
+        self.working = False
+        self._show_report(report)
+        if report.bad:
+            self.import_stage = "preview"
+            return
+        self.import_stage, self._csv = "done", b""
+        unmailed = [link for link in report.links if not link.mailed]
+        self.import_links = "\n".join(f"{link.person.email}\t{link.url}" for link in unmailed)
+        self.import_done_text = msg("people.imported", invited=report.invited, unchanged=report.unchanged) + (
+            " " + msg("people.imported_mail_failed", failed=report.mail_failures) if report.mail_failures else "") + (
+            " " + msg("people.imported_hand_over") if unmailed and not report.mail_failures else "")
+        await self._reload(user, "people.load_failed", show_loading=False)
+
+
+def _forget(people, tenant, actor: Actor, person_id: str) -> Person:
+    """"Verwijderen": the privacy forget (`r42 user forget`'s code path), never of oneself."""
+    person = people.get(tenant, person_id)
+    if person.id == actor.id:
+        raise PeopleError("people.not_yourself", "conflict", "an admin cannot remove themselves")
+    svc = services()
+    svc.cost_persister.drain(wait_for_leases=True)  # no cost event arrives naming them later
+    try:
+        svc.forgetter.forget(tenant, person.email)
+    except ForgetError as exc:
+        log.warning("removing %s from /admin/people failed: %s", person.id, exc)
+        raise PeopleError("people.forget_failed", "conflict", "the forget failed (see the log)") from exc
+    return person

@@ -1,0 +1,119 @@
+"""Issue 46, as a new organisation adopts R42: an operator makes the tenant from the command line and invites its
+admin; the admin accepts the link, imports a CSV of learners on /admin/people; one learner accepts theirs and asks
+R42 a question; the admin deactivates them, and the learner's open page is refused at its next action. Mail is off
+in the served app (the embedded default), so links are handed over as the page and the CLI show them."""
+
+import os
+import re
+import secrets
+import subprocess
+import sys
+
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import ROOT
+from tests.e2e.test_chat import ask, open_chat
+
+GOOD = "paarse-fiets-op-dinsdag"
+LEARNER_GOOD = "groene-trein-naar-zee"
+
+
+def r42(served_app, *args: str) -> subprocess.CompletedProcess:
+    port = served_app.url.rsplit(":", 1)[1]
+    env = {**os.environ, "R42_PB_URL": served_app.pb_url, "R42_DATA_DIR": str(served_app.data_dir), "R42_PORT": port}
+    return subprocess.run([sys.executable, "-m", "r42_app.cli", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def accept(page, url: str, password: str) -> None:
+    """Open an invitation link, choose a password, and land signed in."""
+    page.goto(url)
+    expect(page.locator("#link-card")).to_contain_text("Welkom bij R42")
+    page.fill("#new-password", "kort")
+    page.fill("#new-password-again", "kort")
+    page.click("#link-save")
+    expect(page.locator("#link-form-error")).to_contain_text("minstens 10 tekens")  # the link is not used up
+    page.fill("#new-password", password)
+    page.fill("#new-password-again", password)
+    page.click("#link-save")
+    page.wait_for_selector("#user-menu")
+
+
+def test_a_new_organisation_gets_its_people_in_and_a_deactivation_counts_at_once(served_app, browser, claude,
+                                                                                   tmp_path):
+    slug = "bakkerij-" + secrets.token_hex(3)
+    admin_email = f"baas@{slug}.nl"
+    made = r42(served_app, "tenant", "create", "--slug", slug, "--name", "Bakkerij Brood", "--admin-email",
+               admin_email)
+    assert made.returncode == 0, made.stderr
+    admin_link = re.search(r"(http://\S+/welkom\?token=\S+)", made.stdout)[1]
+    assert admin_link.startswith(served_app.url)
+
+    admin_ctx = browser.new_context(viewport={"width": 1400, "height": 900}, locale="nl-NL")
+    admin = admin_ctx.new_page()
+    accept(admin, admin_link, GOOD)
+    expect(admin.locator("#user-menu")).to_contain_text("baas")
+    admin.goto(served_app.url + "/admin/people")
+    expect(admin.locator("#people-table .person-row")).to_have_count(1)
+
+    csv = tmp_path / "klas.csv"
+    csv.write_text(f"e-mailadres;naam;rol\nanna@{slug}.nl;Anna Appel;deelnemer\nbart@{slug}.nl;Bart Bes;deelnemer\n",
+                   encoding="utf-8-sig")
+    admin.click("#people-import-open")
+    with admin.expect_file_chooser() as chooser:  # by keyboard: the drop zone takes focus, Enter picks the file
+        admin.locator(".csv-drop").focus()
+        admin.keyboard.press("Enter")
+    chooser.value.set_files(str(csv))
+    expect(admin.locator("#import-summary")).to_contain_text("2 regels: 2 nieuw")
+    expect(admin.locator("#people-table .person-row")).to_have_count(1)  # nothing written before the confirmation
+    admin.click("#import-confirm")
+    expect(admin.locator("#import-done")).to_contain_text("2 mensen uitgenodigd")
+    links = admin.locator("#import-links").input_value()
+    anna_link = next(line.split("\t")[1] for line in links.splitlines() if line.startswith("anna@"))
+    admin.click("#import-close")
+    expect(admin.locator("#people-table .person-row")).to_have_count(3)
+    expect(admin.locator(f'.person-row[data-email="anna@{slug}.nl"]')).to_contain_text("Uitgenodigd")
+
+    learner_ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    learner = learner_ctx.new_page()
+    accept(learner, anna_link, LEARNER_GOOD)
+    claude.reply_text("Het brood gaat om vijf uur de oven in.")
+    open_chat(learner)
+    ask(learner, "Hoe laat gaat het brood de oven in?")
+    expect(learner.locator(".r42-assistant").last).to_contain_text("vijf uur de oven in", timeout=30_000)
+    expect(learner.locator("#r42-send")).to_be_visible(timeout=30_000)
+
+    admin.reload()
+    row = admin.locator(f'.person-row[data-email="anna@{slug}.nl"]')
+    expect(row).to_contain_text("Actief")
+    row.locator(".person-actions").click()
+    admin.locator(".person-deactivate").click()
+    admin.click("#people-confirm")
+    expect(row).to_contain_text("Gedeactiveerd")
+
+    ask(learner, "En hoe laat gaat de winkel open?")  # the open page's next action: the sign-in card, and why
+    expect(learner.locator("#sign-in")).to_be_visible(timeout=30_000)
+    expect(learner.locator("#signin-error")).to_contain_text("Je account is gedeactiveerd")
+    learner.fill("#email", f"anna@{slug}.nl")
+    learner.fill("#password", LEARNER_GOOD)
+    learner.click("#sign-in")
+    expect(learner.locator("#signin-error")).to_contain_text("gedeactiveerd")
+    learner_ctx.close()
+    admin_ctx.close()
+
+
+def test_a_used_or_made_up_link_says_it_no_longer_works(served_app, page):
+    page.goto(served_app.url + "/welkom?token=" + "x" * 43)
+    expect(page.locator("#link-card")).to_contain_text("Deze link werkt niet")
+    expect(page.locator("#link-card")).to_contain_text("Vraag je beheerder om een nieuwe")
+    page.click("#link-to-sign-in")
+    expect(page.locator("#sign-in")).to_be_visible()
+    expect(page.locator("#forgot-link")).to_be_visible()
+    expect(page.locator("#demo-hint")).to_be_visible()  # the demo tenant exists in the served app
+
+
+def test_forgot_password_without_mail_says_to_ask_the_admin(served_app, page):
+    page.goto(served_app.url + "/wachtwoord-vergeten")
+    page.fill("#forgot-email", "learner@example.com")
+    page.click("#forgot-send")
+    expect(page.locator("#forgot-error")).to_contain_text("Vraag je beheerder")
