@@ -114,7 +114,7 @@ def import_dialog() -> rx.Component:
                       align="center", spacing="1"),
             id=CSV_UPLOAD_ID, multiple=False, accept={"text/csv": [".csv", ".txt"]}, max_files=1,
             max_size=MAX_IMPORT_BYTES,
-            on_drop=S.upload_csv(rx.upload_files(upload_id=CSV_UPLOAD_ID)),
+            on_drop=[S.csv_starting, S.upload_csv(rx.upload_files(upload_id=CSV_UPLOAD_ID))],
             on_drop_rejected=S.files_rejected,
             border="2px dashed var(--gray-6)", border_radius="10px", padding="20px", width="100%", cursor="pointer",
             class_name="csv-drop",

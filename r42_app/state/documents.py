@@ -33,7 +33,7 @@ from r42_app.core.messages import msg, nl_number
 from r42_app.services.document_import import FileOutcome
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
-from r42_app.services.uploads import RETRY_AFTER_S, uploads_busy
+from r42_app.services.uploads import RETRY_AFTER_S, keep_permit, uploads_busy
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
@@ -175,6 +175,9 @@ class DocumentUploadState(rx.State):
         if self.doc_busy:
             return
         cfg = services().settings
+        # the page grants this tab's upload permit when it loads; a file dropped before that load finished (a busy
+        # server) was refused by the upload route without a word. The upload is sent after this event, so it holds.
+        await keep_permit(services().shared, self.router.session.client_token, user, cfg.session_hours * 3600)
         busy = await uploads_busy(services().shared, user.id, user.tenant_id, cfg.uploads_per_user,
                                   cfg.uploads_per_tenant, self.router.session.client_token)
         self.doc_error = msg("doc.uploads_busy", seconds=RETRY_AFTER_S) if busy else ""

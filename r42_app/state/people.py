@@ -295,6 +295,15 @@ class PeopleState(AdminPageMixin, rx.State):
             self._csv = b""
 
     @rx.event
+    async def csv_starting(self):
+        """Before the CSV is sent: this tab's upload permit, as the page's load granted it (a file dropped before that
+        load finished would otherwise be refused by the upload route without a word)."""
+        user = await self._admin()
+        if user is not None:
+            await keep_permit(services().shared, self.router.session.client_token, user,
+                              services().settings.session_hours * 3600)
+
+    @rx.event
     async def upload_csv(self, files: list[rx.UploadFile]):
         """The CSV arrived: read it (1 MB at most) and show what an import would do; nothing is written yet."""
         user = await self._admin(fresh=True)

@@ -117,3 +117,55 @@ def test_forgot_password_without_mail_says_to_ask_the_admin(served_app, page):
     page.fill("#forgot-email", "learner@example.com")
     page.click("#forgot-send")
     expect(page.locator("#forgot-error")).to_contain_text("Vraag je beheerder")
+
+
+def test_changing_the_password_wants_the_old_one_and_signs_the_other_devices_out(served_app, browser):
+    """"Wachtwoord wijzigen" in the account menu: the current password first, the new one by the one rule; this tab
+    stays signed in, another device of the same person is signed out at its next step."""
+    from r42_app.services.adapters.mailer import Mailer
+    from r42_app.services.store.people import Actor, People
+    from r42_app.services.store.tenants import Tenants
+
+    pb = served_app.superuser()
+    people = People(pb, Mailer(), served_app.url)
+    email = f"wissel-{secrets.token_hex(3)}@example.com"
+    link = people.invite(Tenants(pb).get("demo"), Actor.cli(), email, "Wim Wissel")
+    people.redeem(link.url.split("token=")[1], GOOD)
+    try:
+        here, there = browser.new_context(), browser.new_context()
+        page, other = here.new_page(), there.new_page()
+        for tab in (page, other):
+            tab.goto(served_app.url + "/")
+            tab.fill("#email", email)
+            tab.fill("#password", GOOD)
+            tab.click("#sign-in")
+            tab.wait_for_selector("#user-menu")
+        page.click("#user-menu")
+        page.click("#change-password-open")
+        page.fill("#old-password", "niet-mijn-wachtwoord")
+        page.fill("#change-new-password", LEARNER_GOOD)
+        page.fill("#change-new-again", LEARNER_GOOD)
+        page.click("#change-save")
+        expect(page.locator("#change-error")).to_contain_text("Je huidige wachtwoord klopt niet")
+        page.fill("#old-password", GOOD)
+        page.fill("#change-new-password", "wimwissel2026")
+        page.fill("#change-new-again", "wimwissel2026")
+        page.click("#change-save")
+        expect(page.locator("#change-error")).to_contain_text("te makkelijk te raden")  # the name is in it
+        page.fill("#old-password", GOOD)
+        page.fill("#change-new-password", LEARNER_GOOD)
+        page.fill("#change-new-again", LEARNER_GOOD)
+        page.click("#change-save")
+        expect(page.get_by_text("Je wachtwoord is gewijzigd")).to_be_visible()
+        page.reload()
+        expect(page.locator("#user-menu")).to_be_visible()  # this tab got a new session
+        other.reload()
+        expect(other.locator("#sign-in")).to_be_visible()  # the other device is signed out
+        other.fill("#email", email)
+        other.fill("#password", LEARNER_GOOD)
+        other.click("#sign-in")
+        expect(other.locator("#user-menu")).to_be_visible()
+        here.close()
+        there.close()
+    finally:
+        pb.delete("users", link.person.id)

@@ -95,3 +95,10 @@ async def test_learners_and_other_tenants_get_nothing(api_env, admin_pb, org, se
     assert (await call("POST", f"/api/people/{member}/invite", demo_admin)).status_code == 404
     assert all(p["email"] != "lid@api.nl" for p in (await call("GET", "/api/people", demo_admin)).json()["items"])
     assert (await call("GET", "/api/people", "")).status_code == 401
+
+
+async def test_an_unknown_filter_is_a_400_not_an_error(api_env, org):
+    _tenant, token = org
+    for query in ("role=superuser", "state=weg", "page=0", "per_page=x"):
+        answer = await call("GET", f"/api/people?{query}", token)
+        assert answer.status_code == 400 and answer.json()["message"], (query, answer.text)

@@ -178,7 +178,10 @@ class People:
             q = quote(query.strip()[:100])
             flt.append(f"(email ~ {q} || name ~ {q})")
         if role:
-            flt.append(f"role = {quote(clean_role(role))}")
+            try:
+                flt.append(f"role = {quote(clean_role(role))}")
+            except PeopleInputError as exc:
+                raise _input_error(exc) from exc
         if state:
             if state not in ("invited", "active", "deactivated"):
                 raise PeopleError("people.bad_state", "bad_input", f"unknown state {state!r}")
@@ -351,6 +354,7 @@ class People:
             good, bad = parse_people_csv(data)
         except PeopleInputError as exc:
             raise _input_error(exc) from exc
+        rows = len(good) + len(bad)
         known = self._existing([r.email for r in good])
         new: builtins.list[ImportRow] = []
         unchanged = 0
@@ -364,8 +368,7 @@ class People:
             else:
                 unchanged += 1
         bad.sort(key=lambda b: b.line)
-        report = ImportReport(rows=len(good) + len(bad) - sum(1 for b in bad if b.code == "people.other_tenant"),
-                              bad=bad, to_invite=len(new), unchanged=unchanged)
+        report = ImportReport(rows=rows, bad=bad, to_invite=len(new), unchanged=unchanged)
         if dry_run or bad or not new:
             return report
         # every new person and their link, BATCH people a transaction; one audit row for the whole import
