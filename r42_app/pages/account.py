@@ -33,7 +33,7 @@ def link_form() -> rx.Component:
             password_field("Kies een wachtwoord", "password", "new-password", described=True),
             rx.text(PASSWORD_HINT, size="1", color_scheme="gray", id="password-hint"),
             password_field("Nog een keer", "password_again", "new-password-again"),
-            rx.button(rx.cond(S.link_kind == "invite", "Wachtwoord opslaan en beginnen", "Wachtwoord opslaan"),
+            rx.button(rx.cond(S.link_kind == "invite", "Opslaan en beginnen", "Wachtwoord opslaan"),
                       type="submit", size="3", width="100%", loading=S.saving, id="link-save"),
             spacing="3", width="100%",
         ),
