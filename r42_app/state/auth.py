@@ -30,20 +30,22 @@ def page_loader(route: str, handler: Any) -> Any:
     return handler
 
 
-_DEMO_SEEN: list[float] = []  # when the demo tenant was last seen to exist (a monotonic time), per process
+_DEMO_KNOWN: dict[str, tuple[bool, float]] = {}  # "demo" -> (whether the demo tenant exists, when asked: monotonic)
 DEMO_RECHECK_S = 300.0
 
 
 def _demo_exists() -> bool:
-    """Whether the demo tenant exists (remembered for DEMO_RECHECK_S once seen; asked again while it does not)."""
-    if _DEMO_SEEN and time.monotonic() - _DEMO_SEEN[0] < DEMO_RECHECK_S:
-        return True
+    """Whether the demo tenant exists, asked at most once per DEMO_RECHECK_S per process (a signed-out page load
+    asks; an organisation without the demo tenant has many)."""
+    known = _DEMO_KNOWN.get("demo")
+    if known is not None and time.monotonic() - known[1] < DEMO_RECHECK_S:
+        return known[0]
     try:
         found = services().kb.tenant("demo") is not None
     except Exception as exc:  # noqa: BLE001 - a hint is not worth an error on the sign-in page
         log.info("could not tell whether the demo tenant exists: %s", exc)
         return False
-    _DEMO_SEEN[:] = [time.monotonic()] if found else []
+    _DEMO_KNOWN["demo"] = (found, time.monotonic())
     return found
 
 

@@ -11,6 +11,7 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -20,7 +21,7 @@ from r42_app.core.identity import SignedInUser
 from r42_app.core.ratelimit import FailureLimiter
 from r42_app.services.runtime.shared_state import MemorySharedState, SharedState, SharedStateUnavailable
 from r42_app.services.store.batched import Batched
-from r42_app.services.store.pb import PBError, PocketBase, quote
+from r42_app.services.store.pb import PBError, PocketBase, pb_time, quote
 
 log = logging.getLogger(__name__)
 
@@ -172,8 +173,7 @@ class AuthService:
         if self.admin is None:
             return
         try:
-            now = time.strftime("%Y-%m-%d %H:%M:%S.000Z", time.gmtime())
-            self.admin.update("users", user_id, {"last_sign_in": now})
+            self.admin.update("users", user_id, {"last_sign_in": pb_time(datetime.now(UTC))})
         except PBError as exc:
             log.warning("could not note the sign-in of %s: %s", user_id, exc)
 

@@ -42,7 +42,7 @@ from r42_app.core.people import (
 )
 from r42_app.services.adapters.mailer import Mail, Mailer
 from r42_app.services.store.audit import audit_request
-from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
+from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
 
 log = logging.getLogger(__name__)
 
@@ -148,10 +148,6 @@ class Redeemable:
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-def _pb_time(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.000Z")
 
 
 def _new_id() -> str:
@@ -278,21 +274,28 @@ class People:
                        audit_request(tenant, actor.id, actor.label, TOOL, person.email, "withdraw", "invited", "")])
         return person
 
-    def _issue(self, tenant: Tenant, actor: Actor, person: Person, kind: str, tenant_name: str = "") -> Link:
-        """A new single-use link of `kind` for the person (their earlier one of that kind stops working), mailed
-        when mail is on; the URL is returned either way (the admin may hand it over)."""
+    def _new_link(self, person_id: str, kind: str, actor: Actor) -> tuple[str, dict[str, Any]]:
+        """A fresh token of `kind` for the person, and the invitations row that keeps only its hash."""
         token = secrets.token_urlsafe(32)
         now = datetime.fromtimestamp(self.clock(), UTC)
         expires = now + (timedelta(days=INVITE_DAYS) if kind == "invite" else timedelta(hours=RESET_HOURS))
+        return token, {"user": person_id, "kind": kind, "hash": token_hash(token), "expires": pb_time(expires),
+                       "by": actor.id or None}
+
+    def _url(self, kind: str, token: str) -> str:
+        return f"{self.link_base}{INVITE_PATH if kind == 'invite' else RESET_PATH}?token={token}"
+
+    def _issue(self, tenant: Tenant, actor: Actor, person: Person, kind: str) -> Link:
+        """A new single-use link of `kind` for the person (their earlier one of that kind stops working), mailed
+        when mail is on; the URL is returned either way (the admin may hand it over)."""
+        token, row = self._new_link(person.id, kind, actor)
         old = self.pb.all("invitations", filter=f"user = {quote(person.id)} && kind = {quote(kind)}", fields="id")
         self.pb.batch([*(BatchRequest.delete("invitations", r["id"]) for r in old),
-                       BatchRequest.create("invitations", {"tenant": tenant.id, "user": person.id, "kind": kind,
-                                                           "hash": token_hash(token), "expires": _pb_time(expires),
-                                                           "by": actor.id or None})])
-        url = f"{self.link_base}{INVITE_PATH if kind == 'invite' else RESET_PATH}?token={token}"
+                       BatchRequest.create("invitations", {"tenant": tenant.id, **row})])
+        url = self._url(kind, token)
         if not self.mailer.on:
             return Link(person, url, mailed=False)
-        error = self.mailer.send([self._mail(tenant_name or tenant.name, actor, person, kind, url)])[0]
+        error = self.mailer.send([self._mail(tenant.name, actor, person, kind, url)])[0]
         if error:
             log.warning("the %s mail to %s failed: %s", kind, person.email, error)
         return Link(person, url, mailed=not error, mail_error=error)
@@ -373,16 +376,13 @@ class People:
             return report
         # every new person and their link, BATCH people a transaction; one audit row for the whole import
         tokens: dict[str, str] = {}
-        now = datetime.fromtimestamp(self.clock(), UTC)
-        expires = _pb_time(now + timedelta(days=INVITE_DAYS))
         people_rows: builtins.list[dict[str, Any]] = []
         link_rows: builtins.list[dict[str, Any]] = []
         for row in new:
-            person_id, token = _new_id(), secrets.token_urlsafe(32)
-            tokens[person_id] = token
+            person_id = _new_id()
+            tokens[person_id], link = self._new_link(person_id, "invite", actor)
             people_rows.append({"id": person_id, "email": row.email, "name": row.name, "role": row.role})
-            link_rows.append({"user": person_id, "hash": token_hash(token), "expires": expires,
-                              "by": actor.id or None})
+            link_rows.append(link)
         audit = audit_request(tenant, actor.id, actor.label, TOOL, f"{len(new)} people", "import", "",
                               f"{len(new)} invited, {unchanged} unchanged")
         for start in range(0, len(people_rows), BATCH):
@@ -393,7 +393,7 @@ class People:
                 progress("writing", min(start + BATCH, len(people_rows)), len(people_rows))
         people = [Person(pid, row.email, row.name, row.role, "invited", "")
                   for pid, row in zip(tokens, new, strict=True)]
-        urls = [f"{self.link_base}{INVITE_PATH}?token={tokens[p.id]}" for p in people]
+        urls = [self._url("invite", tokens[p.id]) for p in people]
         report.invited = len(people)
         if not self.mailer.on:
             report.links = [Link(p, u, mailed=False) for p, u in zip(people, urls, strict=True)]
@@ -422,7 +422,7 @@ class People:
         row = self.pb.first("invitations", f"hash = {quote(token_hash(token))}", expand="user,tenant")
         if row is None:
             raise PeopleError("people.link_unknown", "not_found", "no such link (used, withdrawn or replaced)")
-        if row.get("expires", "") <= _pb_time(datetime.fromtimestamp(self.clock(), UTC)):
+        if row.get("expires", "") <= pb_time(datetime.fromtimestamp(self.clock(), UTC)):
             raise PeopleError("people.link_expired", "conflict", "the link has expired")
         return row
 
