@@ -572,7 +572,12 @@ async def people_import(request: Request) -> JSONResponse:
     session = await _people_admin(request)
     if isinstance(session, JSONResponse):
         return session
-    raw = await _read_body(request, PEOPLE_IMPORT_MAX_BODY_BYTES)
+    read_timeout = services().settings.upload_read_timeout
+    try:  # a body that stops coming is dropped, as a document upload's is (R42_UPLOAD_READ_TIMEOUT_S)
+        raw = await asyncio.wait_for(_read_body(request, PEOPLE_IMPORT_MAX_BODY_BYTES), read_timeout)
+    except TimeoutError:
+        log.info("people import of user %s: the body stopped coming", session.user.id)
+        return _error(408, "upload_timeout", msg("doc.upload_timeout", seconds=math.ceil(read_timeout)))
     if isinstance(raw, JSONResponse):
         if raw.status_code == 413:
             return _error(413, "payload_too_large", msg("people.csv_too_big", size="> 1", maximum="1"))

@@ -213,6 +213,8 @@ class PeopleState(AdminPageMixin, rx.State):
 
     @rx.event
     async def invite(self, form: dict):
+        if not self.invite_open:  # a second press of "Uitnodigen", queued behind the first that closed the dialog
+            return
         email, name, role = (str(form.get(k, ""))[:300] for k in ("email", "name", "role"))
         user = await self._admin(fresh=True)
         if user is None:

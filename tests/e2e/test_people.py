@@ -169,3 +169,29 @@ def test_changing_the_password_wants_the_old_one_and_signs_the_other_devices_out
         there.close()
     finally:
         pb.delete("users", link.person.id)
+
+
+def test_a_double_click_on_uitnodigen_invites_once_and_the_shown_link_works(served_app, page):
+    from r42_app.services.adapters.mailer import Mailer
+    from r42_app.services.store.people import People
+    from tests.e2e.conftest import sign_in
+
+    pb = served_app.superuser()
+    email = f"dubbel-{secrets.token_hex(3)}@example.com"
+    sign_in(page, served_app, "admin@example.com", path="/admin/people")
+    page.click("#people-invite-open")
+    page.fill("#invite-email", email)
+    page.fill("#invite-name", "Dirk Dubbel")
+    page.dblclick("#invite-send")
+    expect(page.locator("#people-link-callout")).to_contain_text(email)
+    page.wait_for_timeout(1500)  # (a second invitation, if one were queued, would be done by now)
+    expect(page.get_by_text(f"{email} is uitgenodigd.")).to_have_count(1)  # one toast: one invitation
+    shown = page.locator("#people-link").input_value()
+    person = pb.first("users", f'email = "{email}"')
+    try:
+        assert len(pb.all("invitations", filter=f'user = "{person["id"]}"')) == 1
+        assert People(pb, Mailer(), served_app.url).peek(shown.split("token=")[1]).email == email
+        audit = pb.all("audit_log", filter=f'tool = "people" && arguments.target = "{email}"')
+        assert len(audit) == 1  # one invitation, not an invitation and a resend
+    finally:
+        pb.delete("users", person["id"])

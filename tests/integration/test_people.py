@@ -325,3 +325,14 @@ def test_the_doctor_says_whether_mail_is_off_working_or_failing(admin_pb, smtp_s
     monkeypatch.setenv("R42_SMTP_PORT", str(free_port()))
     down = Doctor(load_settings(), admin_pb, None, None).mail()[0]
     assert down.status == FAIL and "R42_SMTP_" in down.fix
+
+
+def test_an_import_whose_mail_server_is_down_reports_every_invitation_and_keeps_the_links(admin_pb, org):
+    from tests.conftest import free_port
+
+    nowhere = People(admin_pb, Mailer("127.0.0.1", free_port(), tls="none", timeout=3), BASE)
+    rows = "".join(f"weg{i}@mensen.nl;Weg {i};\n" for i in range(25)).encode()
+    done = nowhere.import_csv(org, Actor.cli(), rows, dry_run=False)
+    assert done.invited == 25 and done.mail_failures == 25
+    assert all(not link.mailed and "cannot be reached" in link.mail_error for link in done.links)
+    assert nowhere.peek(token_of(done.links[0].url)).email == "weg0@mensen.nl"  # each link works, to hand over

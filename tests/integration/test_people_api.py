@@ -27,8 +27,8 @@ def org(admin_pb, seeded):
     return tenant, user_token(admin_pb, link.person.email, GOOD)
 
 
-async def call(method, path, token, **kwargs):
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+async def call(method, path, token, headers=None, **kwargs):
+    headers = {**(headers or {}), **({"Authorization": f"Bearer {token}"} if token else {})}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as client:
         return await client.request(method, path, headers=headers, **kwargs)
 
@@ -102,3 +102,25 @@ async def test_an_unknown_filter_is_a_400_not_an_error(api_env, org):
     for query in ("role=superuser", "state=weg", "page=0", "per_page=x"):
         answer = await call("GET", f"/api/people?{query}", token)
         assert answer.status_code == 400 and answer.json()["message"], (query, answer.text)
+
+
+async def test_a_stalled_import_is_dropped_and_writes_nothing(api_env, admin_pb, org, monkeypatch):
+    """A CSV whose body stops coming is answered 408 after R42_UPLOAD_READ_TIMEOUT_S, as a document upload is."""
+    import asyncio
+
+    from tests.integration.conftest import rebuild_services
+
+    tenant, token = org
+    monkeypatch.setenv("R42_UPLOAD_READ_TIMEOUT_S", "1")
+    await rebuild_services()
+    never = asyncio.Event()
+
+    async def stalls():
+        yield b'--x\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\nanna@api.nl,Anna\r\n'
+        await never.wait()
+
+    before = len(admin_pb.all("users", filter=f'tenant = "{tenant.id}"', fields="id"))
+    answer = await call("POST", "/api/people/import", token, content=stalls(),
+                        headers={"Content-Type": "multipart/form-data; boundary=x"})
+    assert answer.status_code == 408 and answer.json()["type"] == "upload_timeout"
+    assert len(admin_pb.all("users", filter=f'tenant = "{tenant.id}"', fields="id")) == before
