@@ -217,7 +217,7 @@ def actions(row: PersonRow) -> rx.Component:
                                                  on_click=S.ask("deactivate", row.id, row.email),
                                                  class_name="person-deactivate")),
             )),
-            rx.cond(row.state == "deactivated", rx.menu.item("Weer activeren", on_click=S.activate(row.id),
+            rx.cond(row.state == "deactivated", rx.menu.item("Heractiveren", on_click=S.activate(row.id),
                                                              class_name="person-activate")),
             rx.cond(~row.is_me & (row.state != "invited"), rx.fragment(
                 rx.menu.separator(),

@@ -158,8 +158,7 @@ class AccountState(rx.State):
                 else exc.user_message
             return
         try:
-            await asyncio.to_thread(services().admin_pb.update, "users", user.id,
-                                    {"password": new, "passwordConfirm": new})
+            await asyncio.to_thread(services().people.set_password, user.id, user.email, user.name, new)
             await services().auth.sessions_ended(user.id)
             session = await asyncio.to_thread(services().auth.sign_in, user.email, new)
         except (AuthError, PBError) as exc:

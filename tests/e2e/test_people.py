@@ -195,3 +195,50 @@ def test_a_double_click_on_uitnodigen_invites_once_and_the_shown_link_works(serv
         assert len(audit) == 1  # one invitation, not an invitation and a resend
     finally:
         pb.delete("users", person["id"])
+
+
+def test_an_admin_invites_and_deactivates_with_the_keyboard_alone(served_app, page):
+    """/admin/people without a mouse: "Uitnodigen" opens the dialog with the cursor in the e-mail field, Tab walks
+    the form to "Uitnodigen", Enter invites; the person's "…" menu opens with Enter and its items are reached with
+    the arrows; the confirmation is answered from the keyboard too."""
+    from tests.e2e.conftest import sign_in
+
+    pb = served_app.superuser()
+    email = f"toets-{secrets.token_hex(3)}@example.com"
+    sign_in(page, served_app, "admin@example.com", path="/admin/people")
+    expect(page.locator("#people-table")).to_be_visible()
+    page.locator("#people-invite-open").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#invite-email")).to_be_focused()
+    page.keyboard.type(email)
+    page.keyboard.press("Tab")
+    expect(page.locator("#invite-name")).to_be_focused()
+    page.keyboard.type("Toos Toets")
+    page.keyboard.press("Tab")
+    expect(page.locator("#invite-role")).to_be_focused()
+    page.keyboard.press("Tab")  # "Annuleren"
+    page.keyboard.press("Tab")
+    expect(page.locator("#invite-send")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#people-link-callout")).to_contain_text(email)
+    person = pb.first("users", f'email = "{email}"')
+    try:
+        page.locator("#people-search").focus()
+        page.keyboard.type("toets-")
+        row = page.locator(f'.person-row[data-email="{email}"]')
+        expect(row).to_contain_text("Uitgenodigd")
+        row.locator(".person-actions").focus()
+        page.keyboard.press("Enter")
+        expect(page.locator(".person-resend")).to_be_focused()
+        page.keyboard.press("ArrowDown")  # Radix moves the focus a moment later: wait for it, then choose
+        expect(page.locator(".person-withdraw")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.locator("#people-confirm")).to_be_visible()
+        page.keyboard.press("Tab")  # from "Annuleren" (Radix focuses the cancel button of a destructive dialog)
+        expect(page.locator("#people-confirm")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(row).to_have_count(0)
+        assert pb.first("users", f'email = "{email}"') is None
+    finally:
+        if pb.first("users", f'email = "{email}"'):
+            pb.delete("users", person["id"])

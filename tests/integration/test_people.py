@@ -336,3 +336,19 @@ def test_an_import_whose_mail_server_is_down_reports_every_invitation_and_keeps_
     assert done.invited == 25 and done.mail_failures == 25
     assert all(not link.mailed and "cannot be reached" in link.mail_error for link in done.links)
     assert nowhere.peek(token_of(done.links[0].url)).email == "weg0@mensen.nl"  # each link works, to hand over
+
+
+def test_a_changed_password_follows_the_rule_and_ends_the_other_sessions(pb_server, admin_pb, org, offline):
+    """"Wachtwoord wijzigen" (the account menu checks the old password with a sign-in first, state/account.py)."""
+    person = admin_of(offline, admin_pb, org, "wissel@mensen.nl")
+    auth = AuthService(pb_server.url, admin=admin_pb)
+    elsewhere = auth.sign_in("wissel@mensen.nl", GOOD)
+    with pytest.raises(PeopleError) as weak:
+        offline.set_password(person, "wissel@mensen.nl", "Wim Wissel", "wimwissel2026")
+    assert weak.value.code == "people.password_guessable"
+    assert auth.check(elsewhere.token, fresh=True) is not None  # a refused change changes nothing
+    offline.set_password(person, "wissel@mensen.nl", "Wim Wissel", OTHER_GOOD)
+    assert auth.check(elsewhere.token, fresh=True) is None  # the other device is signed out
+    with pytest.raises(AuthError):
+        auth.sign_in("wissel@mensen.nl", GOOD)
+    assert auth.sign_in("wissel@mensen.nl", OTHER_GOOD)

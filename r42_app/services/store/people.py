@@ -470,6 +470,13 @@ class People:
                                      "accepted" if row["kind"] == "invite" else "password reset", "", "")])
         return str(user.get("email", ""))
 
+    def set_password(self, user_id: str, email: str, name: str, password: str) -> None:
+        """"Wachtwoord wijzigen", once the caller has checked the old password: the one rule, then the new password;
+        PocketBase gives the person a new token key, so every earlier session of theirs ends."""
+        if problem := password_problem(password, email, name):
+            raise _input_error(problem)
+        self.pb.update("users", user_id, {"password": password, "passwordConfirm": password})
+
     def request_reset(self, email: str) -> Link | None:
         """"Wachtwoord vergeten?": a reset link mailed to an active person of an enabled tenant (None otherwise, and
         always without mail off: the caller says the same thing whatever happens here)."""
