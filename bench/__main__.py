@@ -36,6 +36,7 @@ BENCHMARKS = {
     "gaps": "bench_gaps",
     "hostile": "bench_hostile",
     "people": "bench_people",
+    "conversation": "bench_conversation",
 }
 
 

@@ -28,14 +28,15 @@ from r42_app.core.chat import (
     trim_history,
     validate_messages,
 )
+from r42_app.core.conversation import Understood, user_questions
 from r42_app.core.costs import QuotaExceeded, Round, Usage, assert_tenant_ai_credit_access
 from r42_app.core.errors import UserError
 from r42_app.core.identity import SignedInUser
 from r42_app.core.questions import QuestionEntry
 from r42_app.core.ratelimit import Limiter
-from r42_app.core.retrieval import KBContext, Snippet, TenantIndex, render_snippets
+from r42_app.core.retrieval import Snippet, TenantIndex, render_snippets
 from r42_app.services.adapters.llm import LLMError, LLMEvent
-from r42_app.services.retrieval import MODES, Retriever, SearchResult
+from r42_app.services.retrieval import MODES, Grounding, Retriever, SearchResult
 from r42_app.services.store.kb_store import KBStore
 from r42_app.services.store.pb import PBError, pb_time
 
@@ -250,14 +251,13 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     assert user is not None
     tenant = user.tenant
     kept, dropped = trim_history(messages)
-    question = messages[-1].content
+    questions = user_questions(messages)  # the turn is grounded on the question in its conversation (issue 47)
 
-    def search() -> tuple[KBContext, SearchResult, TenantIndex]:  # one thread hop, not three
+    def search() -> tuple[Grounding, TenantIndex]:  # one thread hop, not three
         retriever = deps.retriever
-        return (retriever.build_kb_context(tenant, question), retriever.kb_search(tenant, question, mode, 5),
-                retriever.index(tenant))
+        return retriever.ground(tenant, questions, mode, 5), retriever.index(tenant)
 
-    async def ground() -> tuple[KBContext, SearchResult, TenantIndex]:
+    async def ground() -> tuple[Grounding, TenantIndex]:
         async with _GROUNDING.hold(user.id):  # one user's turns are grounded one at a time (see _OneAtATime)
             return await asyncio.to_thread(search)
 
@@ -271,7 +271,8 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         permit = checked
     else:
         grounded = await ground()
-    context, result, index = grounded
+    grounding, index = grounded
+    context, result, understood = grounding.context, grounding.result, grounding.understood
     # the snippets' injection markers and their fences read the knowledge base's text: CPU, off the event loop
     snippets, snippets_text = await asyncio.to_thread(_snippets_of, result, index)
     relevant = result.relevance.grounded  # does the KB have anything on this question (core/relevance.py)
@@ -291,7 +292,8 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         texts = {s.slug: f"{t.description}\n\n{s.text}" for s in snippets
                  if (t := index.topics[index.by_slug[s.slug]] if s.slug in index.by_slug else None) is not None}
         # reading the topics' text is CPU: off the event loop every user shares
-        answer = await asyncio.to_thread(offline_answer, question, snippets, texts=texts, grounded=relevant)
+        answer = await asyncio.to_thread(offline_answer, understood.grounding, snippets, texts=texts,
+                                         grounded=relevant)
         yield events.Text(answer)
     else:
         pending_events: asyncio.Queue = asyncio.Queue()  # what a running tool streams (a confirmation card)
@@ -347,7 +349,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
                 convo.append({"role": "user", "content": results})
         except LLMError as exc:
             log.warning("model call failed (%s): %s", exc.kind, exc)
-            _log_question(deps, permit, question, channel, mode, result, snippets, (), relevant, turn_id)
+            _log_question(deps, permit, understood, channel, mode, result, snippets, (), relevant, turn_id)
             yield events.Error(exc.kind, exc.user_message, exc.retryable)
             return
         finally:  # also when the model failed or the user stopped the answer: what was spent is recorded
@@ -360,7 +362,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         yield events.Citation(c.ref, c.slug, c.label, c.anchor, c.url)
     if stale:
         log.warning("answer cited %d reference(s) that match no snippet: %s", len(stale), stale)
-    _log_question(deps, permit, question, channel, mode, result, snippets, [c.slug for c in citations], relevant,
+    _log_question(deps, permit, understood, channel, mode, result, snippets, [c.slug for c in citations], relevant,
                   turn_id)
     yield events.Done(offline=deps.llm is None, mode_used=result.mode_used, rag_snippets=deps.rag_snippets,
                       dropped=dropped, stale_refs=list(stale), usage=usage, turn_id=turn_id, grounded=relevant)
@@ -385,16 +387,16 @@ async def _while_running(task: asyncio.Future, queue: asyncio.Queue) -> AsyncIte
             task.cancel()
 
 
-def _log_question(deps: ChatDeps, permit: TurnPermit, question: str, channel: str, mode: str,
+def _log_question(deps: ChatDeps, permit: TurnPermit, understood: Understood, channel: str, mode: str,
                   result: SearchResult, snippets: list, cited: Any, grounded: bool, turn_id: str) -> None:
     """Queue the turn's row of the question log (core/questions.py); it is written with the others of that second."""
     if deps.questions is None or not permit.log_questions:
         return
     user = permit.user
-    entry = QuestionEntry(user.tenant_id, deps.questions.user_key(user.tenant_id, user.id), question, channel,
-                          mode, result.mode_used, result.hits[0].score if result.hits else 0.0,
+    entry = QuestionEntry(user.tenant_id, deps.questions.user_key(user.tenant_id, user.id), understood.question,
+                          channel, mode, result.mode_used, result.hits[0].score if result.hits else 0.0,
                           result.relevance.semantic, tuple(s.slug for s in snippets), tuple(cited), grounded,
-                          deps.llm is None, turn_id)
+                          deps.llm is None, turn_id, understood.text if understood.leans else "")
     try:
         deps.questions.queue(entry)
     except ValueError as exc:  # a row the log cannot take never fails the answer it describes

@@ -16,6 +16,8 @@ from typing import Any
 
 from r42_app.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, _err, _fail
 from r42_app.container import Services, connected
+from r42_app.core.chat import clean_text
+from r42_app.core.conversation import Understood
 from r42_app.core.documents import EXTENSIONS, DocumentRefused, name_key
 from r42_app.core.identity import Tenant
 from r42_app.core.kb import TOPIC_TYPES
@@ -282,11 +284,57 @@ def tenant_services(cfg: Settings, tenant_slug: str) -> Iterator[tuple[Services,
         yield services, tenant
 
 
+HISTORY_HELP = ("the conversation before QUERY, as a chat turn sees it: the chat API's messages as JSON "
+                '([{"role": "user", "content": "..."}, ...]) or one earlier question a line')
+
+
+def _history(path: str | None) -> list[str]:
+    """The earlier questions of `--history FILE`: the chat API's messages as JSON ([{"role", "content"}, ...], the
+    user's taken) or a JSON list of questions, or a text file with one earlier question a line. Exits with
+    EXIT_BAD_INPUT naming what is wrong."""
+    if not path:
+        return []
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SystemExit(_fail(f"--history {path}: {exc}")) from None
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(_fail(f"--history {path}: not valid JSON ({exc})")) from None
+        out = []
+        for n, item in enumerate(items):
+            if isinstance(item, str):
+                out.append(item)
+            elif isinstance(item, dict) and item.get("role") in ("user", "assistant") \
+                    and isinstance(item.get("content"), str):
+                if item["role"] == "user":
+                    out.append(item["content"])
+            else:
+                raise SystemExit(_fail(f"--history {path}: item {n} is neither a question nor a message "
+                                       '{"role": "user"|"assistant", "content": "..."}'))
+        return [clean_text(q) for q in out if q.strip()]
+    return [clean_text(line) for line in text.splitlines() if line.strip()]
+
+
+def _print_understood(understood: Understood) -> None:
+    if understood.context:
+        how = "in its conversation" if understood.leans else "on its own" if not understood.fuses \
+            else "mostly on its own"
+        print(f"understood {how} (leaning {understood.leaning:.2f}): {understood.text}")
+        if understood.fuses:
+            print(f"searched alone and as: {understood.in_context}")
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     cfg = load_settings()
     if args.batch is None and not (args.query or "").strip():
         return _fail("the query is empty (give QUERY or --batch FILE)")
+    if args.batch and args.history:
+        return _fail("--history goes with one QUERY, not with --batch")
     queries = _read_jsonl(Path(args.batch), ("qid", "query")) if args.batch else None
+    history = _history(args.history)
     with tenant_services(cfg, args.tenant) as (services, tenant):
         if queries is not None:
             for q in queries:
@@ -295,13 +343,16 @@ def cmd_search(args: argparse.Namespace) -> int:
                                   "results": [{"id": h.slug, "score": round(h.score, 6)} for h in res.hits]},
                                  ensure_ascii=False), flush=True)
             return EXIT_OK
-        res = services.retriever.kb_search(tenant, args.query, args.mode, args.top_k)
+        understood = services.retriever.understand(tenant, [*history, args.query])
+        res = services.retriever.search_in_conversation(tenant, understood, args.mode, args.top_k)
     if args.json:
-        print(json.dumps({"query": args.query, "mode": res.mode, "mode_used": res.mode_used, "kb_hash": res.kb_hash,
+        print(json.dumps({"query": args.query, "understood": understood.text, "leaning": round(understood.leaning, 2),
+                          "mode": res.mode, "mode_used": res.mode_used, "kb_hash": res.kb_hash,
                           "results": [{"id": h.slug, "label": h.label, "type": h.type, "score": round(h.score, 6)}
                                       for h in res.hits]}, ensure_ascii=False, indent=2))
         return EXIT_OK
     note = "" if res.mode_used == res.mode else f" (fell back from {res.mode})"
+    _print_understood(understood)
     print(f"{len(res.hits)} result(s), mode {res.mode_used}{note}, kb {res.kb_hash}")
     for n, h in enumerate(res.hits, start=1):
         print(f"{n:>3}. {h.score:8.4f}  {h.slug:<34} {h.label} ({h.type})")
@@ -314,10 +365,12 @@ def cmd_context(args: argparse.Namespace) -> int:
     cfg = load_settings()
     if not args.query.strip():
         return _fail("the query is empty")
+    history = _history(args.history)
     with tenant_services(cfg, args.tenant) as (services, tenant):
-        context = services.retriever.build_kb_context(tenant, args.query)
-        res = services.retriever.kb_search(tenant, args.query, args.mode, args.top_k)
+        grounding = services.retriever.ground(tenant, [*history, args.query], args.mode, args.top_k)
+        context, res = grounding.context, grounding.result
         snippets = res.snippets(services.retriever.index(tenant))
+    _print_understood(grounding.understood)
     print(context.text)
     print(f"\nRAG SNIPPETS (mode {res.mode_used})")
     print(render_snippets(snippets) if snippets else "(none)")
@@ -500,11 +553,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     search = retrieval_args(sub.add_parser("search", help="search a tenant's knowledge base"))
     search.add_argument("--json", action="store_true", help="print JSON")
     search.add_argument("--batch", metavar="FILE", help='JSONL lines {"qid", "query"}; prints one JSON line per query')
+    search.add_argument("--history", metavar="FILE", help=HISTORY_HELP)
     search.add_argument("query", nargs="?", default="")
     search.set_defaults(func=cmd_search)
 
     context = retrieval_args(sub.add_parser("context",
                                             help="print the KB context block and RAG snippets for a message"))
+    context.add_argument("--history", metavar="FILE", help=HISTORY_HELP)
     context.add_argument("query")
     context.set_defaults(func=cmd_context)
 

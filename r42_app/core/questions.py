@@ -1,11 +1,13 @@
 """The question log (issue 28): what one chat turn leaves behind for the knowledge-gaps report, pseudonymous.
 
-A row holds the question, the tenant, a user key, the channel and mode, what retrieval found (the best score,
-the passage cosine, the topics offered and those cited), whether the answer was grounded (core/relevance.py), whether
-the assistant was offline, and later the thumbs of the answer. The user key is an HMAC of the user id under a
-key of the tenant (itself an HMAC of the deployment's secret and the tenant id): the report says that one learner
-asked five times, never who, and the same learner has another key in another tenant. The key is a hidden field
-(only the app reads it), and only who holds the secret (the app) can find a user's rows again, to forget them.
+A row holds the question (and, for a follow-up, the question as understood in its conversation: "Wat is
+partnerpensioen? … En voor de kinderen?", core/conversation.py), the tenant, a user key, the channel and mode, what
+retrieval found (the best score, the passage cosine, the topics offered and those cited), whether the answer was
+grounded (core/relevance.py), whether the assistant was offline, and later the thumbs of the answer. The user key is
+an HMAC of the user id under a key of the tenant (itself an HMAC of the deployment's secret and the tenant id): the
+report says that one learner asked five times, never who, and the same learner has another key in another tenant.
+The key is a hidden field (only the app reads it), and only who holds the secret (the app) can find a user's rows
+again, to forget them.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class QuestionEntry:
     grounded: bool = False
     offline: bool = False
     turn_id: str = ""
+    understood: str = ""  # the question as understood in its conversation, when it leans on it (issue 47)
 
     def to_row(self) -> dict[str, Any]:
         if self.channel not in CHANNELS:
@@ -68,7 +71,7 @@ class QuestionEntry:
                 "best_score": round(float(self.best_score), 4),
                 "semantic": None if self.semantic is None else round(float(self.semantic), 4),
                 "sources": sources, "cited": cited, "grounded": bool(self.grounded), "offline": bool(self.offline),
-                "turn_id": self.turn_id}
+                "turn_id": self.turn_id, "understood": clip_question(self.understood)}
 
 
 def retention_cutoff(now: datetime, days: int) -> datetime:

@@ -58,6 +58,9 @@ def _asked(row: dict) -> Asked | None:
     question = row.get("question")
     if not isinstance(question, str) or not question.strip() or not isinstance(row.get("id"), str):
         return None
+    understood = row.get("understood")  # a follow-up as understood in its conversation (issue 47): grouped on that,
+    if isinstance(understood, str) and understood.strip():  # and it ends with the words the learner typed
+        question = understood
     listed = row.get("sources")
     sources: list = listed if isinstance(listed, list) else []
     score = row.get("best_score")

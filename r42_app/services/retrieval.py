@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from r42_app.core.conversation import Understood, fuse, understand
 from r42_app.core.identity import Tenant
 from r42_app.core.relevance import Relevance
 from r42_app.core.retrieval import (
@@ -57,6 +58,7 @@ COVERAGE_THRESHOLD = 0.5
 SEMANTIC_CANDIDATES = 20
 NEIGHBOURS_FROM = 0.5  # the semantic weight from which the semantic top joins the candidates
 MAX_TOP_K = 50
+CONVERSATION_POOL = 20  # topics of each of a follow-up's two rankings that take part in their fusion
 SNIPPET_PASSAGES = 3  # a snippet carries a topic's best passages: up to this many ...
 SNIPPET_SECOND_SHARE = 0.6  # ... the later ones only when they score at least this share of the best
 READY_SHARE = 0.9  # semantic search runs once this share of a tenant's passages has a vector
@@ -72,6 +74,16 @@ VECTOR_CACHE_BYTES = 1024 * 1024 * 1024  # R42_VECTOR_CACHE_MB: passage vectors 
 
 class UnknownTenant(LookupError):
     pass
+
+
+@dataclass
+class Grounding:
+    """What a chat turn is grounded on: its question as understood in the conversation, the KB context block for
+    the prompt, and the search whose hits are the turn's sources (`Retriever.ground`)."""
+
+    understood: Understood
+    context: KBContext
+    result: SearchResult
 
 
 @dataclass
@@ -500,6 +512,52 @@ class Retriever:
                 return p
             index.passage_markers(p)
         return len(index.passages)
+
+    def understand(self, tenant: Tenant, questions: list[str]) -> Understood:
+        """The last of the user's `questions` (oldest first) as understood in its conversation (core/conversation.py):
+        a topic named by its label is read from the tenant's index."""
+        index = self.index(tenant)
+
+        def about(earlier: Understood) -> str:  # what the earlier turn's first source was
+            hits = self.search_in_conversation(tenant, earlier, "hybrid", 1).hits
+            return hits[0].label if hits else ""
+
+        return understand(questions, lambda text: bool(index.named(text)), about)
+
+    def search_in_conversation(self, tenant: Tenant, understood: Understood, mode: str = "hybrid",
+                               top_k: int = 5) -> SearchResult:
+        """kb_search for a question in its conversation: a question that leans on earlier ones is searched alone
+        and joined to them, the two rankings fused by how much it leans (core/conversation.py `fuse`); each topic
+        keeps the passages of the search that gave it the most. Whether the KB has anything on it is read from the
+        side that weighs most. A question that stands on its own is one plain kb_search."""
+        if not understood.fuses:
+            return self.kb_search(tenant, understood.question, mode, top_k)
+        top_k = max(1, min(int(top_k), MAX_TOP_K))
+        pool = max(top_k, CONVERSATION_POOL)
+        alone = self.kb_search(tenant, understood.question, mode, pool)
+        joined = self.kb_search(tenant, understood.in_context, mode, pool)
+        weight = understood.leaning
+        best: dict[str, tuple[float, SearchHit]] = {}  # per topic: its larger share, and that search's hit
+        for result, share in ((alone, 1.0 - weight), (joined, weight)):
+            top = max((h.score for h in result.hits), default=0.0)
+            for h in result.hits:
+                part = share * max(0.0, h.score) / top if top > 0 else 0.0
+                if h.slug not in best or part > best[h.slug][0]:
+                    best[h.slug] = (part, h)
+        ranked = fuse([(h.slug, h.score) for h in alone.hits], [(h.slug, h.score) for h in joined.hits], weight)
+        lead = joined if weight >= 0.5 else alone
+        out = SearchResult(mode=mode, mode_used=lead.mode_used, kb_hash=lead.kb_hash, relevance=lead.relevance)
+        for slug, score in ranked[:top_k]:
+            h = best[slug][1]
+            out.hits.append(SearchHit(h.slug, h.label, h.type, score, h.text, h.anchor, h.passages))
+        return out
+
+    def ground(self, tenant: Tenant, questions: list[str], mode: str = "hybrid", top_k: int = 5) -> Grounding:
+        """A turn's grounding, for the chat (window and API) and `r42 search|context --history` alike: the last of
+        the user's `questions` (oldest first) understood in its conversation, the KB context for it, its sources."""
+        understood = self.understand(tenant, questions)
+        return Grounding(understood, self.build_kb_context(tenant, understood.grounding),
+                         self.search_in_conversation(tenant, understood, mode, top_k))
 
     def build_kb_context(self, tenant: Tenant, message: str) -> KBContext:
         """The KB context block for the system prompt (see core.retrieval.build_kb_context_from_index)."""

@@ -121,6 +121,30 @@ def test_context_prints_context_and_snippets(pb_server, backfilled):
     assert "---SNIPPET START---" in out.stdout and "[ref:1]" in out.stdout
 
 
+def test_context_and_search_read_the_conversation_before_the_question(pb_server, backfilled, tmp_path):
+    """`--history FILE` (issue 47): the chat API's messages, or one earlier question a line; what a turn with that
+    conversation would be grounded on, said first; a file that is neither is refused before anything runs."""
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps([{"role": "user", "content": "Hoe werkt waardeoverdracht?"},
+                                   {"role": "assistant", "content": "Je neemt je pensioen mee [ref:1]."}]))
+    out = r42(pb_server, backfilled, "context", "--tenant", "demo", "--history", str(history), "Hoe lang duurt dat?")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("understood in its conversation (leaning ")
+    assert "Hoe werkt waardeoverdracht? … Hoe lang duurt dat?" in out.stdout.splitlines()[0]
+    assert "- waardeoverdracht · Waardeoverdracht" in out.stdout
+    lines = tmp_path / "history.txt"
+    lines.write_text("Hoe werkt waardeoverdracht?\n")
+    found = r42(pb_server, backfilled, "search", "--tenant", "demo", "--json", "--history", str(lines),
+                "Hoe lang duurt dat?")
+    data = json.loads(found.stdout)
+    assert data["understood"] == "Hoe werkt waardeoverdracht? … Hoe lang duurt dat?"
+    assert {"waardeoverdracht", "waardeoverdracht-uitvoeren"} & {r["id"] for r in data["results"][:2]}
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"role": "system", "content": "x"}]')
+    refused = r42(pb_server, backfilled, "search", "--tenant", "demo", "--history", str(bad), "Hoe lang duurt dat?")
+    assert refused.returncode == 2 and "item 0 is neither a question nor a message" in refused.stderr
+
+
 def test_eval_retrieval_prints_metrics_per_mode(pb_server, backfilled, tmp_path):
     out = r42(pb_server, backfilled, "eval", "retrieval", "--tenant", "demo", "--queries",
               str(DATA / "eval_nl.jsonl"), "--json")

@@ -267,14 +267,14 @@ class SlowSearch:
     def __getattr__(self, name):
         return getattr(self.retriever, name)
 
-    def kb_search(self, *args, **kwargs):
+    def ground(self, *args, **kwargs):  # a turn's grounding: the question understood, the KB context, the search
         with self.lock:
             self.running += 1
             self.most = max(self.most, self.running)
         time.sleep(0.1)
         with self.lock:
             self.running -= 1
-        return self.retriever.kb_search(*args, **kwargs)
+        return self.retriever.ground(*args, **kwargs)
 
 
 @pytest.mark.parametrize("users, most", [((LEARNER, LEARNER, LEARNER), 1),

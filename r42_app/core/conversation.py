@@ -1,0 +1,165 @@
+"""A question in its conversation (issue 47): what a chat turn is grounded on, without a language model.
+
+"Wat is partnerpensioen?" … "En voor de kinderen?": the second question means little alone. A turn is grounded
+on the question *as understood*: the learner's words, and, as far as they lean on the conversation, the earlier
+questions they lean on. How far a question leans (`leaning`, 0 to 1) is read from the question itself:
+
+- words that point back: pronouns and demonstratives ("dat", "die", "it", "they"), "daar-"/"er-" words
+  ("daarvan", "ervoor"), "dan"/"then", "ook"/"also"; a comparison with nothing to compare ("het verschil met X");
+- an opening that continues ("En …", "Maar …", "What about …", "Hoe zit het met …", "En als …");
+- few words of its own (the topic was said before);
+- and the other way: a question that names a topic of the knowledge base by its label stands on its own, unless
+  it also points back.
+
+Retrieval (services/retrieval.py `search_in_conversation`) fuses the ranking of the question alone with that of
+the question joined to its context, weighted by the leaning: a complete new question after another topic keeps its
+own ranking (a topic switch is not dragged back), a follow-up gets the earlier topic's. Measured side by side with
+the alternatives in bench/bench_conversation.py (docs/BENCHMARKS.md, "Follow-up questions").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from r42_app.core.text import fold, tokenize, words
+
+EARLIER_QUESTIONS = 3  # how many earlier user questions are read (a chain of follow-ups leans on the one before)
+CONTEXT_QUESTIONS = 2  # how many of them a question's context holds at most
+LEANS = 0.5  # from this leaning on, a question is understood in its context (the log, the KB context, the answer)
+LONG = 4  # a question with this many words of its own mostly carries its own subject
+FUSE_FROM = 0.2  # below this, the question alone is searched (no second search)
+
+# Words that point back to something said before. Dutch and English; folded (no diacritics), lower case.
+POINTING = frozenset(
+    """
+    dat die dit deze diezelfde datzelfde dezelfde hetzelfde zo'n zoiets zulke
+    hij zij ze hem haar hun hen
+    daar daarvan daarover daarbij daarna daarvoor daarmee daarin daarop daaraan daaruit daardoor daarom daarna
+    ervan erover erbij erna ervoor ermee erin erop eraan eruit erdoor
+    hiervan hierover hierbij hierna hiervoor hiermee hierin hierop hieraan hieruit hierdoor
+    dan ook anders
+    it its itself that this these those they them their theirs he him his she her
+    there then also too same instead either
+    """.split()
+)
+# Openings that continue a conversation (the first words of the question, folded).
+OPENINGS = (
+    "en ", "maar ", "of ", "ook ", "dus ", "en als", "en wat", "en hoe", "en wie", "en waar", "en wanneer",
+    "hoe zit het met", "hoe zit het", "wat als", "wat nou als", "geldt dat", "geldt dit", "is dat", "kan dat",
+    "and ", "but ", "or ", "so ", "also ", "what about", "how about", "what if", "and if", "does that", "is that",
+    "same for", "idem",
+)
+# A comparison whose other side is what was said before ("Wat is het verschil met X?").
+COMPARING = re.compile(
+    r"\b(verschil (met|tegenover)|vergeleken met|in vergelijking met|ten opzichte van|anders dan|"
+    r"difference (with|from|to)|compared (to|with)|versus|vs)\b"
+)
+
+
+def leaning(question: str, names_a_topic: bool = False) -> float:
+    """How much `question` leans on the conversation before it, 0 (stands on its own) to 1 (means nothing alone).
+    `names_a_topic`: it names a topic of the knowledge base by its label (TenantIndex.named)."""
+    folded = " ".join(words(question))
+    own = tokenize(question)  # the question's own content words (function words are not)
+    if not own:
+        return 1.0  # "Waarom?", "En dan?", "Why?"
+    pointing = any(w in POINTING for w in folded.split()) or "zo n" in folded
+    opening = folded.startswith(OPENINGS) or fold(question).lstrip().startswith(OPENINGS)
+    comparing = bool(COMPARING.search(folded))
+    score = 0.0
+    if pointing:  # in a long question a "dat" often points inside it ("… indienen, hoe doe ik dat?")
+        score += 0.45 if len(own) < LONG else 0.25
+    if opening:
+        score += 0.35
+    if comparing:
+        score += 0.45
+    if len(own) <= 2:
+        score += 0.3
+    elif len(own) <= 4:
+        score += 0.15
+    if names_a_topic and not comparing:
+        score -= 0.5 if not pointing else 0.25
+    return max(0.0, min(1.0, score))
+
+
+@dataclass(frozen=True)
+class Understood:
+    """A question as a turn understands it: the learner's words, the earlier questions it leans on (`context`,
+    oldest first), the label of the topic the question before it was grounded on (`about`: "What is the state
+    pension?" was about "AOW", which a Dutch knowledge base calls it) and how much it leans on them."""
+
+    question: str
+    context: tuple[str, ...] = ()
+    leaning: float = 0.0
+    about: str = ""
+
+    @property
+    def leans(self) -> bool:
+        """Understood in its context: the log, the KB context and the offline answer take `text`."""
+        return bool(self.context) and self.leaning >= LEANS
+
+    @property
+    def fuses(self) -> bool:
+        """Searched twice, alone and in its context, the two rankings fused by `leaning`."""
+        return bool(self.context) and self.leaning >= FUSE_FROM
+
+    @property
+    def in_context(self) -> str:
+        """The question joined to its context: what the second search reads."""
+        return " ".join((*self.context, *((self.about,) if self.about else ()), self.question))
+
+    @property
+    def grounding(self) -> str:
+        """What the KB context and the offline answer read: the question in its context when it leans on it."""
+        return self.in_context if self.leans else self.question
+
+    @property
+    def text(self) -> str:
+        """The question as understood: the learner's words, after the questions they lean on when they do."""
+        return " … ".join((*self.context, self.question)) if self.leans else self.question
+
+    def chain(self) -> tuple[str, ...]:
+        """What a next question leaning on this one leans on: this one, and its own context when it leaned."""
+        return ((*self.context, self.question) if self.leans else (self.question,))[-CONTEXT_QUESTIONS:]
+
+
+def understand(questions: Sequence[str], names: Callable[[str], bool] | None = None,
+               about: Callable[[Understood], str] | None = None) -> Understood:
+    """The last of the user's `questions` (oldest first) as understood after the ones before it. `names(text)`:
+    whether a text names a topic of the knowledge base (TenantIndex.named); `about(question)`: the label of the
+    topic an earlier question was grounded on (its turn's first source), read only for a question that leans."""
+    if not questions:
+        raise ValueError("there is no question to understand")
+    recent = [q for q in questions[-(EARLIER_QUESTIONS + 1):] if q.strip()] or [questions[-1]]
+    prior: Understood | None = None
+    for q in recent:
+        if prior is None:
+            prior = Understood(q)
+            continue
+        lean = leaning(q, bool(names(q)) if names else False)
+        label = about(prior) if about and lean >= FUSE_FROM else ""
+        prior = Understood(q, prior.chain(), lean, label)
+    assert prior is not None
+    return prior
+
+
+def fuse(alone: Sequence[tuple[str, float]], in_context: Sequence[tuple[str, float]],
+         weight: float) -> list[tuple[str, float]]:
+    """Two rankings of topics ((slug, score), best first) as one: each score divided by its ranking's best, then
+    (1 - weight) * alone + weight * in context. A topic both rankings find outranks one only the earlier topic
+    brings ("En voor de kinderen?": wezenpensioen, found by both, before partnerpensioen, found in context only)."""
+    fused: dict[str, float] = {}
+    for ranking, share in ((alone, 1.0 - weight), (in_context, weight)):
+        top = max((score for _, score in ranking), default=0.0)
+        if top <= 0 or share <= 0:
+            continue
+        for slug, score in ranking:
+            fused[slug] = fused.get(slug, 0.0) + share * max(0.0, score) / top
+    return sorted(fused.items(), key=lambda item: -item[1])
+
+
+def user_questions(messages: Sequence[object]) -> list[str]:
+    """The user's messages of a conversation (objects with `role` and `content`), oldest first."""
+    return [str(getattr(m, "content", "")) for m in messages if getattr(m, "role", "") == "user"]

@@ -1,0 +1,95 @@
+"""core/conversation.py: how much a question leans on the conversation, the question as understood, the fusion of
+the two rankings (issue 47). Pure: no index, no model."""
+
+import pytest
+
+from r42_app.core.conversation import (
+    FUSE_FROM,
+    LEANS,
+    Understood,
+    fuse,
+    leaning,
+    understand,
+    user_questions,
+)
+from r42_app.core.chat import ChatMessage
+
+
+@pytest.mark.parametrize("question", [
+    "En voor de kinderen?", "Hoe lang duurt dat?", "Wie beslist daarover?", "en andersom?", "Waarom?",
+    "Tot welke leeftijd krijg je dat?", "And for the children?", "How long does it take?", "Who does that?",
+    "Wat is het verschil met een uitkeringsovereenkomst?", "Wat betekent dat voor mijn opbouw?",
+])
+def test_a_question_that_means_little_alone_leans_on_the_conversation(question):
+    names = question.endswith("uitkeringsovereenkomst?")  # it names a topic, but compares it with the earlier one
+    assert leaning(question, names_a_topic=names) >= LEANS
+
+
+@pytest.mark.parametrize("question, names", [
+    ("Hoe werkt indexatie?", True), ("Wat is de franchise?", True), ("What does an actuary do?", False),
+    ("Wat gebeurt er met mijn pensioen als ik arbeidsongeschikt word?", False),
+    ("Ik wil een klacht indienen over mijn pensioenuitvoerder, hoe kan ik dat doen?", False),
+    ("How is the pension premium collected from employers?", False),
+])
+def test_a_complete_question_stands_on_its_own(question, names):
+    assert leaning(question, names_a_topic=names) < LEANS
+
+
+def test_a_named_topic_stands_on_its_own_unless_the_question_points_back():
+    assert leaning("Hoe werkt indexatie?", names_a_topic=True) < FUSE_FROM  # searched alone: nothing fused
+    assert leaning("Geldt dat ook voor indexatie?", names_a_topic=True) > leaning("Hoe werkt indexatie?", True)
+
+
+def test_a_follow_up_is_understood_after_the_question_it_leans_on():
+    u = understand(["Wat is partnerpensioen?", "En voor de kinderen?"])
+    assert u.leans and u.fuses and u.context == ("Wat is partnerpensioen?",)
+    assert u.text == "Wat is partnerpensioen? … En voor de kinderen?"  # the words typed stay, at the end
+    assert u.grounding == u.in_context == "Wat is partnerpensioen? En voor de kinderen?"
+
+
+def test_a_chain_of_follow_ups_carries_the_first_topic_and_a_switch_cuts_it():
+    chain = understand(["Wat is partnerpensioen?", "En voor de kinderen?", "Tot wanneer loopt dat door?"])
+    assert chain.context == ("Wat is partnerpensioen?", "En voor de kinderen?")
+    after_switch = understand(["Wat is partnerpensioen?", "Hoe werkt indexatie?", "Wie beslist daarover?"],
+                              names=lambda text: "indexatie" in text)
+    assert after_switch.context == ("Hoe werkt indexatie?",)  # the switch stood on its own: partnerpensioen is gone
+    switch = understand(["Wat is partnerpensioen?", "Hoe werkt indexatie?"], names=lambda text: "indexatie" in text)
+    assert not switch.fuses and switch.text == switch.grounding == "Hoe werkt indexatie?"
+
+
+def test_the_earlier_topic_is_asked_only_for_a_question_that_leans():
+    asked = []
+
+    def about(earlier: Understood) -> str:
+        asked.append(earlier.question)
+        return "AOW"
+
+    u = understand(["What is the state pension?", "When does it start?"], about=about)
+    assert asked == ["What is the state pension?"] and u.in_context.split() [-5:] == ["AOW", "When", "does", "it",
+                                                                                      "start?"]
+    assert u.text == "What is the state pension? … When does it start?"  # the label helps the search, not the log
+    asked.clear()
+    understand(["What is the state pension?", "Wat is de franchise?"], names=lambda t: "franchise" in t, about=about)
+    assert asked == []  # a question on its own costs no search of the earlier one
+
+
+def test_a_first_question_has_no_context_and_blank_earlier_messages_are_skipped():
+    assert understand(["Wat is AOW?"]) == Understood("Wat is AOW?")
+    assert understand(["  ", "Wat is AOW?"]).context == ()
+    with pytest.raises(ValueError):
+        understand([])
+
+
+def test_fusion_puts_what_both_rankings_find_first():
+    alone = [("wezenpensioen", 4.0), ("kinderopvang", 3.0)]
+    in_context = [("partnerpensioen", 10.0), ("wezenpensioen", 8.0)]
+    ranked = fuse(alone, in_context, 0.65)
+    assert [s for s, _ in ranked] == ["wezenpensioen", "partnerpensioen", "kinderopvang"]
+    assert fuse(alone, in_context, 0.0)[0][0] == "wezenpensioen" and fuse(alone, [], 1.0) == []
+    assert fuse([("a", 0.0)], [("b", -1.0)], 0.5) == []  # nothing scored: nothing ranked
+
+
+def test_the_users_questions_are_read_from_the_messages():
+    messages = [ChatMessage("user", "Wat is AOW?"), ChatMessage("assistant", "De AOW is …"),
+                ChatMessage("user", "En wanneer krijg ik die?")]
+    assert user_questions(messages) == ["Wat is AOW?", "En wanneer krijg ik die?"]
