@@ -525,3 +525,26 @@ def test_an_answer_that_found_nothing_names_the_closest_topics_but_lists_no_sour
     claude.reply_text("De AOW is het basispensioen van de overheid [ref:1].")
     ask(page, "Wat is de AOW?")
     expect(page.locator(".r42-assistant").last.locator(".r42-sources a")).to_have_count(1, timeout=30_000)
+
+
+def test_a_follow_up_in_the_window_is_answered_from_the_earlier_topic(served_app, page, claude):
+    """Issue 47: "Hoe lang duurt dat?" after a question about waardeoverdracht. The window sends the conversation,
+    and the turn is grounded on it: the model's KB context names waardeoverdracht, and the chips of [ref:1] and
+    [ref:2] (the turn's first two sources) include a waardeoverdracht topic. Alone the question finds other topics."""
+    sign_in(page, served_app, "learner@example.com")
+    open_chat(page)
+    claude.reply_text("Je neemt je opgebouwde pensioen mee naar de nieuwe uitvoerder [ref:1].")
+    ask(page, "Hoe werkt waardeoverdracht?")
+    expect(page.locator(".r42-assistant").last).to_contain_text("Je neemt je opgebouwde pensioen mee")
+    expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
+    claude.reply_text("Dat duurt meestal enkele maanden [ref:1] [ref:2].")
+    ask(page, "Hoe lang duurt dat?")
+    last = page.locator(".r42-assistant").last
+    expect(last).to_contain_text("enkele maanden")
+    expect(last.locator("a.r42-cite")).to_have_count(2)
+    labels = [chip.inner_text().strip() for chip in last.locator("a.r42-cite").all()]
+    assert any(label.startswith("Waardeoverdracht") for label in labels), labels
+    system = json.dumps(claude.requests[-1]["body"]["system"], ensure_ascii=False)
+    assert "- waardeoverdracht · Waardeoverdracht" in system[system.index("KNOWLEDGE BASE CONTEXT"):]
+    assert [m["content"] for m in claude.requests[-1]["body"]["messages"] if m["role"] == "user"][-1] == \
+        "Hoe lang duurt dat?"
