@@ -129,25 +129,24 @@ def run() -> str:
         for slug in tenants:  # warm: index, vectors, the model
             retriever.kb_search(tenants[slug], "pensioen", "hybrid", TOP)
         out += ["### Follow-up questions and topic switches: a turn's sources (hybrid, top 5)", "",
-                "hit@3: a relevant topic among the first 3 sources; nDCG@5 with the set's graded labels. "
+                "Each cell: hit@3 (a relevant topic among the first 3 sources) / nDCG@5 (the set's graded labels). "
                 "The standalone rewrite is the same question rewritten by hand to stand on its own.", ""]
-        head = ["approach"]
-        cells: dict[str, list[str]] = {label: [] for label, _ in ranks}
+        out += ["| set | part | " + " | ".join(label for label, _ in ranks) + " |", "|---|---" + "|---" * len(ranks) + "|"]
         for title, name, slug in SETS:
             data = rows(name)
-            if not data:
-                continue
-            for kind in ("followup", "switch"):
-                part = [r for r in data if r["kind"] == kind]
+            parts = [("follow-ups", [r for r in data if r["kind"] == "followup"]),
+                     ("… in Dutch", [r for r in data if r["kind"] == "followup" and r["lang"] == "nl"]),
+                     ("… in English or mixed", [r for r in data if r["kind"] == "followup" and r["lang"] != "nl"]),
+                     ("topic switches", [r for r in data if r["kind"] == "switch"])]
+            for part_name, part in parts:
                 if not part:
                     continue
-                head += [f"{title}: {'follow-ups' if kind == 'followup' else 'switches'} ({len(part)}) hit@3", "nDCG@5"]
-                for label, rank in ranks:
+                cells = []
+                for _label, rank in ranks:
                     ranked = [rank(tenants[slug], r) for r in part]
-                    cells[label] += [f"{mean([hit_at(x, r['rel']) for x, r in zip(ranked, part)]):.2f}",
-                                     f"{mean([ndcg_at_k(x, r['rel'], 5) for x, r in zip(ranked, part)]):.3f}"]
-        out += ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
-        out += [f"| {label} | " + " | ".join(values) + " |" for label, values in cells.items()]
+                    cells.append(f"{mean([hit_at(x, r['rel']) for x, r in zip(ranked, part)]):.2f} / "
+                                 f"{mean([ndcg_at_k(x, r['rel'], 5) for x, r in zip(ranked, part)]):.3f}")
+                out.append(f"| {title} | {part_name} ({len(part)}) | " + " | ".join(cells) + " |")
         out.append("")
         singles = [json.loads(line) for name in ("eval_nl.jsonl", "eval_en.jsonl", "abstain_nl.jsonl")
                    for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.startswith("{")]

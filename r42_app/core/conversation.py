@@ -23,10 +23,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from r42_app.core.text import fold, tokenize, words
+from r42_app.core.text import clip, fold, tokenize, words
 
 EARLIER_QUESTIONS = 3  # how many earlier user questions are read (a chain of follow-ups leans on the one before)
-CONTEXT_QUESTIONS = 2  # how many of them a question's context holds at most
+CONTEXT_QUESTIONS = 2  # how many of them a question's context holds at most ...
+CONTEXT_CHARS = 600  # ... each cut at a word after this many characters (a pasted page stays one question's worth)
 LEANS = 0.5  # from this leaning on, a question is understood in its context (the log, the KB context, the answer)
 LONG = 4  # a question with this many words of its own mostly carries its own subject
 FUSE_FROM = 0.2  # below this, the question alone is searched (no second search)
@@ -132,7 +133,8 @@ def understand(questions: Sequence[str], names: Callable[[str], bool] | None = N
     topic an earlier question was grounded on (its turn's first source), read only for a question that leans."""
     if not questions:
         raise ValueError("there is no question to understand")
-    recent = [q for q in questions[-(EARLIER_QUESTIONS + 1):] if q.strip()] or [questions[-1]]
+    *earlier, last = questions
+    recent = [clip(q, CONTEXT_CHARS) for q in earlier[-EARLIER_QUESTIONS:] if q.strip()] + [last]
     prior: Understood | None = None
     for q in recent:
         if prior is None:

@@ -93,3 +93,10 @@ def test_the_users_questions_are_read_from_the_messages():
     messages = [ChatMessage("user", "Wat is AOW?"), ChatMessage("assistant", "De AOW is …"),
                 ChatMessage("user", "En wanneer krijg ik die?")]
     assert user_questions(messages) == ["Wat is AOW?", "En wanneer krijg ik die?"]
+
+
+def test_a_long_earlier_message_is_cut_and_the_question_itself_is_not():
+    pasted = "Wat is partnerpensioen? " + "bla " * 3000
+    u = understand([pasted, "En voor de kinderen? " + "x" * 900])
+    assert len(u.context[0]) <= 601 and u.context[0].startswith("Wat is partnerpensioen?")
+    assert u.question.endswith("x" * 900)
