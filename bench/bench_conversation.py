@@ -5,6 +5,8 @@ Sets (tests/data, one JSON object a line: `turns` (the user's earlier questions)
 `kind` followup or switch, `lang`):
 
 - conversations_dev.jsonl: written by the lead engineer; the approach and its numbers were tuned on it;
+- conversations_dev2.jsonl: written later by a second author (a helper agent) without seeing the code, to tune on
+  more than one author's follow-ups; tuned on too;
 - conversations_test.jsonl: written by another author on the demo KB, without seeing the code; never tuned on;
 - conversations_acme.jsonl: the same author, on the second seed KB (a warehouse, not pensions); never tuned on.
 
@@ -14,7 +16,7 @@ Approaches (the same Retriever, the same e5 vectors, hybrid mode, top 5 as a tur
 - joined: the last question joined to the two user questions before it, always;
 - fused 0.5: both searches, their rankings fused half and half, always;
 - fused by leaning (shipped): core/conversation.py reads how much the question leans on the conversation, and
-  fuses by that (a question that stands on its own is searched alone);
+  fuses by that (`Understood.weight`; a question that stands on its own is searched alone);
 - standalone rewrite: the hand-written rewrite, alone (the ceiling an offline method aims at).
 """
 
@@ -38,6 +40,7 @@ from r42_app.services.store.seed import SEED_DIR
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 SETS = [("dev (tuned on)", "conversations_dev.jsonl", "demo"),
+        ("dev 2 (tuned on)", "conversations_dev2.jsonl", "demo"),
         ("test (never tuned on)", "conversations_test.jsonl", "demo"),
         ("acme KB (never tuned on)", "conversations_acme.jsonl", "acme")]
 TOP = 5
@@ -67,8 +70,8 @@ def approaches(retriever: Retriever):
 
     def forced(weight: float):
         def rank(tenant, row):
-            understood = Understood(row["question"], tuple(row["turns"][-2:]), weight)
-            return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP))
+            understood = Understood(row["question"], tuple(row["turns"][-2:]), 1.0)
+            return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP, weight=weight))
         return rank
 
     def shipped(tenant, row):

@@ -11,10 +11,10 @@ questions they lean on. How far a question leans (`leaning`, 0 to 1) is read fro
 - and the other way: a question that names a topic of the knowledge base by its label stands on its own, unless
   it also points back.
 
-Retrieval (services/retrieval.py `search_in_conversation`) fuses the ranking of the question alone with that of
-the question joined to its context, weighted by the leaning: a complete new question after another topic keeps its
-own ranking (a topic switch is not dragged back), a follow-up gets the earlier topic's. Measured side by side with
-the alternatives in bench/bench_conversation.py (docs/BENCHMARKS.md, "Follow-up questions").
+Retrieval (services/retrieval.py `search_in_conversation`) fuses the ranking of the question alone with that of the
+question joined to its context, weighted by the leaning (`Understood.weight`): a complete new question after another
+topic keeps its own ranking (a topic switch is not dragged back), a follow-up gets the earlier topic's. Measured
+side by side with the alternatives in bench/bench_conversation.py (docs/BENCHMARKS.md, "Follow-up questions").
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ CONTEXT_QUESTIONS = 2  # how many of them a question's context holds at most ...
 CONTEXT_CHARS = 600  # ... each cut at a word after this many characters (a pasted page stays one question's worth)
 LEANS = 0.5  # from this leaning on, a question is understood in its context (the log, the KB context, the answer)
 LONG = 4  # a question with this many words of its own mostly carries its own subject
+LEAN_BOOST = 0.2  # a question that leans is weighted towards its context a bit more than its leaning says ...
+MAX_WEIGHT = 0.9  # ... but its own words keep a tenth ("En de kinderen dan?" still finds wezenpensioen)
 FUSE_FROM = 0.2  # below this, the question alone is searched (no second search)
 
 # Words that point back to something said before. Dutch and English; folded (no diacritics), lower case.
@@ -63,7 +65,7 @@ def leaning(question: str, names_a_topic: bool = False) -> float:
     """How much `question` leans on the conversation before it, 0 (stands on its own) to 1 (means nothing alone).
     `names_a_topic`: it names a topic of the knowledge base by its label (TenantIndex.named)."""
     folded = " ".join(words(question))
-    own = tokenize(question)  # the question's own content words (function words are not)
+    own = [w for w in tokenize(question) if w not in POINTING]  # its own content words (not "daarmee", "ook")
     if not own:
         return 1.0  # "Waarom?", "En dan?", "Why?"
     pointing = any(w in POINTING for w in folded.split()) or "zo n" in folded
@@ -105,6 +107,11 @@ class Understood:
     def fuses(self) -> bool:
         """Searched twice, alone and in its context, the two rankings fused by `leaning`."""
         return bool(self.context) and self.leaning >= FUSE_FROM
+
+    @property
+    def weight(self) -> float:
+        """The share of the search in context in the fused ranking (measured on the dev sets, docs/BENCHMARKS.md)."""
+        return min(MAX_WEIGHT, self.leaning + LEAN_BOOST) if self.leans else self.leaning
 
     @property
     def in_context(self) -> str:

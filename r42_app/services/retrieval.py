@@ -525,18 +525,19 @@ class Retriever:
         return understand(questions, lambda text: bool(index.named(text)), about)
 
     def search_in_conversation(self, tenant: Tenant, understood: Understood, mode: str = "hybrid",
-                               top_k: int = 5) -> SearchResult:
+                               top_k: int = 5, weight: float | None = None) -> SearchResult:
         """kb_search for a question in its conversation: a question that leans on earlier ones is searched alone
         and joined to them, the two rankings fused by how much it leans (core/conversation.py `fuse`); each topic
         keeps the passages of the search that gave it the most. Whether the KB has anything on it is read from the
-        side that weighs most. A question that stands on its own is one plain kb_search."""
+        side that weighs most. A question that stands on its own is one plain kb_search. `weight` (the share of the
+        search in context) is the understood question's own unless given (the benchmark's fixed alternatives)."""
         if not understood.fuses:
             return self.kb_search(tenant, understood.question, mode, top_k)
         top_k = max(1, min(int(top_k), MAX_TOP_K))
         pool = max(top_k, CONVERSATION_POOL)
         alone = self.kb_search(tenant, understood.question, mode, pool)
         joined = self.kb_search(tenant, understood.in_context, mode, pool)
-        weight = understood.leaning
+        weight = understood.weight if weight is None else weight
         best: dict[str, tuple[float, SearchHit]] = {}  # per topic: its larger share, and that search's hit
         for result, share in ((alone, 1.0 - weight), (joined, weight)):
             top = max((h.score for h in result.hits), default=0.0)
