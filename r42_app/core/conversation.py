@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from r42_app.core.text import clip, fold, tokenize, words
 
@@ -137,20 +137,21 @@ def understand(questions: Sequence[str], names: Callable[[str], bool] | None = N
                about: Callable[[Understood], str] | None = None) -> Understood:
     """The last of the user's `questions` (oldest first) as understood after the ones before it. `names(text)`:
     whether a text names a topic of the knowledge base (TenantIndex.named); `about(question)`: the label of the
-    topic an earlier question was grounded on (its turn's first source), read only for a question that leans."""
+    topic an earlier question was grounded on (its turn's first source), asked once, for the question before the
+    last, and only when the last one is fused with its context (a question that stands alone costs no search)."""
     if not questions:
         raise ValueError("there is no question to understand")
     *earlier, last = questions
     recent = [clip(q, CONTEXT_CHARS) for q in earlier[-EARLIER_QUESTIONS:] if q.strip()] + [last]
     prior: Understood | None = None
+    before: Understood | None = None
     for q in recent:
-        if prior is None:
-            prior = Understood(q)
-            continue
-        lean = leaning(q, bool(names(q)) if names else False)
-        label = about(prior) if about and lean >= FUSE_FROM else ""
-        prior = Understood(q, prior.chain(), lean, label)
+        before = prior
+        prior = Understood(q) if prior is None else \
+            Understood(q, prior.chain(), leaning(q, bool(names(q)) if names else False))
     assert prior is not None
+    if about is not None and before is not None and prior.fuses:
+        return replace(prior, about=about(before))
     return prior
 
 

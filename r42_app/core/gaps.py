@@ -68,6 +68,7 @@ class Asked:
     best_score: float = 0.0
     feedback: str = ""
     sources: Sequence[str] = ()
+    follow_up: bool = False  # asked after, and understood with, the question before it (issue 47)
 
 
 @dataclass
@@ -164,7 +165,8 @@ def misses(rows: Sequence[Asked], unit: np.ndarray, similarity: float = REPHRASE
     for asked in by_user.values():
         for a, b in zip(asked, asked[1:]):
             gap = (rows[b].created - rows[a].created).total_seconds()
-            if 0 <= gap <= REPHRASE_WINDOW_S and rows[a].question != rows[b].question \
+            # a follow-up is no rewording of the question before it (it carries that question in its text)
+            if 0 <= gap <= REPHRASE_WINDOW_S and rows[a].question != rows[b].question and not rows[b].follow_up \
                     and float(unit[a] @ unit[b]) >= similarity:
                 out.add(a)
     return sorted(out)

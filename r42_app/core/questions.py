@@ -42,6 +42,16 @@ def clip_question(text: str, limit: int = MAX_QUESTION_CHARS) -> str:
     return clip(text, limit)
 
 
+def clip_understood(text: str, limit: int = MAX_QUESTION_CHARS) -> str:
+    """A question as understood, cut from the start when too long: it ends with the words the learner typed."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    tail = text[-(limit - 1):]
+    space = tail.find(" ")
+    return "…" + (tail[space + 1:] if 0 <= space < limit // 2 else tail)
+
+
 @dataclass(frozen=True)
 class QuestionEntry:
     """One turn's row of the log (`to_row` is what PocketBase stores)."""
@@ -71,7 +81,7 @@ class QuestionEntry:
                 "best_score": round(float(self.best_score), 4),
                 "semantic": None if self.semantic is None else round(float(self.semantic), 4),
                 "sources": sources, "cited": cited, "grounded": bool(self.grounded), "offline": bool(self.offline),
-                "turn_id": self.turn_id, "understood": clip_question(self.understood)}
+                "turn_id": self.turn_id, "understood": clip_understood(self.understood)}
 
 
 def retention_cutoff(now: datetime, days: int) -> datetime:

@@ -59,14 +59,15 @@ def _asked(row: dict) -> Asked | None:
     if not isinstance(question, str) or not question.strip() or not isinstance(row.get("id"), str):
         return None
     understood = row.get("understood")  # a follow-up as understood in its conversation (issue 47): grouped on that,
-    if isinstance(understood, str) and understood.strip():  # and it ends with the words the learner typed
+    follow_up = isinstance(understood, str) and bool(understood.strip())  # and it ends with the words typed
+    if follow_up and isinstance(understood, str):
         question = understood
     listed = row.get("sources")
     sources: list = listed if isinstance(listed, list) else []
     score = row.get("best_score")
     return Asked(row["id"], question, str(row.get("user_key") or ""), _when(row.get("created", "")),
                  row.get("grounded") is True, float(score) if isinstance(score, (int, float)) else 0.0,
-                 str(row.get("feedback") or ""), tuple(str(s) for s in sources if isinstance(s, str)))
+                 str(row.get("feedback") or ""), tuple(str(s) for s in sources if isinstance(s, str)), follow_up)
 
 
 @dataclass

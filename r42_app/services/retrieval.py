@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from r42_app.core.conversation import Understood, fuse, understand
+from r42_app.core.conversation import POINTING, Understood, fuse, understand
 from r42_app.core.identity import Tenant
 from r42_app.core.relevance import Relevance
 from r42_app.core.retrieval import (
@@ -35,7 +35,7 @@ from r42_app.core.retrieval import (
     passages_markers,
     snippet_passages,
 )
-from r42_app.core.text import tokenize
+from r42_app.core.text import tokenize, words
 from r42_app.services.adapters.embeddings import Embedder, EmbeddingUnavailable, QueryBatcher
 from r42_app.services.adapters.vector_store import TenantLeak, VectorStore, VectorStoreUnavailable
 from r42_app.services.store.kb_store import KBStore
@@ -513,23 +513,34 @@ class Retriever:
             index.passage_markers(p)
         return len(index.passages)
 
-    def understand(self, tenant: Tenant, questions: list[str]) -> Understood:
+    def understand(self, tenant: Tenant, questions: list[str], mode: str = "hybrid") -> Understood:
         """The last of the user's `questions` (oldest first) as understood in its conversation (core/conversation.py):
-        a topic named by its label is read from the tenant's index."""
+        a topic named by its label is read from the tenant's index; the earlier turn's first source is searched (in
+        the turn's `mode`) only when the last question is fused with its context."""
         index = self.index(tenant)
 
         def about(earlier: Understood) -> str:  # what the earlier turn's first source was
-            hits = self.search_in_conversation(tenant, earlier, "hybrid", 1).hits
+            hits = self.search_in_conversation(tenant, earlier, mode, 1).hits
             return hits[0].label if hits else ""
 
         return understand(questions, lambda text: bool(index.named(text)), about)
+
+    def _carries(self, tenant: Tenant, question: str) -> bool:
+        """Whether a follow-up's own words may rest on the earlier topic's grounding: it has words, and the ones of
+        its own (pointing words aside) occur in the KB ("Hoe lang duurt dat?", "Waarom?"), unlike a new subject the
+        KB knows nothing of ("En wat is de hoofdstad van Frankrijk?", "👍")."""
+        if not words(question):
+            return False
+        own = [w for w in tokenize(question) if w not in POINTING]
+        return not own or self.index(tenant).coverage(" ".join(own)) >= COVERAGE_THRESHOLD
 
     def search_in_conversation(self, tenant: Tenant, understood: Understood, mode: str = "hybrid",
                                top_k: int = 5, weight: float | None = None) -> SearchResult:
         """kb_search for a question in its conversation: a question that leans on earlier ones is searched alone
         and joined to them, the two rankings fused by how much it leans (core/conversation.py `fuse`); each topic
         keeps the passages of the search that gave it the most. Whether the KB has anything on it is read from the
-        side that weighs most. A question that stands on its own is one plain kb_search. `weight` (the share of the
+        side that weighs most, but from the question alone when its own words are not the KB's (`_carries`). A
+        question that stands on its own is one plain kb_search. `weight` (the share of the
         search in context) is the understood question's own unless given (the benchmark's fixed alternatives)."""
         if not understood.fuses:
             return self.kb_search(tenant, understood.question, mode, top_k)
@@ -547,7 +558,8 @@ class Retriever:
                     best[h.slug] = (part, h)
         ranked = fuse([(h.slug, h.score) for h in alone.hits], [(h.slug, h.score) for h in joined.hits], weight)
         lead = joined if weight >= 0.5 else alone
-        out = SearchResult(mode=mode, mode_used=lead.mode_used, kb_hash=lead.kb_hash, relevance=lead.relevance)
+        relevance = lead.relevance if lead is alone or self._carries(tenant, understood.question) else alone.relevance
+        out = SearchResult(mode=mode, mode_used=lead.mode_used, kb_hash=lead.kb_hash, relevance=relevance)
         for slug, score in ranked[:top_k]:
             h = best[slug][1]
             out.hits.append(SearchHit(h.slug, h.label, h.type, score, h.text, h.anchor, h.passages))
@@ -556,7 +568,7 @@ class Retriever:
     def ground(self, tenant: Tenant, questions: list[str], mode: str = "hybrid", top_k: int = 5) -> Grounding:
         """A turn's grounding, for the chat (window and API) and `r42 search|context --history` alike: the last of
         the user's `questions` (oldest first) understood in its conversation, the KB context for it, its sources."""
-        understood = self.understand(tenant, questions)
+        understood = self.understand(tenant, questions, mode)
         return Grounding(understood, self.build_kb_context(tenant, understood.grounding),
                          self.search_in_conversation(tenant, understood, mode, top_k))
 

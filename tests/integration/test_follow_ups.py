@@ -83,3 +83,19 @@ async def test_the_question_log_keeps_the_words_typed_and_the_question_as_unders
     assert {"waardeoverdracht", "waardeoverdracht-uitvoeren"} & set(row["sources"][:2])
     [own] = admin_pb.all("question_log", filter=f'turn_id = "{switch[-1]["turn_id"]}"')
     assert own["question"] == "Wat is de dekkingsgraad?" and own["understood"] == ""  # it stands on its own
+
+
+async def test_offline_a_follow_up_about_something_the_kb_does_not_know_is_not_grounded(api_env, learner,
+                                                                                       monkeypatch):
+    """It leans on the conversation ("En …"), but its own words are not the knowledge base's: R42 says it found
+    nothing, instead of quoting the earlier topic, and the question log counts it as a miss for the gaps report."""
+    from r42_app.container import services
+
+    await rebuild_services()
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    events = await chat(learner.token, [*EARLIER, {"role": "user", "content": "En hoe bak ik een appeltaart?"}])
+    answer = "".join(e["text"] for e in events if e["type"] == "text")
+    assert events[-1]["grounded"] is False and answer.startswith("Hierover heb ik niets gevonden in de kennisbank")
+    await services().questions.flush()
+    [row] = services().admin_pb.all("question_log", filter=f'turn_id = "{events[-1]["turn_id"]}"')
+    assert row["grounded"] is False and row["understood"].endswith("En hoe bak ik een appeltaart?")

@@ -57,7 +57,7 @@ def test_a_chain_of_follow_ups_carries_the_first_topic_and_a_switch_cuts_it():
     assert not switch.fuses and switch.text == switch.grounding == "Hoe werkt indexatie?"
 
 
-def test_the_earlier_topic_is_asked_only_for_a_question_that_leans():
+def test_the_earlier_topic_is_asked_only_for_a_question_that_is_fused_with_its_context():
     asked = []
 
     def about(earlier: Understood) -> str:
@@ -71,6 +71,8 @@ def test_the_earlier_topic_is_asked_only_for_a_question_that_leans():
     asked.clear()
     understand(["What is the state pension?", "Wat is de franchise?"], names=lambda t: "franchise" in t, about=about)
     assert asked == []  # a question on its own costs no search of the earlier one
+    understand(["Wat is partnerpensioen?", "En voor de kinderen?", "Tot wanneer loopt dat door?"], about=about)
+    assert asked == ["En voor de kinderen?"]  # once, for the question just before, however long the chain
 
 
 def test_a_first_question_has_no_context_and_blank_earlier_messages_are_skipped():

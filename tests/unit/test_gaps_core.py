@@ -77,6 +77,31 @@ def test_misses_are_ungrounded_empty_down_voted_or_asked_again_at_once():
     assert misses(rows, centred(vectors, ["nl"] * 8), similarity=0.5) == [1, 2, 3, 4]
 
 
+def test_a_follow_up_is_not_taken_for_the_question_before_it_asked_again():
+    """Issue 47: a follow-up is grouped as understood, with the question before it in its text, so it reads alike;
+    it is not a rewording of that question, which was answered."""
+    import dataclasses
+
+    first = asked(0, "Hoe werkt waardeoverdracht?", grounded=True, score=0.8, minutes=10)
+    follow = dataclasses.replace(asked(1, "Hoe werkt waardeoverdracht? … Hoe lang duurt dat?", grounded=True,
+                                       score=0.7, minutes=11), follow_up=True)
+    others = [asked(i, f"vraag {i}", user=f"u{i}", grounded=True, score=0.8, minutes=30) for i in range(2, 6)]
+    unit = centred(np.stack([axis(4), axis(4, noise=0.05), axis(0), axis(1), axis(2), axis(3)]), ["nl"] * 6)
+    assert misses([first, follow, *others], unit, similarity=0.5) == []
+    reworded = dataclasses.replace(follow, follow_up=False)  # the same two rows as two wordings of one question
+    assert misses([first, reworded, *others], unit, similarity=0.5) == [0]
+
+
+def test_a_long_question_as_understood_keeps_its_end_the_words_typed():
+    from r42_app.core.questions import clip_understood
+
+    typed = "En hoe lang duurt dat dan?"
+    text = "Wat is waardeoverdracht? " * 200 + "… " + typed
+    kept = clip_understood(text)
+    assert len(kept) <= MAX_QUESTION_CHARS and kept.endswith(typed) and kept.startswith("…")
+    assert clip_understood("kort … en dan?") == "kort … en dan?"
+
+
 def test_groups_follow_the_subject_and_complete_linkage_does_not_chain():
     a = [axis(0, noise=0.1, seed=s) for s in range(3)]
     b = [axis(1, noise=0.1, seed=10 + s) for s in range(3)]
