@@ -181,7 +181,9 @@ class QuizState(rx.State):
         """"Controleren" records the chosen option and shows right or wrong; the next press goes on
         (after the last question, to the result). Every answer is checked against the server's session
         first: an attempt whose session ended (elsewhere, or by expiry) takes no more answers and gets
-        no score."""
+        no score. The hold against a double click counts from when the verdict was sent to the page, not from
+        when it was decided: on a busy server the second click of a double click, queued behind the first, still
+        finds the hold (it was measured from before the verdict's delta went out, and slipped past it)."""
         if self.phase != "questions":
             return
         if self.revealed:
@@ -192,7 +194,8 @@ class QuizState(rx.State):
             if self.index < len(self._key) - 1:
                 self.index += 1
                 return
-            return await self._finish()
+            yield await self._finish()
+            return
         if not self.choice:
             return
         user = await self._user()
@@ -201,14 +204,18 @@ class QuizState(rx.State):
                       if user else "ended")
         except PBError as exc:
             log.error("checking the quiz session failed: %s", exc)
-            return rx.toast.error(msg("quiz.answer_failed"))
+            yield rx.toast.error(msg("quiz.answer_failed"))
+            return
         if status != "open":
-            return await self._ended(user, status)
+            yield await self._ended(user, status)
+            return
         question: Question = self._key[self.index]
         chosen = list(question.options).index(self.choice)
         self._answers = {**self._answers, question.id: chosen}
         self.revealed, self.was_right, self._revealed_at = True, chosen == question.answer, time.time()
         self.right_answer = question.answer_label
+        yield  # the verdict goes to the page now ...
+        self._revealed_at = time.time()  # ... and the hold counts from there
 
     async def _ended(self, user, ending: str):
         """The attempt is over without a score (`ending`: ended | expired | reload | left | stopped, a `quiz.*`
