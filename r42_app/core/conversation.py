@@ -61,11 +61,16 @@ COMPARING = re.compile(
 )
 
 
+def own_words(question: str) -> list[str]:
+    """A question's own content words: neither function words nor words that point back ("daarmee", "ook")."""
+    return [w for w in tokenize(question) if w not in POINTING]
+
+
 def leaning(question: str, names_a_topic: bool = False) -> float:
     """How much `question` leans on the conversation before it, 0 (stands on its own) to 1 (means nothing alone).
     `names_a_topic`: it names a topic of the knowledge base by its label (TenantIndex.named)."""
     folded = " ".join(words(question))
-    own = [w for w in tokenize(question) if w not in POINTING]  # its own content words (not "daarmee", "ook")
+    own = own_words(question)
     if not own:
         return 1.0  # "Waarom?", "En dan?", "Why?"
     pointing = any(w in POINTING for w in folded.split()) or "zo n" in folded

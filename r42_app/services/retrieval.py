@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from r42_app.core.conversation import POINTING, Understood, fuse, understand
+from r42_app.core.conversation import Understood, fuse, own_words, understand
 from r42_app.core.identity import Tenant
 from r42_app.core.relevance import Relevance
 from r42_app.core.retrieval import (
@@ -531,7 +531,7 @@ class Retriever:
         KB knows nothing of ("En wat is de hoofdstad van Frankrijk?", "👍")."""
         if not words(question):
             return False
-        own = [w for w in tokenize(question) if w not in POINTING]
+        own = own_words(question)
         return not own or self.index(tenant).coverage(" ".join(own)) >= COVERAGE_THRESHOLD
 
     def search_in_conversation(self, tenant: Tenant, understood: Understood, mode: str = "hybrid",
