@@ -47,9 +47,11 @@ def option(value: rx.Var) -> rx.Component:
     """One answer; once checked, the right one is green and a wrong choice red."""
     return rx.el.label(
         rx.radio_group.item(value=value, disabled=Q.revealed),
-        rx.text(value, size="3", flex="1"),
-        rx.cond(Q.revealed & (Q.right_answer == value), rx.icon("circle_check", size=18, color="var(--grass-9)")),
-        rx.cond(Q.revealed & (Q.choice == value) & ~Q.was_right, rx.icon("circle_x", size=18, color="var(--red-9)")),
+        rx.text(value, size="3", flex="1", min_width="0", overflow_wrap="break-word", hyphens="auto"),
+        rx.cond(Q.revealed & (Q.right_answer == value),
+                rx.icon("circle_check", size=18, color="var(--grass-9)", flex_shrink="0")),
+        rx.cond(Q.revealed & (Q.choice == value) & ~Q.was_right,
+                rx.icon("circle_x", size=18, color="var(--red-9)", flex_shrink="0")),
         class_name=rx.cond(
             Q.revealed & (Q.right_answer == value), "quiz-option quiz-option-right",
             rx.cond(Q.revealed & (Q.choice == value), "quiz-option quiz-option-wrong",
@@ -114,15 +116,15 @@ def question() -> rx.Component:
                 rx.vstack(rx.foreach(Q.current.options, option), spacing="2", width="100%"),
                 value=Q.choice, on_change=Q.choose, id="quiz-options", aria_label="Antwoorden", width="100%",
             ),
-            verdict(),
             announcer(),
-            rx.hstack(
+            rx.hstack(  # above the verdict, so that it stays where it was clicked when the verdict appears
                 stop_dialog(),
                 rx.button(rx.cond(~Q.revealed, "Controleren", rx.cond(Q.is_last, "Bekijk je score", "Volgende vraag")),
                           rx.cond(Q.revealed, rx.icon("arrow_right", size=16), rx.icon("check", size=16)),
                           on_click=Q.next, disabled=Q.choice == "", id="quiz-next"),
                 justify="between", width="100%",
             ),
+            verdict(),
             rx.text(rx.cond(Q.held, msg("quiz.hold"), ""), id="quiz-hold", role="status", aria_live="polite",
                     size="2", color_scheme="gray"),
             spacing="4", width="100%",

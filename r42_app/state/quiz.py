@@ -182,9 +182,9 @@ class QuizState(rx.State):
         (after the last question, to the result). Every answer is checked against the server's session
         first: an attempt whose session ended (elsewhere, or by expiry) takes no more answers and gets
         no score. The hold against a double click counts from when the verdict was sent to the page, not from
-        when it was decided (what the learner can have read is what they saw). This did not explain the one
-        failure of test_a_press_right_after_the_verdict_says_why_it_waits that led to it: there the second click
-        was neither held nor taken, and its cause is not known yet."""
+        when it was decided (what the learner can have read is what they saw). (The page keeps the button
+        where it was when the verdict appears: when the verdict pushed it down, a double click's second click
+        landed on the verdict.)"""
         if self.phase != "questions":
             return
         if self.revealed:

@@ -183,8 +183,14 @@ def test_a_press_right_after_the_verdict_says_why_it_waits(served_app, page):
     sign_in(page, served_app, "learner@example.com", path="/testen")
     start_quiz(page)
     page.locator("#quiz-options label").first.click()
+    before = page.locator("#quiz-next").bounding_box()
     page.dblclick("#quiz-next")  # checks the answer; the second click comes too soon to go on
     expect(page.locator("#quiz-verdict")).to_be_visible()
+    # the verdict appears below the button, which stays under the pointer (when the verdict pushed it down,
+    # the second click of a double click could land on the verdict instead)
+    after = page.locator("#quiz-next").bounding_box()
+    x, y = before["x"] + before["width"] / 2, before["y"] + before["height"] / 2
+    assert after["x"] <= x <= after["x"] + after["width"] and after["y"] <= y <= after["y"] + after["height"]
     expect(page.locator("#quiz-hold")).to_contain_text("Lees eerst of je antwoord goed was")
     expect(page.locator("#quiz-progress")).to_have_text("Vraag 1 van 8")
     go_on(page)
