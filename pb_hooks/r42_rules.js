@@ -254,7 +254,26 @@ function tooMany(e, retryAfter, message) {
 }
 
 // Per-identity sign-in throttle: SIGNIN_MAX_FAILURES attempts a minute (a success resets).
+// Issue 48: a tenant that switched passwords off for its single sign-on domains (`tenant_sso.passwords` false) has
+// its people of those domains sign in through their organisation only, whoever asks (the app, a REST client).
+// Only people of that tenant: a domain setting never locks out a person of another tenant.
+const SSO_ONLY = "Je organisatie laat je aanmelden via haar eigen inlogpagina, niet met een wachtwoord.";
+
+function refusePasswordOfSsoDomain(e) {
+  const identity = String(e.identity || "").trim().toLowerCase();
+  const at = identity.lastIndexOf("@");
+  if (at < 1 || !e.record) return;
+  const domain = identity.slice(at + 1);
+  const rows = $app.findRecordsByFilter("tenant_sso", "tenant = {:t} && passwords = false", "", 1, 0,
+    { t: e.record.getString("tenant") });
+  for (const row of rows) {
+    const domains = JSON.parse(row.getString("domains") || "[]");
+    if (Array.isArray(domains) && domains.indexOf(domain) >= 0) throw new ForbiddenError(SSO_ONLY);
+  }
+}
+
 function throttleSignIn(e) {
+  refusePasswordOfSsoDomain(e);
   const key = "r42:signin:" + String(e.identity || "").trim().toLowerCase();
   const retryAfter = takeFromWindow(key, SIGNIN_MAX_FAILURES, SIGNIN_WINDOW_MS);
   if (retryAfter) tooMany(e, retryAfter, "Te veel pogingen, probeer het over een minuut opnieuw.");

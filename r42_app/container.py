@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from r42_app.services.retrieval import Retriever
     from r42_app.services.runtime.liveness import Liveness
     from r42_app.services.runtime.shared_state import SharedRateLimiter, SharedState
+    from r42_app.services.sso_signin import SsoSignIn
     from r42_app.services.store.access import AccessStore
     from r42_app.services.store.audit import ToolAudit
     from r42_app.services.store.auth import AuthService
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from r42_app.services.store.people import People
     from r42_app.services.store.questions import QuestionLog
     from r42_app.services.store.quiz_store import QuizStore
+    from r42_app.services.store.sso import SsoStore
     from r42_app.services.store.suggestions import SuggestionStore
     from r42_app.services.store.tenants import Tenants
 
@@ -150,8 +152,32 @@ class Services:
 
             failures = SharedFailureLimiter(self.shared, "signin", limit=SIGNIN_FAILURES_PER_MINUTE, window=60.0)
             return AuthService(self.settings.pb_url, self.admin_pb, failures,
-                               session_s=self.settings.session_hours * 3600, shared=self.shared)
+                               session_s=self.settings.session_hours * 3600, shared=self.shared,
+                               passwords_allowed=self.sso.passwords_allowed)
         return self._once("auth", build)
+
+    @property
+    def sso(self) -> SsoStore:
+        """Each tenant's identity provider, and the people who sign in through it."""
+        def build() -> SsoStore:
+            from urllib.parse import urlsplit
+
+            from r42_app.core.sso import is_loopback
+            from r42_app.services.store.sso import SsoStore
+
+            served = urlsplit(self.settings.link_base)
+            return SsoStore(self.admin_pb, loopback_ok=served.scheme == "http" and is_loopback(served.hostname or ""))
+        return self._once("sso", build)
+
+    @property
+    def sso_signin(self) -> SsoSignIn:
+        """Signing in through the organisation's identity provider (api.py /auth/oidc/...)."""
+        def build() -> SsoSignIn:
+            from r42_app.services.adapters.oidc import OidcClient
+            from r42_app.services.sso_signin import SsoSignIn
+
+            return SsoSignIn(self.sso, OidcClient(), self.shared, self.auth)
+        return self._once("sso_signin", build)
 
     @property
     def suggestions(self) -> SuggestionStore:

@@ -213,7 +213,8 @@ class Settings:
         doc="seconds an upload may send nothing before it is dropped (408) and what it sent is removed (1 to 600)"))
     public_url: str = field(default="", metadata=env(
         "R42_PUBLIC_URL", parse=parse_public_url, shown="http://127.0.0.1:$R42_PORT",
-        doc="the address people open R42 at: invitation and password links in mails start with it"))
+        doc="the address people open R42 at: invitation and password links in mails start with it, and the "
+            "single sign-on redirect URI is `<it>/auth/oidc/callback`"))
     smtp_host: str = field(default="", metadata=env(
         "R42_SMTP_HOST", parse=parse_stripped, shown="(none: mail is off)",
         doc="the SMTP server for invitations and password resets; without it the admin hands the link over"))

@@ -83,6 +83,43 @@ CATALOGUE: dict[str, str] = {
                                  "vanzelf na enkele uren. Meld je later aan en kies Overal afmelden als je dit "
                                  "apparaat niet vertrouwt.",
     "auth.sign_out_failed": "Afmelden bij de server lukte niet. Probeer het opnieuw.",
+    # -- signing in with the organisation's identity provider (issue 48: core/sso.py, services/adapters/oidc.py)
+    "auth.enter_password": "Vul je wachtwoord in.",
+    "auth.sso_only": "Je organisatie laat je aanmelden via haar eigen inlogpagina, niet met een wachtwoord.",
+    "sso.domain_not_allowed": "Je e-mailadres hoort niet bij een organisatie die via deze inlogpagina mag "
+                              "aanmelden.",
+    "sso.email_unverified": "Je organisatie heeft je e-mailadres nog niet bevestigd. Vraag je beheerder of de "
+                            "helpdesk om het te bevestigen en probeer het opnieuw.",
+    "sso.no_email": "De inlogpagina van je organisatie gaf geen e-mailadres door. Vraag de helpdesk van je "
+                    "organisatie om dat toe te staan.",
+    "sso.deactivated": "Je account is gedeactiveerd. Vraag je beheerder om het weer te activeren.",
+    "sso.other_tenant": "Dit e-mailadres hoort bij een andere organisatie in R42. Vraag je beheerder om hulp.",
+    "sso.subject_mismatch": "Dit e-mailadres is al gekoppeld aan een ander account bij je organisatie. Vraag je "
+                            "beheerder om hulp.",
+    "sso.unreachable": "De inlogpagina van je organisatie is nu niet bereikbaar. Probeer het zo opnieuw.",
+    "sso.token_refused": "De inlogpagina van je organisatie weigerde de aanmelding. Probeer het opnieuw.",
+    "sso.token_invalid": "De aanmelding via je organisatie kon niet worden gecontroleerd. Probeer het opnieuw.",
+    "sso.token_expired": "De aanmelding via je organisatie was verlopen. Probeer het opnieuw.",
+    "sso.expired": "Het aanmelden duurde te lang of is al gebruikt. Begin opnieuw.",
+    "sso.cancelled": "Het aanmelden via je organisatie is afgebroken.",
+    "sso.failed": "Aanmelden via je organisatie lukte niet. Probeer het opnieuw.",
+    "sso.issuer_invalid": "Vul het adres (issuer) van de inlogdienst in, bijvoorbeeld https://login.voorbeeld.nl.",
+    "sso.issuer_https": "Het adres van de inlogdienst moet met https:// beginnen.",
+    "sso.client_id_invalid": "Vul de client-ID in (hoogstens 255 tekens).",
+    "sso.secret_invalid": "Vul het clientgeheim in (één regel).",
+    "sso.group_invalid": "De naam van de beheerdersgroep is te lang (hoogstens 200 tekens).",
+    "sso.domains_invalid": "{domain} is geen geldig e-maildomein. Gebruik bijvoorbeeld voorbeeld.nl.",
+    "sso.domains_missing": "Vul minstens één e-maildomein in, bijvoorbeeld voorbeeld.nl.",
+    "sso.domains_too_many": "Je kunt hoogstens {most} e-maildomeinen invullen.",
+    "sso.domain_in_use": "Op het domein {domain} staan mensen van een andere organisatie in R42; dat domein kan "
+                         "niet via jullie inlogdienst.",
+    "sso.domain_unproven": "Je kunt alleen e-maildomeinen kiezen waarop je organisatie al mensen heeft in R42 "
+                           "(zoals je eigen adres). Vraag de beheerder van R42 om {domain} toe te voegen.",
+    "sso.secret_needed": "Vul het clientgeheim opnieuw in: het adres van de inlogdienst of de client-ID is "
+                         "veranderd.",
+    "sso.domain_taken": "Het domein {domain} meldt al aan via een andere organisatie.",
+    "sso.saved": "Aanmelden via je organisatie is ingesteld.",
+    "sso.switched_off": "Aanmelden via je organisatie staat uit; iedereen meldt zich weer aan met een wachtwoord.",
     # -- thumbs on answers (services/store/feedback.py FeedbackError, /admin/feedback)
     "feedback.bad_rating": "Een beoordeling is duim omhoog of duim omlaag.",
     "feedback.no_answer": "Er is geen antwoord om te beoordelen.",

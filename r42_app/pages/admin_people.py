@@ -15,6 +15,7 @@ from r42_app.components.shell import page_frame
 from r42_app.core.people import MAX_IMPORT_BYTES, MAX_IMPORT_ROWS
 from r42_app.state.people import CSV_UPLOAD_ID, BadRowView, ChangeView, PersonRow
 from r42_app.state.people import PeopleState as S
+from r42_app.state.sso_settings import SsoSettingsState as O
 
 
 def section(title: str, subtitle, *children: rx.Component, **props) -> rx.Component:
@@ -243,7 +244,10 @@ def person_row(row: PersonRow) -> rx.Component:
         card_cell("Rol", role_select(row)),
         card_cell("Status", rx.badge(row.state_label, color_scheme=row.state_color, variant="soft",
                                      high_contrast=True)),
-        card_cell("Laatst aangemeld (UTC)", rx.text(row.last_sign_in, size="1")),
+        card_cell("Laatst aangemeld (UTC)", rx.vstack(
+            rx.text(row.last_sign_in, size="1"),
+            rx.cond(row.via != "", rx.text(row.via, size="1", color_scheme="gray", class_name="person-via")),
+            spacing="0")),
         card_cell("", actions(row)),
         class_name="person-row", data_email=row.email,
     )
@@ -328,6 +332,113 @@ def recent_changes() -> rx.Component:
     )
 
 
+def sso_field(label: str, field_id: str, name: str, hint: str = "", **props) -> rx.Component:
+    return rx.vstack(
+        form_label(label, field_id, size="2", weight="medium"),
+        rx.input(id=field_id, name=name, width="100%", **props),
+        rx.cond(hint != "", rx.text(hint, size="1", color_scheme="gray")),
+        spacing="1", width="100%",
+    )
+
+
+def redirect_box() -> rx.Component:
+    """What the admin registers at the provider first (outside the form: it is not sent)."""
+    return rx.vstack(
+        rx.text("Geef de inlogdienst dit adres als redirect-URI:", size="2"),
+        copy_box(O.redirect_uri, "sso-redirect", "Redirect-URI voor de inlogdienst"),
+        spacing="1", width="100%",
+    )
+
+
+def sso_form() -> rx.Component:
+    return rx.form(
+        rx.vstack(
+            rx.cond(O.error != "", rx.callout(O.error, icon="circle_alert", color_scheme="red", role="alert",
+                                              width="100%", id="sso-error")),
+            rx.grid(
+                sso_field("Adres van de inlogdienst (issuer)", "sso-issuer", "issuer",
+                          placeholder="https://login.voorbeeld.nl/realms/acme", default_value=O.issuer,
+                          type="url", required=True),
+                sso_field("Client-ID", "sso-client-id", "client_id", default_value=O.client_id, required=True),
+                sso_field("Clientgeheim", "sso-secret", "client_secret", type="password", auto_complete="off",
+                          placeholder=rx.cond(O.connected, "Opgeslagen; laat leeg om het te houden", ""),
+                          hint="Wordt nooit meer getoond."),
+                sso_field("E-maildomeinen", "sso-domains", "domains", placeholder="voorbeeld.nl, voorbeeld.be",
+                          default_value=O.domains, required=True,
+                          hint="Wie met een adres op deze domeinen aanmeldt, gaat naar de inlogdienst."),
+                sso_field("Beheerdersgroep (optioneel)", "sso-group", "admin_group", default_value=O.admin_group,
+                          hint="Leden van deze groep (claim groups) worden beheerder."),
+                columns=rx.breakpoints(initial="1", md="2"), spacing="4", width="100%",
+            ),
+            rx.hstack(
+                rx.switch(checked=O.passwords, on_change=O.set_passwords, id="sso-passwords", name="passwords"),
+                form_label("Wachtwoorden blijven werken voor deze domeinen", "sso-passwords", size="2"),
+                spacing="2", align="center",
+            ),
+            rx.hstack(
+                rx.cond(O.connected, rx.button("Annuleren", type="button", variant="soft", color_scheme="gray",
+                                               on_click=O.edit(False), id="sso-cancel")),
+                rx.button("Opslaan", type="submit", loading=O.saving, id="sso-save"),
+                justify="end", width="100%", spacing="2",
+            ),
+            spacing="4", width="100%",
+        ),
+        on_submit=O.save, reset_on_submit=False, width="100%",
+    )
+
+
+def sso_summary() -> rx.Component:
+    return rx.vstack(
+        rx.grid(
+            card_cell("Inlogdienst", rx.text(O.issuer, size="2", overflow_wrap="anywhere", id="sso-shown-issuer")),
+            card_cell("E-maildomeinen", rx.text(O.domains, size="2", id="sso-shown-domains")),
+            card_cell("Beheerdersgroep", rx.text(rx.cond(O.admin_group != "", O.admin_group, "Geen"), size="2")),
+            card_cell("Wachtwoorden", rx.text(rx.cond(O.passwords, "Werken ook", "Uit voor deze domeinen"),
+                                              size="2")),
+            columns=rx.breakpoints(initial="1", sm="2"), spacing="3", width="100%",
+        ),
+        rx.hstack(
+            rx.button(rx.icon("pencil", size=14), "Wijzigen", variant="soft", on_click=O.edit(True), id="sso-edit"),
+            rx.button("Uitzetten", variant="soft", color_scheme="red", on_click=O.ask_off(True), id="sso-off"),
+            spacing="2", justify="end", width="100%",
+        ),
+        spacing="3", width="100%",
+    )
+
+
+def sso_off_dialog() -> rx.Component:
+    return rx.alert_dialog.root(
+        rx.alert_dialog.content(
+            rx.alert_dialog.title("Aanmelden via je organisatie uitzetten?"),
+            rx.alert_dialog.description("Iedereen meldt zich daarna weer aan met een wachtwoord; wie er nog geen "
+                                        "heeft, vraagt een nieuw wachtwoord aan.", size="2"),
+            rx.flex(
+                rx.alert_dialog.cancel(rx.button("Annuleren", variant="soft", color_scheme="gray")),
+                rx.alert_dialog.action(rx.button("Uitzetten", color_scheme="red", on_click=O.switch_off,
+                                                 id="sso-off-confirm")),
+                spacing="3", justify="end", margin_top="16px",
+            ),
+            max_width="440px",
+        ),
+        open=O.confirm_off, on_open_change=O.ask_off,
+    )
+
+
+def sso_section() -> rx.Component:
+    """"Inloggen met je organisatie": the tenant's identity provider (OIDC)."""
+    return section(
+        "Inloggen met je organisatie",
+        rx.cond(O.connected, "Mensen van je organisatie melden zich aan via jullie eigen inlogdienst.",
+                "Laat mensen aanmelden via jullie eigen inlogdienst (OpenID Connect: Entra ID, Google, Okta, "
+                "Keycloak, SURFconext)."),
+        rx.cond(O.loading, skeleton_lines(3, "32px"),
+                rx.cond(O.connected & ~O.editing, sso_summary(), rx.vstack(redirect_box(), sso_form(), spacing="4",
+                                                                           width="100%"))),
+        sso_off_dialog(),
+        id="sso-section",
+    )
+
+
 def body() -> rx.Component:
     return rx.vstack(
         rx.hstack(
@@ -346,7 +457,7 @@ def body() -> rx.Component:
         rx.cond(S.load_error != "", error_callout(S.load_error)),
         link_callout(),
         rx.cond(S.loading, skeleton_lines(8, "40px"),
-                rx.vstack(people_table(), recent_changes(), spacing="4", width="100%")),
+                rx.vstack(people_table(), recent_changes(), sso_section(), spacing="4", width="100%")),
         invite_dialog(), import_dialog(), confirm_dialog(),
         spacing="4", width="100%",
     )

@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable
+from http.cookies import CookieError, SimpleCookie
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 import reflex as rx
 
 from r42_app.container import services
 from r42_app.core.identity import SignedInUser
-from r42_app.core.messages import msg
+from r42_app.core.messages import CATALOGUE, msg
+from r42_app.core.sso import safe_next
+from r42_app.services.runtime.shared_state import SharedStateUnavailable
+from r42_app.services.sso_signin import CODE_PARAM, COOKIE, ERROR_PARAM
 from r42_app.services.store.auth import AuthError, Session
 from r42_app.services.uploads import keep_permit
 
 log = logging.getLogger(__name__)
 
+LOOKUPS_PER_MINUTE, LOOKUPS_BURST = 30.0, 10  # e-mail domains looked up on leaving the field, per address
 VERIFY_TTL_S = 30.0  # reads act on a role at most this old (unless signed out since); page loads and writes check now
 
 # Route pattern -> the event that loads that page's data; sign-in runs it so the page fills in place.
@@ -49,6 +56,19 @@ def _demo_exists() -> bool:
     return found
 
 
+# what a return from the organisation's sign-in page may say went wrong (no placeholders: nothing from the URL is shown)
+SIGN_IN_ERRORS = frozenset(code for code, text in CATALOGUE.items()
+                           if code.split(".")[0] in ("sso", "auth") and "{" not in text)
+
+
+def _cookie(header: str, name: str) -> str:
+    try:
+        jar = SimpleCookie(header or "")
+    except CookieError:
+        return ""
+    return jar[name].value if name in jar else ""
+
+
 class AuthState(rx.State):
     """The signed-in user. Only server code sets these vars (there are no client setters)."""
 
@@ -57,6 +77,8 @@ class AuthState(rx.State):
     signing_in: bool = False
     signin_error: str = ""
     demo_hint: bool = False  # the sign-in card mentions the demo accounts (only where the demo tenant exists)
+    sso_name: str = ""  # the e-mail typed belongs to an organisation that signs in through its own provider
+    sso_href: str = ""  # ... and this starts that (a link of ours: /auth/oidc/start?email=&next=)
     user_id: str = ""
     user_name: str = ""
     user_email: str = ""
@@ -153,16 +175,54 @@ class AuthState(rx.State):
     async def check_session(self):
         """on_load of every page: restore the session from the stored token, checked with PocketBase
         now (a role changed or a password reset since the last page takes effect here). Signed out, the card says
-        where the demo accounts are only when the demo tenant exists."""
+        where the demo accounts are only when the demo tenant exists. Back from the organisation's sign-in page,
+        the URL holds a one-time sign-in code (redeemed here, then taken out of the address bar) or why it failed."""
+        params = self.router.url.query_parameters
+        if CODE_PARAM in params or ERROR_PARAM in params:
+            return await self._back_from_provider(str(params.get(CODE_PARAM, "")), str(params.get(ERROR_PARAM, "")))
         if await self.user(fresh=True) is None:
             self.demo_hint = await asyncio.to_thread(_demo_exists)
+        return None
+
+    async def _back_from_provider(self, code: str, error: str):
+        if code:
+            try:
+                session = await services().sso_signin.redeem(code[:100], _cookie(self.router.headers.cookie, COOKIE))
+            except (AuthError, SharedStateUnavailable) as exc:  # the code stays unused; the card says to retry
+                log.warning("a sign-in code could not be redeemed: %s", exc)
+                session = None
+                error = "auth.unreachable"
+            if session is not None:
+                self._apply(session)
+                self.signin_error = ""
+            else:
+                self.signin_error = msg(error or "sso.expired")
+        else:
+            self.signin_error = msg(error) if error in SIGN_IN_ERRORS else msg("sso.failed")
+        self.checked = True
+        if self._user is None:
+            await self.user(fresh=True)
+            self.demo_hint = await asyncio.to_thread(_demo_exists)
+        url = self.router.url
+        query = urlencode([(k, v) for k, v in parse_qsl(url.query) if k not in (CODE_PARAM, ERROR_PARAM)])
+        return rx.redirect((url.path or "/") + (f"?{query}" if query else ""), replace=True)  # the code goes
 
     @rx.event
     async def sign_in(self, form: dict):
+        """The sign-in card: an e-mail of an organisation that signs in through its own provider goes there (the
+        page returns here afterwards); any other gets the password field."""
         self.signin_error = ""
+        # a field that is not on the card (no password for an organisation's own sign-in) comes as None
+        email, password = str(form.get("email") or "").strip(), str(form.get("password") or "")
+        if email and not password:
+            config = await self._sso_of(email)
+            if config is not None:
+                return rx.call_script(f"window.location.assign({json.dumps(self.sso_href)})")
+            self.signin_error = msg("auth.enter_password")
+            return rx.set_focus("password")
         try:
             session = await services().auth.sign_in_from(  # the limit is async; PocketBase in a thread
-                self.router.session.client_ip, str(form.get("email", "")), str(form.get("password", "")))
+                self.router.session.client_ip, email, password)
         except AuthError as exc:
             log.info("sign-in refused: %s", exc)
             self.signin_error = exc.user_message
@@ -178,6 +238,38 @@ class AuthState(rx.State):
         if loader is None:
             log.warning("no page loader registered for route %r", route)
         return [ChatState.check_access, *([loader] if loader else [])]
+
+    async def _sso_of(self, email: str):
+        try:
+            config = await asyncio.to_thread(services().sso.for_email, email)
+        except Exception as exc:  # noqa: BLE001 - PocketBase away: the password field stays, its sign-in says why
+            log.warning("could not look up the sign-in of %s's domain: %s", email.rsplit("@", 1)[-1], exc)
+            config = None
+        if config is None:
+            self.sso_name = self.sso_href = ""
+            return None
+        url = self.router.url
+        here = safe_next((url.path or "/") + (f"?{url.query}" if url.query else ""))
+        self.sso_name = config.tenant_name or config.tenant_slug
+        self.sso_href = "/auth/oidc/start?" + urlencode({"email": email, "next": here})
+        return config
+
+    @rx.event
+    async def check_email(self, email: str):
+        """On leaving the e-mail field: an organisation with its own sign-in page shows "Inloggen met …" instead of
+        the password field."""
+        email = str(email or "").strip()[:320]
+        if "@" not in email:
+            self.sso_name = self.sso_href = ""
+            return
+        try:  # a look-up tells which organisation a domain signs in with: not a way to list them all
+            wait = await services().shared.take_token(f"sso-lookup:{self.router.session.client_ip}",
+                                                      LOOKUPS_PER_MINUTE / 60.0, LOOKUPS_BURST)
+        except SharedStateUnavailable:
+            wait = 0.0
+        if wait > 0:
+            return  # the submit still finds the organisation (it asks again)
+        await self._sso_of(email)
 
     @rx.event
     async def sign_out(self):

@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 PAGE_SIZE = 25
 CSV_UPLOAD_ID = "people-csv"
 STATE_COLORS = {"invited": "amber", "active": "green", "deactivated": "gray"}
+VIA = {"sso": "via je organisatie", "lti": "via de leeromgeving"}
 
 
 @dataclasses.dataclass
@@ -39,6 +40,7 @@ class PersonRow:
     state_color: str = "gray"
     last_sign_in: str = ""
     is_me: bool = False
+    via: str = ""  # how they sign in, when not with a password
 
 
 @dataclasses.dataclass
@@ -69,7 +71,8 @@ def _label(value: str) -> str:
 def _row(p: Person, me: str) -> PersonRow:
     return PersonRow(p.id, p.name, p.email, p.role, ROLE_NAMES[p.role].capitalize(), p.state,
                      STATE_NAMES[p.state].capitalize(), STATE_COLORS[p.state],
-                     p.last_sign_in[:16].replace("T", " ") if p.last_sign_in else "Nooit", p.id == me)
+                     p.last_sign_in[:16].replace("T", " ") if p.last_sign_in else "Nooit", p.id == me,
+                     VIA.get(p.signs_in_with, ""))
 
 
 class PeopleState(AdminPageMixin, rx.State):
@@ -138,6 +141,9 @@ class PeopleState(AdminPageMixin, rx.State):
         if user is None:
             return
         await self._reload(user, "people.load_failed")
+        from r42_app.state.sso_settings import SsoSettingsState  # the page's "Inloggen met je organisatie" card
+
+        return SsoSettingsState.load
 
     async def _again(self) -> None:
         user = await self._admin()

@@ -3,6 +3,8 @@ and a keyboard alone signs in, skips to the content and creates a topic."""
 
 from __future__ import annotations
 
+import secrets
+
 import pytest
 from playwright.sync_api import expect
 
@@ -73,6 +75,20 @@ def test_the_sign_in_page_passes_axe(served_app, scan_page):
     found += violations(scan_page)
     scan_page.goto(served_app.url + "/welkom?token=" + "x" * 43)
     expect(scan_page.locator("#link-card")).to_contain_text("Deze link werkt niet")
+    found += violations(scan_page)
+    # the card for an address whose organisation signs in through its own provider (issue 48; the card asks no
+    # provider anything, so one that is not running will do)
+    from r42_app.services.store.sso import SsoStore
+    from r42_app.services.store.tenants import Tenants
+
+    tag = f"{scan_page.viewport_size['width']}-{secrets.token_hex(2)}"
+    tenant = Tenants(served_app.superuser()).create(f"axe-sso-{tag}", "Axe Academie")
+    SsoStore(served_app.superuser(), loopback_ok=True).set(tenant, "", "cli", "http://127.0.0.1:9", "r42", "geheim",
+                                         [f"axe-{tag}.nl"])
+    scan_page.goto(served_app.url + "/")
+    scan_page.fill("#email", f"iemand@axe-{tag}.nl")
+    scan_page.keyboard.press("Tab")
+    expect(scan_page.locator("#sso-hint")).to_be_visible()
     found += violations(scan_page)
     assert found == [], "\n".join(found)
 

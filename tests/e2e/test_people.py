@@ -224,8 +224,11 @@ def test_an_admin_invites_and_deactivates_with_the_keyboard_alone(served_app, pa
     person = pb.first("users", f'email = "{email}"')
     try:
         page.locator("#people-search").focus()
-        page.keyboard.type("toets-")
+        page.keyboard.type(email)
         row = page.locator(f'.person-row[data-email="{email}"]')
+        # the search has answered (one row left) before the menu opens: a list drawn again under an open menu
+        # closes it, and the arrow key then moves nothing (seen once on a busy machine)
+        expect(page.locator(".person-row")).to_have_count(1)
         expect(row).to_contain_text("Uitgenodigd")
         row.locator(".person-actions").focus()
         page.keyboard.press("Enter")

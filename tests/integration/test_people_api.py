@@ -42,7 +42,8 @@ async def test_an_admin_invites_lists_changes_and_imports(api_env, admin_pb, org
     listed = (await call("GET", "/api/people?state=invited", token)).json()
     assert listed["total"] == 1 and listed["page"] == 1
     assert listed["items"][0] == {"id": body["id"], "email": "nieuw@api.nl", "name": "Nina", "role": "admin",
-                                  "state": "invited", "last_sign_in": None}
+                                  "state": "invited", "last_sign_in": None,
+                                  "signs_in_with": "password"}
     again = await call("POST", f"/api/people/{body['id']}/invite", token)
     assert again.status_code == 200 and again.json()["invite_url"] != body["invite_url"]
 

@@ -158,6 +158,22 @@ async def test_upload_slots_are_one_count_for_all_workers_and_a_dead_workers_slo
     assert await b.slots_free(limits, "up-6")
 
 
+async def test_a_value_kept_once_is_taken_once_by_any_worker_and_runs_out(workers):
+    """Issue 48: a sign-in's round trip (state, nonce, verifier) and its one-time sign-in code are put by the
+    worker that started it and taken by whichever gets the callback, once."""
+    a, b = workers
+    key = "oidc:" + secrets.token_hex(8)
+    await a.put_once(key, '{"nonce": "n"}', ttl=10)
+    assert await b.take_once(key) == '{"nonce": "n"}'
+    assert await a.take_once(key) is None and await b.take_once(key) is None  # a replay finds nothing
+    await b.put_once(key + "-short", "x", ttl=0.3)
+    await asyncio.sleep(0.5)
+    assert await a.take_once(key + "-short") is None  # not taken within its ttl: gone
+    await a.put_once(key + "-race", "y", ttl=10)
+    taken = await asyncio.gather(*(w.take_once(key + "-race") for w in (a, b, a, b)))
+    assert taken.count("y") == 1 and taken.count(None) == 3
+
+
 async def test_every_redis_key_runs_out(redis_url):
     """Nothing the shared state writes stays in Redis for ever."""
     shared = RedisSharedState(redis_url)
@@ -170,8 +186,9 @@ async def test_every_redis_key_runs_out(redis_url):
         await shared.beat("ttl-worker", Beat("h", 1, 1.0), ttl=10)
         await shared.claim("stream", "ttl-run", "h:1", ttl=10)
         await shared.take_slots({"upload:user:ttl-user": 2, "upload:tenant:ttl-tenant": 4}, "ttl-upload", ttl=60)
+        await shared.put_once("signin:ttl-code", "x", ttl=60)
         keys = [k async for k in raw.scan_iter("r42:*")]
-        assert len(keys) >= 8
+        assert len(keys) >= 9
         ttls = {k.decode(): await raw.pttl(k) for k in keys}
         assert all(ttl > 0 for ttl in ttls.values()), ttls
     finally:

@@ -384,7 +384,7 @@ def test_the_hooks_send_the_catalogues_words():
     texts = hook_texts()
     for code in ("feedback.too_fast", "feedback.too_large", "chat.data_write_denied", "chat.chatbot_disabled",
                  "chat.forbidden", "auth.too_many_attempts", "auth.no_refresh", "suggestions.too_many_open",
-                 "auth.signed_out"):
+                 "auth.signed_out", "auth.sso_only"):
         assert CATALOGUE[code] in texts, f"pb_hooks/ no longer sends {code}: {CATALOGUE[code]!r}"
     strays = [text for text in texts if text not in CATALOGUE.values()]
     assert not strays, "Dutch texts in pb_hooks/ that differ from core/messages.py:\n" + "\n".join(strays)

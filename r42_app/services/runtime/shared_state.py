@@ -166,6 +166,14 @@ class SharedState(ABC):
         """`owner` is done with it (left alone if someone else has claimed it since)."""
 
     @abstractmethod
+    async def put_once(self, key: str, value: str, ttl: float) -> None:
+        """Keep `value` under `key` for `ttl` seconds, to be taken once (a sign-in's round trip, a sign-in code)."""
+
+    @abstractmethod
+    async def take_once(self, key: str) -> str | None:
+        """The value kept under `key`, removed in the same step (a second take, on any worker, finds nothing)."""
+
+    @abstractmethod
     async def close(self) -> None:
         """Close connections."""
 
@@ -273,6 +281,14 @@ class MemorySharedState(SharedState):
     async def release(self, what: str, key: str, owner: str) -> None:
         if self._get(f"owner:{what}:{key}") == owner:
             del self._kept[f"owner:{what}:{key}"]
+
+    async def put_once(self, key: str, value: str, ttl: float) -> None:
+        self._keep(f"once:{key}", value, ttl)
+
+    async def take_once(self, key: str) -> str | None:
+        value = self._get(f"once:{key}")
+        self._kept.pop(f"once:{key}", None)
+        return value
 
     async def close(self) -> None:
         """Nothing to close in memory."""
@@ -554,6 +570,13 @@ class RedisSharedState(SharedState):
 
     async def release(self, what: str, key: str, owner: str) -> None:
         await self._ask(self._release(keys=[f"{PREFIX}owner:{what}:{key}"], args=[owner]))
+
+    async def put_once(self, key: str, value: str, ttl: float) -> None:
+        await self._ask(self._redis.set(f"{PREFIX}once:{key}", value, px=max(1, int(ttl * 1000))))
+
+    async def take_once(self, key: str) -> str | None:
+        found = await self._ask(self._redis.getdel(f"{PREFIX}once:{key}"))
+        return found.decode() if isinstance(found, bytes) else found
 
     async def close(self) -> None:
         await self._redis.aclose()

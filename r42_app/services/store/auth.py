@@ -10,6 +10,7 @@ import json
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -74,8 +75,11 @@ class AuthService:
     """
 
     def __init__(self, pb_url: str, admin: PocketBase | None = None, failures: Any = None,
-                 session_s: int = SESSION_S, shared: SharedState | None = None):
+                 session_s: int = SESSION_S, shared: SharedState | None = None,
+                 passwords_allowed: Callable[[str], bool] | None = None):
         self.pb_url = pb_url
+        # False for an address whose organisation signs in only through its identity provider (store/sso.py)
+        self.passwords_allowed = passwords_allowed
         self.admin = admin
         self.session_s = session_s
         # sessions ended by a sign-out, for the tabs' short session caches (`ended_since`): the workers' shared state
@@ -113,6 +117,13 @@ class AuthService:
         email = (email or "").strip()
         if not email or not password:
             raise AuthError("auth.missing_fields", "email and password are required")
+        if self.passwords_allowed is not None:
+            try:
+                allowed = self.passwords_allowed(email)
+            except PBError as exc:
+                raise AuthError("auth.unreachable", f"PocketBase is unreachable: {exc}") from exc
+            if not allowed:
+                raise AuthError("auth.sso_only", f"{email}: the organisation switched passwords off for its domain")
         body = {"identity": email, "password": password}
         params = {"expand": "tenant"}
         pb = self.admin or PocketBase(self.pb_url, timeout=10)
@@ -142,6 +153,32 @@ class AuthService:
         self._note_sign_in(user.id)
         return session
 
+    def session_for(self, user_id: str) -> Session:
+        """A session for a person whom another party vouched for (the organisation's identity provider, an LMS):
+        the same PocketBase token as a password sign-in gives, refused as it would be (deactivated, invited,
+        tenant disabled)."""
+        if self.admin is None:
+            raise AuthError("auth.failed", "sessions for a vouched-for person need the superuser connection")
+        if not user_id.isalnum():
+            raise AuthError("auth.failed", f"not a user id: {user_id[:40]!r}")
+        try:
+            record = self.admin.send("GET", f"/api/collections/users/records/{user_id}",
+                                     params={"expand": "tenant"})
+        except PBError as exc:
+            raise AuthError("auth.unreachable" if exc.status == 0 else "auth.failed",
+                            f"user {user_id} cannot be read: {exc}") from exc
+        user = _user_from(record)
+        if not user.tenant_active:
+            raise AuthError("auth.tenant_disabled", f"user {user.id}: tenant {user.tenant_slug} is disabled")
+        if record.get("state") in ("deactivated", "invited"):
+            raise AuthError("auth.deactivated" if record["state"] == "deactivated" else "auth.failed",
+                            f"user {user.id} is {record['state']}")
+        if not user.tenant_id:
+            raise AuthError("auth.no_tenant", f"user {user.id} belongs to no tenant")
+        session = Session(token=self._session_token(user.id, ""), user=user)
+        self._note_sign_in(user.id)
+        return session
+
     def _refusal(self, email: str) -> str:
         """Why users.authRule refused a sign-in with the right password: the catalogue code to show."""
         row = None
@@ -153,6 +190,12 @@ class AuthService:
         tenant = ((row or {}).get("expand") or {}).get("tenant") or {}
         if tenant.get("state") == "disabled":
             return "auth.tenant_disabled"
+        if row is not None and self.passwords_allowed is not None:  # pb_hooks refuse an SSO-only domain's password
+            try:
+                if not self.passwords_allowed(email):
+                    return "auth.sso_only"
+            except PBError:
+                pass
         if (row or {}).get("state") == "deactivated":
             return "auth.deactivated"
         return "auth.failed"

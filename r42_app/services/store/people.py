@@ -76,10 +76,11 @@ class Person:
     state: str  # invited | active | deactivated
     last_sign_in: str  # PocketBase's "2026-12-05 10:00:00.000Z", or ""
     created: str = ""
+    signs_in_with: str = "password"  # password | sso (the organisation's identity provider) | lti (from an LMS)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "email": self.email, "name": self.name, "role": self.role, "state": self.state,
-                "last_sign_in": self.last_sign_in or None}
+                "last_sign_in": self.last_sign_in or None, "signs_in_with": self.signs_in_with}
 
 
 def person_of(row: dict[str, Any]) -> Person:
@@ -87,7 +88,8 @@ def person_of(row: dict[str, Any]) -> Person:
     state = str(row["state"]) if row.get("state") in ("invited", "active", "deactivated") else "active"
     return Person(id=str(row.get("id", "")), email=str(row.get("email", "")), name=str(row.get("name") or ""),
                   role=row["role"] if row.get("role") in ROLES else "learner", state=state,
-                  last_sign_in=str(row.get("last_sign_in") or ""), created=str(row.get("created") or ""))
+                  last_sign_in=str(row.get("last_sign_in") or ""), created=str(row.get("created") or ""),
+                  signs_in_with=str(row["signs_in_with"]) if row.get("signs_in_with") in ("sso", "lti") else "password")
 
 
 @dataclass(frozen=True)
