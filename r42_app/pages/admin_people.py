@@ -389,13 +389,16 @@ def sso_form() -> rx.Component:
 
 def sso_summary() -> rx.Component:
     return rx.vstack(
-        rx.grid(
-            card_cell("Inlogdienst", rx.text(O.issuer, size="2", overflow_wrap="anywhere", id="sso-shown-issuer")),
-            card_cell("E-maildomeinen", rx.text(O.domains, size="2", id="sso-shown-domains")),
-            card_cell("Beheerdersgroep", rx.text(rx.cond(O.admin_group != "", O.admin_group, "Geen"), size="2")),
-            card_cell("Wachtwoorden", rx.text(rx.cond(O.passwords, "Werken ook", "Uit voor deze domeinen"),
-                                              size="2")),
-            columns=rx.breakpoints(initial="1", sm="2"), spacing="3", width="100%",
+        rx.data_list.root(
+            *[rx.data_list.item(rx.data_list.label(label, min_width="140px"), rx.data_list.value(value))
+              for label, value in (
+                  ("Inlogdienst", rx.text(O.issuer, overflow_wrap="anywhere", id="sso-shown-issuer")),
+                  ("Client-ID", rx.text(O.client_id, overflow_wrap="anywhere")),
+                  ("E-maildomeinen", rx.text(O.domains, id="sso-shown-domains")),
+                  ("Beheerdersgroep", rx.text(rx.cond(O.admin_group != "", O.admin_group, "Geen"))),
+                  ("Wachtwoorden", rx.text(rx.cond(O.passwords, "Werken ook", "Uit voor deze domeinen"))),
+                  ("Redirect-URI", rx.text(O.redirect_uri, overflow_wrap="anywhere")))],
+            orientation=rx.breakpoints(initial="vertical", sm="horizontal"), size="2", width="100%",
         ),
         rx.hstack(
             rx.button(rx.icon("pencil", size=14), "Wijzigen", variant="soft", on_click=O.edit(True), id="sso-edit"),
