@@ -280,7 +280,8 @@ async def test_no_open_redirect_and_a_cancelled_or_unreachable_provider_says_so(
     peer.knobs["deny"] = True
     assert refused((await round_trip(f"olga@{domain}"))[0]) == "sso.cancelled"
 
-    down = OidcPeer()  # a provider that is not running
+    down = OidcPeer()  # a provider that is not running: its port is closed again (connections refused)
+    down._server.server_close()
     other = Tenants(admin_pb).create("sso-weg-" + secrets.token_hex(3), "Weg BV")
     connect(admin_pb, other, down.issuer, down.client_id, down.secret, "weg-" + domain)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as app:
