@@ -16,6 +16,7 @@
     POST /api/people      {"email", "name"?, "role"?} -> 201 {"id", "state": "invited", "invite_url", "mailed"}
     POST /api/people/import?dry_run=1  multipart `file` (CSV) -> {"rows", "bad": [...], "invited", ...}; 422 bad rows
     GET  /auth/oidc/start?email=&next=, /auth/oidc/callback: signing in through the organisation (sso_routes.py)
+    GET|POST /lti/login, POST /lti/launch: opening R42 from a learning environment, LTI 1.3 (lti_routes.py)
     PATCH /api/people/{id}  {"role"} or {"state": "active"|"deactivated"};  POST /api/people/{id}/invite: a new link
     POST /api/chat/confirm  {"id": <of a confirm_required event>, "decision": "allow"|"deny"} while the turn
                           streams (on any backend worker) -> {"id", "decision"}; 404/403/410/409 for
@@ -49,7 +50,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from r42_app import sso_routes
+from r42_app import lti_routes, sso_routes
 from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
 from r42_app.chat.turn import ChatRefused, check_turn, give_back, one_user_at_a_time, run_turn
 from r42_app.container import services
@@ -618,4 +619,4 @@ api = Starlette(routes=[Route("/api/health", health, methods=["GET"]), Route("/a
                         Route("/api/people/import", people_import, methods=["POST"]),
                         Route("/api/people/{person_id}", person, methods=["PATCH"]),
                         Route("/api/people/{person_id}/invite", person_invite, methods=["POST"]),
-                        *sso_routes.routes])
+                        *sso_routes.routes, *lti_routes.routes])

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from r42_app.services.adapters.vector_store import VectorStore
     from r42_app.services.document_import import DocumentImporter
     from r42_app.services.gaps import GapsReport
+    from r42_app.services.lti_launch import LtiLaunches
     from r42_app.services.outbox.costs import CostPersister
     from r42_app.services.outbox.indexer import Indexer
     from r42_app.services.retrieval import Retriever
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from r42_app.services.store.feedback import FeedbackStore
     from r42_app.services.store.forget import UserForgetter
     from r42_app.services.store.kb_store import KBStore
+    from r42_app.services.store.lti import LtiStore
     from r42_app.services.store.pb import PocketBase
     from r42_app.services.store.people import People
     from r42_app.services.store.questions import QuestionLog
@@ -160,14 +162,40 @@ class Services:
     def sso(self) -> SsoStore:
         """Each tenant's identity provider, and the people who sign in through it."""
         def build() -> SsoStore:
-            from urllib.parse import urlsplit
-
-            from r42_app.core.sso import is_loopback
             from r42_app.services.store.sso import SsoStore
 
-            served = urlsplit(self.settings.link_base)
-            return SsoStore(self.admin_pb, loopback_ok=served.scheme == "http" and is_loopback(served.hostname or ""))
+            return SsoStore(self.admin_pb, loopback_ok=self._served_on_loopback())
         return self._once("sso", build)
+
+    def _served_on_loopback(self) -> bool:
+        """Whether the app itself is opened on this machine's loopback over http (development, the tests): only then
+        may an identity provider or an LMS be an http address on loopback too."""
+        from urllib.parse import urlsplit
+
+        from r42_app.core.sso import is_loopback
+
+        served = urlsplit(self.settings.link_base)
+        return served.scheme == "http" and is_loopback(served.hostname or "")
+
+    @property
+    def lti(self) -> LtiStore:
+        """The learning environments registered to each tenant (LTI 1.3), and the people who come in from them."""
+        def build() -> LtiStore:
+            from r42_app.services.store.lti import LtiStore
+
+            return LtiStore(self.admin_pb, loopback_ok=self._served_on_loopback())
+        return self._once("lti", build)
+
+    @property
+    def lti_launches(self) -> LtiLaunches:
+        """Opening R42 from a learning environment (api's /lti/login and /lti/launch)."""
+        def build() -> LtiLaunches:
+            from r42_app.services.lti_launch import LtiLaunches
+
+            oidc = self.sso_signin.oidc  # one cache of key sets for identity providers and platforms
+            return LtiLaunches(self.lti, oidc, self.shared, self.auth, self.settings.own_origins +
+                               ((self.settings.public_url,) if self.settings.public_url else ()))
+        return self._once("lti_launches", build)
 
     @property
     def sso_signin(self) -> SsoSignIn:

@@ -4,6 +4,7 @@
     r42 seed demo
     r42 tenant create --slug SLUG --name NAME | list | rename | disable | enable
     r42 sso set --tenant SLUG --issuer URL --client-id ID --client-secret-file F --domains a.nl | show | off
+    r42 lti add --tenant SLUG --issuer ISS --client-id ID --deployment-id D --jwks-url U --auth-url U | list | remove
     r42 user invite|list|role|deactivate|activate|import|reset-link|forget --tenant SLUG ...
     r42 kb import --tenant SLUG FILE
     r42 kb export --tenant SLUG [FILE]
@@ -22,7 +23,7 @@ Commands that need PocketBase use the running one (R42_PB_URL or 127.0.0.1:R42_P
 otherwise start the embedded one on the data dir for the duration of the command.
 
 One module per area, each registering its commands next to their handlers: serve.py (serve, seed), tenants.py
-(tenant), people.py (user; privacy.py its forget), sso.py (sso), kb.py
+(tenant), people.py (user; privacy.py its forget), sso.py (sso), lti.py (lti), kb.py
 (kb, search, context, eval, worker, chatbot rag-backfill), chatbot.py (capabilities), costs.py (credits,
 costs), ops.py (mcp, outbox, doctor, backup); common.py holds the exit codes.
 """
@@ -50,7 +51,7 @@ signal.signal(signal.SIGTERM, _quiet_exit)
 
 import argparse
 
-from r42_app.cli import chatbot, costs, gaps, kb, ops, people, serve, sso, tenants
+from r42_app.cli import chatbot, costs, gaps, kb, lti, ops, people, serve, sso, tenants
 from r42_app.cli.common import EXIT_FAILURE, _err
 from r42_app.container import PocketBaseUnreachable
 
@@ -59,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="r42", description="R42: the knowledge-base-grounded learning assistant")
     sub = parser.add_subparsers(dest="command", required=True)
     # in this order: `r42 --help` lists the commands so
-    for area in (serve, tenants, people, sso, kb, chatbot, costs, gaps, ops):
+    for area in (serve, tenants, people, sso, lti, kb, chatbot, costs, gaps, ops):
         area.register(sub)
     return parser
 

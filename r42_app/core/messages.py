@@ -118,6 +118,34 @@ CATALOGUE: dict[str, str] = {
     "sso.secret_needed": "Vul het clientgeheim opnieuw in: het adres van de inlogdienst of de client-ID is "
                          "veranderd.",
     "sso.domain_taken": "Het domein {domain} meldt al aan via een andere organisatie.",
+    # -- R42 opened from a learning environment (issue 48, LTI 1.3: core/lti.py)
+    "lti.issuer_invalid": "Vul het adres (issuer) van de leeromgeving in; het begint met https://.",
+    "lti.jwks_url_invalid": "Vul het adres van de sleutels (JWKS) van de leeromgeving in; het begint met https://.",
+    "lti.auth_url_invalid": "Vul het aanmeldadres van de leeromgeving in; het begint met https://.",
+    "lti.token_url_invalid": "Het tokenadres van de leeromgeving moet met https:// beginnen.",
+    "lti.return_url_invalid": "De leeromgeving gaf geen bruikbaar adres om naar terug te keren.",
+    "lti.client_id_invalid": "Vul de client-ID van de leeromgeving in (hoogstens 255 tekens).",
+    "lti.deployments_invalid": "Vul één tot twintig deployment-ID's van de leeromgeving in.",
+    "lti.role_invalid": "Een docent wordt in R42 beheerder of deelnemer.",
+    "lti.message_type": "De leeromgeving vroeg iets wat R42 niet kan openen.",
+    "lti.version": "De leeromgeving gebruikt een versie van LTI die R42 niet kent; R42 werkt met LTI 1.3.",
+    "lti.unknown_deployment": "Deze koppeling van de leeromgeving is niet bij R42 aangemeld. Vraag je beheerder "
+                              "om haar toe te voegen.",
+    "lti.no_subject": "De leeromgeving gaf niet door wie je bent; anoniem openen kan niet.",
+    "lti.invalid_launch": "De leeromgeving stuurde een onvolledige aanvraag. Probeer het opnieuw vanuit de "
+                          "leeromgeving.",
+    "lti.registered_elsewhere": "Deze leeromgeving (issuer en client-ID) is al aan een andere organisatie gekoppeld.",
+    "lti.subject_mismatch": "Dit e-mailadres is al gekoppeld aan een ander account in de leeromgeving. Vraag je "
+                            "beheerder om hulp.",
+    "lti.other_tenant": "Dit e-mailadres hoort bij een andere organisatie in R42. Vraag je beheerder om hulp.",
+    "lti.deactivated": "Je account is gedeactiveerd. Vraag je beheerder om het weer te activeren.",
+    "lti.failed": "R42 openen vanuit de leeromgeving lukte niet. Probeer het opnieuw.",
+    "lti.unreachable": "De leeromgeving is nu niet bereikbaar voor R42. Probeer het zo opnieuw.",
+    "lti.token_invalid": "De aanvraag van de leeromgeving kon niet worden gecontroleerd. Open R42 opnieuw vanuit de "
+                         "leeromgeving.",
+    "lti.token_expired": "De aanvraag van de leeromgeving was verlopen. Open R42 opnieuw vanuit de leeromgeving.",
+    "lti.expired": "Het openen duurde te lang of is al gebruikt. Open R42 opnieuw vanuit de leeromgeving.",
+    "lti.unknown_platform": "Deze leeromgeving is niet bij R42 aangemeld. Vraag je beheerder om haar te koppelen.",
     "sso.saved": "Aanmelden via je organisatie is ingesteld.",
     "sso.switched_off": "Aanmelden via je organisatie staat uit; iedereen meldt zich weer aan met een wachtwoord.",
     # -- thumbs on answers (services/store/feedback.py FeedbackError, /admin/feedback)

@@ -64,7 +64,16 @@ def link_page() -> rx.Component:
                                     rx.fragment("Kies een nieuw wachtwoord voor je account bij ", S.link_tenant,
                                                 ".")),
                             size="2", color_scheme="gray", text_align="center"),
-                    link_form(),
+                    # an organisation that signs its people in itself, with passwords off: no password to choose
+                    rx.cond(S.link_sso_href != "",
+                            rx.vstack(
+                                rx.callout(msg("auth.sso_only"), icon="info", color_scheme="blue", width="100%",
+                                           id="link-sso"),
+                                # a real link (a full page load): the sign-in starts on the server
+                                rx.button(rx.el.a("Inloggen met ", S.link_tenant, href=S.link_sso_href),
+                                          as_child=True, size="3", id="link-sso-start"),
+                                spacing="3", align="center", width="100%"),
+                            link_form()),
                     spacing="3", align="center", width="100%",
                 ),
             ),

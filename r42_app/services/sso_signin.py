@@ -140,7 +140,8 @@ class SsoSignIn:
         if raw is None:
             return None
         kept = json.loads(raw)
-        if not cookie or binding(cookie) != kept.get("browser"):
+        bound = kept.get("browser")  # "" for a launch from an LMS: a frame has no cookie to bind it to
+        if bound and (not cookie or binding(cookie) != bound):
             log.warning("sso: a sign-in code was brought by another browser; refused")
             return None
         return await asyncio.to_thread(self.auth.verify, kept["token"])

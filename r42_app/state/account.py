@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from urllib.parse import urlencode
 
 import reflex as rx
 
@@ -34,6 +35,7 @@ class AccountState(rx.State):
     link_tenant: str = ""
     link_error: str = ""
     link_checking: bool = True
+    link_sso_href: str = ""  # passwords are off for this person's domain: their organisation's sign-in instead
     saving: bool = False
     form_error: str = ""
     _token: str = ""
@@ -63,13 +65,27 @@ class AccountState(rx.State):
         else:
             self.link_kind, self.link_email, self.link_name, self.link_tenant = (
                 seen.kind, seen.email, seen.name, seen.tenant_name)
+            self.link_sso_href = await self._sso_href(seen.email)
         self.link_checking = False
+
+    @staticmethod
+    async def _sso_href(email: str) -> str:
+        """Where a person whose organisation switched passwords off signs in instead ("" when a password works)."""
+        try:
+            allowed = await asyncio.to_thread(services().sso.passwords_allowed, email)
+        except PBError as exc:
+            log.warning("could not tell whether %s's domain signs in with passwords: %s", email.rsplit("@")[-1], exc)
+            return ""
+        return "" if allowed else "/auth/oidc/start?" + urlencode({"email": email, "next": "/"})
 
     @rx.event
     async def redeem(self, form: dict):
         """"Wachtwoord opslaan": the link is used, the password set, and the person signed in on this tab."""
         password, again = str(form.get("password", "")), str(form.get("password_again", ""))
         self.form_error = ""
+        if self.link_sso_href:  # no password for this domain: the link page shows the organisation's sign-in
+            self.form_error = msg("auth.sso_only")
+            return
         if password != again:
             self.form_error = msg("people.passwords_differ")
             return
@@ -110,11 +126,15 @@ class AccountState(rx.State):
         if _RESETS.take(self.router.session.client_ip or "?") > 0:
             self.forgot_error = msg("auth.too_many_attempts")
             return
+        email = str(form.get("email", ""))[:300]
+        if email and await self._sso_href(email):  # no password to reset: the sign-in card says where instead
+            self.forgot_error = msg("auth.sso_only")
+            return
         if not services().settings.mail_on:
             self.forgot_error = msg("people.reset_needs_mail")
             return
         try:
-            await asyncio.to_thread(services().people.request_reset, str(form.get("email", ""))[:300])
+            await asyncio.to_thread(services().people.request_reset, email)
         except PBError as exc:
             log.error("a reset request failed: %s", exc)
             self.forgot_error = msg("auth.unreachable")

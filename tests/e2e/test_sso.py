@@ -107,3 +107,35 @@ def test_an_admin_connects_the_provider_on_the_people_page_and_the_secret_is_nev
         page.click("#sso-off-confirm")
         expect(page.locator("#sso-issuer")).to_be_visible()
         assert SsoStore(superuser, loopback_ok=True).get(tenant) is None
+
+
+def test_an_invitation_to_an_organisation_without_passwords_opens_its_sign_in_instead(served_app, page):
+    from r42_app.services.adapters.mailer import Mailer
+    from r42_app.services.store.people import Actor, People
+
+    superuser = served_app.superuser()
+    tag = secrets.token_hex(3)
+    tenant = Tenants(superuser).create(f"sso-inv-{tag}", f"Zonder Wachtwoord {tag}")
+    domain = f"zw-{tag}.nl"
+    link = People(superuser, Mailer(), served_app.url).invite(tenant, Actor.cli(), f"nina@{domain}", "Nina",
+                                                              "learner")
+    with OidcPeer() as peer:
+        SsoStore(superuser, loopback_ok=True).set(tenant, "", "cli", peer.issuer, peer.client_id, peer.secret,
+                                                  [domain], passwords=False)
+        peer.person = {"sub": "nina", "email": f"nina@{domain}", "email_verified": True, "name": "Nina"}
+        page.goto(link.url)
+        expect(page.locator("#link-sso")).to_contain_text("niet met een wachtwoord")
+        expect(page.locator("#new-password")).to_have_count(0)
+        page.locator("#link-sso-start").focus()
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#user-menu")
+        expect(page.locator("#user-menu")).to_contain_text("Nina")
+        assert People(superuser, Mailer(), served_app.url).get(tenant, link.person.id).state == "active"
+
+        # "Wachtwoord vergeten?" for such an address says where to sign in instead of mailing a link
+        page.click("#user-menu")
+        page.click("#sign-out")
+        page.goto(served_app.url + "/wachtwoord-vergeten")
+        page.fill("#forgot-email", f"nina@{domain}")
+        page.keyboard.press("Enter")
+        expect(page.locator("#forgot-error")).to_contain_text("niet met een wachtwoord")

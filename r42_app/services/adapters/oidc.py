@@ -165,18 +165,27 @@ class OidcClient:
     def verify(self, provider: Provider, id_token: str, client_id: str, nonce: str) -> dict:
         """The ID token's claims once its signature (the provider's key set; a key id not in it fetches the set
         again: rotation) and its `iss`, `aud` (and `azp` when there are several), `exp`, `iat` and `nonce` hold."""
-        keys = self._key_set(provider.jwks_uri)
+        return self.verify_token(provider.jwks_uri, provider.issuer, id_token, client_id, nonce)
+
+    def verify_token(self, jwks_uri: str, issuer: str, id_token: str, client_id: str, nonce: str,
+                     prefix: str = "sso") -> dict:
+        """`verify` for any issuer of ID tokens (an identity provider, or an LMS launching R42: `prefix` "lti"
+        gives the refusals the LTI catalogue codes)."""
+        try:
+            keys = self._key_set(jwks_uri)
+        except OidcError as exc:
+            raise OidcError(f"{prefix}.unreachable", str(exc)) from exc
         try:
             try:
                 token = jwt.decode(id_token, keys, algorithms=list(ALGORITHMS))
             except JoseError as exc:
                 if type(exc).__name__ != "InvalidKeyIdError":
                     raise
-                keys = self._key_set(provider.jwks_uri, refresh=True)  # the provider may have rotated its keys
+                keys = self._key_set(jwks_uri, refresh=True)  # the issuer may have rotated its keys
                 token = jwt.decode(id_token, keys, algorithms=list(ALGORITHMS))
             JWTClaimsRegistry(
                 leeway=LEEWAY_S,
-                iss={"essential": True, "value": provider.issuer},
+                iss={"essential": True, "value": issuer},
                 aud={"essential": True, "value": client_id},
                 exp={"essential": True},
                 iat={"essential": True},
@@ -184,14 +193,16 @@ class OidcClient:
                 nonce={"essential": True, "value": nonce},
             ).validate(token.claims)
         except ExpiredTokenError as exc:
-            raise OidcError("sso.token_expired", "the ID token has expired") from exc
+            raise OidcError(f"{prefix}.token_expired", "the ID token has expired") from exc
+        except OidcError as exc:  # the key set, fetched again, could not be read
+            raise OidcError(f"{prefix}.unreachable", str(exc)) from exc
         except (JoseError, ValueError, TypeError) as exc:
-            raise OidcError("sso.token_invalid", f"the ID token was refused: {type(exc).__name__}: "
-                                                 f"{str(exc)[:120]}") from exc
+            raise OidcError(f"{prefix}.token_invalid", f"the ID token was refused: {type(exc).__name__}: "
+                                                       f"{str(exc)[:120]}") from exc
         claims = dict(token.claims)
         aud = claims.get("aud")
         if isinstance(aud, list) and len(aud) > 1 and claims.get("azp") != client_id:
-            raise OidcError("sso.token_invalid", "the ID token names several audiences and another azp")
+            raise OidcError(f"{prefix}.token_invalid", "the ID token names several audiences and another azp")
         return claims
 
     def close(self) -> None:

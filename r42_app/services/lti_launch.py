@@ -1,0 +1,90 @@
+"""Opening R42 from a learning environment (LTI 1.3 resource link launch; issue 48, part 2):
+
+1. `login` (the platform's third-party login initiation, `/lti/login`): the registration named by `iss` (and
+   `client_id`), a fresh `state` and `nonce` kept once in the shared state for ROUND_TRIP_S, and the URL of the
+   platform's authentication request (response_type id_token, response_mode form_post, prompt none).
+2. `launch` (the form post to `/lti/launch`): the state taken once (a replay finds nothing), the ID token checked
+   against the platform's key set (adapters/oidc.py `verify_token`: signature, iss, aud/azp, exp, iat, the nonce
+   of this state), the message checked (core/lti.py: type, version, deployment, subject), the person found or made
+   (store/lti.py), and a one-time sign-in code for the page the launch targets. A framed launch has no cookie
+   to bind to (third-party cookies are blocked), so this code is bound to nothing but itself: single use, CODE_S.
+
+Every refusal is an LtiError or OidcError with a catalogue code; nothing of a token goes to the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from r42_app.core.identity import Tenant
+from r42_app.core.lti import Launch, LtiError, launch_of
+from r42_app.services.adapters.oidc import OidcClient
+from r42_app.services.runtime.shared_state import SharedState
+from r42_app.services.sso_signin import CODE_PARAM, CODE_S, with_param
+from r42_app.services.store.auth import AuthService
+from r42_app.services.store.lti import LtiStore
+
+log = logging.getLogger(__name__)
+
+ROUND_TRIP_S = 300.0  # from the login initiation to the launch's form post
+
+
+@dataclass(frozen=True)
+class Landed:
+    path: str  # the app page to open, with the one-time sign-in code
+    user_id: str
+    launch: Launch
+
+
+class LtiLaunches:
+    def __init__(self, store: LtiStore, oidc: OidcClient, shared: SharedState, auth: AuthService,
+                 own_origins: tuple[str, ...]):
+        self.store, self.oidc, self.shared, self.auth = store, oidc, shared, auth
+        self.own_origins = own_origins
+
+    async def login(self, params: dict[str, str], launch_url: str) -> str:
+        """The platform's authentication request URL for a login initiation (LtiError when the platform is not
+        registered or the request is incomplete)."""
+        issuer, hint = params.get("iss", "")[:1000], params.get("login_hint", "")[:2000]
+        if not issuer or not hint:
+            raise LtiError("lti.invalid_launch", "a login initiation needs iss and login_hint")
+        reg = await asyncio.to_thread(self.store.find, issuer, params.get("client_id", "")[:255])
+        if reg is None:
+            raise LtiError("lti.unknown_platform", f"no registration for {issuer[:100]!r}")
+        deployment = params.get("lti_deployment_id", "")
+        if deployment and deployment not in reg.deployment_ids:
+            raise LtiError("lti.unknown_deployment", f"deployment {deployment[:80]!r} is not registered")
+        state, nonce = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        await self.shared.put_once(f"lti:{state}", json.dumps(
+            {"issuer": reg.issuer, "client_id": reg.client_id, "nonce": nonce}), ROUND_TRIP_S)
+        query = {"scope": "openid", "response_type": "id_token", "response_mode": "form_post", "prompt": "none",
+                 "client_id": reg.client_id, "redirect_uri": launch_url, "login_hint": hint, "state": state,
+                 "nonce": nonce}
+        if params.get("lti_message_hint"):
+            query["lti_message_hint"] = params["lti_message_hint"][:2000]
+        sep = "&" if "?" in reg.auth_url else "?"
+        return reg.auth_url + sep + urlencode(query)
+
+    async def launch(self, id_token: str, state: str) -> Landed:
+        raw = await self.shared.take_once(f"lti:{state[:200]}") if state else None
+        if raw is None:
+            raise LtiError("lti.expired", "unknown, used or expired state")
+        trip = json.loads(raw)
+        reg = await asyncio.to_thread(self.store.find, trip["issuer"], trip["client_id"])
+        if reg is None:  # removed during the round trip
+            raise LtiError("lti.unknown_platform", f"{trip['issuer']} is no longer registered")
+        claims = await asyncio.to_thread(self.oidc.verify_token, reg.jwks_url, reg.issuer, id_token[:20000],
+                                         reg.client_id, trip["nonce"], "lti")
+        launch = launch_of(claims, reg, self.own_origins)
+        tenant = Tenant(reg.tenant_id, "", "")
+        user_id = await asyncio.to_thread(self.store.person, reg, tenant, launch)
+        session = await asyncio.to_thread(self.auth.session_for, user_id)
+        code = secrets.token_urlsafe(32)
+        await self.shared.put_once(f"signin:{code}", json.dumps({"token": session.token, "browser": ""}), CODE_S)
+        log.info("lti: %s launched into tenant %s from %s", user_id, session.user.tenant_slug, reg.issuer)
+        return Landed(path=with_param(launch.target, CODE_PARAM, code), user_id=user_id, launch=launch)

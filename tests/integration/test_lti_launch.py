@@ -1,0 +1,128 @@
+"""Opening R42 from a learning environment (issue 48, part 2): the LMS's login initiation, its authentication
+response (a form post of a signed launch) and the landing, through the app's own routes against a real platform on
+loopback (tests/lti_platform.py: joserfc, a real JWKS). As learner and as instructor; and every way a launch must be
+refused: a replayed state and nonce, an unknown deployment, the wrong audience, an expired or tampered token."""
+
+import logging
+import secrets
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+
+from r42_app.api import api
+from r42_app.container import services
+from r42_app.services.sso_signin import CODE_PARAM
+from r42_app.services.store.lti import LtiStore
+from r42_app.services.store.tenants import Tenants
+from tests.lti_platform import INSTRUCTOR, LtiPlatform, form_fields
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def lms(admin_pb, seeded):
+    tag = secrets.token_hex(3)
+    tenant = Tenants(admin_pb).create("lms-" + tag, f"School {tag}")
+    with LtiPlatform() as platform:
+        LtiStore(admin_pb, loopback_ok=True).add(tenant, "", "cli", platform.issuer, platform.client_id,
+                                                 [platform.deployment_id], platform.jwks_url, platform.auth_url)
+        platform.person = {"sub": f"u-{tag}", "email": f"lotte@{tag}.school.nl", "name": "Lotte",
+                           "roles": [platform.person["roles"][0]]}
+        yield tenant, platform
+
+
+async def open_from(platform: LtiPlatform, target: str = "http://127.0.0.1/topics/aow", replay: bool = False):
+    """What the LMS and the browser do: post the login initiation, follow to the platform's authentication
+    endpoint, post its form to the tool. Returns the tool's answer to the launch (and to a replay of it)."""
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as tool:
+        started = await tool.post("/lti/login", data=platform.initiation("http://r42/lti/login", target))
+        if started.status_code != 302:
+            return started, None
+        sent = parse_qs(urlsplit(started.headers["location"]).query)
+        assert sent["response_mode"] == ["form_post"] and sent["prompt"] == ["none"]
+        page = httpx.get(started.headers["location"])
+        assert page.status_code == 200, page.text
+        action, fields = form_fields(page.text)
+        assert urlsplit(action).path == "/lti/launch"
+        landed = await tool.post("/lti/launch", data=fields)
+        again = await tool.post("/lti/launch", data=fields) if replay else None
+        return landed, again
+
+
+async def signed_in(response):
+    assert response.status_code == 303, response.text
+    where = urlsplit(response.headers["location"])
+    code = parse_qs(where.query)[CODE_PARAM][0]
+    session = await services().sso_signin.redeem(code, "")  # a frame has no cookie: the code alone, once
+    assert session is not None
+    assert await services().sso_signin.redeem(code, "") is None
+    return where.path, session
+
+
+async def test_a_learner_and_an_instructor_land_signed_in_on_the_linked_page(api_env, admin_pb, lms):
+    tenant, platform = lms
+    origin = services().settings.link_base
+    landed, _ = await open_from(platform, f"{origin}/topics/partnerpensioen")
+    path, session = await signed_in(landed)
+    assert path == "/topics/partnerpensioen"
+    assert (session.user.tenant_id, session.user.role, session.user.email) == (
+        tenant.id, "learner", platform.person["email"])
+    assert admin_pb.get("users", session.user.id)["signs_in_with"] == "lti"
+
+    platform.person = {"sub": "docent-1", "email": "", "name": "Dora Docent", "roles": [INSTRUCTOR]}
+    landed, _ = await open_from(platform, "https://elders.example/phish")  # another site: lands on R42's home
+    path, teacher = await signed_in(landed)
+    assert path == "/" and teacher.user.role == "admin" and teacher.user.name == "Dora Docent"
+
+
+@pytest.mark.parametrize(("knob", "value", "code", "status"), [
+    ("aud", "een-andere-tool", "lti.token_invalid", 400),
+    ("iss", "https://nep-lms.example", "lti.token_invalid", 400),
+    ("exp", -600, "lti.token_expired", 400),
+    ("tamper", True, "lti.token_invalid", 400),
+    ("nonce", "een-andere-nonce", "lti.token_invalid", 400),
+    ("deployment_id", "dep-onbekend", "lti.unknown_deployment", 400),
+])
+async def test_a_launch_that_does_not_hold_is_refused_and_says_why(api_env, admin_pb, lms, caplog, knob, value,
+                                                                  code, status):
+    tenant, platform = lms
+    platform.knobs[knob] = value
+    with caplog.at_level(logging.INFO):
+        landed, _ = await open_from(platform)
+    assert landed.status_code == status
+    from r42_app.core.messages import msg
+    assert msg(code) in landed.text and 'lang="nl"' in landed.text
+    assert admin_pb.all("users", filter=f'tenant = "{tenant.id}"') == []  # nobody was made
+    assert "eyJ" not in caplog.text  # no token in the log
+
+
+async def test_a_replayed_launch_an_unknown_platform_and_an_unknown_deployment_are_refused(api_env, admin_pb, lms):
+    tenant, platform = lms
+    landed, again = await open_from(platform, replay=True)
+    await signed_in(landed)
+    assert again.status_code == 400 and "al gebruikt" in again.text  # the state (and its nonce) went with the first
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as tool:
+        fields = platform.initiation("http://r42/lti/login", "http://r42/")
+        unknown = await tool.post("/lti/login", data={**fields, "iss": "https://onbekend-lms.example"})
+        assert unknown.status_code == 400 and "niet bij R42 aangemeld" in unknown.text
+        other = await tool.post("/lti/login", data={**fields, "lti_deployment_id": "dep-9"})
+        assert other.status_code == 400 and "koppeling" in other.text
+        incomplete = await tool.get("/lti/login", params={"iss": platform.issuer})
+        assert incomplete.status_code == 400
+        forged = await tool.post("/lti/launch", data={"id_token": "x.y.z", "state": "verzonnen"})
+        assert forged.status_code == 400
+
+
+async def test_a_deactivated_person_is_refused_whatever_the_lms_says(api_env, admin_pb, lms):
+    from r42_app.services.adapters.mailer import Mailer
+    from r42_app.services.store.people import Actor, People
+
+    tenant, platform = lms
+    _, session = await signed_in((await open_from(platform))[0])
+    people = People(admin_pb, Mailer(), "http://x")
+    link = people.invite(tenant, Actor.cli(), f"baas-{tenant.slug}@school.nl", "Baas", "admin")
+    people.redeem(link.url.split("token=")[1], "paarse-fiets-op-dinsdag")
+    people.set_state(tenant, Actor.cli(), session.user.id, "deactivated")
+    landed, _ = await open_from(platform)
+    assert landed.status_code == 403 and "gedeactiveerd" in landed.text
