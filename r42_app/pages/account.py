@@ -69,9 +69,9 @@ def link_page() -> rx.Component:
                             rx.vstack(
                                 rx.callout(msg("auth.sso_only"), icon="info", color_scheme="blue", width="100%",
                                            id="link-sso"),
-                                # a real link (a full page load): the sign-in starts on the server
-                                rx.button(rx.el.a("Inloggen met ", S.link_tenant, href=S.link_sso_href),
-                                          as_child=True, size="3", id="link-sso-start"),
+                                # a full page load (the sign-in starts on the server), not the app's own routing
+                                rx.button("Inloggen met ", S.link_tenant, on_click=S.start_sso, size="3",
+                                          id="link-sso-start"),
                                 spacing="3", align="center", width="100%"),
                             link_form()),
                     spacing="3", align="center", width="100%",

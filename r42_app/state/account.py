@@ -6,6 +6,7 @@ services/store/people.py (PocketBase in a thread)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from urllib.parse import urlencode
 
@@ -67,6 +68,13 @@ class AccountState(rx.State):
                 seen.kind, seen.email, seen.name, seen.tenant_name)
             self.link_sso_href = await self._sso_href(seen.email)
         self.link_checking = False
+
+    @rx.event
+    def start_sso(self):
+        """"Inloggen met …": to the organisation's sign-in (a page load of ours that sends the browser there)."""
+        if self.link_sso_href.startswith("/auth/oidc/start?"):
+            return rx.call_script(f"window.location.assign({json.dumps(self.link_sso_href)})")
+        return None
 
     @staticmethod
     async def _sso_href(email: str) -> str:
