@@ -427,6 +427,9 @@ def test_thumbs_down_reaches_the_admins_feedback_page(served_app, browser, claud
     ask(page, "Wat is de AOW-leeftijd?")
     last = page.locator(".r42-assistant").last
     expect(last).to_contain_text("67 jaar")
+    # the turn has ended (its thumbs come then): said apart, so that a turn that never ends says so (once, in a
+    # fresh-clone run, the thumbs never came after the whole text had streamed)
+    expect(last).to_have_attribute("data-status", "ok")
     expect(page.locator("#r42-sign-help")).to_contain_text("beheerders zien je naam")
     expect(page.locator("#r42-sign")).to_have_attribute("aria-checked", "false")
     page.click("#r42-sign")
