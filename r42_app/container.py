@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from r42_app.services.adapters.embeddings import Embedder
     from r42_app.services.adapters.llm import AnthropicLLM
     from r42_app.services.adapters.mcp import McpHub
+    from r42_app.services.adapters.oidc import ToolKey
     from r42_app.services.adapters.vector_store import VectorStore
     from r42_app.services.document_import import DocumentImporter
     from r42_app.services.gaps import GapsReport
@@ -185,6 +186,17 @@ class Services:
 
             return LtiStore(self.admin_pb, loopback_ok=self._served_on_loopback())
         return self._once("lti", build)
+
+    @property
+    def tool_key(self) -> ToolKey:
+        """The LTI tool's signing key (an app secret: in backups, the same for every worker); `/lti/jwks` serves
+        its public half."""
+        def build() -> ToolKey:
+            from r42_app.services.adapters.oidc import ToolKey
+            from r42_app.services.store.app_secrets import stored_value
+
+            return ToolKey(stored_value(self.admin_pb, "lti_tool_key", ToolKey.new_json))
+        return self._once("tool_key", build)
 
     @property
     def lti_launches(self) -> LtiLaunches:

@@ -2,6 +2,7 @@
 
     GET|POST /lti/login   the platform's third-party login initiation -> 302 to its authentication request
     POST     /lti/launch  the launch (form post of id_token and state) -> 303 to the targeted page, signed in
+    GET      /lti/jwks    the tool's public key set (for the deep-linking responses it will sign)
 
 A refusal is a small Dutch page saying why (status 400, 403 or 503). The work is services/lti_launch.py.
 """
@@ -12,7 +13,7 @@ import html
 import logging
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from r42_app.container import services
@@ -77,4 +78,17 @@ async def launch(request: Request) -> Response:
     return RedirectResponse(landed.path, status_code=303, headers={"Cache-Control": "no-store"})
 
 
-routes = [Route("/lti/login", login, methods=["GET", "POST"]), Route(LAUNCH, launch, methods=["POST"])]
+async def jwks(request: Request) -> Response:  # noqa: ARG001 - Starlette's signature
+    """The tool's public key set (what an LMS checks R42's deep-linking responses with)."""
+    import asyncio
+
+    try:
+        keys = await asyncio.to_thread(lambda: services().tool_key.public())
+    except PBError as exc:
+        log.error("the tool's key set could not be read: %s", exc)
+        return JSONResponse({"type": "unavailable", "message": msg("lti.unreachable")}, status_code=503)
+    return JSONResponse(keys, headers={"Cache-Control": "public, max-age=300"})
+
+
+routes = [Route("/lti/login", login, methods=["GET", "POST"]), Route(LAUNCH, launch, methods=["POST"]),
+          Route("/lti/jwks", jwks, methods=["GET"])]

@@ -126,3 +126,22 @@ async def test_a_deactivated_person_is_refused_whatever_the_lms_says(api_env, ad
     people.set_state(tenant, Actor.cli(), session.user.id, "deactivated")
     landed, _ = await open_from(platform)
     assert landed.status_code == 403 and "gedeactiveerd" in landed.text
+
+
+async def test_the_tool_serves_one_public_key_that_checks_what_it_signs_and_outlives_a_restart(api_env, admin_pb):
+    from joserfc import jwt
+    from joserfc.jwk import KeySet
+
+    from tests.integration.conftest import rebuild_services
+
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as tool:
+        served = await tool.get("/lti/jwks")
+    assert served.status_code == 200 and "max-age" in served.headers["cache-control"]
+    keys = served.json()["keys"]
+    assert len(keys) == 1 and keys[0]["kty"] == "RSA" and keys[0]["kid"]
+    assert not {"d", "p", "q", "dp", "dq", "qi"} & set(keys[0])  # the public half only
+    signed = services().tool_key.sign({"iss": "r42", "aud": "moodle", "nonce": "n"})
+    assert jwt.decode(signed, KeySet.import_key_set(served.json())).claims["aud"] == "moodle"
+    await rebuild_services()  # another process (a restart, another worker) signs with the same key
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as tool:
+        assert (await tool.get("/lti/jwks")).json() == served.json()

@@ -18,7 +18,7 @@ from urllib.parse import quote, urlencode, urlsplit
 import httpx
 from joserfc import jwt
 from joserfc.errors import ExpiredTokenError, JoseError
-from joserfc.jwk import KeySet
+from joserfc.jwk import KeySet, RSAKey
 from joserfc.jwt import JWTClaimsRegistry
 
 from r42_app.core.errors import UserError
@@ -207,3 +207,31 @@ class OidcClient:
 
     def close(self) -> None:
         self._http.close()
+
+
+class ToolKey:
+    """The LTI tool's own RSA key (an app secret, the same for every worker), for what R42 signs: deep-linking
+    responses. `public` is what `/lti/jwks` serves."""
+
+    def __init__(self, private_jwk_json: str):
+        import json
+
+        self._key = RSAKey.import_key(json.loads(private_jwk_json))
+
+    @staticmethod
+    def new_json() -> str:
+        import json
+
+        key = RSAKey.generate_key(2048, parameters={"use": "sig", "alg": "RS256"}, private=True)
+        key.ensure_kid()
+        return json.dumps(key.as_dict(private=True))
+
+    @property
+    def kid(self) -> str:
+        return str(self._key.kid)
+
+    def public(self) -> dict:
+        return dict(KeySet([self._key]).as_dict(private=False))
+
+    def sign(self, claims: dict) -> str:
+        return jwt.encode({"alg": "RS256", "kid": self.kid, "typ": "JWT"}, claims, self._key)

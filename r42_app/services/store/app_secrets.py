@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 
 from r42_app.services.store.pb import PBError, PocketBase, quote
@@ -40,6 +41,21 @@ def stored_secret(pb: PocketBase, name: str, legacy_file: Path | None = None, le
         if found:
             return found
         raise
+
+
+def stored_value(pb: PocketBase, name: str, make: Callable[[], str]) -> str:
+    """The app secret `name`; the first time, `make()` is stored (processes starting at once agree on the first)."""
+    found = _read(pb, name)
+    if found:
+        return found
+    try:
+        pb.create(COLLECTION, {"name": name, "value": make()})
+    except PBError:
+        pass  # another process stored it first
+    found = _read(pb, name)
+    if not found:
+        raise PBError(0, f"the app secret {name} could not be stored")
+    return found
 
 
 def _read(pb: PocketBase, name: str) -> str:
