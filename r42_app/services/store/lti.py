@@ -14,13 +14,13 @@ from typing import Any
 from r42_app.core.identity import Tenant
 from r42_app.core.lti import Launch, LtiError, Registration, registration
 from r42_app.services.store.audit import audit_request
-from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
+from r42_app.services.store.pb import BatchRequest, PocketBase, pb_time, quote
+from r42_app.services.store.people import create_vouched
 
 log = logging.getLogger(__name__)
 
 COLLECTION = "lti_platforms"
 TOOL = "lti"  # audit_log.tool of a registration added or removed
-ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 MAX_LTI_ID = 1300
 
 
@@ -106,23 +106,15 @@ class LtiStore:
             raise LtiError("lti.deactivated", f"user {row.get('id')} is deactivated")
         now = pb_time(datetime.now(UTC))
         if row is None:
-            user_id = "".join(secrets.choice(ID_ALPHABET) for _ in range(15))
             # an LMS need not share the e-mail address: such a person gets one that cannot receive mail
-            email = launch.email or f"lti-{user_id}@lti.invalid"
-            unusable = secrets.token_urlsafe(32)
-            body = {"id": user_id, "email": email, "name": launch.name or email.split("@")[0], "role": launch.role,
-                    "tenant": reg.tenant_id, "state": "active", "verified": bool(launch.email),
-                    "emailVisibility": False, "lti_id": key, "signs_in_with": "lti", "last_sign_in": now,
-                    "password": unusable, "passwordConfirm": unusable}
-            try:
-                self.pb.batch([BatchRequest.create("users", body),
-                               audit_request(tenant, "", "lti", "people", email, "created", "", launch.role)])
-            except PBError as exc:  # the same person launching twice at once: the other launch made them
-                again = self.pb.first("users", f"lti_id = {quote(key)}")
-                if again is None:
-                    raise LtiError("lti.failed", f"could not create {email}: {exc}") from exc
-                return str(again["id"])
-            return user_id
+            email = launch.email or f"lti-{secrets.token_hex(8)}@lti.invalid"
+            made = create_vouched(self.pb, tenant, {
+                "email": email, "name": launch.name or email.split("@")[0], "role": launch.role,
+                "verified": bool(launch.email), "lti_id": key, "signs_in_with": "lti", "last_sign_in": now},
+                "lti", f"lti_id = {quote(key)}")
+            if made is None:
+                raise LtiError("lti.failed", f"could not create {email}")
+            return made
         body = {"lti_id": key, "signs_in_with": "lti", "last_sign_in": now}
         if row.get("state") == "invited":
             body["state"] = "active"

@@ -156,6 +156,27 @@ def _new_id() -> str:
     return "".join(secrets.choice(ID_ALPHABET) for _ in range(15))
 
 
+def create_vouched(pb: PocketBase, tenant: Tenant, fields: dict[str, Any], via: str, same: str) -> str | None:
+    """A person whom another party vouched for (the organisation's identity provider, an LMS), created active in
+    `tenant` with `fields` (email, name, role, ... and the identity at that party), a password nobody knows
+    (PocketBase wants one; a reset link can set one) and an audit row by `via`. Two sign-ins of one new person at
+    once: the second finds the first's by the filter `same`; None when neither made them."""
+    person_id = _new_id()
+    unusable = secrets.token_urlsafe(32)
+    body = {"id": person_id, "tenant": tenant.id, "state": "active", "emailVisibility": False,
+            "password": unusable, "passwordConfirm": unusable, **fields}
+    try:
+        pb.batch([BatchRequest.create("users", body),
+                  audit_request(tenant, "", via, TOOL, str(fields["email"]), "created", "", str(fields["role"]))])
+    except PBError as exc:
+        again = pb.first("users", same)
+        if again is None:
+            log.warning("could not create %s: %s", fields["email"], exc)
+            return None
+        return str(again["id"])
+    return person_id
+
+
 class People:
     """The people of every tenant, through the superuser connection. A deactivation ends the person's sessions in
     PocketBase (pb_hooks/r42_people.js); the app also tells its workers (AuthService.sessions_ended)."""

@@ -8,7 +8,6 @@ One code path for the admin page, the CLI (`r42 sso set|show|off`) and the sign-
 from __future__ import annotations
 
 import logging
-import secrets
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,12 +23,12 @@ from r42_app.core.sso import (
 )
 from r42_app.services.store.audit import audit_request
 from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
+from r42_app.services.store.people import create_vouched
 
 log = logging.getLogger(__name__)
 
 COLLECTION = "tenant_sso"
 TOOL = "sso"  # audit_log.tool of a change to a tenant's sign-in settings, and of a person made by a sign-in
-ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 def _config_of(row: dict[str, Any], tenant: dict[str, Any], loopback_ok: bool = True) -> SsoConfig | None:
@@ -188,26 +187,18 @@ class SsoStore:
         role = "admin" if person.admin else "learner"
         now = pb_time(datetime.now(UTC))
         if row is None:
-            user_id = "".join(secrets.choice(ID_ALPHABET) for _ in range(15))
-            body = {"id": user_id, "email": person.email, "name": person.name or person.email.split("@")[0],
-                    "role": role, "tenant": config.tenant_id, "state": "active", "verified": True,
-                    "emailVisibility": False, "sso_issuer": person.issuer, "sso_subject": person.subject,
-                    "signs_in_with": "sso", "last_sign_in": now}
-            unusable = secrets.token_urlsafe(32)  # PocketBase wants one; nobody knows it (a reset link can set one)
-            body |= {"password": unusable, "passwordConfirm": unusable}
-            try:
-                self.pb.batch([BatchRequest.create("users", body),
-                               audit_request(tenant, "", "sso", "people", person.email, "created", "", role)])
-            except PBError as exc:  # the same person signing in twice at once: the other sign-in made them
-                again = self.pb.first("users", f"sso_issuer = {quote(person.issuer)} && "
-                                                f"sso_subject = {quote(person.subject)}")
-                if again is None:
-                    raise SsoError("sso.failed", f"could not create {person.email}: {exc}") from exc
-                return str(again["id"])
+            same = f"sso_issuer = {quote(person.issuer)} && sso_subject = {quote(person.subject)}"
+            made = create_vouched(self.pb, tenant, {
+                "email": person.email, "name": person.name or person.email.split("@")[0], "role": role,
+                "verified": True, "sso_issuer": person.issuer, "sso_subject": person.subject,
+                "signs_in_with": "sso", "last_sign_in": now}, "sso", same)
+            if made is None:
+                raise SsoError("sso.failed", f"could not create {person.email}")
+            user_id = made
             log.info("sso: %s joined tenant %s as %s", user_id, config.tenant_slug, role)
             return user_id
-        body = {"sso_issuer": person.issuer, "sso_subject": person.subject, "signs_in_with": "sso",
-                "last_sign_in": now}
+        body: dict[str, Any] = {"sso_issuer": person.issuer, "sso_subject": person.subject,
+                                "signs_in_with": "sso", "last_sign_in": now}
         if row.get("state") == "invited":  # the provider vouches for the address: the invitation is accepted
             body["state"] = "active"
             body["verified"] = True
