@@ -199,14 +199,32 @@ class Services:
         return self._once("tool_key", build)
 
     @property
+    def frame_key(self) -> bytes:
+        """The key that signs a launched page's permission to be framed by its learning environment (core/lti.py
+        `frame_grant`): an app secret, so every worker and the security headers of each agree."""
+        def build() -> bytes:
+            import secrets
+
+            from r42_app.services.store.app_secrets import stored_value
+
+            return stored_value(self.admin_pb, "lti_frame_key", lambda: secrets.token_urlsafe(32)).encode()
+        return self._once("frame_key", build)
+
+    @property
     def lti_launches(self) -> LtiLaunches:
         """Opening R42 from a learning environment (api's /lti/login and /lti/launch)."""
         def build() -> LtiLaunches:
+            from r42_app.core.identity import Tenant
             from r42_app.services.lti_launch import LtiLaunches
 
             oidc = self.sso_signin.oidc  # one cache of key sets for identity providers and platforms
+
+            def topics(tenant_id: str) -> list[tuple[str, str]]:
+                return [(t.slug, t.label) for t in self.kb.topic_summaries(Tenant(tenant_id, "", ""))]
+
             return LtiLaunches(self.lti, oidc, self.shared, self.auth, self.settings.own_origins +
-                               ((self.settings.public_url,) if self.settings.public_url else ()))
+                               ((self.settings.public_url,) if self.settings.public_url else ()),
+                               lambda: self.tool_key, lambda: self.frame_key, self.settings.link_base, topics)
         return self._once("lti_launches", build)
 
     @property

@@ -8,12 +8,18 @@ name the SHA-256 of each inline script it carries; anything else passes through 
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
 import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from r42_app.core.csp import SECURITY_HEADERS, content_security_policy, inline_script_hashes
+from r42_app.core.lti import FRAME_PARAM, framing_origins
 from r42_app.settings import load_settings
+
+log = logging.getLogger(__name__)
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -21,18 +27,53 @@ ASGIApp = Callable[[Scope, Callable[[], Awaitable[Message]], Callable[[Message],
 
 MAX_PAGE_BYTES = 4 * 1024 * 1024  # a larger HTML answer streams on with the policy that allows no inline script
 _CSP = b"content-security-policy"
-_OURS = {_CSP} | {name.lower().encode() for name in SECURITY_HEADERS}
+# What a route of ours asks of the policy (the LTI routes: who may frame this answer, where its form may post);
+# read here and never sent on.
+FRAME_ANCESTORS = b"x-r42-frame-ancestors"
+FORM_ACTION = b"x-r42-form-action"
+_OURS = {_CSP, FRAME_ANCESTORS, FORM_ACTION} | {name.lower().encode() for name in SECURITY_HEADERS}
+_XFO = b"x-frame-options"
+
+
+def _grant_of(query: bytes) -> str:
+    for pair in query.split(b"&"):
+        name, _, value = pair.partition(b"=")
+        if name == FRAME_PARAM.encode():
+            return value.decode("ascii", "replace")  # base64url and ".": nothing to unquote
+    return ""
+
+
+async def _frame_key() -> bytes:
+    from r42_app.container import services
+
+    return await asyncio.to_thread(lambda: services().frame_key)
 
 
 class SecurityHeaders:
-    def __init__(self, app: ASGIApp, app_origins: tuple[str, ...]):
+    def __init__(self, app: ASGIApp, app_origins: tuple[str, ...],
+                 frame_key: Callable[[], Awaitable[bytes]] = _frame_key):
         self.app = app
         self.app_origins = app_origins
+        self.frame_key = frame_key
         self.fixed = [(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
         self.no_inline = content_security_policy((), app_origins).encode()
 
-    def _headers(self, headers: list[tuple[bytes, bytes]], policy: bytes) -> list[tuple[bytes, bytes]]:
-        return [(k, v) for k, v in headers if k.lower() not in _OURS] + self.fixed + [(_CSP, policy)]
+    def _headers(self, headers: list[tuple[bytes, bytes]], policy: bytes,
+                 framed: bool = False) -> list[tuple[bytes, bytes]]:
+        fixed = [(k, v) for k, v in self.fixed if not (framed and k == _XFO)]  # frame-ancestors says who may
+        return [(k, v) for k, v in headers if k.lower() not in _OURS] + fixed + [(_CSP, policy)]
+
+    async def _granted(self, scope: Scope) -> tuple[str, ...]:
+        """The origins a page's signed `r42_frame` grant lets frame it (() without one, or for a forged one)."""
+        grant = _grant_of(scope.get("query_string") or b"")
+        if not grant:
+            return ()
+        try:
+            key = await self.frame_key()
+        except Exception as exc:  # noqa: BLE001 - PocketBase away: the page is not framed, never more
+            log.warning("the frame key could not be read; the page refuses to be framed: %s", exc)
+            return ()
+        return framing_origins(grant, key, time.time())
 
     async def __call__(self, scope: Scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -41,6 +82,7 @@ class SecurityHeaders:
         held: Message | None = None
         body: list[bytes] = []
         size = 0
+        granted = await self._granted(scope)
 
         async def send_with_headers(message: Message) -> None:
             nonlocal held, size
@@ -65,12 +107,15 @@ class SecurityHeaders:
             if message.get("more_body", False) and size <= MAX_PAGE_BYTES:
                 return
             page = b"".join(body)
-            text = _page_text(page, {k.lower(): v for k, v in held.get("headers", [])}.get(b"content-encoding"))
-            policy = (content_security_policy(inline_script_hashes(text), self.app_origins).encode()
-                      if size <= MAX_PAGE_BYTES and text is not None else self.no_inline)
+            named = {k.lower(): v for k, v in held.get("headers", [])}
+            text = _page_text(page, named.get(b"content-encoding"))
+            ancestors = granted or tuple(named.get(FRAME_ANCESTORS, b"").decode().split())
+            actions = tuple(named.get(FORM_ACTION, b"").decode().split())
+            scripts = inline_script_hashes(text) if size <= MAX_PAGE_BYTES and text is not None else []
+            policy = content_security_policy(scripts, self.app_origins, ancestors, actions).encode()
             start, held = held, None
             body.clear()
-            await send({**start, "headers": self._headers(list(start.get("headers", [])), policy)})
+            await send({**start, "headers": self._headers(list(start.get("headers", [])), policy, bool(ancestors))})
             await send({"type": "http.response.body", "body": page, "more_body": message.get("more_body", False)})
 
         extensions = scope.get("extensions") or {}

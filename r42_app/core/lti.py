@@ -8,7 +8,11 @@ IMS names: https://www.imsglobal.org/spec/lti/v1p3 (core), /lti-dl/v2p0 (deep li
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import base64
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,6 +24,10 @@ DL_CLAIM = "https://purl.imsglobal.org/spec/lti-dl/claim/"
 VERSION = "1.3.0"
 RESOURCE_LINK = "LtiResourceLinkRequest"
 DEEP_LINKING = "LtiDeepLinkingRequest"
+DEEP_LINKING_RESPONSE = "LtiDeepLinkingResponse"
+FRAME_PARAM = "r42_frame"  # a launched page's permission to be framed by its platform (signed: frame_grant)
+FRAME_S = 8 * 3600  # how long that permission lasts (a reload of the framed page within a working day)
+MAX_FRAME_ORIGINS = 6
 MESSAGE_TYPES = (RESOURCE_LINK, DEEP_LINKING)
 MAX_DEPLOYMENTS = 20
 MAX_ID = 255
@@ -68,6 +76,76 @@ class Launch:
     resource_link: str  # the resource link's id ("" for deep linking)
     return_url: str  # deep linking: where the response goes back to ("" otherwise)
     return_data: str  # deep linking: `data` to send back unchanged
+    frame_origins: tuple[str, ...] = field(default=())  # who may frame the pages this launch opens
+
+
+def origin_of(url: object) -> str:
+    """scheme://host[:port] of an http(s) URL, "" for anything else."""
+    if not isinstance(url, str):
+        return ""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
+        return ""
+    return f"{parts.scheme}://{parts.netloc.lower()}"
+
+
+def frame_origins(reg: Registration, claims: dict[str, Any]) -> tuple[str, ...]:
+    """The origins that may frame what a launch opens: the platform's own (its issuer and authentication URL) and
+    the pages the signed launch says it comes from (launch_presentation.return_url, the deep-linking return URL:
+    Canvas's issuer is canvas.instructure.com while its pages are on the school's own host)."""
+    presentation = claims.get(CLAIM + "launch_presentation")
+    settings = claims.get(DL_CLAIM + "deep_linking_settings")
+    named = [reg.issuer, reg.auth_url,
+             presentation.get("return_url") if isinstance(presentation, dict) else None,
+             settings.get("deep_link_return_url") if isinstance(settings, dict) else None]
+    found = [o for o in (origin_of(u) for u in named) if o]
+    return tuple(dict.fromkeys(found))[:MAX_FRAME_ORIGINS]
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def frame_grant(origins: tuple[str, ...], key: bytes, now: float) -> str:
+    """A permission, signed with the app's frame key, for these origins to frame the page it is attached to
+    (`?r42_frame=`); the security headers read it back with `framing_origins`. Signed, so that nobody can make a
+    page of R42 frameable by an origin of their own (clickjacking) by editing the URL."""
+    body = _b64(json.dumps({"o": list(origins), "e": int(now + FRAME_S)}, separators=(",", ":")).encode())
+    return body + "." + _b64(hmac.new(key, body.encode(), hashlib.sha256).digest())
+
+
+def framing_origins(grant: object, key: bytes, now: float) -> tuple[str, ...]:
+    """The origins a grant lets frame a page; () for a missing, forged, expired or malformed one."""
+    if not isinstance(grant, str) or len(grant) > 2000 or grant.count(".") != 1:
+        return ()
+    body, sig = grant.split(".")
+    if not hmac.compare_digest(sig, _b64(hmac.new(key, body.encode(), hashlib.sha256).digest())):
+        return ()
+    try:
+        data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    except ValueError:
+        return ()
+    if not isinstance(data, dict) or not isinstance(data.get("e"), int) or data["e"] < now:
+        return ()
+    origins = data.get("o")
+    if not isinstance(origins, list):
+        return ()
+    return tuple(o for o in origins if isinstance(o, str) and origin_of(o) == o)[:MAX_FRAME_ORIGINS]
+
+
+def deep_link_response(reg: Registration, deployment_id: str, data: str, title: str, url: str, now: float,
+                       nonce: str) -> dict[str, Any]:
+    """The claims of the deep-linking response (IMS Deep Linking 2.0, 4.2): one LTI resource link to `url`, from
+    the tool (iss = our client id) to the platform (aud = its issuer), with the request's `data` echoed."""
+    claims: dict[str, Any] = {
+        "iss": reg.client_id, "aud": reg.issuer, "azp": reg.client_id, "iat": int(now), "exp": int(now) + 300,
+        "nonce": nonce, CLAIM + "deployment_id": deployment_id, CLAIM + "message_type": DEEP_LINKING_RESPONSE,
+        CLAIM + "version": VERSION,
+        DL_CLAIM + "content_items": [{"type": "ltiResourceLink", "title": title[:200], "url": url}],
+    }
+    if data:
+        claims[DL_CLAIM + "data"] = data
+    return claims
 
 
 def url_problem(url: object, what: str, loopback_ok: bool = False) -> str:
@@ -172,4 +250,4 @@ def launch_of(claims: dict[str, Any], reg: Registration, own_origins: tuple[str,
                   role=role_of(claims.get(CLAIM + "roles"), reg.instructor_role),
                   target=target_path(claims.get(CLAIM + "target_link_uri"), own_origins),
                   locale=locale[:20] if isinstance(locale, str) else "", resource_link=link,
-                  return_url=return_url, return_data=data[:2000])
+                  return_url=return_url, return_data=data[:2000], frame_origins=frame_origins(reg, claims))

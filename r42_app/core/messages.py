@@ -145,6 +145,8 @@ CATALOGUE: dict[str, str] = {
                          "leeromgeving.",
     "lti.token_expired": "De aanvraag van de leeromgeving was verlopen. Open R42 opnieuw vanuit de leeromgeving.",
     "lti.expired": "Het openen duurde te lang of is al gebruikt. Open R42 opnieuw vanuit de leeromgeving.",
+    "lti.deep_link_admins": "Alleen een beheerder van je organisatie in R42 kan R42 aan een cursus toevoegen.",
+    "lti.deep_link_choice": "Kies een onderwerp uit de lijst, of R42 zelf.",
     "lti.unknown_platform": "Deze leeromgeving is niet bij R42 aangemeld. Vraag je beheerder om haar te koppelen.",
     "sso.saved": "Aanmelden via je organisatie is ingesteld.",
     "sso.switched_off": "Aanmelden via je organisatie staat uit; iedereen meldt zich weer aan met een wachtwoord.",

@@ -3,7 +3,10 @@ response (a form post of a signed launch) and the landing, through the app's own
 loopback (tests/lti_platform.py: joserfc, a real JWKS). As learner and as instructor; and every way a launch must be
 refused: a replayed state and nonce, an unknown deployment, the wrong audience, an expired or tampered token."""
 
+import base64
+import json
 import logging
+import re
 import secrets
 from urllib.parse import parse_qs, urlsplit
 
@@ -145,3 +148,87 @@ async def test_the_tool_serves_one_public_key_that_checks_what_it_signs_and_outl
     await rebuild_services()  # another process (a restart, another worker) signs with the same key
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as tool:
         assert (await tool.get("/lti/jwks")).json() == served.json()
+
+
+async def deep_link_launch(tool: httpx.AsyncClient, platform: LtiPlatform) -> httpx.Response:
+    """A teacher's "add an activity" in the LMS: the deep-linking launch, through the platform's authentication."""
+    started = await tool.post("/lti/login", data=platform.initiation("http://r42/lti/login", "http://r42/",
+                                                                     deep_link=True))
+    assert started.status_code == 302, started.text
+    _action, fields = form_fields(httpx.get(started.headers["location"]).text)
+    return await tool.post("/lti/launch", data=fields)
+
+
+async def test_a_teacher_adds_a_topic_to_a_course_and_the_lms_accepts_the_signed_answer(api_env, admin_pb, lms):
+    from r42_app.services.store.kb_store import KBStore
+
+    tenant, platform = lms
+    KBStore(admin_pb).create_topic(tenant, {"id": "aow-leeftijd", "label": "AOW-leeftijd", "type": "concept",
+                                            "description": "Wanneer de AOW ingaat."})
+    platform.person = {"sub": "docent-dl", "email": "", "name": "Dora Docent", "roles": [INSTRUCTOR]}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as tool:
+        picker = await deep_link_launch(tool, platform)
+        assert picker.status_code == 200 and "R42 toevoegen aan je cursus" in picker.text
+        assert picker.headers["x-r42-frame-ancestors"] == platform.issuer  # framed by its LMS only
+        assert '<option value="/">R42 (de assistent)</option>' in picker.text
+        assert '<option value="/topics/aow-leeftijd">AOW-leeftijd</option>' in picker.text
+        ticket = re.search(r'name="ticket" value="([^"]+)"', picker.text).group(1)
+
+        offside = await tool.post("/lti/deep-link", data={"ticket": ticket, "target": "/admin/people"})
+        assert offside.status_code == 400 and "Kies een onderwerp uit de lijst" in offside.text
+        answer = await tool.post("/lti/deep-link", data={"ticket": ticket, "target": "/topics/aow-leeftijd"})
+        assert answer.status_code == 200, answer.text
+        action, fields = form_fields(answer.text)
+        assert action == f"{platform.issuer}/deep-link-return"
+        assert answer.headers["x-r42-form-action"] == platform.issuer
+        keys = (await tool.get("/lti/jwks")).json()
+        [item] = platform.accept_deep_link(fields["JWT"], keys)
+        assert item == {"type": "ltiResourceLink", "title": "AOW-leeftijd",
+                        "url": services().settings.link_base.rstrip("/") + "/topics/aow-leeftijd"}
+        again = await tool.post("/lti/deep-link", data={"ticket": ticket, "target": "/"})
+        assert again.status_code == 400 and "al gebruikt" in again.text  # one answer per request
+
+        other = LtiPlatform()  # an LMS of someone else cannot be fooled into taking this tool's answer for its own
+        with pytest.raises(ValueError, match="aud"):
+            other.client_id = platform.client_id
+            other.deployment_id, other.dl_data = platform.deployment_id, platform.dl_data
+            other.accept_deep_link(fields["JWT"], keys)
+        forged = fields["JWT"].rsplit(".", 1)[0] + "." + fields["JWT"].rsplit(".", 1)[1][::-1]
+        with pytest.raises(ValueError, match="signature"):
+            platform.accept_deep_link(forged, keys)
+
+
+async def test_a_learner_cannot_add_r42_to_a_course(api_env, admin_pb, lms):
+    _tenant, platform = lms
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://r42") as tool:
+        refused = await deep_link_launch(tool, platform)
+    assert refused.status_code == 400 and "Alleen een beheerder" in refused.text
+    assert refused.headers["x-r42-frame-ancestors"] == "*"  # the reason shows inside the LMS, not a browser error
+
+
+async def test_only_a_launched_page_may_be_framed_and_only_by_its_platform(api_env, admin_pb, lms):
+    from starlette.responses import HTMLResponse
+
+    from r42_app.core.lti import FRAME_PARAM
+    from r42_app.http_headers import SecurityHeaders
+
+    _tenant, platform = lms
+    landed, _ = await open_from(platform, f"{services().settings.link_base}/topics/partnerpensioen")
+    grant = parse_qs(urlsplit(landed.headers["location"]).query)[FRAME_PARAM][0]
+
+    async def page(scope, receive, send):
+        await HTMLResponse("<!doctype html><p>R42</p>")(scope, receive, send)
+
+    served = SecurityHeaders(page, ("http://r42",))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=served), base_url="http://r42") as browser:
+        framed = await browser.get("/topics/partnerpensioen", params={FRAME_PARAM: grant})
+        plain = await browser.get("/topics/partnerpensioen")
+        body, sig = grant.split(".")
+        forged_body = base64.urlsafe_b64encode(json.dumps(
+            {"o": ["https://aanvaller.example"], "e": 4_000_000_000}).encode()).rstrip(b"=").decode()
+        forged = await browser.get("/", params={FRAME_PARAM: f"{forged_body}.{sig}"})
+    assert framed.headers["content-security-policy"].endswith(f"; frame-ancestors {platform.issuer}")
+    assert "x-frame-options" not in framed.headers
+    for refused in (plain, forged):
+        assert "frame-ancestors 'none'" in refused.headers["content-security-policy"]
+        assert refused.headers["x-frame-options"] == "DENY"

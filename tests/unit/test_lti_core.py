@@ -106,3 +106,46 @@ def test_a_deep_linking_request_keeps_its_return_url_and_data():
 ])
 def test_a_launch_lands_only_on_a_page_of_this_app(uri, path):
     assert target_path(uri, OWN) == path
+
+
+def test_a_launched_page_may_be_framed_by_the_platform_and_where_the_launch_says_it_comes_from():
+    from r42_app.core.lti import frame_origins
+
+    canvas = registration("t1", "https://canvas.instructure.com", "10000000000001", ["d"],
+                          "https://sso.canvaslms.com/api/lti/security/jwks",
+                          "https://sso.canvaslms.com/api/lti/authorize_redirect")
+    said = claims(**{CLAIM + "launch_presentation": {"return_url": "https://school.instructure.com/courses/7"}})
+    assert frame_origins(canvas, said) == ("https://canvas.instructure.com", "https://sso.canvaslms.com",
+                                           "https://school.instructure.com")
+    assert frame_origins(REG, claims()) == ("https://moodle.school.nl",)  # one origin, once
+    junk = claims(**{CLAIM + "launch_presentation": {"return_url": "javascript:alert(1)"}})
+    assert frame_origins(REG, junk) == ("https://moodle.school.nl",)
+
+
+def test_a_frame_grant_holds_only_signed_with_the_key_and_until_it_expires():
+    from r42_app.core.lti import FRAME_S, frame_grant, framing_origins
+
+    key = b"k" * 32
+    grant = frame_grant(("https://moodle.school.nl",), key, now=1000.0)
+    assert framing_origins(grant, key, 1000.0 + FRAME_S - 1) == ("https://moodle.school.nl",)
+    assert framing_origins(grant, key, 1000.0 + FRAME_S + 1) == ()  # expired
+    assert framing_origins(grant, b"x" * 32, 1000.0) == ()  # another key (another installation)
+    body, sig = grant.split(".")
+    assert framing_origins(body + "." + sig[:-2] + "AA", key, 1000.0) == ()
+    for junk in ("", "a.b.c", "x" * 3000, None, 42, "....", "bm9wZQ.bm9wZQ"):
+        assert framing_origins(junk, key, 1000.0) == ()
+    # a grant signed with the key but naming things that are not origins: those are dropped
+    odd = frame_grant(("https://ok.example", "javascript:x", "https://a.example/path", "*"), key, now=1000.0)
+    assert framing_origins(odd, key, 1000.0) == ("https://ok.example",)
+
+
+def test_the_deep_linking_answer_goes_from_the_tool_to_the_platform_with_its_data():
+    from r42_app.core.lti import deep_link_response
+
+    answer = deep_link_response(REG, "1", "opaque", "AOW", "https://r42.acme.nl/topics/aow", 1000.0, "n1")
+    assert (answer["iss"], answer["aud"], answer["exp"], answer["nonce"]) == ("abc123", REG.issuer, 1300, "n1")
+    assert answer[CLAIM + "message_type"] == "LtiDeepLinkingResponse" and answer[CLAIM + "deployment_id"] == "1"
+    assert answer[DL_CLAIM + "data"] == "opaque"
+    assert answer[DL_CLAIM + "content_items"] == [
+        {"type": "ltiResourceLink", "title": "AOW", "url": "https://r42.acme.nl/topics/aow"}]
+    assert DL_CLAIM + "data" not in deep_link_response(REG, "1", "", "AOW", "https://x", 0.0, "n")
