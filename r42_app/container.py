@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from r42_app.services.document_import import DocumentImporter
     from r42_app.services.gaps import GapsReport
     from r42_app.services.lti_launch import LtiLaunches
+    from r42_app.services.lti_registration import LtiRegistrations
     from r42_app.services.outbox.costs import CostPersister
     from r42_app.services.outbox.indexer import Indexer
     from r42_app.services.retrieval import Retriever
@@ -226,6 +227,15 @@ class Services:
                                ((self.settings.public_url,) if self.settings.public_url else ()),
                                lambda: self.tool_key, lambda: self.frame_key, self.settings.link_base, topics)
         return self._once("lti_launches", build)
+
+    @property
+    def lti_registrations(self) -> LtiRegistrations:
+        """Dynamic registration: an LMS registers itself to a tenant with a one-time URL (/lti/register)."""
+        def build() -> LtiRegistrations:
+            from r42_app.services.lti_registration import LtiRegistrations
+
+            return LtiRegistrations(self.admin_pb, self.lti, self.sso_signin.oidc, self.settings.link_base)
+        return self._once("lti_registrations", build)
 
     @property
     def sso_signin(self) -> SsoSignIn:

@@ -4,6 +4,7 @@
     POST     /lti/launch  the launch (form post of id_token and state) -> 303 to the targeted page, signed in and
                           allowed to be framed by the platform; a deep-linking launch -> the picker
     POST     /lti/deep-link  the picker's choice -> the signed response, posted back to the platform by the browser
+    GET      /lti/register   dynamic registration: the LMS opens R42's one-time registration URL
     GET      /lti/jwks    the tool's public key set (what the platform checks the deep-linking response with)
 
 A refusal is a small Dutch page saying why (status 400, 403 or 503); it may be framed by anyone (it has nothing to
@@ -148,5 +149,31 @@ async def jwks(request: Request) -> Response:  # noqa: ARG001 - Starlette's sign
     return JSONResponse(keys, headers={"Cache-Control": "public, max-age=300"})
 
 
+async def register(request: Request) -> Response:
+    """IMS Dynamic Registration: the LMS (Moodle, Brightspace) opens the admin's one-time URL with its
+    openid_configuration and registration_token; R42 registers itself there and tells the LMS's window to close."""
+    from r42_app.services.lti_registration import INVITE_PARAM
+
+    query = request.query_params
+    try:
+        reg = await services().lti_registrations.register(query.get(INVITE_PARAM, ""),
+                                                          query.get("openid_configuration", ""),
+                                                          query.get("registration_token", ""))
+    except LtiError as exc:
+        log.info("lti dynamic registration refused (%s): %s", exc.code, exc)
+        return refusal(exc.code, 503 if exc.code == "lti.unreachable" else 400)
+    except PBError as exc:
+        log.error("lti dynamic registration failed: %s", exc)
+        return refusal("lti.unreachable", 503)
+    body = ("<h1>R42 is gekoppeld</h1>"
+            f"<p id=\"lti-registered\" role=\"status\">Je leeromgeving ({html.escape(reg.issuer)}) kan R42 nu "
+            "openen. Zet R42 in een cursus met ‘Activiteit toevoegen’; dit venster sluit vanzelf.</p>"
+            # IMS Dynamic Registration 3.7: the LMS closes its registration window on this message
+            "<script>(window.opener || window.parent).postMessage({subject: \"org.imsglobal.lti.close\"}, \"*\")"
+            "</script>")
+    return _page("R42 gekoppeld", body, headers={FRAME_ANCESTORS.decode(): origin_of(reg.issuer)})
+
+
 routes = [Route("/lti/login", login, methods=["GET", "POST"]), Route(LAUNCH, launch, methods=["POST"]),
-          Route(DEEP_LINK, deep_link, methods=["POST"]), Route("/lti/jwks", jwks, methods=["GET"])]
+          Route(DEEP_LINK, deep_link, methods=["POST"]), Route("/lti/jwks", jwks, methods=["GET"]),
+          Route("/lti/register", register, methods=["GET"])]

@@ -4,9 +4,10 @@
                 --jwks-url URL --auth-url URL [--token-url URL] [--instructor-role admin|learner]
     r42 lti list --tenant SLUG [--json]
     r42 lti remove --tenant SLUG --issuer ISS --client-id ID
+    r42 lti registration-url --tenant SLUG   a one-time URL for the LMS's dynamic registration (Moodle, Brightspace)
 
-One code path with the rest of the app: services/store/lti.py. The tool's endpoints to give the LMS are printed
-by `add` (login initiation, launch, keys).
+One code path with the rest of the app: services/store/lti.py (and services/lti_registration.py). The tool's
+endpoints to give the LMS are printed by `add` (login initiation, launch, keys).
 """
 
 from __future__ import annotations
@@ -77,8 +78,26 @@ def cmd_remove(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_registration_url(args: argparse.Namespace) -> int:
+    import time
+
+    with connected(load_settings()) as svc:
+        try:
+            tenant = svc.tenants.get(args.tenant)
+        except TenantError as exc:
+            return _fail(str(exc))
+        made = svc.lti_registrations.invitation(tenant, "", "cli")
+    days = round((made.expires - time.time()) / 86400)
+    print(made.url)
+    print(f"paste it into the LMS's dynamic registration (Moodle: Site administration > Plugins > Activity modules > "
+          f"External tool > Manage tools > Tool URL). It works once, for {days} days; the LMS is then a learning "
+          f"environment of tenant {args.tenant!r} (its instructors become admins: `r42 lti list`)")
+    return EXIT_OK
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    lti = sub.add_parser("lti", help="learning environments that open R42 (LTI 1.3): add, list, remove")
+    lti = sub.add_parser("lti", help="learning environments that open R42 (LTI 1.3): add, list, remove, "
+                                             "registration-url")
     lsub = lti.add_subparsers(dest="lti_command", required=True)
     add = lsub.add_parser("add", help="register an LMS to a tenant (again: adds deployment ids)")
     add.add_argument("--tenant", required=True)
@@ -100,3 +119,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     remove.add_argument("--issuer", required=True)
     remove.add_argument("--client-id", required=True)
     remove.set_defaults(func=cmd_remove)
+    url = lsub.add_parser("registration-url", help="a one-time URL an LMS registers itself with (dynamic "
+                                                   "registration)")
+    url.add_argument("--tenant", required=True)
+    url.set_defaults(func=cmd_registration_url)

@@ -147,6 +147,13 @@ CATALOGUE: dict[str, str] = {
     "lti.expired": "Het openen duurde te lang of is al gebruikt. Open R42 opnieuw vanuit de leeromgeving.",
     "lti.deep_link_admins": "Alleen een beheerder van je organisatie in R42 kan R42 aan een cursus toevoegen.",
     "lti.deep_link_choice": "Kies een onderwerp uit de lijst, of R42 zelf.",
+    "lti.registration_expired": "Deze registratie-URL is verlopen of al gebruikt. Maak in R42 een nieuwe "
+                                "(Beheer › Mensen › Leeromgevingen).",
+    "lti.configuration_invalid": "De leeromgeving gaf geen bruikbare configuratie door; R42 is niet gekoppeld.",
+    "lti.registration_refused": "De leeromgeving weigerde de registratie van R42. Probeer het opnieuw met een nieuwe "
+                                "registratie-URL.",
+    "lti.registration_no_deployment": "De leeromgeving gaf geen deployment-ID door; koppel haar met de hand "
+                                      "(r42 lti add).",
     "lti.unknown_platform": "Deze leeromgeving is niet bij R42 aangemeld. Vraag je beheerder om haar te koppelen.",
     "sso.saved": "Aanmelden via je organisatie is ingesteld.",
     "sso.switched_off": "Aanmelden via je organisatie staat uit; iedereen meldt zich weer aan met een wachtwoord.",

@@ -125,3 +125,9 @@ def test_an_operator_adds_lists_and_removes_an_lms(pb_server, admin_pb, seeded):
                    "--client-id", "10000000001")
     assert gone.returncode == 0 and "removed" in gone.stdout
     assert json.loads(run_cli(pb_server, "lti", "list", "--tenant", slug, "--json").stdout) == []
+    url = run_cli(pb_server, "lti", "registration-url", "--tenant", slug)
+    assert url.returncode == 0 and "works once, for 7 days" in url.stdout, url.stderr
+    token = url.stdout.splitlines()[0].split("/lti/register?r42_invite=")[1]
+    from r42_app.services.lti_registration import _name
+    assert admin_pb.first("app_secrets", f'name = "{_name(token)}"') is not None  # only its hash is kept
+    assert admin_pb.first("app_secrets", f'value ~ "{token}"') is None

@@ -88,6 +88,24 @@ class OidcClient:
             raise OidcError("sso.unreachable", f"{what} at {url} is not a JSON object")
         return data
 
+    def fetch_json(self, url: str, what: str) -> dict:
+        """A JSON object from a peer (an LMS's openid-configuration for dynamic registration); OidcError saying
+        what could not be had."""
+        return self._get_json(url, what)
+
+    def post_json(self, url: str, body: dict, bearer: str, what: str) -> tuple[int, dict]:
+        """POST a JSON object (a tool's registration); (status, the JSON object answered, {} when none)."""
+        headers = {"Accept": "application/json", **({"Authorization": f"Bearer {bearer}"} if bearer else {})}
+        try:
+            response = self._http.post(url, json=body, headers=headers)
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise OidcError("sso.unreachable", f"{what} at {url} cannot be reached: {type(exc).__name__}") from exc
+        try:
+            data = response.json() if len(response.content) <= MAX_RESPONSE else {}
+        except ValueError:
+            data = {}
+        return response.status_code, data if isinstance(data, dict) else {}
+
     def provider(self, issuer: str) -> Provider:
         """The issuer's endpoints from `/.well-known/openid-configuration` (cached DISCOVERY_TTL_S). The document
         must name the same issuer (a mix-up defence: a provider cannot speak for another)."""
