@@ -19,6 +19,9 @@
       get length() { return Object.keys(data).length; }
     };
   }
+  var framed = true;
+  try { framed = window.top !== window; } catch (e) { framed = true; }
+  if (framed) document.documentElement.setAttribute('data-r42-framed', '');  // shows "Nieuw tabblad"
   ['localStorage', 'sessionStorage'].forEach(function (name) {
     try { window[name].getItem('r42'); } catch (e) {
       Object.defineProperty(window, name, { value: memory(), configurable: true });

@@ -23,7 +23,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from joserfc import jwt
 from joserfc.jwk import KeySet, RSAKey
@@ -51,6 +51,8 @@ class LtiPlatform:
         self.registration_token = "reg-" + secrets.token_hex(8)
         self.registered: list[dict[str, Any]] = []  # the tool registrations received (dynamic registration)
         self.requests: list[tuple[str, str]] = []
+        self.tool_login_url = ""  # the course page (/course/1) frames the tool's login initiation with this target
+        self.course_target = ""
         self._server = ThreadingHTTPServer((host, 0), self._handler())
         self.issuer = f"http://{host}:{self._server.server_port}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -207,6 +209,16 @@ class LtiPlatform:
                 platform.requests.append(("GET", parts.path))
                 if parts.path == "/.well-known/openid-configuration":
                     status, body, kind = 200, json.dumps(platform._configuration()).encode(), "application/json"
+                elif parts.path == "/course/1":  # a course page that opens the tool in a frame, as Moodle does
+                    query = urlencode(platform.initiation(platform.tool_login_url, platform.course_target))
+                    status, kind = 200, "text/html"
+                    body = (f'<!doctype html><html lang="nl"><title>Pensioen 101</title><h1>Pensioen 101</h1>'
+                            f'<iframe id="lms-frame" title="R42" style="width:1200px;height:760px" '
+                            f'src="{html.escape(platform.tool_login_url)}?{html.escape(query)}"></iframe>').encode()
+                elif parts.path == "/frames":  # an LMS page framing a tool page that was not launched
+                    status, kind = 200, "text/html"
+                    body = (f'<!doctype html><html lang="nl"><title>Elders</title><iframe id="lms-frame" title="x" '
+                            f'src="{html.escape(parse_qs(parts.query).get("src", [""])[0])}"></iframe>').encode()
                 elif parts.path == "/jwks":
                     status, body, kind = 200, json.dumps(KeySet([platform.key]).as_dict(private=False)).encode(), \
                         "application/json"

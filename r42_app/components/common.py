@@ -76,3 +76,26 @@ def label_file_input(component: rx.Component, label: str) -> rx.Component:
                 child.custom_attrs["aria-label"] = label
             label_file_input(child, label)
     return component
+
+
+def card_section(title: str, subtitle, *children: rx.Component, **props) -> rx.Component:
+    """A titled card of an admin page (its subtitle may be a Var)."""
+    return rx.card(
+        rx.vstack(
+            rx.vstack(rx.heading(title, size="4"), rx.text(subtitle, size="2", color_scheme="gray"), spacing="1"),
+            *children, spacing="4", width="100%",
+        ),
+        width="100%", **props,
+    )
+
+
+def copy_box(value, box_id: str, label: str) -> rx.Component:
+    """A read-only field with a link (or links) and a copy button."""
+    return rx.hstack(
+        rx.text_area(value=value, read_only=True, id=box_id, rows="2", width="100%", size="1",
+                     custom_attrs={"aria-label": label}, on_focus=rx.call_script(f"document.getElementById('{box_id}')"
+                                                                                 ".select()")),
+        rx.button(rx.icon("copy", size=14), "Kopiëren", variant="soft", size="2",
+                  on_click=[rx.set_clipboard(value), rx.toast.success("Gekopieerd")], id=f"{box_id}-copy"),
+        width="100%", align="start", spacing="2",
+    )

@@ -155,6 +155,11 @@ def navbar() -> rx.Component:
             align="center",
         ),
         rx.hstack(
+            # inside a learning environment's frame only (assets/r42.js marks the page): the way out of the frame
+            rx.button(rx.icon("external_link", size=14), rx.text("Nieuw tabblad", class_name="hide-narrow"),
+                      variant="soft", size="1", on_click=AuthState.open_in_new_tab, id="r42-new-tab",
+                      class_name="r42-framed-only", title="R42 openen in een nieuw tabblad",
+                      custom_attrs={"aria-label": "R42 openen in een nieuw tabblad"}),
             rx.badge(rx.icon("building_2", size=12), AuthState.tenant_name, variant="surface", color_scheme="gray",
                      class_name="hide-narrow"),
             user_menu(),

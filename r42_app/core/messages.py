@@ -154,6 +154,8 @@ CATALOGUE: dict[str, str] = {
                                 "registratie-URL.",
     "lti.registration_no_deployment": "De leeromgeving gaf geen deployment-ID door; koppel haar met de hand "
                                       "(r42 lti add).",
+    "lti.added": "De leeromgeving is gekoppeld. Zet R42 nu in een cursus.",
+    "lti.removed": "De leeromgeving is ontkoppeld. Haar deelnemers houden hun account.",
     "lti.unknown_platform": "Deze leeromgeving is niet bij R42 aangemeld. Vraag je beheerder om haar te koppelen.",
     "sso.saved": "Aanmelden via je organisatie is ingesteld.",
     "sso.switched_off": "Aanmelden via je organisatie staat uit; iedereen meldt zich weer aan met een wachtwoord.",

@@ -5,6 +5,8 @@ import reflex as rx
 
 from r42_app.components.common import (
     card_cell,
+    card_section,
+    copy_box,
     empty_state,
     error_callout,
     form_label,
@@ -13,31 +15,10 @@ from r42_app.components.common import (
 )
 from r42_app.components.shell import page_frame
 from r42_app.core.people import MAX_IMPORT_BYTES, MAX_IMPORT_ROWS
+from r42_app.pages.admin_people_lti import lti_section
 from r42_app.state.people import CSV_UPLOAD_ID, BadRowView, ChangeView, PersonRow
 from r42_app.state.people import PeopleState as S
 from r42_app.state.sso_settings import SsoSettingsState as O
-
-
-def section(title: str, subtitle, *children: rx.Component, **props) -> rx.Component:
-    return rx.card(
-        rx.vstack(
-            rx.vstack(rx.heading(title, size="4"), rx.text(subtitle, size="2", color_scheme="gray"), spacing="1"),
-            *children, spacing="4", width="100%",
-        ),
-        width="100%", **props,
-    )
-
-
-def copy_box(value, box_id: str, label: str) -> rx.Component:
-    """A read-only field with a link (or links) and a copy button."""
-    return rx.hstack(
-        rx.text_area(value=value, read_only=True, id=box_id, rows="2", width="100%", size="1",
-                     custom_attrs={"aria-label": label}, on_focus=rx.call_script(f"document.getElementById('{box_id}')"
-                                                                                 ".select()")),
-        rx.button(rx.icon("copy", size=14), "Kopiëren", variant="soft", size="2",
-                  on_click=[rx.set_clipboard(value), rx.toast.success("Gekopieerd")], id=f"{box_id}-copy"),
-        width="100%", align="start", spacing="2",
-    )
 
 
 def link_callout() -> rx.Component:
@@ -288,7 +269,7 @@ def pager() -> rx.Component:
 
 
 def people_table() -> rx.Component:
-    return section(
+    return card_section(
         "Mensen van je organisatie",
         "Een uitgenodigd persoon kiest zelf een wachtwoord via de link. Gedeactiveerd: alle sessies eindigen en "
         "aanmelden kan niet, maar er wordt niets verwijderd.",
@@ -318,7 +299,7 @@ def change_row(c: ChangeView) -> rx.Component:
 
 
 def recent_changes() -> rx.Component:
-    return section(
+    return card_section(
         "Laatste wijzigingen",
         "Wie wat veranderde, op deze pagina, via de API of met r42 user. Alles staat in het auditlog.",
         rx.cond(S.changes.length() > 0,
@@ -429,7 +410,7 @@ def sso_off_dialog() -> rx.Component:
 
 def sso_section() -> rx.Component:
     """"Inloggen met je organisatie": the tenant's identity provider (OIDC)."""
-    return section(
+    return card_section(
         "Inloggen met je organisatie",
         rx.cond(O.connected, "Mensen van je organisatie melden zich aan via jullie eigen inlogdienst.",
                 "Laat mensen aanmelden via jullie eigen inlogdienst (OpenID Connect: Entra ID, Google, Okta, "
@@ -460,7 +441,8 @@ def body() -> rx.Component:
         rx.cond(S.load_error != "", error_callout(S.load_error)),
         link_callout(),
         rx.cond(S.loading, skeleton_lines(8, "40px"),
-                rx.vstack(people_table(), recent_changes(), sso_section(), spacing="4", width="100%")),
+                rx.vstack(people_table(), recent_changes(), sso_section(), lti_section(), spacing="4",
+                          width="100%")),
         invite_dialog(), import_dialog(), confirm_dialog(),
         spacing="4", width="100%",
     )

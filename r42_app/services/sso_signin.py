@@ -120,9 +120,7 @@ class SsoSignIn:
         person = person_from(claims, config)
         user_id = await asyncio.to_thread(self.store.person, config, person)
         session = await asyncio.to_thread(self.auth.session_for, user_id)
-        sign_in_code = secrets.token_urlsafe(32)
-        await self.shared.put_once(f"signin:{sign_in_code}", json.dumps(
-            {"token": session.token, "browser": binding(cookie)}), CODE_S)
+        sign_in_code = await self.code_for(session.token, cookie)
         log.info("sso: %s signed in to tenant %s", user_id, config.tenant_slug)
         return Finished(next_path=with_param(next_path, CODE_PARAM, sign_in_code), user_id=user_id)
 
@@ -131,6 +129,14 @@ class SsoSignIn:
         if config is None or config.issuer != issuer:  # switched off, changed or disabled during the round trip
             raise SsoError("sso.expired", "the tenant's sign-in settings changed during the round trip")
         return config
+
+    async def code_for(self, token: str, cookie: str = "") -> str:
+        """A one-time sign-in code for a session token (bound to the browser's `cookie` when there is one): what an
+        LMS launch lands with, and how a page framed by an LMS opens itself in a new tab, signed in."""
+        sign_in_code = secrets.token_urlsafe(32)
+        await self.shared.put_once(f"signin:{sign_in_code}", json.dumps(
+            {"token": token, "browser": binding(cookie) if cookie else ""}), CODE_S)
+        return sign_in_code
 
     async def redeem(self, sign_in_code: str, cookie: str) -> Session | None:
         """The session for a sign-in code from `finish`, once, in the browser that did the round trip."""

@@ -15,6 +15,7 @@ import reflex as rx
 
 from r42_app.container import services
 from r42_app.core.identity import SignedInUser
+from r42_app.core.lti import FRAME_PARAM
 from r42_app.core.messages import CATALOGUE, msg
 from r42_app.core.sso import safe_next
 from r42_app.services.runtime.shared_state import SharedStateUnavailable
@@ -270,6 +271,22 @@ class AuthState(rx.State):
         if wait > 0:
             return  # the submit still finds the organisation (it asks again)
         await self._sso_of(email)
+
+    @rx.event
+    async def open_in_new_tab(self):
+        """In a learning environment's frame (LTI), the same page in a tab of its own, signed in: a one-time sign-in
+        code for this session (the frame keeps its session in memory only, when the browser refuses it storage)."""
+        if await self.user() is None:
+            return None
+        try:
+            code = await services().sso_signin.code_for(self.session_token)
+        except SharedStateUnavailable:
+            return rx.toast.error(msg("auth.unreachable"))
+        url = self.router.url
+        kept = [(k, v) for k, v in parse_qsl(url.query) if k not in (CODE_PARAM, ERROR_PARAM, FRAME_PARAM)]
+        target = safe_next((url.path or "/") + (f"?{urlencode(kept)}" if kept else ""))
+        target += ("&" if "?" in target else "?") + urlencode({CODE_PARAM: code})
+        return rx.call_script(f"window.open({json.dumps(target)}, '_blank', 'noopener')")
 
     @rx.event
     async def sign_out(self):

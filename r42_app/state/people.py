@@ -141,9 +141,10 @@ class PeopleState(AdminPageMixin, rx.State):
         if user is None:
             return
         await self._reload(user, "people.load_failed")
+        from r42_app.state.lti_settings import LtiSettingsState  # the page's "Leeromgevingen" card
         from r42_app.state.sso_settings import SsoSettingsState  # the page's "Inloggen met je organisatie" card
 
-        return SsoSettingsState.load
+        return [SsoSettingsState.load, LtiSettingsState.load]
 
     async def _again(self) -> None:
         user = await self._admin()
