@@ -1,35 +1,6 @@
 // R42's page scripts, loaded on every page as a file of this origin (the Content-Security-Policy allows no
 // inline script). Each block is one behaviour; the components it works with are named in its comment.
 
-// -- storage inside a learning environment's frame --
-// A browser that blocks third-party cookies (Chromium's incognito and its default for a frame of another site,
-// Safari always) also refuses localStorage and sessionStorage to a framed page: reading either throws. R42 opened
-// from an LMS (LTI) then keeps its session and its tab's token in memory for as long as the frame lives, so the
-// app runs as ever; "Open in a new tab" (the frame's bar) is the way out that keeps it. Runs first, before the
-// app's own scripts.
-(function () {
-  function memory() {
-    var data = {};
-    return {
-      getItem: function (k) { return Object.prototype.hasOwnProperty.call(data, k) ? data[k] : null; },
-      setItem: function (k, v) { data[k] = String(v); },
-      removeItem: function (k) { delete data[k]; },
-      clear: function () { data = {}; },
-      key: function (i) { return Object.keys(data)[i] || null; },
-      get length() { return Object.keys(data).length; }
-    };
-  }
-  var framed = true;
-  try { framed = window.top !== window; } catch (e) { framed = true; }
-  if (framed) document.documentElement.setAttribute('data-r42-framed', '');  // shows "Nieuw tabblad"
-  ['localStorage', 'sessionStorage'].forEach(function (name) {
-    try { window[name].getItem('r42'); } catch (e) {
-      Object.defineProperty(window, name, { value: memory(), configurable: true });
-      document.documentElement.setAttribute('data-r42-storage', 'memory');
-    }
-  });
-})();
-
 // -- chat window: keyboard and screen reader --
 // Ctrl+/ opens R42 from anywhere (Ctrl+/ is free in Chrome, Firefox, Safari and Edge, and in NVDA, JAWS and
 // VoiceOver, which use Insert, CapsLock and Ctrl+Option; Alt+Shift switches the keyboard layout on Windows and

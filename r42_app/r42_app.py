@@ -1,6 +1,7 @@
 """The Reflex app: theme, pages, the HTTP API and the security headers; the page scripts are in assets/r42.js."""
 
 import logging
+from pathlib import Path
 
 import reflex as rx
 
@@ -50,13 +51,16 @@ def this_workers_liveness():
 
 reflex_patches.apply(this_workers_liveness)  # refuses to load on a Reflex it was not written for
 
+FIRST_SCRIPT = (Path(__file__).resolve().parent.parent / "assets" / "r42-first.js").read_text(encoding="utf-8")
+
 app = rx.App(
     style=STYLE,
     stylesheets=["/r42.css"],
     head_components=[
         rx.el.link(rel="icon", href="/favicon.svg", type="image/svg+xml"),
-        # Keyboard, quiz lock, thread sync, counters: one script file of our own origin (the CSP allows no
-        # inline script).
+        # What must run before the app's scripts (storage in an LMS's frame): inline, allowed by its hash
+        rx.el.script(FIRST_SCRIPT),
+        # Keyboard, quiz lock, thread sync, counters: one script file of our own origin, loaded after hydration
         rx.script(src="/r42.js"),
     ],
     # One token's flood of chat requests is refused before the app reads it (flood_gate.py). Every response,

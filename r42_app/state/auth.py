@@ -21,6 +21,7 @@ from r42_app.core.sso import safe_next
 from r42_app.services.runtime.shared_state import SharedStateUnavailable
 from r42_app.services.sso_signin import CODE_PARAM, COOKIE, ERROR_PARAM
 from r42_app.services.store.auth import AuthError, Session
+from r42_app.services.store.pb import PBError
 from r42_app.services.uploads import keep_permit
 
 log = logging.getLogger(__name__)
@@ -206,7 +207,23 @@ class AuthState(rx.State):
             self.demo_hint = await asyncio.to_thread(_demo_exists)
         url = self.router.url
         query = urlencode([(k, v) for k, v in parse_qsl(url.query) if k not in (CODE_PARAM, ERROR_PARAM)])
-        return rx.redirect((url.path or "/") + (f"?{query}" if query else ""), replace=True)  # the code goes
+        events: list[Any] = [rx.redirect((url.path or "/") + (f"?{query}" if query else ""), replace=True)]
+        if self._user is not None and FRAME_PARAM in url.query_parameters:  # opened from an LMS: R42 opens too
+            events.append(await self._open_chat(self._user))
+        return events  # the code goes
+
+    async def _open_chat(self, user: SignedInUser):
+        """A launch from a learning environment lands with R42's window open on the page (not during a quiz)."""
+        from r42_app.state.chat import ChatState
+
+        try:
+            in_quiz = await asyncio.to_thread(services().quiz.active, user.id)
+        except PBError:
+            in_quiz = True  # unknown: leave it closed; the turn's own guard decides anyway
+        chat = await self.get_state(ChatState)
+        if not in_quiz:
+            chat.is_open, chat._keep_open = True, True  # the window mounts after this: page_view keeps it open
+        return ChatState.load_thread
 
     @rx.event
     async def sign_in(self, form: dict):
