@@ -23,6 +23,7 @@ Approaches (the same Retriever, the same e5 vectors, hybrid mode, top 5 as a tur
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -61,6 +62,9 @@ def mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+GRAPH_VARIANTS = [float(b) for b in os.environ.get("R42_BENCH_GRAPH", "").split(",") if b]
+
+
 def approaches(retriever: Retriever):
     def slugs(result) -> list[str]:
         return [h.slug for h in result.hits]
@@ -78,11 +82,18 @@ def approaches(retriever: Retriever):
         understood = retriever.understand(tenant, [*row["turns"], row["question"]])
         return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP))
 
+    def graph(boost: float):
+        def rank(tenant, row):
+            understood = retriever.understand(tenant, [*row["turns"], row["question"]])
+            return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP, graph=boost))
+        return rank
+
     def standalone(tenant, row):
         return slugs(retriever.kb_search(tenant, row["standalone"], "hybrid", TOP))
 
     return [("alone (before)", alone), ("joined, always", forced(1.0)), ("fused 0.5, always", forced(0.5)),
-            ("fused by leaning (shipped)", shipped), ("standalone rewrite (by hand)", standalone)]
+            ("fused by leaning (shipped)", shipped), *((f"… + graph {b}", graph(b)) for b in GRAPH_VARIANTS),
+            ("standalone rewrite (by hand)", standalone)]
 
 
 def cpu_per_turn(retriever: Retriever, tenant, conversations: list[dict]) -> dict[str, list[float]]:
@@ -135,7 +146,10 @@ def run() -> str:
                 "Each cell: hit@3 (a relevant topic among the first 3 sources) / nDCG@5 (the set's graded labels). "
                 "The standalone rewrite is the same question rewritten by hand to stand on its own.", ""]
         out += ["| set | part | " + " | ".join(label for label, _ in ranks) + " |", "|---|---" + "|---" * len(ranks) + "|"]
+        only = [n for n in os.environ.get("R42_BENCH_SETS", "").split(",") if n]  # e.g. the dev sets while tuning
         for title, name, slug in SETS:
+            if only and name not in only:
+                continue
             data = rows(name)
             parts = [("follow-ups", [r for r in data if r["kind"] == "followup"]),
                      ("… in Dutch", [r for r in data if r["kind"] == "followup" and r["lang"] == "nl"]),
@@ -151,6 +165,8 @@ def run() -> str:
                                  f"{mean([ndcg_at_k(x, r['rel'], 5) for x, r in zip(ranked, part)]):.3f}")
                 out.append(f"| {title} | {part_name} ({len(part)}) | " + " | ".join(cells) + " |")
         out.append("")
+        if os.environ.get("R42_BENCH_NO_CPU"):
+            return "\n".join(out)
         singles = [json.loads(line) for name in ("eval_nl.jsonl", "eval_en.jsonl", "abstain_nl.jsonl")
                    for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.startswith("{")]
         same = sum([h.slug for h in retriever.ground(tenants["demo"], [q["query"]], "hybrid", TOP).result.hits] ==

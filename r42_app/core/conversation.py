@@ -33,6 +33,7 @@ LONG = 4  # a question with this many words of its own mostly carries its own su
 LEAN_BOOST = 0.2  # a question that leans is weighted towards its context a bit more than its leaning says ...
 MAX_WEIGHT = 0.9  # ... but its own words keep a tenth ("En de kinderen dan?" still finds wezenpensioen)
 FUSE_FROM = 0.2  # below this, the question alone is searched (no second search)
+GRAPH_BOOST = 0.0  # a leaning question's topics near the earlier one in the graph get this much more (x weight)
 
 # Words that point back to something said before. Dutch and English; folded (no diacritics), lower case.
 POINTING = frozenset(
@@ -102,6 +103,7 @@ class Understood:
     context: tuple[str, ...] = ()
     leaning: float = 0.0
     about: str = ""
+    about_slug: str = ""  # that topic's slug (what the graph's neighbours are read from)
 
     @property
     def leans(self) -> bool:
@@ -173,6 +175,17 @@ def fuse(alone: Sequence[tuple[str, float]], in_context: Sequence[tuple[str, flo
         for slug, score in ranking:
             fused[slug] = fused.get(slug, 0.0) + share * max(0.0, score) / top
     return sorted(fused.items(), key=lambda item: -item[1])
+
+
+def near_in_graph(ranked: Sequence[tuple[str, float]], near: set[str], weight: float,
+                  boost: float = GRAPH_BOOST) -> list[tuple[str, float]]:
+    """A fused ranking in which the topics near the earlier turn's topic (it, and its neighbours in the knowledge
+    graph) get `boost * weight` more: a follow-up is more likely about the next topic along the graph
+    ("partnerpensioen" … "En voor de kinderen?": wezenpensioen, linked to it) than about a far one."""
+    if boost <= 0 or not near:
+        return list(ranked)
+    moved = [(slug, score + (boost * weight if slug in near else 0.0)) for slug, score in ranked]
+    return sorted(moved, key=lambda item: -item[1])
 
 
 def user_questions(messages: Sequence[object]) -> list[str]:

@@ -15,11 +15,11 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from r42_app.core.conversation import Understood, fuse, own_words, understand
+from r42_app.core.conversation import GRAPH_BOOST, Understood, fuse, near_in_graph, own_words, understand
 from r42_app.core.identity import Tenant
 from r42_app.core.relevance import Relevance
 from r42_app.core.retrieval import (
@@ -518,12 +518,15 @@ class Retriever:
         a topic named by its label is read from the tenant's index; the earlier turn's first source is searched (in
         the turn's `mode`) only when the last question is fused with its context."""
         index = self.index(tenant)
+        first: list[str] = []
 
         def about(earlier: Understood) -> str:  # what the earlier turn's first source was
             hits = self.search_in_conversation(tenant, earlier, mode, 1).hits
+            first[:] = [hits[0].slug] if hits else []
             return hits[0].label if hits else ""
 
-        return understand(questions, lambda text: bool(index.named(text)), about)
+        understood = understand(questions, lambda text: bool(index.named(text)), about)
+        return replace(understood, about_slug=first[0]) if first else understood
 
     def _carries(self, tenant: Tenant, question: str) -> bool:
         """Whether a follow-up's own words may rest on the earlier topic's grounding: it has words, and the ones of
@@ -535,7 +538,8 @@ class Retriever:
         return not own or self.index(tenant).coverage(" ".join(own)) >= COVERAGE_THRESHOLD
 
     def search_in_conversation(self, tenant: Tenant, understood: Understood, mode: str = "hybrid",
-                               top_k: int = 5, weight: float | None = None) -> SearchResult:
+                               top_k: int = 5, weight: float | None = None,
+                               graph: float | None = None) -> SearchResult:
         """kb_search for a question in its conversation: a question that leans on earlier ones is searched alone
         and joined to them, the two rankings fused by how much it leans (core/conversation.py `fuse`); each topic
         keeps the passages of the search that gave it the most. Whether the KB has anything on it is read from the
@@ -557,6 +561,11 @@ class Retriever:
                 if h.slug not in best or part > best[h.slug][0]:
                     best[h.slug] = (part, h)
         ranked = fuse([(h.slug, h.score) for h in alone.hits], [(h.slug, h.score) for h in joined.hits], weight)
+        if understood.about_slug:
+            index = self.index(tenant)
+            near = {understood.about_slug} | {r.target for r in index.relations if r.source == understood.about_slug} \
+                | {r.source for r in index.relations if r.target == understood.about_slug}
+            ranked = near_in_graph(ranked, near, weight, GRAPH_BOOST if graph is None else graph)
         lead = joined if weight >= 0.5 else alone
         relevance = lead.relevance if lead is alone or self._carries(tenant, understood.question) else alone.relevance
         out = SearchResult(mode=mode, mode_used=lead.mode_used, kb_hash=lead.kb_hash, relevance=relevance)

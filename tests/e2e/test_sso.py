@@ -139,3 +139,29 @@ def test_an_invitation_to_an_organisation_without_passwords_opens_its_sign_in_in
         page.fill("#forgot-email", f"nina@{domain}")
         page.keyboard.press("Enter")
         expect(page.locator("#forgot-error")).to_contain_text("niet met een wachtwoord")
+
+
+def test_the_sign_in_settings_work_by_keyboard_alone(served_app, page):
+    """Connect, change and switch off the identity provider with Tab, typing and Enter only."""
+    from tests.e2e.test_a11y import tab_to
+    from tests.e2e.test_lti_admin import admin_of_new_tenant
+
+    tenant = admin_of_new_tenant(served_app, page, "sso-kb")
+    domain = f"{tenant.slug}.nl"  # the admin's own domain (admin_of_new_tenant: baas@<slug>.nl)
+    page.goto(served_app.url + "/admin/people")
+    with OidcPeer() as peer:
+        tab_to(page, "#sso-issuer")
+        page.keyboard.type(peer.issuer)
+        for value in (peer.client_id, peer.secret, domain, "r42-beheer"):
+            page.keyboard.press("Tab")
+            page.keyboard.type(value)
+        expect(page.locator("#sso-group")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.locator("#sso-shown-domains")).to_have_text(domain)
+        tab_to(page, "#sso-off")
+        page.keyboard.press("Enter")
+        expect(page.locator("#sso-off-confirm")).to_be_visible()
+        tab_to(page, "#sso-off-confirm")
+        page.keyboard.press("Enter")
+        expect(page.locator("#sso-issuer")).to_be_visible()
+        assert SsoStore(served_app.superuser(), loopback_ok=True).get(tenant) is None
