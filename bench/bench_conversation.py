@@ -62,6 +62,7 @@ def mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+ADAPT_VARIANTS = [float(b) for b in os.environ.get("R42_BENCH_ADAPT", "").split(",") if b]
 GRAPH_VARIANTS = [float(b) for b in os.environ.get("R42_BENCH_GRAPH", "").split(",") if b]
 
 
@@ -88,11 +89,18 @@ def approaches(retriever: Retriever):
             return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP, graph=boost))
         return rank
 
+    def adapted(by: float):
+        def rank(tenant, row):
+            understood = retriever.understand(tenant, [*row["turns"], row["question"]])
+            return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP, adapt=by))
+        return rank
+
     def standalone(tenant, row):
         return slugs(retriever.kb_search(tenant, row["standalone"], "hybrid", TOP))
 
     return [("alone (before)", alone), ("joined, always", forced(1.0)), ("fused 0.5, always", forced(0.5)),
             ("fused by leaning (shipped)", shipped), *((f"… + graph {b}", graph(b)) for b in GRAPH_VARIANTS),
+            *((f"… + unknown words {a}", adapted(a)) for a in ADAPT_VARIANTS),
             ("standalone rewrite (by hand)", standalone)]
 
 

@@ -33,6 +33,7 @@ LONG = 4  # a question with this many words of its own mostly carries its own su
 LEAN_BOOST = 0.2  # a question that leans is weighted towards its context a bit more than its leaning says ...
 MAX_WEIGHT = 0.9  # ... but its own words keep a tenth ("En de kinderen dan?" still finds wezenpensioen)
 FUSE_FROM = 0.2  # below this, the question alone is searched (no second search)
+ADAPT = 0.0  # how far a leaning question whose words the KB does not know moves towards its context
 GRAPH_BOOST = 0.0  # a leaning question's topics near the earlier one in the graph get this much more (x weight)
 
 # Words that point back to something said before. Dutch and English; folded (no diacritics), lower case.

@@ -19,7 +19,16 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from r42_app.core.conversation import GRAPH_BOOST, Understood, fuse, near_in_graph, own_words, understand
+from r42_app.core.conversation import (
+    ADAPT,
+    GRAPH_BOOST,
+    MAX_WEIGHT,
+    Understood,
+    fuse,
+    near_in_graph,
+    own_words,
+    understand,
+)
 from r42_app.core.identity import Tenant
 from r42_app.core.relevance import Relevance
 from r42_app.core.retrieval import (
@@ -539,7 +548,7 @@ class Retriever:
 
     def search_in_conversation(self, tenant: Tenant, understood: Understood, mode: str = "hybrid",
                                top_k: int = 5, weight: float | None = None,
-                               graph: float | None = None) -> SearchResult:
+                               graph: float | None = None, adapt: float | None = None) -> SearchResult:
         """kb_search for a question in its conversation: a question that leans on earlier ones is searched alone
         and joined to them, the two rankings fused by how much it leans (core/conversation.py `fuse`); each topic
         keeps the passages of the search that gave it the most. Whether the KB has anything on it is read from the
@@ -553,6 +562,9 @@ class Retriever:
         alone = self.kb_search(tenant, understood.question, mode, pool)
         joined = self.kb_search(tenant, understood.in_context, mode, pool)
         weight = understood.weight if weight is None else weight
+        adapt = ADAPT if adapt is None else adapt
+        if adapt > 0 and understood.fuses:  # its own words the KB does not know: lean on the context more
+            weight += adapt * max(0.0, MAX_WEIGHT - weight) * (1.0 - min(1.0, alone.relevance.coverage))
         best: dict[str, tuple[float, SearchHit]] = {}  # per topic: its larger share, and that search's hit
         for result, share in ((alone, 1.0 - weight), (joined, weight)):
             top = max((h.score for h in result.hits), default=0.0)
