@@ -56,7 +56,7 @@
   window.r42AfterClose = afterClose;
   /* the page behind a modal window: inert (no Tab, no click, no screen-reader cursor), until the window goes */
   function behind(on) {
-    var page = document.querySelectorAll('#skip-link, header, #main');
+    var page = document.querySelectorAll('#skip-link, #skip-r42, header, #main');
     for (var i = 0; i < page.length; i++) {
       if (on !== page[i].hasAttribute('inert')) { if (on) page[i].setAttribute('inert', ''); else page[i].removeAttribute('inert'); }
     }
@@ -139,7 +139,8 @@
 })();
 
 // -- counter --
-// The chat box's character counter: shown from 7,000 characters, red above the 8,000 the server accepts.
+// The chat box's character counter: shown from 7,000 characters, red above the 8,000 the server accepts; and its
+// height, which follows the text (back to two lines when a question is sent).
 (function () {
   window.r42Count = function () {
     var box = document.getElementById('r42-input'), out = document.getElementById('r42-count');
@@ -148,12 +149,12 @@
     out.textContent = n.toLocaleString('nl-NL') + ' / 8.000 tekens' + (n > 8000 ? ': te lang om te versturen' : '');
     out.hidden = n < 7000;
     out.dataset.over = n > 8000 ? 'true' : 'false';
+    box.style.height = 'auto';  /* the box grows with its text, up to about eight lines, and shrinks back */
+    box.style.height = box.value ? Math.min(box.scrollHeight + 2, 180) + 'px' : '';
   };
   document.addEventListener('input', function (e) {
     if (!e.target || e.target.id !== 'r42-input') return;
-    window.r42Count();
-    e.target.style.height = 'auto';  /* the box grows with its text, up to about eight lines */
-    e.target.style.height = Math.min(e.target.scrollHeight + 2, 180) + 'px';
+    window.r42Count();  /* the server's set_value (a question taken, an edit) calls it too: chat.py FIT_INPUT */
   });
   /* Up-arrow in the empty box brings back the last question. */
   document.addEventListener('keydown', function (e) {
@@ -306,6 +307,13 @@ setInterval(function () {
 // reading column beside the topic list), so the next Tab starts in the content; a bare fragment jump moves only
 // the scroll position in a routed page.
 document.addEventListener('click', function (e) {
+  var r = e.target && e.target.closest ? e.target.closest('#skip-r42') : null;
+  if (r) {  /* "R42 openen (Ctrl+/)": what the launcher does (the focus goes to the message box) */
+    e.preventDefault();
+    var l = document.getElementById('r42-launcher');
+    if (l && l.getClientRects().length > 0) l.click(); else if (window.r42FocusInput) window.r42FocusInput();
+    return;
+  }
   var a = e.target && e.target.closest ? e.target.closest('#skip-link') : null;
   if (!a) return;
   var id = (a.getAttribute('href') || '').split('#')[1] || 'main';

@@ -214,3 +214,6 @@ for route, title in PAGES:
     page_loader(route, loader)
     app.add_page(component, route=route, title=f"{title} · R42",
                  on_load=[AuthState.check_session, ChatState.check_access, loader])
+# Any other address: the app's own "Pagina niet gevonden" (Reflex's default is a bare English line)
+app.add_page(learn.not_found_page, route=rx.constants.Page404.SLUG, title="Pagina niet gevonden · R42",
+             on_load=[AuthState.check_session, ChatState.check_access])

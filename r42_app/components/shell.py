@@ -132,7 +132,12 @@ def user_menu() -> rx.Component:
 def skip_link(target: str = "main") -> rx.Component:
     """"Naar de inhoud": the first stop of the Tab key, out of sight until it has the focus. It leads to `target`,
     the element with that id (`main`, or on pages with the topic list the reading column beside it)."""
-    return rx.el.a("Naar de inhoud", href=f"#{target}", id="skip-link", class_name="skip-link")
+    return rx.fragment(
+        rx.el.a("Naar de inhoud", href=f"#{target}", id="skip-link", class_name="skip-link"),
+        # the launcher is the last stop of a long page; Ctrl+/ opens R42 from anywhere, said here, where the
+        # keyboard starts (hidden during a quiz, with the launcher)
+        rx.el.a("R42 openen (Ctrl+/)", href="#r42-launcher", id="skip-r42", class_name="skip-link"),
+    )
 
 
 def navbar() -> rx.Component:

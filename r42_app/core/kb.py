@@ -24,6 +24,7 @@ MAX_DESCRIPTION = 500
 MAX_CONTENT = 20_000
 
 TYPE_LABELS = {"concept": "Concept", "role": "Rol", "process": "Proces"}
+TYPE_PLURALS = {"concept": "Concepten", "role": "Rollen", "process": "Processen"}
 RELATION_LABELS = {
     "related_to": "hangt samen met",
     "depends_on": "is afhankelijk van",

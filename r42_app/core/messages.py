@@ -11,6 +11,8 @@ tests (KeyError) rather than showing a code to a user. Page labels and headings 
 
 from __future__ import annotations
 
+import string
+
 CATALOGUE: dict[str, str] = {
     # -- the chat turn's guard (chat/turn.py ChatRefused, by kind; the API returns the same text with its status)
     "chat.unauthenticated": "Meld je aan om R42 te gebruiken.",
@@ -185,7 +187,8 @@ CATALOGUE: dict[str, str] = {
     "access.not_member": "Deze gebruiker hoort niet bij je organisatie.",
     "access.changed_meanwhile": "De rechten van {email} zijn intussen door iemand anders gewijzigd. Laad de pagina "
                                 "opnieuw en probeer het nog eens.",
-    "access.saved": "Opgeslagen: de rechten van {count} gebruiker(s). Ze gelden vanaf hun volgende vraag.",
+    "access.saved": "Opgeslagen: de rechten van {count} {count:gebruiker|gebruikers}. Ze gelden vanaf hun volgende "
+                    "vraag.",
     "access.converted": "Omgezet: {email} houdt dezelfde rechten.",
     "access.default_saved": "Standaard bijgewerkt. Het geldt vanaf de volgende vraag van iedereen op Standaard.",
     "access.enabled": "R42 staat aan voor je organisatie.",
@@ -270,7 +273,7 @@ CATALOGUE: dict[str, str] = {
     "kb.relation_missing": "Deze relatie bestaat niet (meer).",
     "kb.relation_added": "Relatie toegevoegd.",
     "kb.relation_removed": "Relatie verwijderd.",
-    "kb.import_invalid": "Het importbestand heeft {count} fout(en); er is niets geschreven.",
+    "kb.import_invalid": "Het importbestand heeft {count} {count:fout|fouten}; er is niets geschreven.",
     "kb.bad_tenant": "'{slug}' is geen geldige naam voor een organisatie.",
     "kb.unknown_tenant": "Onbekende organisatie '{slug}'.",
     # -- people (issue 46: core/people.py, services/store/people.py, /admin/people, `r42 user`, /api/people)
@@ -327,7 +330,8 @@ CATALOGUE: dict[str, str] = {
     "people.withdrawn": "De uitnodiging is ingetrokken.",
     "people.forgotten": "De persoon is verwijderd; wat bleef, staat er zonder naam.",
     "people.imported": "{invited} mensen uitgenodigd, {unchanged} waren al lid.",
-    "people.imported_mail_failed": "{failed} mail(s) konden niet worden verstuurd; hun links staan hieronder.",
+    "people.imported_mail_failed": "{failed} {failed:mail kon|mails konden} niet worden verstuurd; "
+                                   "{failed:de link staat|hun links staan} hieronder.",
     "people.imported_hand_over": "R42 verstuurt geen mail: geef de links hieronder zelf door.",
     "people.not_yourself": "Je kunt jezelf hier niet verwijderen.",
     "people.forget_failed": "Verwijderen lukte niet. Probeer het opnieuw of gebruik r42 user forget.",
@@ -360,7 +364,8 @@ CATALOGUE: dict[str, str] = {
     "delta.unusable": "R42 stelde een wijziging van de kennisbank voor die niet bruikbaar was; er is niets veranderd.",
     "delta.unreadable": "Ongeldig voorstel: de inhoud is onleesbaar.",
     "delta.new_topic": "Nieuw onderwerp: {label} ({type})",
-    "delta.applied": "Toegevoegd: {topics} onderwerp(en), {relations} relatie(s).",
+    "delta.applied": "Toegevoegd: {topics} {topics:onderwerp|onderwerpen}, {relations} "
+                     "{relations:relatie|relaties}.",
     "delta.suggested": "Voorgelegd aan de beheerders van je organisatie.",
     "delta.no_suggestions": "Voorstellen kunnen nu niet worden opgeslagen.",
     "delta.not_saved": "Het voorstel kon niet worden opgeslagen. Probeer het opnieuw.",
@@ -402,7 +407,8 @@ CATALOGUE: dict[str, str] = {
     "suggestions.anonymous": "een verwijderde gebruiker",
     "suggestions.refused": "Alleen beheerders van deze organisatie mogen voorstellen beoordelen.",
     "suggestions.load_failed": "De voorstellen konden niet worden geladen. Probeer het opnieuw.",
-    "suggestions.approved": "Goedgekeurd: {topics} onderwerp(en) en {relations} relatie(s) toegevoegd.",
+    "suggestions.approved": "Goedgekeurd: {topics} {topics:onderwerp|onderwerpen} en {relations} "
+                            "{relations:relatie|relaties} toegevoegd.",
     "suggestions.rejected": "Voorstel afgewezen.",
     "suggestions.decide_failed": "Het voorstel kon niet worden verwerkt. Probeer het opnieuw.",
     "suggestions.too_many_open": "Je hebt al {count} open voorstellen; wacht tot een beheerder ze heeft beoordeeld.",
@@ -450,10 +456,28 @@ CATALOGUE: dict[str, str] = {
 }
 
 
+class _Formatter(string.Formatter):
+    """str.format, and one more spec: `{n:relatie|relaties}` is the singular when n is 1, else the plural."""
+
+    def format_field(self, value: object, format_spec: str) -> str:
+        if "|" in format_spec:
+            one, _, many = format_spec.partition("|")
+            return one if value == 1 else many
+        return super().format_field(value, format_spec)
+
+
+_FORMATTER = _Formatter()
+
+
 def msg(code: str, **fields: object) -> str:
-    """The Dutch message for `code`, its fields filled in."""
+    """The Dutch message for `code`, its fields filled in (a count's noun in its plural: `{n:relatie|relaties}`)."""
     template = CATALOGUE[code]
-    return template.format(**fields) if fields else template
+    return _FORMATTER.format(template, **fields) if fields else template
+
+
+def plural(n: int, one: str, many: str) -> str:
+    """"1 relatie", "2 relaties", "12.345 relaties": a count and its noun."""
+    return f"{nl_number(n)} {one if n == 1 else many}"
 
 
 def nl_number(n: int) -> str:

@@ -173,7 +173,8 @@ def users_table() -> rx.Component:
         rx.cond(
             S.pending > 0,
             rx.hstack(
-                rx.text(S.pending, " gebruiker(s) gewijzigd, nog niet opgeslagen", size="2", weight="medium"),
+                rx.text(S.pending, rx.cond(S.pending == 1, " gebruiker", " gebruikers"), " gewijzigd, nog niet "
+                        "opgeslagen", size="2", weight="medium", id="access-pending"),
                 rx.hstack(
                     rx.button("Ongedaan maken", variant="soft", color_scheme="gray", on_click=S.discard),
                     rx.button(rx.icon("save", size=14), "Opslaan", on_click=S.save, loading=S.saving, id="access-save"),

@@ -48,12 +48,16 @@ def range_form() -> rx.Component:
     )
 
 
+# the axes' numbers as the cards write them (0,0015; 1.000), whatever the browser's own locale
+NL_NUMBER = "(v) => Number(v).toLocaleString('nl-NL', {maximumFractionDigits: 4})"
+
+
 def per_day_chart() -> rx.Component:
     """Cost per day, stacked by capability."""
     return rx.recharts.bar_chart(
         *[rx.recharts.bar(data_key=k, stack_id="cost", name=CHART_LABELS[k], fill=CHART_COLORS[k]) for k in CHART_KEYS],
         rx.recharts.x_axis(data_key="day", tick_line=False, font_size=11),
-        rx.recharts.y_axis(width=60, font_size=11),
+        rx.recharts.y_axis(width=60, font_size=11, tick_formatter=NL_NUMBER),
         rx.recharts.graphing_tooltip(),
         rx.recharts.legend(),
         rx.recharts.cartesian_grid(stroke_dasharray="3 3", vertical=False),
@@ -64,7 +68,7 @@ def per_day_chart() -> rx.Component:
 def horizontal_bars(data, id: str) -> rx.Component:
     return rx.recharts.bar_chart(
         rx.recharts.bar(data_key="usd", name="USD", fill="#3e63dd", radius=4),
-        rx.recharts.x_axis(type_="number", font_size=11),
+        rx.recharts.x_axis(type_="number", font_size=11, tick_formatter=NL_NUMBER),
         rx.recharts.y_axis(data_key="name", type_="category", width=120, font_size=11),
         rx.recharts.graphing_tooltip(),
         data=data, layout="vertical", width="100%", height=220, id=id,

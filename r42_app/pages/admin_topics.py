@@ -41,10 +41,12 @@ def delete_dialog(row: AdminTopicRow) -> rx.Component:
                     row.original != "",
                     rx.fragment("“", row.label, "” komt uit het document ", rx.text(row.original, as_="span",
                                                                                     weight="medium"),
-                                ". Het onderwerp, zijn ", row.sections, " hoofdstuk(ken), hun relaties en het "
+                                ". Het onderwerp, zijn ", row.sections,
+                                rx.cond(row.sections == 1, " hoofdstuk", " hoofdstukken"), ", hun relaties en het "
                                 "originele bestand worden verwijderd. Dit kan niet ongedaan worden gemaakt."),
                     rx.fragment("“", row.label, "” en zijn ", row.relation_count,
-                                " relatie(s) worden verwijderd. Dit kan niet ongedaan worden gemaakt."),
+                                rx.cond(row.relation_count == 1, " relatie worden", " relaties worden"),
+                                " verwijderd. Dit kan niet ongedaan worden gemaakt."),
                 ),
             ),
             rx.hstack(
@@ -110,7 +112,9 @@ def document_row(row: DocumentRow) -> rx.Component:
             rx.flex(
                 rx.foreach(row.topics, lambda t: rx.link(t.label, href="/topics/" + t.slug, size="1",
                                                          class_name="doc-topic")),
-                rx.cond(row.more > 0, rx.text("en nog ", row.more, " onderwerp(en)", size="1", color_scheme="gray")),
+                rx.cond(row.more > 0, rx.text("en nog ", row.more,
+                                              rx.cond(row.more == 1, " onderwerp", " onderwerpen"), size="1",
+                                              color_scheme="gray")),
                 wrap="wrap",
                 spacing="3",
                 margin_top="4px",

@@ -322,3 +322,15 @@ def topic_page() -> rx.Component:
     """`/topics/<slug>`."""
     return page_frame(layout(rx.vstack(rx.cond(LearnState.load_error != "", error_callout(LearnState.load_error)),
                                        topic_view(), width="100%")), content_id=CONTENT_ID)
+
+
+def not_found_page() -> rx.Component:
+    """Any address that is no page of R42 ("/nope"): said in Dutch, inside the app, with the way home."""
+    return page_frame(rx.box(
+        rx.heading("Pagina niet gevonden", size="7", id="not-found", as_="h1"),
+        empty_state("map_pin_off", "Deze pagina bestaat niet",
+                    "Kijk of het adres klopt; misschien is de pagina verplaatst of verwijderd.",
+                    link_button(rx.icon("house", size=14), "Naar de onderwerpen", variant="soft", href="/",
+                                id="not-found-home")),
+        max_width="720px", margin_x="auto", padding="28px 24px",
+    ))

@@ -182,6 +182,7 @@ class AuthState(rx.State):
         params = self.router.url.query_parameters
         if CODE_PARAM in params or ERROR_PARAM in params:
             return await self._back_from_provider(str(params.get(CODE_PARAM, "")), str(params.get(ERROR_PARAM, "")))
+        self.signin_error = ""  # a new page: an earlier attempt's refusal is not this page's (user() says why now)
         if await self.user(fresh=True) is None:
             self.demo_hint = await asyncio.to_thread(_demo_exists)
         return None

@@ -38,6 +38,12 @@ from r42_app.state.chat_window import WindowMixin
 
 log = logging.getLogger(__name__)
 FOCUS_INPUT = "window.r42FocusInput && window.r42FocusInput()"  # assets/r42.js: the question box, once it is there
+FIT_INPUT = "window.r42Count && window.r42Count()"  # assets/r42.js: the box's counter and height follow its text
+
+
+def _box(text: str) -> list[rx.event.EventSpec]:
+    """Put `text` in the question box (setting a value is no typing: its height and counter are fitted after)."""
+    return [rx.set_value("r42-input", text), rx.call_script(FIT_INPUT)]
 
 
 def _rated() -> rx.event.EventSpec:
@@ -92,14 +98,14 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
             return
         if self.streaming:
             self.queued = text
-            return rx.set_value("r42-input", "")
+            return _box("")
         if await self._user() is None:
             return
         if self.error.startswith(msg("chat.too_long").split("{")[0]):
             self.error = ""
         if self.editing:  # an edited question replaces the one it came from, and that one's answer
             self._cut_from(self.editing)
-        return [rx.set_value("r42-input", ""), *(await self._ask(text))]
+        return [*_box(""), *(await self._ask(text))]
 
     @rx.event
     async def send_queued(self):
@@ -115,7 +121,7 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
     def cancel_queued(self):
         """Take the waiting question back into the box."""
         text, self.queued = self.queued, ""
-        return rx.set_value("r42-input", text)
+        return _box(text)
 
     @rx.event
     def copy(self, message_id: str):
@@ -208,14 +214,13 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
         if self.streaming or not self.last_user_id:
             return
         self.editing = self.last_user_id
-        return [rx.set_value("r42-input", self.last_question),
-                rx.call_script(f"window.r42Count && window.r42Count(); {FOCUS_INPUT}")]
+        return [*_box(self.last_question), rx.call_script(FOCUS_INPUT)]
 
     @rx.event
     def cancel_edit(self):
         """Annuleren: the question and its answer stay as they were, and the box is empty again."""
         self.editing = ""
-        return [rx.set_value("r42-input", ""), rx.call_script(FOCUS_INPUT)]
+        return [*_box(""), rx.call_script(FOCUS_INPUT)]
 
     def _cut_from(self, message_id: str) -> None:
         """Take a question and everything after it out of the thread (other tabs drop them too)."""

@@ -17,7 +17,7 @@ import time
 import reflex as rx
 
 from r42_app.container import services
-from r42_app.core.kb import TYPE_LABELS
+from r42_app.core.kb import TYPE_PLURALS
 from r42_app.core.messages import msg
 from r42_app.core.quiz import DEFAULT_QUESTIONS, QUIZ_MAX_MINUTES, SCOPES, Question, QuizError, generate_quiz, score
 from r42_app.services.store.pb import PBError
@@ -26,7 +26,7 @@ from r42_app.state.chat import ChatState
 
 log = logging.getLogger(__name__)
 
-SCOPE_LABELS = {"all": "Alle onderwerpen", **{k: v + "en" for k, v in TYPE_LABELS.items()}}
+SCOPE_LABELS = {"all": "Alle onderwerpen", **TYPE_PLURALS}
 REVEAL_HOLD_S = 0.5  # "Volgende" counts only this long after the verdict appeared
 KIND_LABELS = {"description": "Omschrijving", "part_of": "Onderdeel van", "executed_by": "Uitgevoerd door",
                "depends_on": "Afhankelijk van"}

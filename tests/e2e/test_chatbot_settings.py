@@ -37,10 +37,12 @@ def test_a_deny_saved_on_the_page_removes_the_proposal_chip(served_app, browser,
     admin.get_by_role("option", name="Weigeren").click()
     expect(row).to_have_class(re.compile(r"\baccess-row-changed\b"))
     expect(row).not_to_contain_text("Aanvullingen voorstellen")
+    expect(admin.locator("#access-pending")).to_have_text("1 gebruiker gewijzigd, nog niet opgeslagen")
     admin.click("#access-save")
-    expect(admin.get_by_text("Opgeslagen: de rechten van 1 gebruiker(s)")).to_be_visible()
+    expect(admin.get_by_text("Opgeslagen: de rechten van 1 gebruiker. ")).to_be_visible()
     assert pb.first("chatbot_access", f'user = "{user_id}"')["overrides"]["data_write"] == "deny"
     expect(admin.locator("#access-changes")).to_contain_text(email)
+    expect(admin.locator("#access-changes")).to_contain_text("Aanvullingen voorstellen: Standaard → Weigeren")
 
     learner = browser.new_context().new_page()
     claude.reply_tool("propose_graph_delta", proposal("chip-denied"))  # the model proposes anyway

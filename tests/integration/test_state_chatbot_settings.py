@@ -74,6 +74,9 @@ async def test_edits_are_saved_in_one_go_with_an_audit_row_each(demo, learner, a
     stored = admin_pb.first("chatbot_access", f'user = "{user_id}"')
     assert stored["overrides"]["data_write"] == "deny" and stored["capability_scopes"] == ["qa_help", "kb_search"]
     assert page.pending == 0 and any(c.target == email and c.actor == "admin@example.com" for c in page.changes)
+    [mine] = [c for c in page.changes if c.target == email]  # said in the page's words, not as stored keys
+    assert mine.what == "Aanvullingen voorstellen: Standaard → Weigeren"
+    assert mine.after == "Vragen beantwoorden, Zoeken in de kennisbank"
 
 
 async def test_a_row_changed_meanwhile_is_not_overwritten(demo, learner, admin_pb):

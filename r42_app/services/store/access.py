@@ -16,7 +16,10 @@ from typing import Any
 
 from r42_app.core.capabilities import (
     CAPABILITIES,
+    CAPABILITY_LABELS,
     DEFAULT_CAPABILITIES,
+    INHERIT,
+    OVERRIDE_LABELS,
     AccessRow,
     Resolution,
     known,
@@ -93,7 +96,8 @@ def _guard_body(check: tuple[str, ...]) -> dict[str, str]:
 
 
 def _set(caps: Iterable[str]) -> str:
-    return ", ".join(c for c in CAPABILITIES if c in set(caps)) or "(niets)"
+    """A set of capabilities in the audit list's words ("Vragen beantwoorden, Zoeken in de kennisbank")."""
+    return ", ".join(CAPABILITY_LABELS[c] for c in CAPABILITIES if c in set(caps)) or "niets"
 
 
 class AccessStore:
@@ -311,6 +315,6 @@ def _describe(old: AccessRow | None, new: AccessRow) -> str:
     if old is not None and old.is_legacy and not new.is_legacy:
         return "vaste lijst omgezet naar Standaard/Toestaan/Weigeren"
     before = dict(old.overrides) if old else {}
-    parts = [f"{c}: {before.get(c, 'inherit')} → {v}" for c, v in new.overrides.items()
-             if before.get(c, "inherit") != v]
+    parts = [f"{CAPABILITY_LABELS.get(c, c)}: {OVERRIDE_LABELS.get(before.get(c, INHERIT), before.get(c, INHERIT))}"
+             f" → {OVERRIDE_LABELS.get(v, v)}" for c, v in new.overrides.items() if before.get(c, INHERIT) != v]
     return "; ".join(parts) or "geen wijziging"
