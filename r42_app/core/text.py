@@ -33,6 +33,12 @@ STOP_WORDS = frozenset(
 _DIACRITICS = re.compile("[\u0300-\u034e\u0350-\u036f]+")
 
 
+def nl_sort_key(text: str) -> tuple[str, str]:
+    """How a Dutch reader sorts names: without regard to case or accents ("Aanmelding" before "AOW", "Één" with
+    the E's), then as written (a stable order for names that fold alike)."""
+    return fold(text), text
+
+
 def fold(text: str) -> str:
     """Lowercase, strip diacritics and invisible characters (every one `core.visible` names, emoji joiners
     included): `Beëindiging` -> `beeindiging`."""

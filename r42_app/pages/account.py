@@ -15,11 +15,11 @@ def _logo() -> rx.Component:
                      border_radius="12px", width="56px", height="56px")
 
 
-def _card(*children: rx.Component, card_id: str) -> rx.Component:
-    """A card in the middle of the page, as the sign-in card."""
+def _card(*children: rx.Component, card_id: str, **events) -> rx.Component:
+    """A card in the middle of the page, as the sign-in card (`events`: the card's on_mount/on_unmount)."""
     return rx.el.main(rx.center(
         rx.card(rx.vstack(_logo(), *children, spacing="4", align="center", width="100%"),
-                size="4", width="100%", max_width="420px", id=card_id),
+                size="4", width="100%", max_width="420px", id=card_id, **events),
         min_height="100vh", padding="16px"), id="main")
 
 
@@ -94,7 +94,9 @@ def forgot_page() -> rx.Component:
                 link_button("Terug naar aanmelden", href="/", variant="soft"),
                 spacing="3", align="center", width="100%",
             ),
-            rx.form(
+            # the form once the page has loaded: an answer that came before the load's reset would be wiped
+            rx.cond(~S.forgot_ready,
+                    rx.center(rx.spinner(size="3"), padding="24px", role="status", aria_label="Laden"), rx.form(
                 rx.vstack(
                     rx.text("Vul je e-mailadres in. Je krijgt een mail met een link om een nieuw wachtwoord te kiezen.",
                             size="2", color_scheme="gray"),
@@ -108,7 +110,8 @@ def forgot_page() -> rx.Component:
                     spacing="3", width="100%",
                 ),
                 on_submit=S.request_reset, reset_on_submit=False, width="100%",
-            ),
+            )),
         ),
         card_id="forgot-card",
+        on_unmount=S.leave_forgot,
     )

@@ -385,7 +385,7 @@ def relations_editor() -> rx.Component:
                 rx.text("Dit onderwerp heeft nog geen relaties.", size="2", color_scheme="gray"),
             ),
             rx.separator(size="4"),
-            rx.text("Relatie toevoegen: ", rx.text.em("dit onderwerp"), " …", size="2"),
+            rx.text("Relatie toevoegen vanuit dit onderwerp", size="2", weight="medium"),
             rx.flex(
                 rx.select.root(
                     rx.select.trigger(aria_label="Soort relatie", id="relation-type"),
@@ -393,13 +393,12 @@ def relations_editor() -> rx.Component:
                     value=S.r_type,
                     on_change=S.set_r_type,
                 ),
-                rx.select.root(
-                    rx.select.trigger(placeholder="Kies een onderwerp…", aria_label="Doelonderwerp",
-                                      id="relation-target", min_width="260px"),
-                    rx.select.content(rx.foreach(S.topic_options, lambda o: rx.select.item(o.label, value=o.value))),
-                    value=S.r_target,
-                    on_change=S.set_r_target,
-                ),
+                # type to search: the browser's own list of the tenant's topics (in Dutch order), however many
+                rx.input(placeholder="Zoek een onderwerp…", value=S.r_query, on_change=S.set_r_query,
+                         id="relation-target", min_width="260px", auto_complete="off",
+                         custom_attrs={"list": "relation-targets", "aria-label": "Doelonderwerp"}),
+                rx.el.datalist(rx.foreach(S.topic_options, lambda o: rx.el.option(value=o.label)),
+                               id="relation-targets"),
                 rx.button(rx.icon("plus", size=14), "Toevoegen", on_click=S.add_relation, variant="soft",
                           id="add-relation"),
                 spacing="2",

@@ -43,6 +43,7 @@ class AccountState(rx.State):
     # "Wachtwoord vergeten?"
     forgot_sent: bool = False
     forgot_error: str = ""
+    forgot_ready: bool = False  # the page's load has run (its reset cannot wipe an answer any more)
     # "Wachtwoord wijzigen"
     change_open: bool = False
     change_error: str = ""
@@ -151,7 +152,11 @@ class AccountState(rx.State):
 
     @rx.event
     def load_forgot(self):
-        self.forgot_sent, self.forgot_error = False, ""
+        self.forgot_sent, self.forgot_error, self.forgot_ready = False, "", True
+
+    @rx.event
+    def leave_forgot(self):
+        self.forgot_ready = False  # the next visit shows its form after its own load
 
     # -- "Wachtwoord wijzigen" ---------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from r42_app.core.gaps import DraftRefused
 from r42_app.core.identity import Tenant
 from r42_app.core.kb import RELATION_LABELS, RELATION_TYPES, TOPIC_TYPES, TYPE_LABELS, Relation, filter_topics, slugify
 from r42_app.core.messages import msg
+from r42_app.core.text import fold
 from r42_app.services.adapters.llm import LLMError
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
@@ -89,7 +90,8 @@ class AdminTopicsState(rx.State):
     relation_rows: list[AdminRelationRow] = []
     topic_options: list[Option] = []
     r_type: str = "related_to"
-    r_target: str = ""
+    r_target: str = ""  # the slug the typed text names ("" while it names none)
+    r_query: str = ""  # what is typed in the target field (its list offers "Label (slug)")
     relation_error: str = ""
 
     _topics_cache: list = []
@@ -398,6 +400,17 @@ class AdminTopicsState(rx.State):
         self.r_target = value
 
     @rx.event
+    def set_r_query(self, text: str):
+        """The target field: an option of its list ("Label (slug)"), or a topic's exact name or id as typed."""
+        self.r_query = str(text or "")[:300]
+        typed = fold(self.r_query.strip())
+        found = [o.value for o in self.topic_options
+                 if typed and (fold(o.label) == typed or o.value == typed or fold(o.label.rsplit(" (", 1)[0]) == typed)]
+        self.r_target = found[0] if len(set(found)) == 1 else ""
+        if self.r_target:
+            self.relation_error = ""
+
+    @rx.event
     async def add_relation(self):
         tenant = await self._admin_tenant(fresh=True)
         if tenant is None:
@@ -405,14 +418,14 @@ class AdminTopicsState(rx.State):
         self.relation_error = ""
         if not self.r_target:
             self.relation_error = msg("kb.pick_target")
-            return
+            return rx.set_focus("relation-target")
         try:
             await asyncio.to_thread(services().kb.add_relation, tenant,
                                     {"source": self.f_slug, "target": self.r_target, "type": self.r_type})
         except KBError as exc:
             self.relation_error = "; ".join(issue.user_message for issue in exc.issues) or exc.user_message
             return
-        self.r_target = ""
+        self.r_target = self.r_query = ""
         await self._load_relations(tenant, self.f_slug)
         return rx.toast.success(msg("kb.relation_added"))
 

@@ -78,6 +78,7 @@ class AuthState(rx.State):
     checked: bool = False
     signing_in: bool = False
     signin_error: str = ""
+    _error_for_next_page: bool = False  # the refusal was said on the way back from the provider: keep it once
     demo_hint: bool = False  # the sign-in card mentions the demo accounts (only where the demo tenant exists)
     sso_name: str = ""  # the e-mail typed belongs to an organisation that signs in through its own provider
     sso_href: str = ""  # ... and this starts that (a link of ours: /auth/oidc/start?email=&next=)
@@ -182,7 +183,10 @@ class AuthState(rx.State):
         params = self.router.url.query_parameters
         if CODE_PARAM in params or ERROR_PARAM in params:
             return await self._back_from_provider(str(params.get(CODE_PARAM, "")), str(params.get(ERROR_PARAM, "")))
-        self.signin_error = ""  # a new page: an earlier attempt's refusal is not this page's (user() says why now)
+        if self._error_for_next_page:  # said by the way back from the provider, for the page it lands on
+            self._error_for_next_page = False
+        else:  # a new page: an earlier attempt's refusal is not this page's (user() says why now)
+            self.signin_error = ""
         if await self.user(fresh=True) is None:
             self.demo_hint = await asyncio.to_thread(_demo_exists)
         return None
@@ -208,6 +212,7 @@ class AuthState(rx.State):
             self.demo_hint = await asyncio.to_thread(_demo_exists)
         url = self.router.url
         query = urlencode([(k, v) for k, v in parse_qsl(url.query) if k not in (CODE_PARAM, ERROR_PARAM)])
+        self._error_for_next_page = self.signin_error != ""  # the page the redirect below loads keeps it
         events: list[Any] = [rx.redirect((url.path or "/") + (f"?{query}" if query else ""), replace=True)]
         if self._user is not None and FRAME_PARAM in url.query_parameters:  # opened from an LMS: R42 opens too
             events.append(await self._open_chat(self._user))

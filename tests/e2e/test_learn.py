@@ -88,8 +88,13 @@ def test_admin_creates_relates_and_deletes_a_topic(served_app, page):
 
     page.click("#relation-type")
     page.get_by_role("option", name="is onderdeel van").click()
-    page.click("#relation-target")
-    page.get_by_role("option", name=re.compile(r"^Pensioenregeling")).click()
+    page.click("#add-relation")  # no target yet: said, and the field has the focus
+    expect(page.locator("[role=alert]", has_text="Kies het onderwerp")).to_be_visible()
+    expect(page.locator("#relation-target")).to_be_focused()
+    labels = page.locator("#relation-targets option").evaluate_all("(os) => os.map((o) => o.value)")
+    assert labels.index("Aanmelding deelnemer verwerken (aanmelding-deelnemer)") < labels.index("AOW (aow)") \
+        < labels.index("Arbeidsongeschiktheid verwerken (arbeidsongeschiktheid-verwerken)")  # Dutch order
+    page.fill("#relation-target", "pensioenregeling")  # typed, as the list offers it or not
     page.click("#add-relation")
     expect(page.locator(".admin-relation")).to_contain_text("Pensioenregeling")
 

@@ -31,6 +31,7 @@ from r42_app.core.kb import (
     parse_topic,
 )
 from r42_app.core.tenants import DEFAULT_CREDITS
+from r42_app.core.text import nl_sort_key
 from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
 
 OUTBOX_UPSERT = "rag.index.kbarticle.upsert"
@@ -166,7 +167,7 @@ class KBStore:
         """The tenant's topics by label (then id), read in id order and sorted here: at 100,000 topics, 28 s
         instead of PocketBase's 131 s for numbered pages sorted by label (docs/BENCHMARKS.md)."""
         rows = self.pb.all_by_id("topics", filter=f"tenant = {quote(tenant.id)}", fields=fields)
-        rows.sort(key=lambda r: r.get("label") or "")
+        rows.sort(key=lambda r: nl_sort_key(str(r.get("label") or "")))  # Dutch order: "Aanmelding" before "AOW"
         return rows
 
     def _relation_rows(self, tenant: Tenant, extra: str = "") -> list[dict[str, Any]]:
