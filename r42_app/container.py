@@ -225,7 +225,8 @@ class Services:
 
             return LtiLaunches(self.lti, oidc, self.shared, self.auth, self.settings.own_origins +
                                ((self.settings.public_url,) if self.settings.public_url else ()),
-                               lambda: self.tool_key, lambda: self.frame_key, self.settings.link_base, topics)
+                               lambda: self.tool_key, lambda: self.frame_key, self.settings.link_base, topics,
+                               self.sso_signin.code_for)
         return self._once("lti_launches", build)
 
     @property

@@ -25,7 +25,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -33,7 +33,7 @@ from r42_app.core.identity import Tenant
 from r42_app.core.lti import DEEP_LINKING, FRAME_PARAM, Launch, LtiError, deep_link_response, frame_grant, launch_of
 from r42_app.services.adapters.oidc import OidcClient, ToolKey
 from r42_app.services.runtime.shared_state import SharedState
-from r42_app.services.sso_signin import CODE_PARAM, CODE_S, with_param
+from r42_app.services.sso_signin import CODE_PARAM, with_param
 from r42_app.services.store.auth import AuthService
 from r42_app.services.store.lti import LtiStore
 
@@ -64,12 +64,14 @@ class Picked:
 class LtiLaunches:
     def __init__(self, store: LtiStore, oidc: OidcClient, shared: SharedState, auth: AuthService,
                  own_origins: tuple[str, ...], tool_key: Callable[[], ToolKey], frame_key: Callable[[], bytes],
-                 link_base: str, topics: Callable[[str], list[tuple[str, str]]]):
+                 link_base: str, topics: Callable[[str], list[tuple[str, str]]],
+                 code_for: Callable[[str], Awaitable[str]]):
         self.store, self.oidc, self.shared, self.auth = store, oidc, shared, auth
         self.own_origins = own_origins
         self.tool_key, self.frame_key = tool_key, frame_key  # app secrets, read once on first use (a thread)
         self.link_base = link_base.rstrip("/")
         self.topics = topics  # tenant id -> [(slug, title)] of its topics, for the deep-linking picker
+        self.code_for = code_for  # a one-time sign-in code for a session token (SsoSignIn.code_for)
 
     async def choices(self, tenant_id: str) -> list[tuple[str, str]]:
         """What a teacher may add to a course: the assistant (R42's start page) and each topic's page, as
@@ -124,8 +126,7 @@ class LtiLaunches:
                 "user": user_id, "frame": list(launch.frame_origins)}), PICK_S)
             log.info("lti: %s opened deep linking in tenant %s from %s", user_id, session.user.tenant_slug, reg.issuer)
             return Landed(path="", user_id=user_id, launch=launch, ticket=ticket, tenant_id=reg.tenant_id)
-        code = secrets.token_urlsafe(32)
-        await self.shared.put_once(f"signin:{code}", json.dumps({"token": session.token, "browser": ""}), CODE_S)
+        code = await self.code_for(session.token)  # bound to no browser: a frame has no cookie of its own
         log.info("lti: %s launched into tenant %s from %s", user_id, session.user.tenant_slug, reg.issuer)
         path = with_param(launch.target, CODE_PARAM, code)
         if launch.frame_origins:

@@ -573,11 +573,12 @@ class Retriever:
                 if h.slug not in best or part > best[h.slug][0]:
                     best[h.slug] = (part, h)
         ranked = fuse([(h.slug, h.score) for h in alone.hits], [(h.slug, h.score) for h in joined.hits], weight)
-        if understood.about_slug:
-            index = self.index(tenant)
-            near = {understood.about_slug} | {r.target for r in index.relations if r.source == understood.about_slug} \
-                | {r.source for r in index.relations if r.target == understood.about_slug}
-            ranked = near_in_graph(ranked, near, weight, GRAPH_BOOST if graph is None else graph)
+        boost = GRAPH_BOOST if graph is None else graph
+        if understood.about_slug and boost > 0:  # (0 in the app: a walk over the relations only when measured)
+            about, relations = understood.about_slug, self.index(tenant).relations
+            near = {about} | {r.target for r in relations if r.source == about} | \
+                {r.source for r in relations if r.target == about}
+            ranked = near_in_graph(ranked, near, weight, boost)
         lead = joined if weight >= 0.5 else alone
         relevance = lead.relevance if lead is alone or self._carries(tenant, understood.question) else alone.relevance
         out = SearchResult(mode=mode, mode_used=lead.mode_used, kb_hash=lead.kb_hash, relevance=relevance)
