@@ -59,6 +59,14 @@ class Option:
     label: str = ""
 
 
+def _named_option(options: list[Option], typed: str) -> str:
+    """The slug of the one option that `typed` names: its list text, its label or its id ("" for none or several)."""
+    want = fold(typed.strip())
+    found = {o.value for o in options
+             if want and (fold(o.label) == want or o.value == want or fold(o.label.rsplit(" (", 1)[0]) == want)}
+    return found.pop() if len(found) == 1 else ""
+
+
 class AdminTopicsState(rx.State):
     """The admin topic list and the topic editor."""
 
@@ -400,13 +408,11 @@ class AdminTopicsState(rx.State):
         self.r_target = value
 
     @rx.event
-    def set_r_query(self, text: str):
-        """The target field: an option of its list ("Label (slug)"), or a topic's exact name or id as typed."""
+    async def set_r_query(self, text: str):
+        """The target field: an option of its list ("Label (slug)"), or a topic's exact name or id as typed (matched
+        in a thread: a tenant may have thousands of topics)."""
         self.r_query = str(text or "")[:300]
-        typed = fold(self.r_query.strip())
-        found = [o.value for o in self.topic_options
-                 if typed and (fold(o.label) == typed or o.value == typed or fold(o.label.rsplit(" (", 1)[0]) == typed)]
-        self.r_target = found[0] if len(set(found)) == 1 else ""
+        self.r_target = await asyncio.to_thread(_named_option, self.topic_options, self.r_query)
         if self.r_target:
             self.relation_error = ""
 
