@@ -30,9 +30,9 @@ CONTEXT_QUESTIONS = 2  # how many of them a question's context holds at most ...
 CONTEXT_CHARS = 600  # ... each cut at a word after this many characters (a pasted page stays one question's worth)
 LEANS = 0.5  # from this leaning on, a question is understood in its context (the log, the KB context, the answer)
 LONG = 4  # a question with this many words of its own mostly carries its own subject
-LEAN_BOOST = 0.2  # a question that leans is weighted towards its context a bit more than its leaning says ...
-MAX_WEIGHT = 0.9  # ... but its own words keep a tenth ("En de kinderen dan?" still finds wezenpensioen)
-FUSE_FROM = 0.2  # below this, the question alone is searched (no second search)
+LEAN_BOOST = 0.3  # a question that leans is weighted towards its context more than its leaning says ...
+MAX_WEIGHT = 1.0  # ... up to its context's search alone (that search reads the question's own words too)
+FUSE_FROM = 0.1  # below this, the question alone is searched (no second search)
 ADAPT = 0.0  # how far a leaning question whose words the KB does not know moves towards its context
 GRAPH_BOOST = 0.0  # a leaning question's topics near the earlier one in the graph get this much more (x weight)
 
@@ -49,6 +49,12 @@ POINTING = frozenset(
     there then also too same instead either
     """.split()
 )
+# Of those, the ones that point back when they come before the question's own words, however long it is ("does it
+# go up every year", "What can they do if a fund doesn't comply?"): personal pronouns and daar-/er-/hier- words.
+# Not "dat"/"die"/"dit"/"this": they open a clause or go with a noun ("Klopt het dat …", "dit jaar").
+EARLY_POINTING = frozenset(
+    "hij zij ze hem haar hun hen it its itself they them their theirs he him his she her".split()
+) | frozenset(w for w in POINTING if w.startswith(("daar", "er", "hier")))
 # Openings that continue a conversation (the first words of the question, folded).
 OPENINGS = (
     "en ", "maar ", "of ", "ook ", "dus ", "en als", "en wat", "en hoe", "en wie", "en waar", "en wanneer",
@@ -76,11 +82,12 @@ def leaning(question: str, names_a_topic: bool = False) -> float:
     if not own:
         return 1.0  # "Waarom?", "En dan?", "Why?"
     pointing = any(w in POINTING for w in folded.split()) or "zo n" in folded
+    early = points_early(question, own)
     opening = folded.startswith(OPENINGS) or fold(question).lstrip().startswith(OPENINGS)
     comparing = bool(COMPARING.search(folded))
     score = 0.0
     if pointing:  # in a long question a "dat" often points inside it ("… indienen, hoe doe ik dat?")
-        score += 0.45 if len(own) < LONG else 0.25
+        score += 0.45 if len(own) < LONG or early else 0.25
     if opening:
         score += 0.35
     if comparing:
@@ -92,6 +99,18 @@ def leaning(question: str, names_a_topic: bool = False) -> float:
     if names_a_topic and not comparing:
         score -= 0.5 if not pointing else 0.25
     return max(0.0, min(1.0, score))
+
+
+def points_early(question: str, own: Sequence[str] | None = None) -> bool:
+    """Whether a pronoun or a daar-/er- word comes before any of the question's own words: it cannot point to
+    something later in the question, so it points back ("Does it matter whether they had already retired?")."""
+    mine = set(own_words(question) if own is None else own)
+    for w in words(question):
+        if w in mine:
+            return False
+        if w in EARLY_POINTING:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -123,8 +142,9 @@ class Understood:
 
     @property
     def in_context(self) -> str:
-        """The question joined to its context: what the second search reads."""
-        return " ".join((*self.context, *((self.about,) if self.about else ()), self.question))
+        """The question joined to its context: what the second search reads. (Not the earlier turn's topic label,
+        `about`: measured, it pulled the ranking back to the earlier topic more often than it helped.)"""
+        return " ".join((*self.context, self.question))
 
     @property
     def grounding(self) -> str:

@@ -522,10 +522,12 @@ class Retriever:
             index.passage_markers(p)
         return len(index.passages)
 
-    def understand(self, tenant: Tenant, questions: list[str], mode: str = "hybrid") -> Understood:
+    def understand(self, tenant: Tenant, questions: list[str], mode: str = "hybrid",
+                   earlier_topic: bool = False) -> Understood:
         """The last of the user's `questions` (oldest first) as understood in its conversation (core/conversation.py):
-        a topic named by its label is read from the tenant's index; the earlier turn's first source is searched (in
-        the turn's `mode`) only when the last question is fused with its context."""
+        a topic named by its label is read from the tenant's index. `earlier_topic`: also search the earlier turn's
+        first source (in the turn's `mode`) when the last question is fused with its context: only the benchmark's
+        graph variant reads it (`about_slug`), a turn does not pay that search."""
         index = self.index(tenant)
         first: list[str] = []
 
@@ -534,7 +536,7 @@ class Retriever:
             first[:] = [hits[0].slug] if hits else []
             return hits[0].label if hits else ""
 
-        understood = understand(questions, lambda text: bool(index.named(text)), about)
+        understood = understand(questions, lambda text: bool(index.named(text)), about if earlier_topic else None)
         return replace(understood, about_slug=first[0]) if first else understood
 
     def _carries(self, tenant: Tenant, question: str) -> bool:
