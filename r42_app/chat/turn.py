@@ -293,7 +293,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
                  if (t := index.topics[index.by_slug[s.slug]] if s.slug in index.by_slug else None) is not None}
         # reading the topics' text is CPU: off the event loop every user shares
         answer = await asyncio.to_thread(offline_answer, understood.grounding, snippets, texts=texts,
-                                         grounded=relevant)
+                                         grounded=relevant, near=result.relevance.near)
         yield events.Text(answer)
     else:
         pending_events: asyncio.Queue = asyncio.Queue()  # what a running tool streams (a confirmation card)

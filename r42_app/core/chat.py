@@ -236,16 +236,17 @@ def abstention(snippets: Sequence[Snippet]) -> str:
 
 
 def offline_answer(question: str, snippets: Sequence[Snippet], max_sentences: int = 3,
-                   texts: Mapping[str, str] | None = None, grounded: bool = True) -> str:
+                   texts: Mapping[str, str] | None = None, grounded: bool = True, near: bool = True) -> str:
     """An extractive answer without a language model, as a careful reader would write it: whole sentences
     (markdown rendered to text) from the found topics, `texts` giving each topic's full text by slug
     (else the snippet's own). Sentences are ranked by the words (and 6-letter stems) they share with
     the question; one that shares less than half of the best match is off the question and left out.
     At most `max_sentences`, from at most two topics, in the topic's own order: a paragraph per topic,
     ending with its [ref:N] (one chip, not one per sentence). Not `grounded` (core/relevance.py: the KB has
-    nothing relevant to the question) it abstains instead of quoting the nearest text."""
+    nothing relevant to the question) it abstains instead of quoting the nearest text, naming the closest topics
+    only when they are `near` (not for "Wat is de hoofdstad van Peru?")."""
     if not grounded:
-        return abstention(snippets)
+        return abstention(snippets if near else ())
     terms = set(tokenize(question))
     stems = {t[:6] for t in terms if len(t) >= 6}
     scored: list[tuple[float, int, int, str]] = []  # (score, ref, position, sentence)

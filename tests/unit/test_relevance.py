@@ -10,6 +10,7 @@ from r42_app.core.relevance import (
     COVERAGE_ONLY,
     LEXICAL_ONLY,
     LEXICAL_WITH_MEANING,
+    NEAR_SEMANTIC,
     SEMANTIC_SURE,
     SEMANTIC_WITH_WORDS,
     Relevance,
@@ -43,6 +44,26 @@ def test_an_ungrounded_offline_answer_says_nothing_was_found_and_suggests_the_cl
     assert text.startswith("Hierover heb ik niets gevonden in de kennisbank")
     assert [int(m.group(1)) for m in REF_RE.finditer(text)] == [1, 2, 3]  # three chips, no quoted sentence
     assert "pensioen" not in text
+
+
+@pytest.mark.parametrize("relevance, near", [
+    (Relevance(semantic=0.757), False),  # "Wat is de hoofdstad van Peru?"
+    (Relevance(semantic=0.792, lexical=3.6, coverage=0.33), False),  # the weather in Amsterdam
+    (Relevance(semantic=NEAR_SEMANTIC), True),
+    (Relevance(semantic=0.841, lexical=5.6, coverage=0.75), True),  # "Hoeveel vakantiedagen heb ik recht op …?"
+    (Relevance(semantic=SEMANTIC_SURE), True),  # grounded is near
+    (Relevance(lexical=4.9, coverage=1.0), False),  # no usable embeddings: words alone do not tell near from far
+    (Relevance(lexical=LEXICAL_ONLY, coverage=COVERAGE_ONLY), True),  # … but grounded by words is near
+    (Relevance(), False),
+])
+def test_whether_the_closest_topics_are_near_enough_to_offer(relevance, near):
+    assert relevance.near is near
+
+
+def test_when_nothing_comes_near_the_abstention_names_no_topics():
+    snippets = [snippet(n, f"topic-{n}") for n in range(1, 6)]
+    text = offline_answer("Wat is de hoofdstad van Peru?", snippets, grounded=False, near=False)
+    assert text == msg("chat.offline_nothing") and not REF_RE.search(text)
 
 
 def test_with_nothing_retrieved_the_abstention_has_no_chips():
