@@ -37,6 +37,7 @@ import numpy as np
 
 from r42_app.core.fence import fence, one_line
 from r42_app.core.kb import MAX_CONTENT, MAX_DESCRIPTION
+from r42_app.core.text import clip
 
 NEIGHBOURS = 10  # local scaling: a question's mean cosine to this many nearest neighbours
 GROUP_CUT = -0.06  # the cut, in locally scaled similarity (bench/bench_gaps.py chose it on its development set)
@@ -47,6 +48,8 @@ PRIOR_WEIGHT = 40  # the background questions count as this many of the tenant's
 LOW_SCORE = 0.0  # a best score at or below this is a miss even when grounded (no hit at all)
 REPHRASE_WINDOW_S = 180  # the same learner asking again within this, in other words, marks the first a miss
 MAX_EXAMPLES = 20
+MAX_QUESTION = 1000  # a "question" longer than this is a paste, not a question: neither a gap nor a group's name
+HEADING = 90  # a group's name is cut at a word after this many characters
 MAX_GROUPED = 3000  # the newest misses grouped at once (the grouping holds a few n² matrices, 36-72 MB each)
 # The privacy rule (issue 44): a group's number of distinct learners is shown only from this many on. "Asked by 1
 # learner" ties every question of a group to one person, so one signed rating, or one question that names its asker,
@@ -103,9 +106,19 @@ class Gap:
         return list(seen)[:limit]
 
     def heading(self) -> str:
-        """What the admins' list calls the group: its newest Dutch wording (the app speaks Dutch), else its newest."""
+        """What the admins' list calls the group: a readable wording of it, on one line: the wording asked most
+        often that reads as a question (three words or more; Dutch first, the app speaks Dutch), newest first on a
+        tie, cut at a word after HEADING characters."""
         examples = self.examples(len(self.questions))
-        return next((q for q in examples if language(q) == "nl"), examples[0] if examples else "")
+        if not examples:
+            return ""
+        asked = Counter(q.question for q in self.questions)
+        order = {q: n for n, q in enumerate(examples)}  # newest first
+
+        def rank(q: str) -> tuple:
+            return (len(re.findall(r"\w+", q)) < 3, language(q) != "nl", -asked[q], order[q])
+
+        return clip(min(examples, key=rank), HEADING)
 
 
 def shown_askers(count: int) -> int | None:
@@ -153,8 +166,22 @@ def centred(vectors: np.ndarray, languages: Sequence[str], background: dict[str,
     return _unit(out)
 
 
+def junk(question: str) -> bool:
+    """Not a question a topic could answer: over MAX_QUESTION characters (a pasted page), no letters ("???", "👍"),
+    or mostly one or two letters over and over ("xxxxxxxx", "asasasasas", "hmmmmmmmm?"). Junk is never a gap."""
+    text = question.strip()
+    letters = [c for c in text.lower() if c.isalpha()]
+    if len(text) > MAX_QUESTION or not letters:
+        return True
+    if len(letters) >= 6 and len(set(letters)) <= 2:
+        return True
+    runs = [m.group(0) for m in re.finditer(r"([^\W\d_])\1{3,}", text.lower())]  # a letter 4 times or more in a row
+    return sum(len(r) for r in runs) * 2 >= len(letters)
+
+
 def misses(rows: Sequence[Asked], unit: np.ndarray, similarity: float = REPHRASE_SIMILARITY) -> list[int]:
-    """The indexes of the rows that went unanswered or badly answered (`unit`: their centred vectors)."""
+    """The indexes of the rows that went unanswered or badly answered (`unit`: their centred vectors); junk
+    (`junk`) is none of them."""
     out = set()
     for i, row in enumerate(rows):
         if not row.grounded or row.best_score <= LOW_SCORE or row.feedback == "down":
@@ -166,10 +193,11 @@ def misses(rows: Sequence[Asked], unit: np.ndarray, similarity: float = REPHRASE
         for a, b in zip(asked, asked[1:]):
             gap = (rows[b].created - rows[a].created).total_seconds()
             # a follow-up is no rewording of the question before it (it carries that question in its text)
+            # nor is junk (an 8,000-character paste after "Wat is partnerpensioen?" says nothing of its answer)
             if 0 <= gap <= REPHRASE_WINDOW_S and rows[a].question != rows[b].question and not rows[b].follow_up \
-                    and float(unit[a] @ unit[b]) >= similarity:
+                    and not junk(rows[b].question) and float(unit[a] @ unit[b]) >= similarity:
                 out.add(a)
-    return sorted(out)
+    return sorted(i for i in out if not junk(rows[i].question))
 
 
 def background_pool(vectors: np.ndarray, languages: Sequence[str]) -> tuple[dict[str, np.ndarray], np.ndarray]:

@@ -9,7 +9,7 @@ from r42_app.components.common import empty_state, error_callout, form_label, sk
 from r42_app.components.shell import page_frame
 from r42_app.core.gaps import MIN_ASKERS_SHOWN
 from r42_app.core.messages import msg
-from r42_app.state.gaps import GapRow, GapTopic, WeekBar
+from r42_app.state.gaps import GapExample, GapRow, GapTopic, WeekBar
 from r42_app.state.gaps import GapsState as S
 
 
@@ -25,6 +25,17 @@ def closest_chip(t: GapTopic) -> rx.Component:
                    href=t.url, class_name="gap-closest")
 
 
+def example_item(q: GapExample) -> rx.Component:
+    """One question as asked: a long one cut at a word, its whole text behind "Hele vraag" (a details element:
+    keyboard and screen readers open it as they open any disclosure)."""
+    return rx.el.li(
+        rx.text(q.short, size="2", class_name="gap-question"),
+        rx.cond(q.full != "",
+                rx.el.details(rx.el.summary("Hele vraag", class_name="gap-full-toggle"),
+                              rx.text(q.full, size="2", class_name="gap-full", white_space="pre-wrap"))),
+    )
+
+
 def gap_card(r: GapRow) -> rx.Component:
     return rx.card(
         rx.vstack(
@@ -36,8 +47,7 @@ def gap_card(r: GapRow) -> rx.Component:
                 spacing="2", align="center", wrap="wrap",
             ),
             rx.heading(r.title, size="3", as_="h2", class_name="gap-title"),
-            rx.el.ul(rx.foreach(r.examples, lambda q: rx.el.li(rx.text(q, size="2"))), class_name="gap-examples",
-                     aria_label="Gestelde vragen"),
+            rx.el.ul(rx.foreach(r.examples, example_item), class_name="gap-examples", aria_label="Gestelde vragen"),
             rx.cond(r.more > 0, rx.text("en nog ", r.more,
                                         rx.cond(r.more == 1, " andere formulering", " andere formuleringen"),
                                         size="1", color_scheme="gray")),
@@ -77,10 +87,10 @@ def week_bar(w: WeekBar) -> rx.Component:
 def weekly_chart() -> rx.Component:
     return rx.card(
         rx.vstack(
-            rx.heading("Vragen zonder antwoord per week", size="3", as_="h2", id="gaps-weekly-title"),
-            rx.text("Hoeveel vragen de kennisbank per week niet kon beantwoorden, de laatste 12 weken (onder elke "
-                    "staaf het weeknummer). Worden de staven lager, dan haalt de kennisbank in.", size="1",
-                    color_scheme="gray"),
+            rx.heading("Vragen in een kennishiaat per week", size="3", as_="h2", id="gaps-weekly-title"),
+            rx.text("Hoeveel gestelde vragen per week in een van de kennishiaten hieronder vallen, de laatste 12 "
+                    "weken (onder elke staaf het weeknummer; genegeerde hiaten tellen niet mee). Worden de staven "
+                    "lager, dan haalt de kennisbank in.", size="1", color_scheme="gray"),
             rx.hstack(rx.foreach(S.weeks, week_bar), spacing="1", width="100%", align="end", role="list",
                       aria_labelledby="gaps-weekly-title", id="gaps-weekly"),
             spacing="2", width="100%",

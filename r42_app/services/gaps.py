@@ -212,9 +212,11 @@ class GapsReport:
             log.warning("storing the decision on gap %s failed: %s", gap_id, exc)
             raise
 
-    def weekly_ungrounded(self, tenant_id: str, weeks: int = 12,
-                          now: datetime | None = None) -> list[tuple[str, int, int]]:
-        """(ISO week "2026-W48", ungrounded questions, all questions) for the last `weeks` weeks, oldest first."""
+    def weekly(self, tenant_id: str, weeks: int = 12, now: datetime | None = None) -> list[tuple[str, int, int]]:
+        """(ISO week "2026-W48", questions in a gap, all questions) for the last `weeks` weeks, oldest first. "In a
+        gap" counts what the list counts: the questions of the groups it shows (not ignored ones, not junk), so the
+        chart's bars and the list's "× gevraagd" add up alike (they did not when the chart counted every ungrounded
+        question)."""
         now = now or datetime.now(UTC)
         start = (now - timedelta(weeks=weeks - 1, days=now.weekday())).replace(hour=0, minute=0, second=0,
                                                                                 microsecond=0)
@@ -227,5 +229,9 @@ class GapsReport:
             key = f"{year}-W{week:02d}"
             if key in counts:
                 counts[key][1] += 1
-                counts[key][0] += row.get("grounded") is not True
+        for view in self.report(tenant_id, since=start):
+            for q in view.gap.questions:
+                year, week, _ = q.created.isocalendar()
+                if (key := f"{year}-W{week:02d}") in counts:
+                    counts[key][0] += 1
         return [(k, v[0], v[1]) for k, v in counts.items()]

@@ -12,8 +12,9 @@ import reflex as rx
 
 from r42_app.container import services
 from r42_app.core.gaps import MIN_ASKERS_SHOWN
-from r42_app.core.messages import msg
+from r42_app.core.messages import msg, plural
 from r42_app.core.retrieval import topic_url
+from r42_app.core.text import clip
 from r42_app.services.store.pb import PBError
 from r42_app.state.admin_page import AdminPageMixin
 
@@ -46,6 +47,20 @@ class GapTopic:
     label: str = ""  # the topic's name (its slug when the index is not at hand)
 
 
+EXAMPLE_CHARS = 200  # a question longer than this is shown cut, its whole text behind "Hele vraag"
+
+
+@dataclasses.dataclass
+class GapExample:
+    short: str = ""  # the question on one line, cut at a word after EXAMPLE_CHARS
+    full: str = ""  # the whole question, when `short` is cut; else ""
+
+
+def example(question: str) -> GapExample:
+    short = clip(question, EXAMPLE_CHARS)
+    return GapExample(short, question if short != " ".join(question.split()) else "")
+
+
 @dataclasses.dataclass
 class GapRow:
     id: str = ""
@@ -54,7 +69,7 @@ class GapRow:
     last: str = ""
     status: str = "open"
     title: str = ""  # the group's heading: its newest Dutch question (core/gaps.py Gap.heading)
-    examples: list[str] = dataclasses.field(default_factory=list)
+    examples: list[GapExample] = dataclasses.field(default_factory=list)
     more: int = 0  # questions beyond the examples shown
     closest: list[GapTopic] = dataclasses.field(default_factory=list)
     topic: str = ""  # the topic created from it
@@ -99,13 +114,14 @@ class GapsState(AdminPageMixin, rx.State):
         search = self.search
         views, weekly, labels = await asyncio.gather(  # services().gaps is built in the thread too (the model, a
             asyncio.to_thread(lambda: services().gaps.report(user.tenant_id, since, until, search)),  # secret file)
-            asyncio.to_thread(lambda: services().gaps.weekly_ungrounded(user.tenant_id)),
+            asyncio.to_thread(lambda: services().gaps.weekly(user.tenant_id)),
             asyncio.to_thread(_topic_labels, user))
         self.rows = [self._row(v, labels) for v in views]
         self.page = min(self.page, self.pages) if self.rows else 1
         most = max((w[1] for w in weekly), default=0) or 1
         self.weeks = [WeekBar(str(int(week[-2:])), bad, total, f"{round(100 * bad / most)}%",
-                              f"Week {int(week[-2:])}: {bad} van {total} vragen zonder antwoord uit de kennisbank")
+                              f"Week {int(week[-2:])}: {plural(bad, 'vraag', 'vragen')} van {total} in een "
+                              "kennishiaat")
                       for week, bad, total in weekly]
 
     @staticmethod
@@ -114,7 +130,7 @@ class GapsState(AdminPageMixin, rx.State):
         shown = v.gap.askers_shown
         askers = msg("gaps.askers", count=shown) if shown else msg("gaps.askers_few", minimum=MIN_ASKERS_SHOWN)
         return GapRow(v.gap.id, v.gap.count, askers, when_nl(v.gap.last), v.status,
-                      v.gap.heading(), examples[:EXAMPLES_SHOWN],
+                      v.gap.heading(), [example(q) for q in examples[:EXAMPLES_SHOWN]],
                       max(0, len(examples) - EXAMPLES_SHOWN),
                       [GapTopic(s, topic_url(s), labels.get(s) or s) for s in v.gap.closest],
                       v.topic, topic_url(v.topic) if v.topic else "")

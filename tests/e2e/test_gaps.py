@@ -129,3 +129,36 @@ def test_a_learner_gets_no_gaps_page(served_app, page):
     sign_in(page, served_app, "learner@example.com", path="/admin/gaps")
     expect(page.locator("#forbidden")).to_be_visible()
     expect(page.locator(".gap-row")).to_have_count(0)
+
+
+def test_junk_is_no_gap_a_long_question_is_cut_with_its_whole_text_on_demand_and_the_chart_counts_the_list(
+        served_app, browser, claude, own_tenant):
+    """Issue 49: a 300-character "xxxx" question was a gap that ran past its card; an 8,000-character one named a
+    group; the weekly chart counted every unanswered question while the list held its groups' questions."""
+    _slug, admin_email, learner_emails = own_tenant
+    token = token_of(served_app, learner_emails[0])
+    long = (f"Ik bouw in het weekend modelvliegtuigen van balsahout en vroeg me af of ik in de {WORD} een plekje "
+            "mag gebruiken om de vleugels na het lakken te laten drogen, want thuis ruikt alles naar lak en mijn "
+            "kat ligt steeds op het papier; of weet iemand een andere droge, stofvrije ruimte waar dat kan?")
+    for question in ("x" * 300, long):
+        assert ask(served_app, claude, token, question)["grounded"] is False
+
+    page = browser.new_page()
+    sign_in(page, served_app, admin_email, path="/admin/gaps")
+    card = page.locator(".gap-row")
+    expect(card).to_have_count(1, timeout=60_000)  # the long question's group; the x's are none
+    expect(page.locator("#gaps-list")).not_to_contain_text("xxxxxxxx")
+    shown = card.locator(".gap-question")
+    expect(shown).to_have_count(1)
+    assert shown.inner_text().endswith("…") and len(shown.inner_text()) <= 200
+    assert len(card.locator(".gap-title").inner_text()) <= 90  # the group's name: a phrase, not the paragraph
+    full = card.locator(".gap-full")
+    expect(full).to_be_hidden()
+    card.locator(".gap-full-toggle").focus()
+    page.keyboard.press("Enter")  # "Hele vraag", by keyboard
+    expect(full).to_have_text(long)
+    box, inner = card.bounding_box(), full.bounding_box()
+    assert inner["x"] + inner["width"] <= box["x"] + box["width"] + 1  # inside its card
+    # the chart's bar of this week counts what the list counts: 1 question in a gap, of the 2 asked
+    expect(page.locator("#gaps-weekly [role=listitem]").last).to_contain_text("1 vraag van 2 in een kennishiaat")
+    page.close()

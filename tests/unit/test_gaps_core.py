@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from r42_app.core.gaps import (
+    HEADING,
     Asked,
     Gap,
     background_pool,
@@ -16,6 +17,7 @@ from r42_app.core.gaps import (
     find_gaps,
     gap_id,
     group,
+    junk,
     language,
     link,
     misses,
@@ -176,6 +178,37 @@ def test_a_gap_is_called_by_its_newest_dutch_question_and_by_its_newest_when_non
     assert Gap("g", rows).heading() == "Is er een parkeerplaats voor ons?"  # not the newer English one
     english = [asked(4, "Where can staff park?", minutes=1), asked(5, "Is there parking for employees?", minutes=2)]
     assert Gap("g", english).heading() == "Is there parking for employees?"
+
+
+def test_a_gap_is_called_by_its_most_asked_readable_wording_cut_at_a_word():
+    rows = [asked(1, "Verlofdagen heb ik", minutes=5), asked(2, "Hoeveel verlofdagen heb ik per jaar?", minutes=1),
+            asked(3, "Hoeveel verlofdagen heb ik per jaar?", minutes=2), asked(4, "Krijg ik zorgverlof?", minutes=3)]
+    assert Gap("g", rows).heading() == "Hoeveel verlofdagen heb ik per jaar?"  # asked twice, and a sentence
+    long = "Ik wil graag weten " + "hoe het zit met mijn verlof en mijn pensioen in de zomer " * 6 + "?"
+    heading = Gap("g", [asked(5, long)]).heading()
+    assert len(heading) <= HEADING and heading.endswith("…") and long.startswith(heading[:-1])
+
+
+@pytest.mark.parametrize("question", ["x" * 300, "xxxxxxxx", "asasasasas", "hmmmmmmmmm?", "???", "👍",
+                                      "Wat is pensioen? " * 500])
+def test_junk_is_neither_a_gap_nor_a_name(question):
+    assert junk(question)
+    rows = [asked(1, question), asked(2, "Wat is een hoog-laagconstructie?", minutes=1)]
+    assert misses(rows, np.stack([axis(0), axis(1)])) == [1]  # the real question only
+
+
+@pytest.mark.parametrize("question", ["Wat is AOW?", "Hmmm, wat is partnerpensioen?", "Aaaah help, hoe werkt dat?",
+                                      "Waarom?"])
+def test_a_real_question_is_no_junk(question):
+    assert not junk(question)
+
+
+def test_a_paste_after_a_question_does_not_make_the_question_a_miss():
+    """'Wat is partnerpensioen?' was answered with sources; the same learner then pasted 8,000 characters on the same
+    subject. The paste is no rewording that says the answer did not help: neither is a gap."""
+    rows = [asked(1, "Wat is partnerpensioen?", grounded=True, score=0.9),
+            asked(2, "Partnerpensioen is " + "het pensioen voor je partner na je overlijden. " * 170, minutes=1)]
+    assert misses(rows, np.stack([axis(0), axis(0, noise=0.01, seed=1)])) == []
 
 
 def test_a_gaps_id_is_its_oldest_questions_and_stays_when_new_ones_join():
