@@ -69,6 +69,30 @@
     w.setAttribute('role', modal ? 'dialog' : 'complementary');
     if (modal) w.setAttribute('aria-modal', 'true'); else w.removeAttribute('aria-modal');
   }
+  // Beside the page (desktop), Tab after the message box's last control ("Verstuur") goes on to the latest
+  // answer's chips, sources and buttons, and after its last one out of the window to the page (issue 49: they were
+  // reachable only backwards, Tab left the window after "Verstuur"). No trap: the tour ends outside the window.
+  function tour(e, w) {
+    var at = document.activeElement, all = focusables(w);
+    var answers = w.querySelectorAll('.r42-assistant');
+    var latest = answers.length ? focusables(answers[answers.length - 1]) : [];
+    if (!latest.length || !w.contains(at)) return false;
+    if (at === all[all.length - 1]) {
+      e.preventDefault(); w.setAttribute('data-r42-tour', '1'); latest[0].focus(); return true;
+    }
+    if (w.getAttribute('data-r42-tour') === '1' && at === latest[latest.length - 1]) {
+      e.preventDefault(); w.removeAttribute('data-r42-tour');
+      var page = focusables(document.body).filter(function (el) { return !w.contains(el); });
+      var after = page.filter(function (el) { return w.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING; });
+      (after[0] || page[0] || document.body).focus();
+      return true;
+    }
+    return false;
+  }
+  document.addEventListener('focusin', function (e) {  /* the tour ends wherever the focus goes outside the answer */
+    var w = win();
+    if (w && !(e.target.closest && e.target.closest('#r42-window .r42-assistant'))) w.removeAttribute('data-r42-tour');
+  });
   new MutationObserver(mode).observe(document.documentElement, { childList: true, subtree: true });
   window.matchMedia(PHONE).addEventListener('change', mode);
   document.addEventListener('keydown', function (e) {
@@ -92,6 +116,7 @@
       if (p) p.click();
       return;
     }
+    if (e.key === 'Tab' && !e.shiftKey && w && w.getAttribute('aria-modal') !== 'true' && tour(e, w)) return;
     if (e.key !== 'Tab' || !w || w.getAttribute('aria-modal') !== 'true') return;
     if (document.querySelector('[role="alertdialog"]')) return;  /* "Gesprek wissen?" keeps its own focus */
     var all = focusables(w);

@@ -67,10 +67,11 @@ app = rx.App(
     # pages and refusals included, carries the security headers (Content-Security-Policy and friends).
     api_transformer=[api, upload_limit, flood_gate, security_headers],
     html_lang="nl",
-    # Toasts at the top, just under the bar: never over the dialog buttons, the chat input or the launcher
-    # (all at the bottom), and with a close button.
-    toaster=rx.toast.provider(position="top-center", offset="68px", close_button=True,
-                              custom_attrs={"mobileOffset": "64px"}),
+    # Toasts at the bottom left, with a close button: never over the page's heading or bar (at the top centre they
+    # covered the heading, issue 49), nor over R42's launcher and window (bottom right). On a phone a toast is as
+    # wide as the screen, so it sits above the launcher.
+    toaster=rx.toast.provider(position="bottom-left", offset="24px", close_button=True,
+                              custom_attrs={"mobileOffset": {"bottom": "84px", "left": "12px", "right": "12px"}}),
 )
 
 

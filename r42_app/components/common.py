@@ -4,6 +4,7 @@ import reflex as rx
 from reflex_components_core.react_router.dom import ReactRouterLink
 
 from r42_app.components.theme import TYPE_COLORS
+from r42_app.core.dates import DAY_FORMAT
 
 
 def type_color(topic_type) -> rx.Var:
@@ -20,6 +21,18 @@ def form_label(text, control_id: str, **props) -> rx.Component:
     """A visible label tied to its control (a click on it focuses the control). Radix Text takes `html_for` as a
     style, not as the attribute, so `htmlFor` is passed as is."""
     return rx.text(text, as_="label", custom_attrs={"htmlFor": control_id}, **props)
+
+
+def day_field(label: str, name: str, value, control_id: str) -> rx.Component:
+    """A day of a range, as a Dutch reader writes it ("01-12-2026", core/dates.py): a text field, not the browser's
+    date field, which shows mm/dd/yyyy to an English browser. `value` is the state's day in that format; the field
+    is drawn again (its key) when the state changes it."""
+    return rx.vstack(
+        form_label(label, control_id, size="1"),
+        rx.input(name=name, default_value=value, key=value, id=control_id, size="2", placeholder=DAY_FORMAT,
+                 width="9.5rem", autocomplete="off", spell_check=False,
+                 custom_attrs={"aria-description": "dag-maand-jaar, bijvoorbeeld 01-12-2026"}),
+        spacing="1")
 
 
 def card_cell(label: str, *children, **props) -> rx.Component:

@@ -204,7 +204,8 @@ CATALOGUE: dict[str, str] = {
     # -- the cost report (/admin/costs)
     "costs.refused": "Alleen beheerders van deze organisatie mogen de kosten en het tegoed zien en wijzigen.",
     "costs.load_failed": "De kosten konden niet worden geladen. Probeer het opnieuw.",
-    "costs.bad_range": "Kies een begindatum die niet na de einddatum ligt, en hoogstens een jaar ertussen.",
+    "costs.bad_range": "Schrijf beide datums als dd-mm-jjjj (bijvoorbeeld 01-12-2026), de begindatum niet na de "
+                       "einddatum, en hoogstens een jaar ertussen.",
     "costs.export_failed": "Exporteren mislukt. Probeer het opnieuw.",
     "costs.unknown_user": "(onbekend)",
     # -- reading the knowledge base (/, /topics/..., /graph)
@@ -392,7 +393,8 @@ CATALOGUE: dict[str, str] = {
                   "(Nederlands en Engels samen). Vragen worden zonder naam bewaard: je ziet hoe vaak er iets gevraagd "
                   "werd, niet wie het vroeg. Door hoeveel leerlingen staat er pas bij vanaf {minimum}, zodat een "
                   "groep nooit naar één persoon wijst.",
-    "gaps.bad_range": "Kies een begindatum die niet na de einddatum ligt.",
+    "gaps.bad_range": "Schrijf beide datums als dd-mm-jjjj (bijvoorbeeld 01-12-2026), de begindatum niet na de "
+                      "einddatum.",
     "gaps.refused": "Alleen beheerders van deze organisatie mogen kennishiaten beheren.",
     "gaps.save_failed": "Dat kon niet worden opgeslagen. Probeer het opnieuw.",
     "gaps.ignored": "Genegeerd: deze groep vragen staat niet meer in de lijst.",

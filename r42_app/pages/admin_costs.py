@@ -2,7 +2,7 @@
 
 import reflex as rx
 
-from r42_app.components.common import card_cell, empty_state, error_callout, form_label, skeleton_lines
+from r42_app.components.common import card_cell, day_field, empty_state, error_callout, skeleton_lines
 from r42_app.components.shell import page_frame
 from r42_app.state.costs import CHART_KEYS, CHART_LABELS, CostRow
 from r42_app.state.costs import CostsState as S
@@ -23,9 +23,13 @@ def note(*parts) -> rx.Component:
 def totals() -> rx.Component:
     return rx.grid(
         stat("Kosten (USD)", S.total_usd, note(S.events, " kostenregels (per vraag en onderdeel)"), "cost-usd"),
-        stat("Credits verbruikt", S.credits_used, note("1 credit = USD 0,001"), "cost-credits-used"),
+        # the two do not add up to a round number, and should not: one is this range's use, the other today's
+        # balance after every use and top-up so far; each card says which
+        stat("Credits verbruikt", S.credits_used, note("in deze periode (1 credit = USD 0,001)"), "cost-credits-used"),
         stat("Credits over", S.credits_left,
-             note(rx.cond(S.unlimited, "onbeperkt abonnement", "voor de hele organisatie")), "cost-credits-left"),
+             note(rx.cond(S.unlimited, "onbeperkt abonnement",
+                          "vandaag, voor de hele organisatie: na al het verbruik en alle aanvullingen tot nu")),
+             "cost-credits-left"),
         stat("Tokens", S.tokens, note("waarvan ", S.cache_share, " uit de cache gelezen"), "cost-tokens"),
         columns=rx.breakpoints(initial="1", sm="2", md="4"), spacing="3", width="100%", id="cost-totals",
     )
@@ -34,10 +38,8 @@ def totals() -> rx.Component:
 def range_form() -> rx.Component:
     return rx.form(
         rx.hstack(
-            rx.vstack(form_label("Van", "cost-since", size="1"),
-                      rx.input(type="date", name="since", value=S.since, id="cost-since", size="2"), spacing="1"),
-            rx.vstack(form_label("Tot en met", "cost-until", size="1"),
-                      rx.input(type="date", name="until", value=S.until, id="cost-until", size="2"), spacing="1"),
+            day_field("Van", "since", S.since_text, "cost-since"),
+            day_field("Tot en met", "until", S.until_text, "cost-until"),
             rx.button("Toon", type="submit", size="2", id="cost-apply"),
             rx.button(rx.icon("download", size=14), "CSV", type="button", variant="soft", size="2",
                       on_click=S.export_csv, id="cost-export"),

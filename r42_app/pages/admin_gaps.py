@@ -5,7 +5,7 @@ knowledge base catching up."""
 
 import reflex as rx
 
-from r42_app.components.common import empty_state, error_callout, form_label, skeleton_lines
+from r42_app.components.common import day_field, empty_state, error_callout, form_label, skeleton_lines
 from r42_app.components.shell import page_frame
 from r42_app.core.gaps import MIN_ASKERS_SHOWN
 from r42_app.core.messages import msg
@@ -102,12 +102,8 @@ def weekly_chart() -> rx.Component:
 def filters() -> rx.Component:
     return rx.form(
         rx.hstack(
-            rx.vstack(form_label("Van", "gaps-since", size="1"),
-                      rx.input(type="date", name="since", default_value=S.since, key=S.since, id="gaps-since",
-                               size="2"), spacing="1"),
-            rx.vstack(form_label("Tot en met", "gaps-until", size="1"),
-                      rx.input(type="date", name="until", default_value=S.until, key=S.until, id="gaps-until",
-                               size="2"), spacing="1"),
+            day_field("Van", "since", S.since_text, "gaps-since"),
+            day_field("Tot en met", "until", S.until_text, "gaps-until"),
             rx.vstack(form_label("Zoeken", "gaps-search", size="1"),
                       rx.input(name="search", default_value=S.search, id="gaps-search", size="2",
                                placeholder="woord uit een vraag of onderwerp", type="search",

@@ -142,7 +142,7 @@ def topic_card(card: TopicCard) -> rx.Component:
         rx.card(
             rx.vstack(
                 rx.box(type_badge(card.type, card.type_label), class_name="topic-card-badge"),
-                rx.text(card.label, weight="medium", size="3", class_name="topic-card-label"),
+                rx.text(card.label_breaks, weight="medium", size="3", class_name="topic-card-label"),
                 rx.text(card.description, size="2", color_scheme="gray", class_name="topic-card-description"),
                 spacing="2",
                 align="start",

@@ -13,6 +13,7 @@ import reflex as rx
 from r42_app.container import services
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, CHAT_GENERAL, QA_HELP
 from r42_app.core.costs import USD_PER_CREDIT, CostLine
+from r42_app.core.dates import day_text, parse_day, short_day
 from r42_app.core.messages import msg
 from r42_app.services.store.costs import CreditError, day_range
 from r42_app.services.store.pb import PBError
@@ -71,6 +72,15 @@ class CostsState(AdminPageMixin, rx.State):
     add_amount: str = ""
     saving: bool = False
 
+    @rx.var
+    def since_text(self) -> str:
+        """The range's first day as its field shows it ("01-12-2026")."""
+        return day_text(date.fromisoformat(self.since)) if self.since else ""
+
+    @rx.var
+    def until_text(self) -> str:
+        return day_text(date.fromisoformat(self.until)) if self.until else ""
+
     def _range(self) -> tuple[date, date]:
         return date.fromisoformat(self.since), date.fromisoformat(self.until)
 
@@ -89,8 +99,8 @@ class CostsState(AdminPageMixin, rx.State):
         self.out_of_credit = not credits.unlimited and credits.credits < 1
         self.tokens = nl(u.input_tokens + u.output_tokens + u.cache_write_tokens + u.cache_read_tokens, 0)
         self.cache_share = f"{round(100 * total.cache_read_share)}%"
-        self.per_day = [{"day": d[5:], **{k: round(report.by_day[d].get(k, 0.0), 4) for k in CHART_KEYS}}
-                        for d in report.days]
+        self.per_day = [{"day": short_day(date.fromisoformat(d)),
+                         **{k: round(report.by_day[d].get(k, 0.0), 4) for k in CHART_KEYS}} for d in report.days]
         self.per_capability = [{"name": CHART_LABELS.get(line.key, line.key), "usd": round(line.cost_usd, 4)}
                                for line in report.by_capability]
         self.top_users = [{"name": line.key, "usd": round(line.cost_usd, 4)} for line in report.by_user[:10]]
@@ -115,13 +125,13 @@ class CostsState(AdminPageMixin, rx.State):
         user = await self._admin()
         if user is None:
             return
-        since, until = str(form.get("since", "")), str(form.get("until", ""))
         try:
-            day_range(date.fromisoformat(since), date.fromisoformat(until))
+            since, until = parse_day(str(form.get("since", ""))), parse_day(str(form.get("until", "")))
+            day_range(since, until)
         except ValueError:
             self.range_error = msg("costs.bad_range")
             return
-        self.since, self.until, self.range_error = since, until, ""
+        self.since, self.until, self.range_error = since.isoformat(), until.isoformat(), ""
         await self._reload(user, "costs.load_failed", show_loading=False)
 
     @rx.event

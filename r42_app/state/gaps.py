@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import reflex as rx
 
 from r42_app.container import services
+from r42_app.core.dates import day_text, parse_day
 from r42_app.core.gaps import MIN_ASKERS_SHOWN
 from r42_app.core.messages import msg, plural
 from r42_app.core.retrieval import topic_url
@@ -96,6 +97,15 @@ class GapsState(AdminPageMixin, rx.State):
     busy_gap: str = ""
 
     @rx.var
+    def since_text(self) -> str:
+        """The range's first day as its field shows it ("01-12-2026")."""
+        return day_text(date.fromisoformat(self.since)) if self.since else ""
+
+    @rx.var
+    def until_text(self) -> str:
+        return day_text(date.fromisoformat(self.until)) if self.until else ""
+
+    @rx.var
     def pages(self) -> int:
         return max(1, -(-len(self.rows) // PER_PAGE))
 
@@ -154,14 +164,14 @@ class GapsState(AdminPageMixin, rx.State):
         user = await self._admin()
         if user is None:
             return
-        since, until = str(form.get("since", "")), str(form.get("until", ""))
         try:
-            if date.fromisoformat(since) > date.fromisoformat(until):
+            since, until = parse_day(str(form.get("since", ""))), parse_day(str(form.get("until", "")))
+            if since > until:
                 raise ValueError("since after until")
         except ValueError:
             self.range_error = msg("gaps.bad_range")
             return
-        self.since, self.until, self.range_error = since, until, ""
+        self.since, self.until, self.range_error = since.isoformat(), until.isoformat(), ""
         self.search, self.page = str(form.get("search", ""))[:200], 1
         await self._reload(user, "gaps.load_failed", show_loading=False)
 

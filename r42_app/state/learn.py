@@ -11,6 +11,7 @@ import reflex as rx
 
 from r42_app.container import services
 from r42_app.core.documents import DOWNLOAD_LINK_S, download_url
+from r42_app.core.hyphens import hyphenated
 from r42_app.core.identity import Tenant
 from r42_app.core.kb import (
     INVERSE_RELATION_LABELS,
@@ -38,6 +39,7 @@ class TopicCard:
     type: str = ""
     type_label: str = ""
     description: str = ""
+    label_breaks: str = ""  # the label with soft hyphens in its long words (core/hyphens.py): what a card shows
 
 
 @dataclasses.dataclass
@@ -80,7 +82,8 @@ class TypeCount:
 
 
 def _card(topic: Topic) -> TopicCard:
-    return TopicCard(topic.slug, topic.label, topic.type, TYPE_LABELS.get(topic.type, topic.type), topic.description)
+    return TopicCard(topic.slug, topic.label, topic.type, TYPE_LABELS.get(topic.type, topic.type), topic.description,
+                     hyphenated(topic.label))
 
 
 class LearnState(rx.State):
@@ -117,9 +120,14 @@ class LearnState(rx.State):
         return user.tenant
 
     async def _apply_filter(self) -> None:
-        hits = await asyncio.to_thread(filter_topics, self._topics, self.query, self.type_filter)  # folds every topic
-        self.visible = [_card(t) for t in hits[:MAX_LISTED]]
-        self.hidden_count = max(0, len(hits) - MAX_LISTED)
+        topics, query, kind = self._topics, self.query, self.type_filter
+
+        def cards() -> tuple[list[TopicCard], int]:  # folds every topic, hyphenates the shown labels: CPU
+            hits = filter_topics(topics, query, kind)
+            return [_card(t) for t in hits[:MAX_LISTED]], len(hits)
+
+        self.visible, found = await asyncio.to_thread(cards)
+        self.hidden_count = max(0, found - MAX_LISTED)
 
     async def _ensure_topics(self, tenant: Tenant, force: bool = False) -> None:
         if self._tenant_id == tenant.id and self._topics and not force:
@@ -195,8 +203,11 @@ class LearnState(rx.State):
             labels = {t.slug: t.label for t in self._topics}
             # what search and R42 read is what the page shows; reading it is CPU, never the event loop's work (one
             # tenant's hostile topic would hold up every tenant's page and chat)
-            shown, passages = await asyncio.to_thread(topic_view, topic)
-            self.topic = _card(shown)
+            def view() -> tuple[Topic, list[PassageView], TopicCard]:
+                shown, passages = topic_view(topic)
+                return shown, passages, _card(shown)
+
+            shown, passages, self.topic = await asyncio.to_thread(view)
             self.topic_content = shown.content
             self.passages = passages
             self.outgoing = [

@@ -71,6 +71,29 @@ def test_keyboard_only_shortcut_ask_announce_reach_the_chip_and_close(served_app
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.classList.contains('r42-copy')"), page.evaluate(ACTIVE)
 
+    # forwards too (issue 49): from the message box, Tab passes "Verstuur", goes on to the answer's chip, its
+    # sources and its buttons, and after the last of them leaves the window for the page (no trap)
+    page.focus("#r42-input")
+    for _ in range(3):
+        page.keyboard.press("Tab")
+        if page.evaluate("!!document.activeElement.matches('a[data-r42-cite]')"):
+            break
+    else:
+        pytest.fail(f"Tab from the box never reached the answer's chip; focus ended on {page.evaluate(ACTIVE)}")
+    assert active_in(page, ".r42-assistant")
+    seen = []
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        if not active_in(page, "#r42-window"):
+            break
+        assert active_in(page, ".r42-assistant"), page.evaluate(ACTIVE)  # not back into the box: on to the page
+        seen.append(page.evaluate(ACTIVE))
+    else:
+        pytest.fail(f"Tab never left the window; it went {seen}")
+    assert any("r42-thumb-up" in s for s in seen), seen  # the rating buttons were on the way
+    assert page.evaluate("document.activeElement !== document.body")
+
+    page.focus("#r42-input")  # back in the window: Esc closes it and the focus goes to the launcher
     page.keyboard.press("Escape")
     expect(window).to_have_count(0)
     expect(launcher).to_be_focused()  # not <body>

@@ -1,6 +1,7 @@
 """`/admin/costs` in a real browser (issue 12): after a few chats the totals shown equal the stored cost
 events, the charts are drawn, and the CSV export holds those events."""
 
+import re
 from datetime import datetime, timezone
 
 import pytest
@@ -59,3 +60,22 @@ def test_the_cost_page_shows_what_the_chats_cost(served_app, page, claude):
         admin.click("#cost-export")
     lines = open(download.value.path(), encoding="utf-8").read().strip().splitlines()
     assert lines[0].startswith("created,turn_id,user") and len(lines) == len(events) + 1
+
+    # issue 49: in a Dutch app, days the Dutch way in an English browser (Playwright's is en-US): the fields say
+    # dd-mm-jjjj, the chart's axis "1 dec"; the two credit cards say what each counts (they do not add up)
+    today = datetime.now(timezone.utc).date()
+    expect(admin.locator("#cost-since")).to_have_value(f"01-{today.month:02d}-{today.year}")
+    expect(admin.locator("#cost-until")).to_have_value(f"{today.day:02d}-{today.month:02d}-{today.year}")
+    ticks = admin.locator("#cost-per-day .recharts-xAxis-tick-labels text").all_text_contents()
+    month = "jan feb mrt apr mei jun jul aug sep okt nov dec".split()[today.month - 1]
+    assert ticks and all(re.fullmatch(rf"\d{{1,2}} {month}", t.strip()) for t in ticks), ticks
+    expect(admin.locator("#cost-totals")).to_contain_text("in deze periode")
+    expect(admin.locator("#cost-totals")).to_contain_text("na al het verbruik en alle aanvullingen")
+    admin.fill("#cost-since", f"1-{today.month}-{today.year}")  # day first, without leading zeros: understood
+    admin.click("#cost-apply")
+    expect(admin.locator("#cost-totals")).to_contain_text(f"{len(events)} kostenregels")
+    expect(admin.get_by_role("alert")).to_have_count(0)
+    admin.fill("#cost-since", f"12/31/{today.year}")  # the American way is no day: said so, nothing changes
+    admin.click("#cost-apply")
+    expect(admin.get_by_role("alert")).to_be_visible()
+    expect(admin.locator("#cost-totals")).to_contain_text(f"{len(events)} kostenregels")

@@ -30,6 +30,32 @@ def test_the_home_page_is_short_and_the_topic_list_is_a_drawer(served_app, phone
     expect(phone.locator("#learn-sidebar")).to_be_hidden()  # picking a topic closes the drawer
 
 
+LINE_BREAKS = """() => [...document.querySelectorAll('#topic-grid .topic-card-label')].map(el => {
+  const node = [...el.childNodes].find(n => n.nodeType === Node.TEXT_NODE) || el.firstChild.firstChild;
+  const text = node.textContent, range = document.createRange(), breaks = [];
+  let top = null;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '\u00ad' || text[i] === ' ') continue;
+    range.setStart(node, i); range.setEnd(node, i + 1);
+    const rects = range.getClientRects(), rect = rects[rects.length - 1];  // after a break: [line end, new line]
+    if (!rect) continue;
+    if (top !== null && rect.top > top + 2) breaks.push(text[i - 1] === '\u00ad' ? 'hyphen' : text[i - 1] === ' ' ? 'space' : 'mid-word:' + text.slice(0, i));
+    top = rect.top;
+  }
+  return breaks;
+})"""
+
+
+def test_a_card_title_breaks_at_a_word_or_a_syllable_with_a_hyphen(served_app, phone):
+    """Issue 49: on a phone's two-column grid "Beleggingsrendement" broke as "Beleggingsrendemen|t". Every line break
+    in a card's title is now at a space or at a soft hyphen (shown as a hyphen), and long words do break so."""
+    sign_in(phone, served_app, "learner@example.com")
+    expect(phone.locator("#topic-grid .topic-card-label").first).to_be_visible()
+    breaks = [b for label in phone.evaluate(LINE_BREAKS) for b in label]
+    assert [b for b in breaks if b.startswith("mid-word")] == []
+    assert "hyphen" in breaks  # some long compound did wrap, at a syllable
+
+
 def test_no_admin_page_scrolls_sideways(served_app, phone):
     sign_in(phone, served_app, "admin@example.com")
     for path in ADMIN_PAGES:
