@@ -37,6 +37,7 @@ BENCHMARKS = {
     "hostile": "bench_hostile",
     "people": "bench_people",
     "conversation": "bench_conversation",
+    "gap-signal": "bench_gap_signal",
 }
 
 
