@@ -25,11 +25,15 @@ QUESTIONS = ("Wat krijgen mijn kinderen als ik overlijd?", "Hoe werkt waardeover
 PASSWORD = "bench-demo-pass-1"
 
 
-def start(data: Path, indexer: bool) -> tuple[subprocess.Popen, str, str, float]:
-    """`r42 serve` on `data`; returns (process, app url, PocketBase url, seconds until "R42 is running")."""
-    port, pb_port = free_port(), free_port()
+def start(data: Path, indexer: bool, ports: tuple[int, int], rebuild: bool = False
+          ) -> tuple[subprocess.Popen, str, str, float]:
+    """`r42 serve` on `data` and `ports` (app, PocketBase; the same on every restart, as `make run` starts);
+    `rebuild`: R42_FRONTEND_REBUILD=1, the frontend compiled and built again (every start before issue 49).
+    Returns (process, app url, PocketBase url, seconds until "R42 is running")."""
+    port, pb_port = ports
     env = {**os.environ, "R42_DATA_DIR": str(data), "R42_PORT": str(port), "R42_PB_PORT": str(pb_port),
-           "R42_APP_INDEXER": "1" if indexer else "0", "R42_DEMO_PASSWORD": PASSWORD}
+           "R42_APP_INDEXER": "1" if indexer else "0", "R42_DEMO_PASSWORD": PASSWORD,
+           "R42_FRONTEND_REBUILD": "1" if rebuild else "0"}
     for name in ("R42_PB_URL", "ANTHROPIC_API_KEY"):  # our own PocketBase; offline answers
         env.pop(name, None)
     log_path = data / f"serve-{time.time_ns()}.log"
@@ -79,7 +83,8 @@ def indexed(pb_url: str, data: Path) -> bool:
 
 def run() -> str:
     data = Path(tempfile.mkdtemp(prefix="r42-bench-first-"))
-    proc, _url, pb_url, _ = start(data, indexer=True)  # the first start seeds and indexes the demo KB
+    ports = (free_port(), free_port())
+    proc, _url, pb_url, _ = start(data, True, ports)  # the first start seeds and indexes the demo KB
     try:
         deadline = time.monotonic() + 900
         while not indexed(pb_url, data) and time.monotonic() < deadline:
@@ -87,8 +92,9 @@ def run() -> str:
     finally:
         stop(proc)
     rows = []
-    for _ in range(STARTS):
-        proc, url, pb_url, ready = start(data, indexer=False)
+    for n in range(2 * STARTS):  # in turn: the frontend built again (as before issue 49), and its last build reused
+        rebuild = n % 2 == 0
+        proc, url, pb_url, ready = start(data, False, ports, rebuild)
         try:
             token = httpx.post(f"{pb_url}/api/collections/users/auth-with-password",
                                json={"identity": "learner@example.com", "password": PASSWORD}).json()["token"]
@@ -97,14 +103,22 @@ def run() -> str:
             warm = httpx.get(f"{url}/api/health", timeout=10).json().get("warm", {})
         finally:
             stop(proc)
-        rows.append((ready, first, second, warm.get("seconds", 0.0)))
-    out = [f"### First answer after \"R42 is running\" ({STARTS} restarts, demo KB indexed, offline, one worker)", "",
-           "| restart | start to ready | of which warming | first answer: first text | done | second answer: done |",
-           "|---|---|---|---|---|---|"]
-    for n, (ready, first, second, warm_s) in enumerate(rows, start=1):
-        out.append(f"| {n} | {ready:.1f} s | {warm_s:.1f} s | {first[0]:.2f} s | {first[1]:.2f} s "
+        rows.append(("built again" if rebuild else "last build reused", ready, first, second,
+                     warm.get("seconds", 0.0)))
+    out = [f"### First answer after \"R42 is running\" ({2 * STARTS} restarts, demo KB indexed, offline, one worker)",
+           "", ("| restart | frontend | start to ready | of which warming | first answer: first text | done "
+                "| second answer: done |"), "|---|---|---|---|---|---|---|"]
+    for n, (kind, ready, first, second, warm_s) in enumerate(rows, start=1):
+        out.append(f"| {n} | {kind} | {ready:.1f} s | {warm_s:.1f} s | {first[0]:.2f} s | {first[1]:.2f} s "
                    f"| {second[1]:.2f} s |")
-    out.append(f"| median | {statistics.median(r[0] for r in rows):.1f} s | "
-               f"{statistics.median(r[3] for r in rows):.1f} s | {statistics.median(r[1][0] for r in rows):.2f} s | "
-               f"{statistics.median(r[1][1] for r in rows):.2f} s | {statistics.median(r[2][1] for r in rows):.2f} s |")
+    medians = {}
+    for kind in ("built again", "last build reused"):
+        part = [r for r in rows if r[0] == kind]
+        medians[kind] = statistics.median(r[1] for r in part)
+        first_text = statistics.median(r[2][0] for r in part)
+        out.append(f"| median | {kind} | {medians[kind]:.1f} s | {statistics.median(r[4] for r in part):.1f} s | "
+                   f"{first_text:.2f} s | {statistics.median(r[2][1] for r in part):.2f} s "
+                   f"| {statistics.median(r[3][1] for r in part):.2f} s |")
+    ratio = medians["last build reused"] / medians["built again"]
+    out += ["", f"Start to ready, last build reused against built again: {ratio:.2f}× (medians)."]
     return "\n".join(out)

@@ -10,9 +10,16 @@ serves (and stops its workers on that signal itself), SIGTERM takes the whole pr
 frontend build (bun and its children) stops too, as on a normal stop.
 """
 
+import hashlib
+import json
 import os
 import signal
 import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILT = ROOT / ".web" / "r42-build.json"  # what the frontend in .web/build was built from (written after the build)
+BUILD_INPUTS = ("r42_app", "assets", "frontend", "rxconfig.py", "requirements.txt")
 
 
 def _stop_the_group(signum, frame):  # noqa: ARG001 - signal handler signature
@@ -27,8 +34,61 @@ def stop_the_group_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, _stop_the_group)
 
 
+def build_fingerprint(root: Path = ROOT) -> str:
+    """What the production frontend is made of: the app's source, assets and frontend packages, Reflex's version,
+    and the settings rxconfig.py gives Reflex (port, URLs, origins). Equal fingerprints, equal builds."""
+    from importlib.metadata import version
+
+    from r42_app.settings import load_settings
+
+    digest = hashlib.sha256()
+    cfg = load_settings()
+    digest.update(json.dumps([version("reflex"), sys.version, cfg.port, cfg.app_url, sorted(cfg.allowed_origins),
+                              bool(cfg.redis_url), {k: v for k, v in sorted(os.environ.items())
+                                                    if k.startswith("REFLEX_") or k in ("API_URL", "DEPLOY_URL")}],
+                             default=str).encode())
+    for name in BUILD_INPUTS:
+        base = root / name
+        files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file()
+                                                     and "__pycache__" not in p.parts)
+        for path in files:
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def reuse_the_build() -> None:
+    """A second start of an unchanged app serves the frontend it built last time: Reflex would compile every page
+    and build the bundle again (~20 s of a ~30 s restart, issue 49). Anything changed (a source file, an asset, the
+    port or URL, Reflex's version), an unfinished last build, or R42_FRONTEND_REBUILD=1: it builds as always, and
+    records what it built from once the build has succeeded."""
+    import reflex.reflex as reflex_cli
+    from reflex.utils import build
+
+    fingerprint = build_fingerprint()
+    try:
+        same = json.loads(BUILT.read_text()).get("fingerprint") == fingerprint
+    except (OSError, ValueError, AttributeError):
+        same = False
+    built = (ROOT / ".web" / "build" / "client" / "404.html").exists()
+    if same and built and os.environ.get("R42_FRONTEND_REBUILD", "") not in ("1", "true", "yes"):
+        print("r42: the web app is unchanged since its last build: serving that build", flush=True)
+        reflex_cli._compile_app = lambda **_kw: None
+        build.setup_frontend_prod = lambda _root: None
+        return
+    BUILT.unlink(missing_ok=True)  # a build stopped halfway is no build to reuse
+    setup = build.setup_frontend_prod
+
+    def setup_and_record(root):
+        setup(root)
+        BUILT.write_text(json.dumps({"fingerprint": fingerprint}))
+
+    build.setup_frontend_prod = setup_and_record
+
+
 def main() -> int:
     stop_the_group_on_sigterm()
+    if sys.argv[1:2] == ["run"] and "prod" in sys.argv:
+        reuse_the_build()
     import granian.server
 
     base = granian.server.Server

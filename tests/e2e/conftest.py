@@ -45,6 +45,7 @@ class ServedApp:
     log: Path
     root: Path = ROOT  # the tree it runs from (its `.web`)
     git_status: str = ""  # `git status --porcelain` before the app started (a run must not change it)
+    env: dict | None = None  # the environment it was started with (a restart uses the same)
     _superuser: PocketBase | None = None
 
     def superuser(self):
@@ -201,7 +202,8 @@ def served_app(tmp_path_factory, fake_claude, attacker, app_root) -> ServedApp:
     with open(log, "wb") as out:
         proc = subprocess.Popen(command, cwd=app_root, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
-    app = ServedApp(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{pb_port}", data_dir, proc, log, app_root, before)
+    app = ServedApp(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{pb_port}", data_dir, proc, log, app_root, before,
+                    env)
     deadline = time.monotonic() + 900
     while "R42 is running" not in log.read_text(errors="replace"):
         if proc.poll() is not None or time.monotonic() > deadline:
