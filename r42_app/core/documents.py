@@ -341,8 +341,12 @@ def _titled(sections: list[Section]) -> list[Section]:
     return out
 
 
-def _pages_ref(first: int, last: int) -> str:
-    return f"p. {first}" if first == last else f"p. {first}–{last}"
+def pages_ref(first: int, last: int = 0) -> str:
+    """A passage's or a part's pages as the reader sees them: "p. 5", "p. 5–6" across two pages, "" without pages.
+    One wording for the source chip, the page label on the topic page and a part's label."""
+    if not first:
+        return ""
+    return f"p. {first}" if not last or last <= first else f"p. {first}–{last}"
 
 
 def _pages_title(first: int, last: int) -> str:
@@ -391,7 +395,7 @@ def plan_document(parsed: ParsedDocument, filename: str, topic_type: str = "conc
     for s in sections:
         part = f"p-{s.first_page}-{s.last_page}" if s.by_pages else (slugify(s.title) or "deel")
         slug = _unique(_clip_slug(f"{root}-{part}"), taken, MAX_SLUG)
-        pages = f" ({_pages_ref(s.first_page, s.last_page)})" if s.first_page else ""
+        pages = f" ({pages_ref(s.first_page, s.last_page)})" if s.first_page else ""
         label = _unique_label(_clip(f"{title}{pages}" if s.by_pages else f"{title}: {s.title}", MAX_LABEL),
                               label_taken)
         description = summary_sentence(s.text, MAX_DESCRIPTION) or _clip(f"{s.title}{pages}, uit {filename}.",
@@ -436,9 +440,7 @@ def chip_label(label: str, first_page: int, last_page: int = 0) -> str:
     ("Handboek, p. 5"; "Handboek, p. 5–6" for a passage across two pages)."""
     if not first_page:
         return label
-    base = _PAGE_SUFFIX.sub("", label)
-    pages = str(first_page) if not last_page or last_page == first_page else f"{first_page}–{last_page}"
-    return f"{base}, p. {pages}"
+    return f"{_PAGE_SUFFIX.sub('', label)}, {pages_ref(first_page, last_page)}"
 
 
 def download_signature(secret: str, tenant_id: str, document_id: str, expires: int) -> str:

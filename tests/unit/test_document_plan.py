@@ -211,3 +211,18 @@ def test_nothing_of_a_long_text_is_lost_when_it_is_cut():
     plan = plan_document(ParsedDocument("docx", "", one_line), "een-regel.docx")
     assert sum(t.content.count("Dit is een zin") for t in plan.topics) == 1700
     assert all(t.content.strip() and len(t.content) <= MAX_CONTENT for t in plan.topics)
+
+
+def test_the_topic_page_labels_a_passage_across_two_pages_as_its_chip_does():
+    from r42_app.state.learn import passage_views
+
+    words = "de regeling geldt voor iedere deelnemer die premie betaalt en pensioen opbouwt bij het fonds"
+    content = (f"{page_mark(1)}\n\nKort begin: {words}.\n\n{page_mark(2)}\n\n" + f"Vervolg: {words}. " * 4
+               + f"\n\n{page_mark(2)}\n\n" + f"Nog meer: {words}. " * 5 + f"\n\n{page_mark(3)}\n\n"
+               + f"Pagina drie: {words}. " * 5)
+    passages = split_passages("handboek", content)
+    assert [(p.page, p.last_page) for p in passages] == [(1, 2), (2, 2), (3, 3)]
+    views = passage_views(passages)
+    assert [v.page for v in views] == ["p. 1–2", "", "p. 3"]
+    first = passages[0]
+    assert chip_label("Handboek", first.page, first.last_page) == f"Handboek, {views[0].page}"
