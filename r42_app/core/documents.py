@@ -174,17 +174,56 @@ def _lines(markdown: str) -> Iterable[tuple[str, str]]:
         yield "text", line
 
 
-def summary_sentence(markdown: str, limit: int = 300) -> str:
-    """The first sentence of the first paragraph, as a topic description."""
+def _words(text: str) -> str:
+    """Text as its words only (case, punctuation and spacing aside): what two titles are compared by."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text).casefold().split())
+
+
+def summary_sentence(markdown: str, limit: int = 300, skip: Iterable[str] = ()) -> str:
+    """The first sentence(s) of the text, as a topic description: from the first paragraph that reads as text
+    (a full stop, or ten words or more), else the first paragraph of four words or more. A paragraph that only
+    repeats one of the titles in `skip` is never the description (a PDF's title line is a paragraph of its own:
+    as a description the topic page showed its label twice)."""
+    titles = {w for w in (_words(t) for t in skip) if w}
+    fallback = ""
     for kind, text in _lines(markdown):
         if kind != "text":
             continue
         plain = _plain(text)
-        if len(plain.split()) < 4 or set(plain) <= set("-:| "):
+        if len(plain.split()) < 4 or set(plain) <= set("-:| ") or _words(plain) in titles:
             continue
         m = re.search(r"^(.{20,}?[.!?])(\s|$)", plain)
-        return _clip(m.group(1) if m else plain, limit)
-    return ""
+        if m:
+            return _clip(m.group(1), limit)
+        if len(plain.split()) >= 10 or plain[-1] in ".!?…":
+            return _clip(plain, limit)
+        fallback = fallback or _clip(plain, limit)  # a title-like line: a sentence further on is a better summary
+    return fallback
+
+
+def _has_text(markdown: str) -> bool:
+    return any(kind != "page" and text.strip() for kind, text in _lines(markdown))
+
+
+def without_title(markdown: str, label: str, alone: bool = True) -> str:
+    """The text without its first heading (or line) when that is the topic's label and nothing but page marks
+    comes before it (a Word file's Title paragraph, a Markdown file's `# Titel`, a PDF's title line): the topic
+    page shows the label above the content already. The text as it is otherwise; when nothing would be left, the
+    title stays if `alone` (a topic of only its title), else nothing does (the text before a first chapter)."""
+    lines = markdown.split("\n")
+    for k, (kind, text) in enumerate(_lines(markdown)):
+        if kind == "page" or (kind == "text" and not text.strip()):
+            continue
+        if kind not in ("heading", "text") or not _words(text) or _words(_plain(text)) != _words(label):
+            return markdown
+        if kind == "text" and k + 1 < len(lines) and lines[k + 1].strip():
+            return markdown  # the first line of a longer paragraph: its sentence goes on
+        end = k + 1
+        while end < len(lines) and not lines[end].strip():
+            end += 1  # the blank lines after the heading go with it
+        rest = "\n".join(lines[:k] + lines[end:]).strip()
+        return rest if _has_text(rest) else markdown if alone else ""
+    return markdown
 
 
 def _heading_level(line: str) -> int:
@@ -341,8 +380,12 @@ def _titled(sections: list[Section]) -> list[Section]:
     return out
 
 
-def _pages_ref(first: int, last: int) -> str:
-    return f"p. {first}" if first == last else f"p. {first}–{last}"
+def pages_ref(first: int, last: int = 0) -> str:
+    """A passage's or a part's pages as the reader sees them: "p. 5", "p. 5–6" across two pages, "" without pages.
+    One wording for the source chip, the page label on the topic page and a part's label."""
+    if not first:
+        return ""
+    return f"p. {first}" if not last or last <= first else f"p. {first}–{last}"
 
 
 def _pages_title(first: int, last: int) -> str:
@@ -372,30 +415,32 @@ def plan_document(parsed: ParsedDocument, filename: str, topic_type: str = "conc
     title = _clip(parsed.title or first_heading(parsed.markdown) or _pretty_stem(filename), MAX_LABEL)
     label_taken = {title.casefold()}
     markdown = parsed.markdown.strip()
-    described = summary_sentence(markdown, MAX_DESCRIPTION) or f"Uit het bestand {filename}."
+    heading = first_heading(markdown)
+    described = summary_sentence(markdown, MAX_DESCRIPTION, (title, heading)) or f"Uit het bestand {filename}."
     if len(markdown) <= MAX_CONTENT:
-        return DocumentPlan(key, filename, parsed.kind, Topic(root, title, topic_type, described, markdown),
+        return DocumentPlan(key, filename, parsed.kind,
+                            Topic(root, title, topic_type, described, without_title(markdown, title)),
                             pages=parsed.pages)
     preamble, sections = split_sections(markdown)
     if len(sections) > MAX_SECTIONS:
         raise DocumentRefused("too_many_sections", f"{len(sections)} sections", filename=filename,
                               maximum=MAX_SECTIONS)
-    heading = first_heading(markdown)
     if not parsed.title and heading and any(s.title == heading or s.title.startswith(heading + " (deel ")
                                             for s in sections):
         # the first heading is a chapter's, not the document's: the document is named by its file
         title = _clip(_pretty_stem(filename), MAX_LABEL)
         label_taken = {title.casefold()}
+    preamble = without_title(preamble, title, alone=False)  # the title above the first chapter: the label
     topics: list[Topic] = []
     contents: list[str] = []
     for s in sections:
         part = f"p-{s.first_page}-{s.last_page}" if s.by_pages else (slugify(s.title) or "deel")
         slug = _unique(_clip_slug(f"{root}-{part}"), taken, MAX_SLUG)
-        pages = f" ({_pages_ref(s.first_page, s.last_page)})" if s.first_page else ""
+        pages = f" ({pages_ref(s.first_page, s.last_page)})" if s.first_page else ""
         label = _unique_label(_clip(f"{title}{pages}" if s.by_pages else f"{title}: {s.title}", MAX_LABEL),
                               label_taken)
-        description = summary_sentence(s.text, MAX_DESCRIPTION) or _clip(f"{s.title}{pages}, uit {filename}.",
-                                                                          MAX_DESCRIPTION)
+        description = summary_sentence(s.text, MAX_DESCRIPTION, (title, s.title, label)) or \
+            _clip(f"{s.title}{pages}, uit {filename}.", MAX_DESCRIPTION)
         assert len(s.text) <= MAX_CONTENT, (s.title, len(s.text))  # _fit cut it; lines are at most LINE_MAX
         topics.append(Topic(slug, label, topic_type, description, s.text))
         contents.append(f"- [{_link_text(_clip(s.title, 100))}{'' if s.by_pages else pages}](/topics/{slug})")
@@ -436,9 +481,7 @@ def chip_label(label: str, first_page: int, last_page: int = 0) -> str:
     ("Handboek, p. 5"; "Handboek, p. 5–6" for a passage across two pages)."""
     if not first_page:
         return label
-    base = _PAGE_SUFFIX.sub("", label)
-    pages = str(first_page) if not last_page or last_page == first_page else f"{first_page}–{last_page}"
-    return f"{base}, p. {pages}"
+    return f"{_PAGE_SUFFIX.sub('', label)}, {pages_ref(first_page, last_page)}"
 
 
 def download_signature(secret: str, tenant_id: str, document_id: str, expires: int) -> str:

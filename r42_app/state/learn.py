@@ -10,7 +10,7 @@ import time
 import reflex as rx
 
 from r42_app.container import services
-from r42_app.core.documents import DOWNLOAD_LINK_S, download_url
+from r42_app.core.documents import DOWNLOAD_LINK_S, download_url, pages_ref
 from r42_app.core.hyphens import hyphenated
 from r42_app.core.identity import Tenant
 from r42_app.core.kb import (
@@ -48,7 +48,7 @@ class PassageView:
 
     anchor: str = ""
     text: str = ""
-    page: str = ""  # "p. 5" where a passage of a document starts a new page, else ""
+    page: str = ""  # "p. 5" ("p. 5–6" across two) where a passage of a document reaches a new page, else ""
 
 
 def topic_view(topic: Topic) -> tuple[Topic, list[PassageView]]:
@@ -58,11 +58,13 @@ def topic_view(topic: Topic) -> tuple[Topic, list[PassageView]]:
 
 
 def passage_views(passages) -> list[PassageView]:
-    """The passages as the page shows them; a passage that starts a new page of a document says which."""
+    """The passages as the page shows them; a passage that reaches a new page of a document says its pages, in
+    the words of its source chip (core/documents.py pages_ref: "p. 1–2" for a passage across two pages)."""
     views, last = [], 0
     for p in passages:
-        views.append(PassageView(p.anchor, p.text, f"p. {p.page}" if p.page and p.page != last else ""))
-        last = p.last_page or p.page
+        end = max(p.page, p.last_page)
+        views.append(PassageView(p.anchor, p.text, pages_ref(p.page, p.last_page) if p.page and end > last else ""))
+        last = max(last, end)
     return views
 
 

@@ -57,6 +57,36 @@ def make_pdf(pages: Sequence[str], title: str = "",
     return out.getvalue()
 
 
+def make_styled_pdf(pages: Sequence[Sequence[tuple[str, str, float]]], title: str = "",
+                    outline: Sequence[tuple[str, int]] = ()) -> bytes:
+    """A PDF whose text is printed in the fonts a test names: per page its paragraphs as (text, font, size), e.g.
+    ("Hoofdstuk 1", "Helvetica-Bold", 16), each wrapped to the page's width and started on a line of its own.
+    `outline` entries are (title, 1-based page) bookmarks."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    c = canvas.Canvas(out, pagesize=A4, invariant=1)
+    if title:
+        c.setTitle(title)
+    width, height = A4
+    for n, paragraphs in enumerate(pages, start=1):
+        for k, (name, page) in enumerate(outline):
+            if page == n:
+                c.bookmarkPage(f"b{k}")
+                c.addOutlineEntry(name, f"b{k}", level=0)
+        y = height - 72
+        for text, font, size in paragraphs:
+            for line in textwrap.wrap(text, int(950 / size)):  # about 450 pt of Helvetica at any size
+                c.setFont(font, size)
+                c.drawString(72, y, line)
+                y -= size * 1.4
+            y -= size * 0.6
+        c.showPage()
+    c.save()
+    return out.getvalue()
+
+
 def make_docx(blocks: Sequence[tuple]) -> bytes:
     """A Word file from blocks: ("title", text), ("heading", level, text), ("p", text), ("bold", text),
     ("bullets", [items]), ("numbers", [items]), ("table", [[header...], [row...], ...]); `core_title` via

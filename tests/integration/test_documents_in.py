@@ -305,3 +305,37 @@ def test_cli_refuses_two_files_of_one_name_in_different_folders(pb_server, admin
     assert result.returncode == 2 and "handboek.md: er zit al een bestand met deze naam bij" in result.stderr
     assert "nothing was written" in result.stderr
     assert KBStore(admin_pb).topic(KBStore(admin_pb).require_tenant("demo"), "handboek") is None
+
+
+def test_a_first_import_keeps_headings_and_levels_with_a_summary_and_the_title_once(pb_server, admin_pb, seeded,
+                                                                                   tmp_path):
+    # issue 49: a PDF without bookmarks lost its headings and described itself by its title; a Word file's title
+    # was one more chapter among its Heading 1s
+    welcome = "Welkom bij Acme. Dit handboek helpt je op weg in je eerste weken bij ons."
+    text = "Deelnemers bouwen pensioen op zolang zij in dienst zijn en premie betalen aan het fonds. "
+    (tmp_path / "welkom.pdf").write_bytes(files.make_styled_pdf([[
+        ("Handboek voor nieuwe medewerkers", "Helvetica-Bold", 20), (welcome, "Helvetica", 10),
+        ("Hoofdstuk 1 Het pensioen", "Helvetica-Bold", 15), (text * 3, "Helvetica", 10),
+        ("Hoofdstuk 2 Verlof", "Helvetica-Bold", 15), (text * 2, "Helvetica", 10)]],
+        title="Handboek voor nieuwe medewerkers"))
+    chapters = [("title", "Reglement")]
+    for c in (1, 2):
+        chapters += [("heading", 1, f"Hoofdstuk {c}"), ("p", text * 40), ("heading", 2, f"Paragraaf {c}.1"),
+                     ("p", text * 40), ("heading", 3, f"Onderdeel {c}.1.1"), ("p", text * 40)]
+    (tmp_path / "reglement.docx").write_bytes(files.make_docx(chapters))
+    tenant = f"docs-{secrets.token_hex(3)}"
+    Tenants(admin_pb).create(tenant, "Documenten")
+    result = run_cli(pb_server, "kb", "import", "--tenant", tenant, "--no-index", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    kb = KBStore(admin_pb)
+    t = kb.require_tenant(tenant)
+    pdf = kb.topic(t, "welkom")
+    assert pdf.label == "Handboek voor nieuwe medewerkers" and pdf.description == welcome
+    assert "Handboek voor nieuwe medewerkers" not in pdf.content  # the label says it, once
+    assert [line for line in pdf.content.split("\n") if line.startswith("#")] == [
+        "### Hoofdstuk 1 Het pensioen", "### Hoofdstuk 2 Verlof"]  # below the title's `##`, left out as the label
+    assert kb.topic(t, "reglement").label == "Reglement"
+    assert {x.slug for x in kb.topics(t)} == {"welkom", "reglement", "reglement-hoofdstuk-1", "reglement-hoofdstuk-2"}
+    chapter = kb.topic(t, "reglement-hoofdstuk-2").content
+    assert [line for line in chapter.split("\n") if line.startswith("#")] == [
+        "## Hoofdstuk 2", "### Paragraaf 2.1", "#### Onderdeel 2.1.1"]

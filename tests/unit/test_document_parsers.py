@@ -43,6 +43,64 @@ def test_pdf_bookmarks_become_headings_right_after_their_page_mark():
     assert md.count("Inleiding") == 1  # the page's own heading line is not repeated under the heading
 
 
+BODY = ("Helvetica", 10)
+
+
+def _paragraphs(markdown: str) -> list[str]:
+    return [p for p in markdown.split("\n\n") if not p.startswith("<!--")]
+
+
+def test_a_pdf_without_bookmarks_gets_its_headings_from_their_larger_font():
+    pdf = fake.make_styled_pdf([[
+        ("Handboek nieuwe medewerkers", "Helvetica-Bold", 20), ("Welkom bij Acme. " + PARA, *BODY),
+        ("Hoofdstuk 1 Het pensioen", "Helvetica", 15), (PARA * 2, *BODY),
+        ("Pensioen is uitgesteld loon.", "Helvetica", 15),  # a large sentence: no heading
+        ("Zie ook de bijlage", *BODY),  # short, no full stop, but the body's font: no heading
+        ("Hoofdstuk 2 Verlof", "Helvetica", 15), (PARA, *BODY),
+    ]])
+    paragraphs = _paragraphs(parse_bytes("h.pdf", pdf).markdown)
+    assert paragraphs[0] == "## Handboek nieuwe medewerkers"
+    assert paragraphs[1].startswith("Welkom bij Acme. Dit is een alinea")
+    assert paragraphs[2] == "### Hoofdstuk 1 Het pensioen"
+    assert "### Hoofdstuk 2 Verlof" in paragraphs
+    assert "Pensioen is uitgesteld loon." in paragraphs and "Zie ook de bijlage" in paragraphs
+    assert [p for p in paragraphs if p.startswith("#")] == [
+        "## Handboek nieuwe medewerkers", "### Hoofdstuk 1 Het pensioen", "### Hoofdstuk 2 Verlof"]
+
+
+def test_a_bold_line_between_paragraphs_is_a_heading_but_bold_words_in_a_paragraph_are_not():
+    pdf = fake.make_styled_pdf([[
+        ("Hoofdstuk 1", "Helvetica", 16), (PARA, *BODY),
+        ("Let op", "Helvetica-Bold", 10), (PARA, *BODY),
+        ("Dit is een zin met een woord dat", *BODY), ("vetgedrukt", "Helvetica-Bold", 10), (PARA, *BODY),
+    ]])
+    headings = [p for p in _paragraphs(parse_bytes("h.pdf", pdf).markdown) if p.startswith("#")]
+    assert headings == ["## Hoofdstuk 1", "### Let op"]
+
+
+def test_a_heading_wrapped_over_two_lines_is_one_heading():
+    pdf = fake.make_styled_pdf([[("Regeling voor het arbeidsongeschiktheidspensioen van deelnemers", "Helvetica", 18),
+                                 (PARA, *BODY)]])
+    assert _paragraphs(parse_bytes("h.pdf", pdf).markdown)[0] == (
+        "## Regeling voor het arbeidsongeschiktheidspensioen van deelnemers")
+
+
+def test_font_headings_first_on_every_page_are_chapters_but_a_running_title_is_left_out():
+    pages = [[("Personeelshandboek Acme", "Helvetica-Bold", 14), (f"Hoofdstuk {n}", "Helvetica-Bold", 16),
+              (PARA * 3, *BODY)] for n in range(1, 5)]
+    md = parse_bytes("h.pdf", fake.make_styled_pdf(pages)).markdown
+    assert [p for p in _paragraphs(md) if p.startswith("#")] == [f"## Hoofdstuk {n}" for n in range(1, 5)]
+    assert "Personeelshandboek Acme" not in md
+
+
+def test_pdf_bookmarks_win_over_fonts():
+    pdf = fake.make_styled_pdf([[("Inleiding", "Helvetica-Bold", 18), (PARA, *BODY),
+                                 ("Achtergrond", "Helvetica-Bold", 14), (PARA, *BODY)]], outline=[("Inleiding", 1)])
+    md = parse_bytes("h.pdf", pdf).markdown
+    assert [p for p in _paragraphs(md) if p.startswith("#")] == ["## Inleiding"]
+    assert md.count("Inleiding") == 1 and "\n\nAchtergrond\n\n" in md
+
+
 def test_pdf_lines_become_paragraphs_and_hyphenated_words_are_joined():
     page = (PARA * 3 + "\n\nEen tweede alinea begint hier.\n\nDit woord wordt afge-\nbroken aan het eind van "
             "de regel en gaat door.")
@@ -110,10 +168,11 @@ def test_word_headings_lists_tables_in_document_order():
     doc = parse_bytes("h.docx", fake.make_docx(WORD))
     md = doc.markdown
     assert doc.kind == "docx" and doc.title == "Handboek voor medewerkers"
-    assert md.startswith("# Het Handboek\n\n# Eerste hoofdstuk\n\nGewone alinea.")
+    # the Title paragraph is the level above Heading 1 (issue 49: it was one more `#` among the chapters)
+    assert md.startswith("# Het Handboek\n\n## Eerste hoofdstuk\n\nGewone alinea.")
     assert "Dit is **belangrijk** en gewoon." in md
     assert "- appels\n- peren" in md
-    assert "## Cijfers\n\n| Naam | Waarde |\n| --- | --- |\n| a\\|b | 1 |\n\nNa de tabel." in md
+    assert "### Cijfers\n\n| Naam | Waarde |\n| --- | --- |\n| a\\|b | 1 |\n\nNa de tabel." in md
     assert "KOPTEKST" not in md  # headers and footers are left out
 
 

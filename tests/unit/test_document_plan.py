@@ -211,3 +211,119 @@ def test_nothing_of_a_long_text_is_lost_when_it_is_cut():
     plan = plan_document(ParsedDocument("docx", "", one_line), "een-regel.docx")
     assert sum(t.content.count("Dit is een zin") for t in plan.topics) == 1700
     assert all(t.content.strip() and len(t.content) <= MAX_CONTENT for t in plan.topics)
+
+
+# -- issue 49: what a first import looked like ---------------------------------------------------------------------
+
+WELCOME = ("Welkom bij Acme. Dit handboek helpt je in je eerste weken op weg met alles wat je moet weten over je "
+           "werk, je rechten en je pensioen.")
+
+
+def test_a_pdf_title_line_is_not_its_description():
+    from r42_app.services.adapters.documents import parse_bytes
+    from tests.fakes.documents import make_pdf
+
+    pdf = make_pdf(["Handboek voor nieuwe medewerkers\n\n" + WELCOME], title="Handboek voor nieuwe medewerkers")
+    plan = plan_document(parse_bytes("handboek.pdf", pdf), "handboek.pdf")
+    assert plan.root.label == "Handboek voor nieuwe medewerkers"
+    assert plan.root.description == WELCOME
+    assert plan.root.content == f"{page_mark(1)}\n\n{WELCOME}"  # the title once on its page: as the label
+
+
+@pytest.mark.parametrize("kind", ["pdf", "docx", "pptx", "md", "html", "txt"])
+def test_a_description_is_the_first_sentence_never_the_title_again(kind):
+    mark = page_mark(1) + "\n\n" if kind == "pdf" else ""
+    by_title = plan_document(ParsedDocument(kind, "Verlofregeling 2026", f"{mark}Verlofregeling 2026\n\n{WELCOME}"),
+                             f"verlof.{kind}")
+    assert by_title.root.description == WELCOME
+    # a title line that is not the label (the label is the file's name) is no summary either: a sentence is
+    by_file = plan_document(ParsedDocument(kind, "", f"{mark}Handboek voor nieuwe medewerkers\n\n{WELCOME}"),
+                            f"verlofregeling_2026.{kind}")
+    assert by_file.root.label == "Verlofregeling 2026" and by_file.root.description == WELCOME
+    # and a label that is the file's name, repeated as the text's first line
+    plain = plan_document(ParsedDocument(kind, "", f"{mark}Verlofregeling 2026 van Acme BV\n\n{WELCOME}"),
+                          f"Verlofregeling 2026 van Acme BV.{kind}")
+    assert plain.root.description == WELCOME
+
+
+def test_a_chapters_description_is_not_its_title_again():
+    body = " ".join(["De premie wordt elke maand ingehouden op het salaris van de deelnemer."] * 200)
+    text = "\n\n".join(f"## Premie in deel {h}\n\nPremie in deel {h}\n\n{body}" for h in range(1, 4))
+    plan = plan_document(ParsedDocument("md", "Regeling", text), "regeling.md")
+    assert [s.description for s in plan.sections] == [
+        "De premie wordt elke maand ingehouden op het salaris van de deelnemer."] * 3
+
+
+def test_the_topic_page_labels_a_passage_across_two_pages_as_its_chip_does():
+    from r42_app.state.learn import passage_views
+
+    words = "de regeling geldt voor iedere deelnemer die premie betaalt en pensioen opbouwt bij het fonds"
+    content = (f"{page_mark(1)}\n\nKort begin: {words}.\n\n{page_mark(2)}\n\n" + f"Vervolg: {words}. " * 4
+               + f"\n\n{page_mark(2)}\n\n" + f"Nog meer: {words}. " * 5 + f"\n\n{page_mark(3)}\n\n"
+               + f"Pagina drie: {words}. " * 5)
+    passages = split_passages("handboek", content)
+    assert [(p.page, p.last_page) for p in passages] == [(1, 2), (2, 2), (3, 3)]
+    views = passage_views(passages)
+    assert [v.page for v in views] == ["p. 1–2", "", "p. 3"]
+    first = passages[0]
+    assert chip_label("Handboek", first.page, first.last_page) == f"Handboek, {views[0].page}"
+
+
+def test_a_word_title_that_is_the_label_is_not_repeated_in_the_body():
+    from r42_app.services.adapters.documents import parse_bytes
+    from tests.fakes.documents import make_docx
+
+    blocks = [("title", "Reglement"), ("heading", 1, "Toetreding"), ("p", "Je treedt toe op de eerste werkdag.")]
+    plan = plan_document(parse_bytes("regels.docx", make_docx(blocks)), "regels.docx")
+    assert plan.root.label == "Reglement"
+    assert plan.root.content == "## Toetreding\n\nJe treedt toe op de eerste werkdag."
+    with_core = plan_document(parse_bytes("r.docx", make_docx([("core_title", "Reglement"), *blocks])), "r.docx")
+    assert with_core.root.label == "Reglement" and "Reglement" not in with_core.root.content
+    # a title that is not the label stays: it says something the label does not
+    other = plan_document(parse_bytes("r.docx", make_docx([("core_title", "Reglement 2026"), *blocks])), "r.docx")
+    assert other.root.label == "Reglement 2026" and other.root.content.startswith("# Reglement\n\n## Toetreding")
+
+
+def _word_chapters(title: str, styles: tuple[str, str, str]) -> bytes:
+    """A Word file of three chapters, each with sections and subsections in the styles named, made by python-docx;
+    long enough to be cut into a topic per chapter."""
+    import io
+
+    import docx
+
+    d = docx.Document()
+    for name in styles:
+        if name not in [s.name for s in d.styles]:
+            d.styles.add_style(name, 1)  # a paragraph style of that name: Word in Dutch names them "Kop 1", ...
+    if title:
+        d.add_paragraph(title, style="Title")
+    text = "Deelnemers bouwen pensioen op zolang zij in dienst zijn en premie betalen aan het fonds. " * 12
+    for c in range(1, 4):
+        d.add_paragraph(f"Hoofdstuk {c}", style=styles[0])
+        d.add_paragraph(text)
+        for p in range(1, 3):
+            d.add_paragraph(f"Paragraaf {c}.{p}", style=styles[1])
+            d.add_paragraph(text)
+            d.add_paragraph(f"Onderdeel {c}.{p}.1", style=styles[2])
+            d.add_paragraph(text)
+            d.add_paragraph(text)
+    out = io.BytesIO()
+    d.save(out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("styles", [("Heading 1", "Heading 2", "Heading 3"), ("Kop 1", "Kop 2", "Kop 3")])
+@pytest.mark.parametrize("title", ["Reglement", ""])
+def test_word_heading_levels_stay_relative_in_each_chapter_topic(styles, title):
+    from r42_app.core.passages import read_heading
+    from r42_app.services.adapters.documents import parse_bytes
+
+    plan = plan_document(parse_bytes("regels.docx", _word_chapters(title, styles)), "regels.docx")
+    assert plan.root.label == (title or "Regels")
+    assert [s.label for s in plan.sections] == [f"{plan.root.label}: Hoofdstuk {c}" for c in range(1, 4)]
+    assert title not in plan.root.content.split("## Inhoud")[0] if title else True
+    for c, section in enumerate(plan.sections, start=1):
+        headings = [h for line in section.content.split("\n") if (h := read_heading(line))]
+        top = headings[0][0]
+        assert headings == [(top, f"Hoofdstuk {c}"), (top + 1, f"Paragraaf {c}.1"), (top + 2, f"Onderdeel {c}.1.1"),
+                            (top + 1, f"Paragraaf {c}.2"), (top + 2, f"Onderdeel {c}.2.1")]

@@ -7,9 +7,12 @@ keeps:
 
 - PDF (pypdf): the text of every page after that page's mark (`<!-- pagina N -->`, every page, even an empty
   one), lines rejoined into paragraphs (a word hyphenated at the end of a line is joined again), and the PDF's
-  bookmarks as headings (`##` top level, `###` below) right after the mark of the page they point to.
-- Word (python-docx): the body in document order, headings (Heading N / Kop N / Title), list items as `- `
-  (indented by level), bold and italic, tables as markdown tables. No headers, footers, comments or pictures.
+  bookmarks as headings (`##` top level, `###` below) right after the mark of the page they point to. A PDF
+  without bookmarks gets its headings from its fonts: a short line printed clearly larger than the body text
+  (`##` the largest size, `###` the next, `####` smaller ones), or only bold between paragraphs.
+- Word (python-docx): the body in document order, headings (Heading N / Kop N / Title; with a Title paragraph,
+  Heading 1 is `##`, so the title stays above the chapters), list items as `- ` (indented by level), bold and
+  italic, tables as markdown tables. No headers, footers, comments or pictures.
 - PowerPoint (python-pptx): per slide a `## ` heading (its title, else "Dia N"), the text of its other shapes
   (bullets by level), its tables, then its notes as a paragraph "Notities: ...".
 - HTML (trafilatura): the main content as markdown, without navigation, header, footer or scripts.
@@ -25,9 +28,12 @@ from __future__ import annotations
 
 import io
 import logging
+import math
 import re
 import zipfile
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from r42_app.core.documents import (
@@ -402,6 +408,9 @@ def _parse_docx(data: bytes) -> ParsedDocument:
     from docx.text.paragraph import Paragraph
 
     document = docx.Document(io.BytesIO(data))
+    # a Title paragraph is the level above Heading 1: with one, every heading goes a level down (Title `#`,
+    # Heading 1 `##`), so the title is not taken for one more chapter and the chapters keep their own level
+    below_title = int(any(_style_name(p).strip().casefold() in _TITLE_STYLE for p in document.paragraphs))
     blocks: list[str] = []
     list_run = False  # the previous block was a list item: items of one list stay together
     for item in document.iter_inner_content():
@@ -409,7 +418,7 @@ def _parse_docx(data: bytes) -> ParsedDocument:
             blocks.append(_markdown_table(_docx_rows(item)))
             list_run = False
         elif isinstance(item, Paragraph):
-            line, is_item = _docx_paragraph(item)
+            line, is_item = _docx_paragraph(item, below_title)
             if not line:
                 continue
             if is_item and list_run:
@@ -437,15 +446,16 @@ def _style_name(paragraph: Any) -> str:
         return ""
 
 
-def _docx_paragraph(paragraph: Any) -> tuple[str, bool]:
-    """(markdown line, is a list item) for one Word paragraph."""
+def _docx_paragraph(paragraph: Any, shift: int = 0) -> tuple[str, bool]:
+    """(markdown line, is a list item) for one Word paragraph; a heading `shift` levels below its style's number
+    (a Title is always `#`)."""
     style = _style_name(paragraph)
     plain = _docx_plain(paragraph._p)
     if not plain.strip():
         return "", False
     heading = _HEADING_STYLE.match(style.strip())
     if heading or style.strip().casefold() in _TITLE_STYLE:
-        level = int(heading.group(1)) if heading else 1
+        level = int(heading.group(1)) + shift if heading else 1
         return "#" * min(level, 6) + " " + " ".join(plain.split()), False
     ppr = paragraph._p.pPr
     numpr = ppr.numPr if ppr is not None else None
@@ -660,19 +670,25 @@ def _parse_pdf(data: bytes) -> ParsedDocument:
     if count == 0:
         raise DocumentRefused("empty", "no pages")
     headings = _pdf_outline(reader, count)
+    by_font = not headings  # the bookmarks win; without them, a heading is read from its font
     parts: list[str] = []
     letters = 0
     failed = 0
-    pages: list[list[str]] = []
+    texts: list[str] = []
+    styles: list[dict[str, list[_LineStyle]]] = []
     for n, page in enumerate(reader.pages, start=1):
+        fonts = _FontLines() if by_font else None
         try:
-            raw = page.extract_text() or ""
+            raw = page.extract_text(visitor_text=fonts) or ""
         except MemoryError:
             raise
         except Exception:  # one broken page: its text is lost, the others are kept
             log.debug("pdf page %d", n, exc_info=True)
             raw, failed = "", failed + 1
-        pages.append(_pdf_paragraphs(_without_page_marks(_normalise_newlines(raw))))
+        texts.append(_without_page_marks(_normalise_newlines(raw)))
+        styles.append(fonts.lines() if fonts is not None else {})
+    levels = _pdf_heading_levels(texts, styles) if by_font else [[] for _ in texts]
+    pages = [_pdf_paragraphs(text, page_headings) for text, page_headings in zip(texts, levels, strict=True)]
     for n, paragraphs in enumerate(_without_running_lines(pages), start=1):
         letters += sum(len(_LETTER.findall(p)) for p in paragraphs)
         parts.append(page_mark(n))
@@ -710,7 +726,10 @@ def _without_running_lines(pages: list[list[str]]) -> list[list[str]]:
         return pages
 
     def key(line: str) -> str:
-        return _DIGITS.sub("#", " ".join(line.casefold().split()))
+        folded = " ".join(line.casefold().split())
+        # a heading read from its font is running only as it stands: "Hoofdstuk 1" to "Hoofdstuk 4", each first on
+        # its page of a 4-page file, are four chapters
+        return folded if line.startswith("#") else _DIGITS.sub("#", folded)
 
     seen: dict[str, int] = {}
     for paragraphs in pages:
@@ -775,20 +794,182 @@ def _pdf_outline(reader: Any, count: int) -> dict[int, list[tuple[int, str]]]:
 
 _BULLET = re.compile(r"^\s*(?:[•●○◦▪■□–\-*·]|\d{1,3}[.)]|[a-z][.)])\s+")
 _SENTENCE_END = re.compile(r"[.!?:;…\"”’)]$")
+_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
+HEADING_RATIO = 1.15  # a heading's letters are at least this much larger than the body text's
+HEADING_MAX = 80  # characters: a heading is a short line
+BOLD_HEADING_MAX = 60  # characters, and BOLD_HEADING_WORDS words, for a heading only bold sets apart
+BOLD_HEADING_WORDS = 10
+HEADING_JOIN = 3  # lines of one heading (a title wrapped over lines)
+_HEADING_TAIL = re.compile(r"[.,;:]$")  # a line that ends so is a sentence or a lead-in, not a heading
+_LEADER = re.compile(r"\.\s?\.\s?\.\s?\.|…")  # dots leading to a page number: a line of a table of contents
 
 
-def _pdf_paragraphs(text: str) -> list[str]:
+@dataclass(frozen=True)
+class _LineStyle:
+    """How one extracted line of a PDF is printed: the smallest size of its letters in points, whether all of them
+    are bold, and how many there are."""
+
+    size: float
+    bold: bool
+    letters: int
+
+
+class _FontLines:
+    """pypdf's `visitor_text`: it sees every run of text `extract_text` puts out, with its font and size, and
+    keeps the style of each line, by the line's text."""
+
+    def __init__(self) -> None:
+        self._runs: list[tuple[str, float, bool]] = []
+        self._bold: dict[int, tuple[Any, bool]] = {}  # by the font dictionary's id (the font kept: its id stays its)
+
+    def __call__(self, text: Any, cm: Any, tm: Any, font: Any, size: Any) -> None:
+        if text:
+            known = self._bold.get(id(font))
+            if known is None:
+                known = self._bold[id(font)] = (font, _is_bold(font))
+            self._runs.append((str(text), _printed_size(size, cm, tm), known[1]))
+
+    def lines(self) -> dict[str, list[_LineStyle]]:
+        """{the line's text, spaces normalised: the styles of the lines of that text, in order}."""
+        out: dict[str, list[_LineStyle]] = {}
+        words: list[str] = []
+        size, bold, letters = 0.0, True, 0
+        for text, run_size, run_bold in self._runs:
+            for k, piece in enumerate(text.split("\n")):
+                if k:  # a line ends
+                    line = " ".join("".join(words).split())
+                    if line and letters:
+                        out.setdefault(line, []).append(_LineStyle(size, bold, letters))
+                    words, size, bold, letters = [], 0.0, True, 0
+                found = len(_LETTER.findall(piece))
+                if found:
+                    size = min(size, run_size) if letters else run_size
+                    bold, letters = bold and run_bold, letters + found
+                words.append(piece)
+        line = " ".join("".join(words).split())
+        if line and letters:
+            out.setdefault(line, []).append(_LineStyle(size, bold, letters))
+        return out
+
+
+def _printed_size(size: Any, cm: Any, tm: Any) -> float:
+    """The size text is printed at: its font size scaled by the text and graphics matrices (a PDF may set a 1 pt
+    font and scale it by 12)."""
+    try:
+        c = float(tm[2]) * float(cm[0]) + float(tm[3]) * float(cm[2])
+        d = float(tm[2]) * float(cm[1]) + float(tm[3]) * float(cm[3])
+        return round(abs(float(size)) * math.hypot(c, d), 2)
+    except (TypeError, ValueError, IndexError):
+        return 0.0
+
+
+def _is_bold(font: Any) -> bool:
+    try:
+        name = str(font.get("/BaseFont", "")) if font is not None else ""
+    except Exception:  # a font dictionary pypdf could not read: not bold as far as we know
+        return False
+    return bool(_BOLD_FONT.search(name.rsplit("+", 1)[-1]))
+
+
+def _pdf_heading_levels(texts: list[str],
+                        styles: list[dict[str, list[_LineStyle]]]) -> list[list[tuple[int, int]]]:
+    """Per page, (heading level, kind) for each line of its text ((0, 0): not a heading), read from the fonts: a
+    short line (at most HEADING_MAX characters, not ending in a full stop, comma, colon or semicolon, no dots
+    leading to a page number) whose letters are all at least HEADING_RATIO times the size of the body text (the
+    size most letters of the document have) is a heading: the largest size `##`, the next `###`, smaller ones
+    `####`. A line only bold at the body's size is a heading one level below those when it is shorter still,
+    follows the end of a sentence and has text after it. `kind` tells the sizes apart (lines of one kind in a row
+    are one heading, wrapped). Conservative on purpose: a line taken for a heading when it is not cuts a paragraph
+    in two."""
+    sizes: Counter[float] = Counter()
+    bold_at: Counter[float] = Counter()
+    for page in styles:
+        for found in page.values():
+            for style in found:
+                sizes[round(style.size * 2) / 2] += style.letters
+                bold_at[round(style.size * 2) / 2] += style.letters if style.bold else 0
+    body = sizes.most_common(1)[0][0] if sizes else 0.0
+    if body <= 0:
+        return [[] for _ in texts]
+    body_is_bold = bold_at[body] * 2 > sizes[body]
+    marked: list[list[float]] = []  # per line: its size when a heading by size, -1 when only by bold, 0 if not
+    for text, page in zip(texts, styles, strict=True):
+        seen: dict[str, int] = {}
+        lines = [" ".join(line.split()) for line in text.split("\n")]
+        marks: list[float] = []
+        for k, line in enumerate(lines):
+            of_text = page.get(line, [])
+            n = seen[line] = seen.get(line, -1) + 1  # the nth line of this text is printed as its nth style
+            marks.append(_heading_mark(lines, k, of_text[n] if n < len(of_text) else None, body, body_is_bold,
+                                       marks))
+        marked.append(marks)
+    tops: list[float] = []  # the sizes of the heading levels, largest first (sizes within 6% are one level)
+    for size in sorted({m for marks in marked for m in marks if m > 0}, reverse=True):
+        if not tops or size < tops[-1] * 0.94:
+            tops.append(size)
+
+    def level(mark: float) -> tuple[int, int]:
+        if mark == 0:
+            return 0, 0
+        if mark < 0:
+            return 2 + min(len(tops), 3), -1  # below every level of a size
+        tier = next(k for k, top in enumerate(tops) if mark >= top * 0.94)
+        return 2 + min(tier, 2), tier + 1
+
+    return [[level(m) for m in marks] for marks in marked]
+
+
+def _heading_mark(lines: list[str], k: int, style: _LineStyle | None, body: float, body_is_bold: bool,
+                  before: list[float]) -> float:
+    """Line k's size when it reads as a heading by its size, -1 when only by being bold, else 0 (see
+    _pdf_heading_levels); `before` holds the marks of the lines before it."""
+    line = lines[k]
+    if style is None or not 2 <= len(line) <= HEADING_MAX or _HEADING_TAIL.search(line) or \
+            len(_LETTER.findall(line)) < 2 or _LEADER.search(line):
+        return 0
+    if style.size >= body * HEADING_RATIO:
+        return style.size
+    if not style.bold or body_is_bold or style.size < body * 0.95 or len(line) > BOLD_HEADING_MAX or \
+            len(line.split()) > BOLD_HEADING_WORDS or _BULLET.match(line) or not (line[0].isupper() or
+                                                                                line[0].isdigit()):
+        return 0
+    previous = next((j for j in range(k - 1, -1, -1) if lines[j]), None)
+    after = any(lines[k + 1:])
+    if not after or (previous is not None and not before[previous] and not _SENTENCE_END.search(lines[previous])):
+        return 0  # nothing after it, or inside a paragraph: bold words, not a heading
+    return -1
+
+
+def _pdf_paragraphs(text: str, headings: list[tuple[int, int]] | None = None) -> list[str]:
     """A page's extracted lines as paragraphs: a line that ends mid-sentence goes on in the next one (a word
     hyphenated at the line's end is joined again), a short line or a line ending a sentence ends the paragraph,
-    a blank line always does, and a bullet starts a new one."""
+    a blank line always does, and a bullet starts a new one. A line with a heading level (`headings`: (level,
+    kind) per line, see _pdf_heading_levels) is a heading of its own; lines of one kind in a row are one heading,
+    wrapped."""
     lines = [" ".join(line.split()) for line in text.split("\n")]
+    headings = headings or []
     lengths = sorted(len(line) for line in lines if line)
     if not lengths:
         return []
     full = lengths[int(len(lengths) * 0.9) - 1 if len(lengths) >= 10 else -1]  # a full line's length
     paragraphs: list[str] = []
     current = ""
+    joined = 0  # lines in the heading paragraphs[-1], when the line before was one
     for k, line in enumerate(lines):
+        level, kind = headings[k] if k < len(headings) else (0, 0)
+        if level and line:
+            if current:
+                paragraphs.append(current)
+                current = ""
+            if 0 < joined < HEADING_JOIN and headings[k - 1] == (level, kind):
+                hyphenated = re.search(r"[^\W\d_]-$", paragraphs[-1][-2:]) and line[:1].islower()
+                paragraphs[-1] = paragraphs[-1][:-1] + line if hyphenated else paragraphs[-1] + " " + line
+                joined += 1
+            else:
+                paragraphs.append("#" * level + " " + line)
+                joined = 1
+            continue
+        joined = 0
         if not line:
             if current:
                 paragraphs.append(current)
