@@ -38,6 +38,7 @@ BENCHMARKS = {
     "people": "bench_people",
     "conversation": "bench_conversation",
     "gap-signal": "bench_gap_signal",
+    "replication": "bench_replication",
 }
 
 

@@ -18,6 +18,7 @@
     r42 outbox retry [--kind index|cost|all]
     r42 doctor [--tenant SLUG] [--json]
     r42 backup create [FILE] | restore FILE [--force]
+    r42 restore --from-replica [--at TIME]
 
 Commands that need PocketBase use the running one (R42_PB_URL or 127.0.0.1:R42_PB_PORT) and
 otherwise start the embedded one on the data dir for the duration of the command.
@@ -25,7 +26,7 @@ otherwise start the embedded one on the data dir for the duration of the command
 One module per area, each registering its commands next to their handlers: serve.py (serve, seed), tenants.py
 (tenant), people.py (user; privacy.py its forget), sso.py (sso), lti.py (lti), kb.py
 (kb, search, context, eval, worker, chatbot rag-backfill), chatbot.py (capabilities), costs.py (credits,
-costs), ops.py (mcp, outbox, doctor, backup); common.py holds the exit codes.
+costs), ops.py (mcp, outbox, doctor, backup, restore); common.py holds the exit codes.
 """
 
 from __future__ import annotations

@@ -120,8 +120,42 @@ def cmd_backup(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_restore(args: argparse.Namespace) -> int:
+    """`restore --from-replica [--at TIME]`: PocketBase's database back from its Litestream replica, into the data
+    dir of a stopped R42 (the database that was there is kept aside)."""
+    from r42_app.services.runtime.replication import ReplicationError, restore
+
+    cfg = load_settings()
+    url = args.replica or cfg.replica_url
+    if not url:
+        return _fail("no replica: set R42_REPLICA_URL (or pass --replica URL) to where PocketBase was replicated")
+    if pocketbase_running(cfg):
+        return _fail(f"PocketBase at {cfg.pb_url} is running: stop R42 first (a restore replaces its database)")
+    try:
+        done = restore(url, cfg.pb_data_dir / "data.db", args.at or "")
+    except ReplicationError as exc:
+        return _fail(str(exc), EXIT_FAILURE)
+    if args.json:
+        print(json.dumps(done, ensure_ascii=False))
+        return EXIT_OK
+    print(f"restored PocketBase's database from {done['from']} ({done['at']}) in {done['seconds']} s")
+    if done["kept_aside"]:
+        print(f"the database that was there is kept as {done['kept_aside']}")
+    print("start R42 again (make run or r42 serve); if the search index is older than the database: "
+          "r42 chatbot rag-backfill --tenant '*' --now")
+    return EXIT_OK
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    """`backup`, `doctor`, `outbox retry` and `mcp`."""
+    """`backup`, `restore --from-replica`, `doctor`, `outbox retry` and `mcp`."""
+    again = sub.add_parser("restore", help="bring PocketBase's database back from its replica (R42_REPLICA_URL)")
+    again.add_argument("--from-replica", action="store_true", required=True,
+                       help="from the Litestream replica (the only source there is; say it to be sure)")
+    again.add_argument("--at", help="a moment to go back to, UTC: 2026-12-06T01:30:00Z (default: the latest)")
+    again.add_argument("--replica", help="the replica URL, when it is not R42_REPLICA_URL")
+    again.add_argument("--json", action="store_true")
+    again.set_defaults(func=cmd_restore)
+
     backup = sub.add_parser("backup", help="back up or restore PocketBase's data (its own backup API)")
     backup_sub = backup.add_subparsers(dest="backup_command", required=True)
     create = backup_sub.add_parser("create", help="make a backup and save it to FILE (default data/backups/)")

@@ -33,9 +33,12 @@ class Check:
     status: str
     detail: str
     fix: str = ""
+    data: dict | None = None  # a check's figures for `--json` under its own key (replication: state, lag_s, target)
 
-    def as_dict(self) -> dict[str, str]:
-        return asdict(self)
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        data = out.pop("data")
+        return {**out, **({self.name: data} if data is not None else {})}
 
 
 def _run(name: str, fn: Callable[[], list[Check]]) -> list[Check]:
@@ -68,7 +71,32 @@ class Doctor:
         checks += _run("credits", lambda: self.credits(tenants))
         checks += _run("mcp", self.mcp)
         checks += _run("mail", self.mail)
+        checks += _run("replication", self.replication)
         return checks
+
+    def replication(self) -> list[Check]:
+        """PocketBase's database replicated by Litestream (R42_REPLICA_URL, issue 50): off, replicating with its lag,
+        behind, or stopped (FAIL: writes since are in no replica)."""
+        from r42_app.services.runtime.replication import DB_NAME, STALE_S, litestream_running, status
+
+        db = self.cfg.pb_data_dir / DB_NAME
+        now = status(db, self.cfg.replica_url, litestream_running(db) if self.cfg.replica_url else None)
+        data = now.to_json()
+        if now.state == "off":
+            return [Check("replication", WARN, "off (R42_REPLICA_URL is not set): a lost disk loses everything since "
+                          "the last `r42 backup create`", "set R42_REPLICA_URL=file:///another/disk/r42-replica "
+                          "(or s3://bucket/path) and restart", data)]
+        lag = "" if now.lag_s is None else f", {now.lag_s:.1f} s behind the last write"
+        if now.state == "replicating":
+            return [Check("replication", OK, f"replicating to {now.target}{lag}", data=data)]
+        if now.state == "behind":
+            return [Check("replication", FAIL, f"the replica at {now.target} is more than {STALE_S:.0f} s behind{lag}",
+                          f"see {self.cfg.data_dir / 'litestream.log'}", data)]
+        if now.state == "stopped":
+            return [Check("replication", FAIL, f"not replicating to {now.target}{lag}: Litestream is not running",
+                          f"start R42 with R42_REPLICA_URL set (r42 serve starts it); see "
+                          f"{self.cfg.data_dir / 'litestream.log'}", data)]
+        return [Check("replication", WARN, f"replication to {now.target}: state unknown", data=data)]
 
     def mail(self) -> list[Check]:
         """Invitations and resets: mailed through SMTP, or links the admins hand over (issue 46)."""

