@@ -69,6 +69,8 @@ def test_the_cost_page_shows_what_the_chats_cost(served_app, page, claude):
     ticks = admin.locator("#cost-per-day .recharts-xAxis-tick-labels text").all_text_contents()
     month = "jan feb mrt apr mei jun jul aug sep okt nov dec".split()[today.month - 1]
     assert ticks and all(re.fullmatch(rf"\d{{1,2}} {month}", t.strip()) for t in ticks), ticks
+    amounts = admin.locator("#cost-per-day .recharts-yAxis-tick-labels text").all_text_contents()
+    assert any("," in a for a in amounts) and not any(re.search(r"\d\.\d", a) for a in amounts), amounts  # 0,0015
     expect(admin.locator("#cost-totals")).to_contain_text("in deze periode")
     expect(admin.locator("#cost-totals")).to_contain_text("na al het verbruik en alle aanvullingen")
     admin.fill("#cost-since", f"1-{today.month}-{today.year}")  # day first, without leading zeros: understood
