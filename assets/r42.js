@@ -152,6 +152,15 @@
   }
   window.addEventListener('storage', sync);
   window.addEventListener('quiz-state', sync);
+  // Another tab of this user closed mid-quiz (its flag went): this tab ends the server's session too, a second
+  // chance beside that tab's beacon, which a browser may drop as it tears the tab down (seen once on a busy
+  // machine: the flag was gone, the session was not). Ending an ended quiz does nothing.
+  window.addEventListener('storage', function (e) {
+    var u = uid(), token = localStorage.getItem('r42.session');
+    if (!u || e.key !== 'quiz:active:' + u || e.oldValue !== 'true' || e.newValue !== null || !token) return;
+    fetch('/api/quiz/end', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+                             body: JSON.stringify({ token: token }), keepalive: true }).catch(function () {});
+  });
   setInterval(sync, 400);
   window.addEventListener('pagehide', function () {
     if (!document.getElementById('quiz-question') || !locked()) return;  // only a tab in a running quiz
