@@ -20,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BUILT = ROOT / ".web" / "r42-build.json"  # what the frontend in .web/build was built from (written after the build)
 BUILD_INPUTS = ("r42_app", "assets", "frontend", "rxconfig.py", "requirements.txt")
+GENERATED = "external"  # assets/external: what Reflex copies there from the components' own files as it compiles
 
 
 def _stop_the_group(signum, frame):  # noqa: ARG001 - signal handler signature
@@ -49,8 +50,11 @@ def build_fingerprint(root: Path = ROOT) -> str:
                              default=str).encode())
     for name in BUILD_INPUTS:
         base = root / name
+        # not assets/external: Reflex writes it while it compiles, from the sources counted here (in a fresh clone
+        # the first build made it, and the next start saw a changed tree and built again)
         files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file()
-                                                     and "__pycache__" not in p.parts)
+                                                     and "__pycache__" not in p.parts
+                                                     and p.relative_to(root).parts[:2] != ("assets", GENERATED))
         for path in files:
             digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
