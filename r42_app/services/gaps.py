@@ -97,6 +97,7 @@ class GapsReport:
         self._lock = threading.Lock()  # the vector cache and the per-tenant locks
         self._embedding = threading.Lock()
         self._tenant_locks: dict[str, threading.Lock] = {}
+        self._last_grouping: dict[str, tuple[int, list[Gap], dict[str, bool]]] = {}  # per tenant: (rows' key, …)
 
     def _embed(self, rows: Sequence[Asked]) -> np.ndarray:
         with self._embedding:
@@ -125,10 +126,18 @@ class GapsReport:
             rows = [a for r in self.questions.rows(tenant_id, limit=MAX_ROWS) if (a := _asked(r))]
             if not rows:
                 return [], {}
+            # the page asks twice per load (its list and its weekly chart): a log unchanged since the last grouping
+            # is not grouped again
+            key = hash(tuple((r.id, r.question, r.grounded, r.best_score, r.feedback) for r in rows))
+            last = self._last_grouping.get(tenant_id)
+            if last is not None and last[0] == key:
+                return last[1], last[2]
             vectors = self._embed(rows)
             gaps = find_gaps(rows, vectors, self._background, self._pool)
             unit = centred(vectors, [language(r.question) for r in rows], self._background)
-            return gaps, self._resolved(gaps, rows, unit)
+            resolved = self._resolved(gaps, rows, unit)
+            self._last_grouping[tenant_id] = (key, gaps, resolved)
+            return gaps, resolved
 
     def report(self, tenant_id: str, since: datetime | None = None, until: datetime | None = None,
                search: str = "", include_ignored: bool = False) -> list[GapView]:

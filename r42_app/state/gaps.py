@@ -122,11 +122,13 @@ class GapsState(AdminPageMixin, rx.State):
         since = datetime.combine(date.fromisoformat(self.since), time.min, UTC)
         until = datetime.combine(date.fromisoformat(self.until), time.max, UTC)
         search = self.search
-        views, weekly, labels = await asyncio.gather(  # services().gaps is built in the thread too (the model, a
-            asyncio.to_thread(lambda: services().gaps.report(user.tenant_id, since, until, search)),  # secret file)
-            asyncio.to_thread(lambda: services().gaps.weekly(user.tenant_id)),
-            asyncio.to_thread(_topic_labels, user))
-        self.rows = [self._row(v, labels) for v in views]
+        def rows() -> list[GapRow]:  # services().gaps is built in the thread too (the model, a secret file); the
+            views = services().gaps.report(user.tenant_id, since, until, search)  # rows' text work is CPU: here too
+            labels = _topic_labels(user)
+            return [self._row(v, labels) for v in views]
+
+        self.rows, weekly = await asyncio.gather(asyncio.to_thread(rows),
+                                                 asyncio.to_thread(lambda: services().gaps.weekly(user.tenant_id)))
         self.page = min(self.page, self.pages) if self.rows else 1
         most = max((w[1] for w in weekly), default=0) or 1
         self.weeks = [WeekBar(str(int(week[-2:])), bad, total, f"{round(100 * bad / most)}%",
