@@ -28,11 +28,12 @@ export REFLEX_CHECK_LATEST_VERSION := false
 export REFLEX_BUN_PATH := $(CURDIR)/$(BUN)
 export NPM_CONFIG_REGISTRY ?= $(shell npm config get registry 2>/dev/null || echo https://registry.npmjs.org/)
 
-.PHONY: help setup run check clean-cache test test-fast test-deep test-profile test-deps bench clean
+.PHONY: help setup run demo-cluster check clean-cache test test-fast test-deep test-profile test-deps haproxy bench clean
 
 help:
 	@echo "make run    set up (first time) and serve R42 on http://127.0.0.1:$${R42_PORT:-3000}/"
 	@echo "            (R42_BACKEND_WORKERS=2 make run: two backend workers, see docs/DEPLOY.md)"
+	@echo "make demo-cluster  R42 as three machines on this one (loopback addresses) behind HAProxy on $${R42_PORT:-3000}"
 	@echo "make check  lint (ruff) and type-check (mypy) r42_app/, tools pinned in requirements-dev.txt"
 	@echo "make test   set up and run all tests (unit, integration, browser)"
 	@echo "make test-fast  unit and integration tests, no browser, no \`slow\` ones (under 3 minutes)"
@@ -111,6 +112,15 @@ setup: $(STAMP) $(BUN) $(INJECTION_MODEL)
 run: setup
 	exec $(BIN)/r42 serve
 
+# The layout of docs/DEPLOY.md on this machine (r42_app/services/runtime/cluster.py): the data machine on 127.0.0.2,
+# two web machines on 127.0.0.3 and 127.0.0.4, Debian's HAProxy on 127.0.0.1:R42_PORT; data in data/cluster.
+demo-cluster: setup haproxy
+	exec $(BIN)/python -m r42_app.services.runtime.cluster
+
+haproxy:
+	@command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || { echo "installing Debian's haproxy"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; }
+
 # The lint and type-check tools (requirements-dev.txt) go into the same venv, once per change of that file.
 $(DEV_STAMP): $(STAMP) requirements-dev.txt
 	@echo "installing the check tools (requirements-dev.txt) into $(VENV)"
@@ -141,7 +151,7 @@ $(AXE):
 # shell, which costs about a third less CPU per page than the full browser's headless mode (docs/TESTING.md); the
 # benchmarks and screenshots use the full browser.
 CHROMIUM_PACKAGES := chromium chromium-headless-shell
-test-deps: $(AXE)
+test-deps: $(AXE) haproxy
 	@missing=$$(for p in $(CHROMIUM_PACKAGES); do command -v $$p >/dev/null || echo $$p; done); \
 	if [ -n "$$missing" ]; then echo "installing Debian" $$missing; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null); fi

@@ -11,8 +11,8 @@ config = rx.Config(
     app_name="r42_app",
     frontend_port=_settings.port,
     backend_port=_settings.port,
-    api_url=_settings.app_url,
-    deploy_url=_settings.app_url,
+    api_url=_settings.frontend_url,  # R42_PUBLIC_URL behind a load balancer, else the app's own address
+    deploy_url=_settings.frontend_url,
     telemetry_enabled=False,
     show_built_with_reflex=False,
     plugins=[rx.plugins.RadixThemesPlugin(theme=THEME)],

@@ -18,8 +18,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BUILT = ROOT / ".web" / "r42-build.json"  # what the frontend in .web/build was built from (written after the build)
+BUILT_NAME = "r42-build.json"  # in the build folder: what its frontend was built from (written after the build)
 BUILD_INPUTS = ("r42_app", "assets", "frontend", "rxconfig.py", "requirements.txt")
+NOT_IN_THE_BUILD = ("REFLEX_WEB_WORKDIR", "REFLEX_REDIS_URL")  # where it is built; the URL's password (bool above)
 GENERATED = "external"  # assets/external: what Reflex copies there from the components' own files as it compiles
 
 
@@ -37,16 +38,19 @@ def stop_the_group_on_sigterm() -> None:
 
 def build_fingerprint(root: Path = ROOT) -> str:
     """What the production frontend is made of: the app's source, assets and frontend packages, Reflex's version,
-    and the settings rxconfig.py gives Reflex (port, URLs, origins). Equal fingerprints, equal builds."""
+    and the settings rxconfig.py gives the built pages (the address they talk to: R42_PUBLIC_URL, else the app's own,
+    port included). Equal fingerprints, equal builds. Not where the build folder is, nor the machine's own address
+    and port, nor the backend's allowed origins: web machines behind one public address serve one build (issue 50)."""
     from importlib.metadata import version
 
     from r42_app.settings import load_settings
 
     digest = hashlib.sha256()
     cfg = load_settings()
-    digest.update(json.dumps([version("reflex"), sys.version, cfg.port, cfg.app_url, sorted(cfg.allowed_origins),
-                              bool(cfg.redis_url), {k: v for k, v in sorted(os.environ.items())
-                                                    if k.startswith("REFLEX_") or k in ("API_URL", "DEPLOY_URL")}],
+    digest.update(json.dumps([version("reflex"), sys.version, cfg.frontend_url, bool(cfg.redis_url),
+                              {k: v for k, v in sorted(os.environ.items())
+                               if (k.startswith("REFLEX_") and k not in NOT_IN_THE_BUILD)
+                               or k in ("API_URL", "DEPLOY_URL")}],
                              default=str).encode())
     for name in BUILD_INPUTS:
         base = root / name
@@ -68,23 +72,27 @@ def reuse_the_build() -> None:
     import reflex.reflex as reflex_cli
     from reflex.utils import build
 
+    from r42_app.services.runtime.web_lock import web_dir
+
     fingerprint = build_fingerprint()
+    folder = web_dir()
+    marker = folder / BUILT_NAME
     try:
-        same = json.loads(BUILT.read_text()).get("fingerprint") == fingerprint
+        same = json.loads(marker.read_text()).get("fingerprint") == fingerprint
     except (OSError, ValueError, AttributeError):
         same = False
-    built = (ROOT / ".web" / "build" / "client" / "404.html").exists()
+    built = (folder / "build" / "client" / "404.html").exists()
     if same and built and os.environ.get("R42_FRONTEND_REBUILD", "") not in ("1", "true", "yes"):
         print("r42: the web app is unchanged since its last build: serving that build", flush=True)
         reflex_cli._compile_app = lambda **_kw: None
         build.setup_frontend_prod = lambda _root: None
         return
-    BUILT.unlink(missing_ok=True)  # a build stopped halfway is no build to reuse
+    marker.unlink(missing_ok=True)  # a build stopped halfway is no build to reuse
     setup = build.setup_frontend_prod
 
     def setup_and_record(root):
         setup(root)
-        BUILT.write_text(json.dumps({"fingerprint": fingerprint}))
+        marker.write_text(json.dumps({"fingerprint": fingerprint}))
 
     build.setup_frontend_prod = setup_and_record
 

@@ -8,6 +8,7 @@ docs/CONFIGURATION.md is generated from them (`python -m r42_app.docsgen`).
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 import re
 from collections.abc import Callable
@@ -102,6 +103,24 @@ def parse_public_url(name: str, raw: str) -> str:
     return value
 
 
+def parse_host(name: str, raw: str) -> str:
+    """An address to bind: an IP address (`0.0.0.0`: every interface) or a host name."""
+    value = raw.strip()
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        pass
+    if re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?", value):
+        return value
+    raise SystemExit(f"{name} must be an address to listen on, like 127.0.0.1, 10.0.0.5 or 0.0.0.0, got {raw!r}")
+
+
+def origin_of(url: str) -> str:
+    """`scheme://host[:port]` of an address (what a browser sends as Origin)."""
+    match = re.match(r"^(https?://[^/?#]+)", url)
+    return match.group(1) if match else url
+
+
 def env(*names: str, doc: str, parse: Parser = parse_text, shown: str = "") -> dict[str, Any]:
     """A field's metadata: read from the first of `names` that is set and not blank (else the default),
     through `parse`; `doc` is its one-line description, and `shown` the default as the documentation writes
@@ -117,8 +136,17 @@ class Settings:
         "R42_PORT", parse=parse_port, doc="port of the web app (frontend and backend share it)"))
     pb_port: int = field(default=8090, metadata=env(
         "R42_PB_PORT", parse=parse_port, doc="port of the embedded PocketBase"))
+    bind: str = field(default="127.0.0.1", metadata=env(
+        "R42_BIND", parse=parse_host,
+        doc="the address the web app listens on (with `r42 serve --data-only`: PocketBase, Redis and Chroma); "
+            "`0.0.0.0` for every interface. Other machines reach it only on a network you trust: put a load "
+            "balancer or proxy with TLS in front (docs/DEPLOY.md)"))
+    redis_port: int = field(default=6390, metadata=env(
+        "R42_REDIS_PORT", parse=parse_port, doc="port of the Redis that `r42 serve --data-only` starts"))
+    chroma_port: int = field(default=8001, metadata=env(
+        "R42_CHROMA_PORT", parse=parse_port, doc="port of the Chroma server that `r42 serve --data-only` starts"))
     pb_url_override: str = field(default="", metadata=env(
-        "R42_PB_URL", shown="http://127.0.0.1:$R42_PB_PORT",
+        "R42_PB_URL", shown="http://$R42_BIND:$R42_PB_PORT",
         doc="use a PocketBase elsewhere (the CLI then never starts one)"))
     data_dir: Path = field(default_factory=lambda: Path("data").resolve(), metadata=env(
         "R42_DATA_DIR", parse=parse_dir, shown="./data",
@@ -217,8 +245,9 @@ class Settings:
         doc="seconds an upload may send nothing before it is dropped (408) and what it sent is removed (1 to 600)"))
     public_url: str = field(default="", metadata=env(
         "R42_PUBLIC_URL", parse=parse_public_url, shown="http://127.0.0.1:$R42_PORT",
-        doc="the address people open R42 at: invitation and password links in mails start with it, and the "
-            "single sign-on redirect URI is `<it>/auth/oidc/callback`"))
+        doc="the address people open R42 at (a load balancer's, a proxy's): the built pages talk to it, "
+            "invitation and password links in mails start with it, and the single sign-on redirect URI is "
+            "`<it>/auth/oidc/callback`"))
     smtp_host: str = field(default="", metadata=env(
         "R42_SMTP_HOST", parse=parse_stripped, shown="(none: mail is off)",
         doc="the SMTP server for invitations and password resets; without it the admin hands the link over"))
@@ -247,8 +276,9 @@ class Settings:
 
     @property
     def pb_url(self) -> str:
-        """Base URL of the PocketBase server the app talks to."""
-        return self.pb_url_override or f"http://127.0.0.1:{self.pb_port}"
+        """Base URL of the PocketBase server the app talks to: R42_PB_URL, else this machine's (it listens on
+        R42_BIND's address, loopback for every interface: `r42 serve`, and the data machine of several)."""
+        return self.pb_url_override or f"http://{self.local_host}:{self.pb_port}"
 
     @property
     def pb_data_dir(self) -> Path:
@@ -275,8 +305,22 @@ class Settings:
         return self.data_dir / "chroma"
 
     @property
+    def local_host(self) -> str:
+        """Where this machine reaches what it binds: R42_BIND, or loopback for "every interface"."""
+        if self.bind in ("0.0.0.0", "::"):
+            return "127.0.0.1"
+        return f"[{self.bind}]" if ":" in self.bind else self.bind
+
+    @property
     def app_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        """The web app's own address on this machine (what `r42 serve` waits on)."""
+        return f"http://{self.local_host}:{self.port}"
+
+    @property
+    def frontend_url(self) -> str:
+        """Where the built pages send their events and uploads: R42_PUBLIC_URL (a load balancer in front of several
+        web machines), else the app's own address."""
+        return self.public_url or self.app_url
 
     @property
     def link_base(self) -> str:
@@ -290,7 +334,10 @@ class Settings:
     @property
     def own_origins(self) -> tuple[str, ...]:
         """The addresses the app itself is opened at."""
-        return (self.app_url, f"http://localhost:{self.port}")
+        own: tuple[str, ...] = (self.app_url, f"http://127.0.0.1:{self.port}", f"http://localhost:{self.port}")
+        if self.public_url:
+            own += (origin_of(self.public_url),)
+        return tuple(dict.fromkeys(own))
 
     @property
     def allowed_origins(self) -> tuple[str, ...]:

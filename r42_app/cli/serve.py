@@ -35,10 +35,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return _fail(f"--workers must be from 1 to {MAX_BACKEND_WORKERS}, got {workers}")
     from r42_app.cli import stop_signals  # here: the package imports this module
 
+    role = "web" if args.web_only else "data" if args.data_only else "all"
+    seed = None if args.no_seed or role == "web" else _seed_the_demo(cfg)  # the data machine seeds, once
     stopped_cleanly = supervisor.serve(cfg, workers=workers, chroma_server=args.chroma_server, loglevel=args.loglevel,
-                                       start_timeout=args.start_timeout,
-                                       prepare=None if args.no_seed else _seed_the_demo(cfg),
-                                       stopped_early=lambda: bool(stop_signals))
+                                       start_timeout=args.start_timeout, prepare=seed,
+                                       stopped_early=lambda: bool(stop_signals), role=role)
     return EXIT_OK if stopped_cleanly else EXIT_FAILURE
 
 
@@ -62,7 +63,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--workers", type=int, default=0,
                        help="backend worker processes sharing state through Redis (default R42_BACKEND_WORKERS or 1)")
     serve.add_argument("--chroma-server", action="store_true",
-                       help="serve the search index from a `chroma run` process (always, with several workers)")
+                       help="serve the search index from a Chroma server process (always, with several workers)")
+    where = serve.add_mutually_exclusive_group()
+    where.add_argument("--web-only", action="store_true",
+                       help="one of several web machines: the web app on R42_BIND, against the data machine's "
+                            "R42_PB_URL, REFLEX_REDIS_URL and CHROMA_URL (docs/DEPLOY.md)")
+    where.add_argument("--data-only", action="store_true",
+                       help="the data machine of several: PocketBase (with Litestream when R42_REPLICA_URL is set), "
+                            "Redis (R42_REDIS_PORT) and the Chroma server (R42_CHROMA_PORT) on R42_BIND, no web app")
     serve.set_defaults(func=cmd_serve)
 
     seed = sub.add_parser("seed", help="load demo data")

@@ -1,15 +1,15 @@
 """Stopping `r42 serve` (as Ctrl-C or a service manager would) leaves no process behind.
 
 Both run last on their worker (the `stops_served_app` marker, tests/conftest.py): the first stops the worker's
-served app; the second starts `r42 serve` once for every moment of a start, in a copy of the source tree (a start rebuilds the frontend in
-the working directory, which the served apps of the other worker and of test_workers.py must not see).
+served app; the second starts `r42 serve` once for every moment of a start, in a copy of the source tree (a start
+rebuilds the frontend in the working directory, which the served apps of the other worker and of test_workers.py
+must not see). A second start that serves the last build (issue 49): test_cluster.py's second web machine.
 """
 
 import time
 
 import psutil
 import pytest
-from playwright.sync_api import expect
 
 pytestmark = pytest.mark.stops_served_app
 
@@ -40,37 +40,6 @@ def test_sigterm_stops_pocketbase_and_the_web_app(served_app):
 
     # a served run changes no tracked file (reflex.lock, .gitignore)
     assert git_status(served_app.root) == served_app.git_status
-
-
-def test_a_second_start_of_an_unchanged_app_serves_its_last_build(served_app, browser):
-    """Issue 49: `make run` a second time took 40 s with the build and data kept, ~20 s of it Reflex compiling every
-    page and building the bundle again. A start of the same tree with the same settings serves the build it made
-    last time, and the app works: a sign-in, a topic page. (After the stop test: it starts the worker's app again.)"""
-    import subprocess
-
-    from tests.e2e.conftest import sign_in
-
-    if served_app.proc.poll() is None:
-        served_app.stop()
-    log = served_app.data_dir / "serve-again.log"
-    command = [str(served_app.proc.args[0]), *served_app.proc.args[1:]]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(command, cwd=served_app.root, env=served_app.env, stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 300
-        while "R42 is running" not in log.read_text(errors="replace"):
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
-            time.sleep(0.5)
-        text = log.read_text(errors="replace")
-        assert "the web app is unchanged since its last build" in text and "Creating Production Build" not in text
-        page = browser.new_page()
-        sign_in(page, served_app, "learner@example.com", path="/topics/aow", fresh=True)
-        expect(page.locator("#topic-title")).to_contain_text("AOW")
-        page.close()
-    finally:
-        proc.send_signal(__import__("signal").SIGTERM)
-        proc.wait(60)
 
 
 # The moments of a start, each the line `r42 serve` (or Reflex) prints as it enters it: None is before the first

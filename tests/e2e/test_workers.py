@@ -1,6 +1,7 @@
-"""Issue 17: `r42 serve --workers 2` with the embedded Redis and a Chroma server. A tab whose backend
-worker is killed reconnects to another and keeps its chat; two browsers on different workers both see
-an approval on the graph page. Issue 21: wrong passwords from many tabs count once across the workers.
+"""Issue 17: `r42 serve --workers 2` with the embedded Redis and a Chroma server: two browsers on different
+workers both see an approval on the graph page. (A tab whose backend is killed mid-answer and reconnects to
+another with its session: test_cluster.py, where the other backend is on another machine, the harder case.)
+Issue 21: wrong passwords from many tabs count once across the workers.
 Issue 23: a high-risk tool's confirmation posted to the other worker resolves the turn waiting in the first.
 
 The app runs from a copy of the source tree (its own `.web` build), so its compiled URLs never touch
@@ -121,42 +122,18 @@ def test_nothing_in_the_data_dir_is_open_to_other_users(workers_app):
     assert open_ == []
 
 
-def test_a_killed_worker_hands_the_chat_to_the_other_and_the_state_survives(workers_app, browser, claude):
-    ctx = browser.new_context()
-    page = ctx.new_page()
-    sockets = []
-    page.on("websocket", lambda ws: sockets.append(ws) if "/_event" in ws.url else None)
-    claude.reply_text("Het eerste antwoord over de AOW.")
-    sign_in(page, workers_app, "learner@example.com")
-    open_chat(page)
-    ask(page, "Eerste vraag?")
-    answers = page.locator(".r42-assistant")
-    expect(answers.last).to_contain_text("Het eerste antwoord", timeout=30_000)
-    expect(page.locator("#r42-send")).to_be_visible(timeout=30_000)
-
-    claude.reply_text(*["woord "] * 300, chunk_delay=0.1)  # a long answer, still streaming when its worker dies
-    ask(page, "Tweede vraag?")
-    expect(answers.last).to_contain_text("woord woord", timeout=30_000)
-    chat = page.locator("#r42-chat")
-    tag = chat.get_attribute("data-r42-worker")
-    workers = workers_app.processes()
-    assert tag in workers, (tag, list(workers))
-    workers[tag].kill()
-
-    # the tab reconnects (to the other worker, or the respawned one) and the orphaned answer ends as incomplete
-    expect(answers.last.locator(".r42-incomplete")).to_be_visible(timeout=60_000)
-    expect(page.locator("#r42-error")).to_contain_text("onderbroken")
-    expect(page.locator("#r42-window")).to_be_visible()  # still open
-    assert len(sockets) >= 2 and sockets[0].is_closed()
-
-    claude.reply_text("Het derde antwoord.")
-    ask(page, "Derde vraag?")
-    expect(answers.last).to_contain_text("Het derde antwoord.", timeout=30_000)
-    # the server's state came through Redis: the whole conversation, not only the new turn
-    expect(page.locator(".r42-user")).to_have_count(3)
-    expect(answers.nth(1)).to_contain_text("Het eerste antwoord")  # (after the greeting)
-    assert chat.get_attribute("data-r42-worker") != tag
-    ctx.close()
+def test_a_killed_worker_is_replaced_and_the_app_keeps_answering(workers_app):
+    """Granian is told to respawn a worker that dies (r42_app/reflex_main.py) instead of shutting the server down.
+    (What the tabs of a dead backend see: test_cluster.py.)"""
+    before = workers_app.processes()
+    victim = sorted(before)[0]
+    before[victim].kill()
+    deadline = time.monotonic() + 120
+    while set(after := workers_app.processes()) == set(before) or len(after) < 2:
+        assert workers_app.proc.poll() is None and time.monotonic() < deadline, workers_app.log_tail()
+        time.sleep(0.5)
+    assert victim not in after and len(after) == 2
+    assert httpx.get(f"{workers_app.url}/api/health", timeout=30).status_code == 200
 
 
 def test_two_browsers_on_different_workers_both_see_an_approval_on_the_graph(workers_app, browser, claude):

