@@ -39,6 +39,7 @@ BENCHMARKS = {
     "conversation": "bench_conversation",
     "gap-signal": "bench_gap_signal",
     "replication": "bench_replication",
+    "vector-engine": "bench_vector_engine",
 }
 
 

@@ -397,7 +397,8 @@ class Services:
             from r42_app.services.retrieval import Retriever
 
             install_learned_model(self.settings.injection_model_file)  # the snippets' injection markers use it
-            return Retriever(self.kb, self.vectors, self.embedder, cache_bytes=self.settings.vector_cache_mb << 20)
+            return Retriever(self.kb, self.vectors, self.embedder, cache_bytes=self.settings.vector_cache_mb << 20,
+                             engine_passages=self.settings.vector_engine_passages)
         return self._once("retriever", build)
 
     @property

@@ -203,6 +203,10 @@ class Settings:
     vector_cache_mb: int = field(default=1024, metadata=env(
         "R42_VECTOR_CACHE_MB", parse=count(1 << 20),
         doc="MB of passage vectors kept in memory for search, all tenants together"))
+    vector_engine_passages: int = field(default=100_000, metadata=env(
+        "R42_VECTOR_ENGINE_PASSAGES", parse=count(1 << 40),
+        doc="a tenant with more live passages than this (or than R42_VECTOR_CACHE_MB holds) is searched by the "
+            "vector engine, Chroma's own query on the Chroma server, instead of exactly in each worker's memory"))
     cors_origins: tuple[str, ...] = field(default=(), metadata=env(
         "R42_CORS_ORIGINS", parse=parse_origins, shown="(none)",
         doc="more origins allowed to call the API and open the websocket, comma-separated `scheme://host[:port]`"))

@@ -79,6 +79,15 @@ MAX_CACHED_INDEXES = 64  # tenants whose lexical index is kept in memory (least 
 INDEX_BYTES_PER_PASSAGE = 4000  # ... within a budget: a lexical index takes ~3.8 KB per passage (377 MB at 100k)
 INDEX_CACHE_BYTES = 2 * 1024 * 1024 * 1024
 VECTOR_CACHE_BYTES = 1024 * 1024 * 1024  # R42_VECTOR_CACHE_MB: passage vectors kept in memory, all tenants
+# A tenant with more live passages than this (R42_VECTOR_ENGINE_PASSAGES) is searched by the vector engine (Chroma's
+# own query, on the Chroma server) instead of in the worker's memory; never more than the budget holds either.
+VECTOR_ENGINE_PASSAGES = 100_000
+BYTES_PER_VECTOR = 384 * 4  # e5-small's 384 float32s: what the budget's passage limit is worked out with
+ENGINE_NEIGHBOURS = 200  # passages the engine returns for one question (its graph searches at least this wide)
+# A tenant bigger than this that no one asked yet in this worker gets its first answers from the engine while its
+# vectors load into memory in the background (reading 50,000 vectors from Chroma takes ~8 s: bench vector-engine).
+COLD_ENGINE_PASSAGES = 5_000
+ENGINE_COUNT_S = 60.0  # how long the engine's count of a tenant's vectors (is it indexed yet?) is trusted
 
 
 class UnknownTenant(LookupError):
@@ -133,6 +142,10 @@ def semantic_weight(coverage: float, english: float = 0.0, multilingual: bool = 
         SEMANTIC_WEIGHT_MIN + (SEMANTIC_WEIGHT_ENGLISH - SEMANTIC_WEIGHT_MIN) * english
     shortfall = max(0.0, (COVERAGE_THRESHOLD - coverage) / COVERAGE_THRESHOLD)
     return base + (SEMANTIC_WEIGHT_MAX - base) * shortfall
+
+
+def _live(index: TenantIndex) -> int:
+    return len(index.passages) - (int(index.dead_passages.sum()) if index.dead_passages is not None else 0)
 
 
 def _minmax(values: np.ndarray) -> np.ndarray:
@@ -243,8 +256,15 @@ class Retriever:
 
     def __init__(self, kb: KBStore, vectors: VectorStore | None, embedder: Embedder | None,
                  cache_bytes: int = VECTOR_CACHE_BYTES, max_indexes: int = MAX_CACHED_INDEXES,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, engine_passages: int = VECTOR_ENGINE_PASSAGES,
+                 cold_engine_passages: int = COLD_ENGINE_PASSAGES):
         self.kb = kb
+        self.cold_engine_passages = cold_engine_passages
+        self.loading: dict[str, threading.Thread] = {}  # tenants whose vectors load in the background
+        # beyond this many live passages a tenant's vectors stay in the engine: in memory it would not fit the budget
+        self.engine_passages = max(0, min(engine_passages, cache_bytes // BYTES_PER_VECTOR))
+        self._positions: dict[str, tuple[str, dict[str, int]]] = {}  # engine tenants: index hash, key -> passage
+        self._engine_counts: dict[str, tuple[float, int]] = {}  # engine tenants: (when, vectors stored)
         self.clock = clock  # seconds, for FRESHNESS_S only (a test moves it on instead of sleeping)
         self.vectors = vectors
         self.embedder = embedder
@@ -393,7 +413,93 @@ class Retriever:
                 _tenant, dropped = self._vectors.popitem(last=False)
                 total -= dropped.nbytes
 
-    def _similarities(self, tenant: Tenant, index: TenantIndex, vector: np.ndarray) -> np.ndarray | None:
+    def by_engine(self, index: TenantIndex) -> bool:
+        """Whether this tenant is searched by the vector engine: more live passages than a worker holds."""
+        return self.vectors is not None and _live(index) > self.engine_passages
+
+    def _position_of(self, tenant: Tenant, index: TenantIndex) -> dict[str, int]:
+        """Passage key -> its place in `index` (built once per version of the index)."""
+        held = self._positions.get(tenant.id)
+        if held is None or held[0] != index.hash:
+            held = (index.hash, {passage_key(p.slug, p.anchor): i for i, p in enumerate(index.passages)})
+            self._positions[tenant.id] = held
+        return held[1]
+
+    def _engine_count(self, tenant: Tenant) -> int:
+        assert self.vectors is not None
+        at, n = self._engine_counts.get(tenant.id, (-ENGINE_COUNT_S, 0))
+        if self.clock() - at >= ENGINE_COUNT_S:
+            n = self.vectors.count(tenant.id)
+            self._engine_counts[tenant.id] = (self.clock(), n)
+        return n
+
+    def _engine_similarities(self, tenant: Tenant, index: TenantIndex, vector: np.ndarray,
+                             lexical: np.ndarray) -> np.ndarray | None:
+        """Cosines from the vector engine for a tenant too big for memory: the engine's ENGINE_NEIGHBOURS nearest
+        passages, and, read exactly, the passages of the topics the words point at (hybrid fuses those whatever the
+        engine's graph found). NaN elsewhere: a passage neither near nor named counts as not similar."""
+        assert self.vectors is not None
+        live = _live(index)
+        try:
+            if self._engine_count(tenant) < READY_SHARE * live:
+                self._warn_once(f"empty:{tenant.id}", f"the semantic index of tenant {tenant.slug} covers fewer than "
+                                f"{READY_SHARE:.0%} of its {live} passages; using fts until the indexer is done")
+                return None
+            where = self._position_of(tenant, index)
+            out = np.full(len(index.passages), np.nan, dtype=np.float32)
+            for key, cosine in self.vectors.nearest(tenant.id, vector, ENGINE_NEIGHBOURS):
+                at = where.get(key)
+                if at is not None:
+                    out[at] = cosine
+            lex_topics = index.topic_scores(lexical, LEXICAL_SECOND)
+            named = [int(t) for t in np.argsort(-lex_topics, kind="stable")[:LEXICAL_CANDIDATES] if lex_topics[t] > 0]
+            rows = [r for t in named for r in index.passage_range(t) if np.isnan(out[r])]
+            if rows:
+                stored = self.vectors.vectors(tenant.id, [passage_key(index.passages[r].slug, index.passages[r].anchor)
+                                                          for r in rows])
+                if stored.keys:
+                    exact = dict(zip(stored.keys, stored.vectors @ np.asarray(vector, dtype=np.float32), strict=True))
+                    for r in rows:
+                        got = exact.get(passage_key(index.passages[r].slug, index.passages[r].anchor))
+                        if got is not None:
+                            out[r] = got
+        except (VectorStoreUnavailable, TenantLeak) as exc:
+            self._warn_once("chroma", f"vector store unavailable, falling back to fts: {exc}")
+            return None
+        if index.dead_passages is not None:
+            out[index.dead_passages] = np.nan
+        return out if np.isfinite(out).any() else None
+
+    def _loaded(self, tenant: Tenant) -> bool:
+        held = self._vectors.get(tenant.id)
+        return held is not None and held.index_hash != ""
+
+    def _load_in_background(self, tenant: Tenant, index: TenantIndex) -> None:
+        """Start loading a tenant's vectors into memory in a thread of its own, once."""
+        def load() -> None:
+            try:
+                self.tenant_vectors(tenant, index)
+            finally:
+                with self._lock:
+                    self.loading.pop(tenant.id, None)
+
+        with self._lock:
+            if tenant.id in self.loading:
+                return
+            self.loading[tenant.id] = thread = threading.Thread(target=load, name=f"r42-vectors-{tenant.slug}",
+                                                                daemon=True)
+        thread.start()
+
+    def _similarities(self, tenant: Tenant, index: TenantIndex, vector: np.ndarray,
+                      lexical: np.ndarray) -> np.ndarray | None:
+        if self.by_engine(index):
+            return self._engine_similarities(tenant, index, vector, lexical)
+        if self.vectors is not None and _live(index) > self.cold_engine_passages and not self._loaded(tenant):
+            # a cold tenant: the engine answers now, and memory takes over once the vectors are in
+            self._load_in_background(tenant, index)
+            sims = self._engine_similarities(tenant, index, vector, lexical)
+            if sims is not None:
+                return sims
         held = self.tenant_vectors(tenant, index)
         if held is None:
             return None
@@ -420,7 +526,7 @@ class Retriever:
             return result
         lexical = index.passage_scores(query)
         vector = self._embed_query(query) if mode != "fts" and index.topics else None
-        sims = self._similarities(tenant, index, vector) if vector is not None else None
+        sims = self._similarities(tenant, index, vector, lexical) if vector is not None else None
 
         if sims is not None and mode == "semantic":
             result.mode_used = "semantic"
@@ -603,6 +709,12 @@ class Retriever:
     def coverage(self, tenant: Tenant) -> tuple[int, int]:
         """(passages with a vector, passages) of the tenant's index, for `r42 doctor`."""
         index = self.index(tenant)
+        n = _live(index)
+        if self.by_engine(index):  # not loaded into memory to be counted
+            assert self.vectors is not None
+            try:
+                return (min(n, self.vectors.count(tenant.id)), n)
+            except VectorStoreUnavailable:
+                return (0, n)
         held = self.tenant_vectors(tenant, index)
-        n = len(index.passages) - (int(index.dead_passages.sum()) if index.dead_passages is not None else 0)
         return (0 if held is None else n - len(held.missing), n)

@@ -371,6 +371,26 @@ class VectorStore:
 
         return self._call("read", read)
 
+    def nearest(self, tenant: str, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
+        """The `n` passages of a tenant nearest to `vector`, searched by Chroma itself (its HNSW graph, on the
+        Chroma server when there is one): (key, cosine similarity), nearest first. For a tenant too big to hold
+        in a worker's memory (issue 50); approximate, its recall against exact search is measured in
+        bench/bench_vector_engine.py. Every row is checked to be the tenant's."""
+        _need(tenant)
+
+        def read() -> list[tuple[str, float]]:
+            col = self._collection(tenant, create=False)
+            if col is None or n < 1:
+                return []
+            got = col.query(query_embeddings=[np.asarray(vector, dtype=np.float32).tolist()], n_results=n,
+                            include=["distances", "metadatas"])
+            metas = (got.get("metadatas") or [[]])[0]
+            self._checked(tenant, metas)
+            ids, distances = (got.get("ids") or [[]])[0], (got.get("distances") or [[]])[0]
+            return [(_key(i), 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]  # cosine distance
+
+        return self._call("query", read)
+
     def count(self, tenant: str) -> int:
         """Number of passage vectors stored for a tenant."""
         _need(tenant)

@@ -1,0 +1,226 @@
+"""Search past one worker's memory (issue 50, item 3), side by side with today's path in the same run.
+
+(b) One tenant of BIG_PASSAGES (1,000,000) synthetic passage vectors (384 dimensions, like e5-small) in its Chroma
+    collection, written as the indexer writes (R42's HNSW settings, batches of 4,000). Today's path: the worker
+    loads every vector into memory (the time and memory of that load) and searches exactly (numpy). The engine's
+    path (R42_VECTOR_ENGINE_PASSAGES): Chroma's own query on the Chroma server (chromadb's server, as `r42 serve`
+    runs it, over the same folder), ENGINE_NEIGHBOURS passages per question as the retriever asks. Latency p50/p95
+    over QUERIES questions, recall@10 against exact search, and the worker's resident memory before and after.
+(c) SMALL_TENANTS (2,000) tenants of 500 passages: a first question of a tenant (its vectors read from Chroma, then
+    searched exactly, as the retriever does for a tenant nobody asked yet) and a warm one, and the worker's memory
+    with R42_VECTOR_CACHE_MB's default budget (1 GB) after every tenant asked once. Through the Chroma server, as
+    several workers use it (the embedded client would hold its own copy of every collection it opened).
+
+Synthetic vectors are clustered (centres, each vector its centre plus noise, normalised), as embeddings of
+real text are; uniform random vectors would be a harder and less realistic case for a graph index. Queries are new
+points near the same centres. Sizes: BENCH_ENGINE_PASSAGES and BENCH_ENGINE_TENANTS shrink a trial run.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+from bench.common import p50, p95
+from r42_app.services.adapters.vector_store import HNSW, WRITE_BATCH, VectorStore, collection_name
+from r42_app.services.retrieval import ENGINE_NEIGHBOURS, VECTOR_CACHE_BYTES, TenantVectors
+from r42_app.services.runtime.sidecars import ChromaServer
+
+DIM = 384
+BIG_PASSAGES = int(os.environ.get("BENCH_ENGINE_PASSAGES", 1_000_000))
+SMALL_TENANTS = int(os.environ.get("BENCH_ENGINE_TENANTS", 2_000))
+SMALL_PASSAGES = 500
+PER_CLUSTER = 50  # passages per cluster centre on average (a topic's neighbourhood)
+NOISE = 0.75  # the noise's length against the centre's 1: a passage's cosine with its centre is ~0.8, as related
+# passages' e5 vectors are
+QUERIES = 200
+MODEL = "bench-synthetic-384"
+
+
+def rss_mb() -> float:
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def clustered(rng: np.random.Generator, centres: np.ndarray, n: int) -> np.ndarray:
+    which = rng.integers(0, len(centres), n)
+    return unit(centres[which] + NOISE * rng.standard_normal((n, DIM), dtype=np.float32) / np.sqrt(DIM))
+
+
+def write_collection(client, tenant: str, vectors: np.ndarray, start_key: int = 0) -> None:
+    """As VectorStore.write does: R42's HNSW settings, batches of WRITE_BATCH, the tenant in every row."""
+    graph = {**HNSW, **{k: int(v) for k, v in (kv.split("=") for kv in os.environ.get("BENCH_HNSW", "").split(",")
+                                                 if kv)}}
+    col = client.get_or_create_collection(collection_name(tenant, MODEL), embedding_function=None,
+                                          metadata={**graph, "r42:model": MODEL, "tenant": tenant})
+    for s in range(0, len(vectors), WRITE_BATCH):
+        block = vectors[s:s + WRITE_BATCH]
+        ids = [f"{tenant}:t{(start_key + s + i) // 4}#p{(start_key + s + i) % 4}" for i in range(len(block))]
+        col.add(ids=ids, embeddings=block, metadatas=[{"tenant": tenant, "topic": i.split(":")[1].split("#")[0]}
+                                                      for i in ids])
+
+
+def big_tenant(folder: Path) -> list[str]:
+    import chromadb
+
+    rng = np.random.default_rng(50)
+    centres = unit(rng.standard_normal((max(1, BIG_PASSAGES // PER_CLUSTER), DIM), dtype=np.float32))
+    queries = clustered(rng, centres, QUERIES)
+    client = chromadb.PersistentClient(path=str(folder), settings=chromadb.Settings(anonymized_telemetry=False))
+    began, written, parts = time.perf_counter(), 0, []
+    while written < BIG_PASSAGES:
+        block = clustered(rng, centres, min(50_000, BIG_PASSAGES - written))
+        write_collection(client, "big", block, written)
+        parts.append(block)
+        written += len(block)
+    write_s = time.perf_counter() - began
+    del client
+    gc.collect()
+    truth_matrix = np.concatenate(parts)
+    del parts
+    exact_top = [set(np.argsort(-(truth_matrix @ q))[:10]) for q in queries]
+    del truth_matrix
+    gc.collect()
+
+    server = ChromaServer(folder, token_file=folder.parent / "chroma.token").start(timeout=600)
+    try:
+        store = VectorStore(url=server.url, token=server.token, model_id=MODEL)
+        # the engine's path: nothing of the tenant in this process
+        before = rss_mb()
+        engine_s, recall = [], []
+        store.nearest("big", queries[0], ENGINE_NEIGHBOURS)  # the server opens the collection once
+        for q, truth in zip(queries, exact_top, strict=True):
+            t = time.perf_counter()
+            near = store.nearest("big", q, ENGINE_NEIGHBOURS)
+            engine_s.append(time.perf_counter() - t)
+            got = [int(k.split("#")[0][1:]) * 4 + int(k.split("#p")[1]) for k, _ in near[:10]]
+            recall.append(len(truth & set(got)) / 10)
+        engine_rss = rss_mb()
+        # today's path: every vector into this worker, then exact search
+        t = time.perf_counter()
+        stored = store.vectors("big")
+        held = TenantVectors()
+        held.add(stored.keys, stored.vectors)
+        load_s = time.perf_counter() - t
+        del stored
+        gc.collect()
+        loaded_rss = rss_mb()
+        exact_s = []
+        for q in queries:
+            t = time.perf_counter()
+            np.argsort(-(held.matrix @ q))[:10]
+            exact_s.append(time.perf_counter() - t)
+    finally:
+        server.stop()
+    size_gb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**30
+    return [
+        f"### (b) One tenant of {BIG_PASSAGES:,} passage vectors: the vector engine against memory",
+        "",
+        (f"Written as the indexer writes (R42's HNSW settings, batches of {WRITE_BATCH:,}): {write_s:.0f} s, "
+        f"{size_gb:.1f} GB on disk. {QUERIES} questions near the data's {BIG_PASSAGES // PER_CLUSTER:,} clusters."),
+        "",
+        "| path | first use | per question p50 | p95 | recall@10 against exact | worker memory (RSS) |",
+        "|---|---:|---:|---:|---:|---:|",
+        (f"| today: every vector in the worker, exact | {load_s:.0f} s to load | {p50(exact_s) * 1000:.0f} ms | "
+        f"{p95(exact_s) * 1000:.0f} ms | 1.000 | {before:.0f} MB → {loaded_rss:.0f} MB |"),
+        (f"| vector engine: Chroma's query on its server ({ENGINE_NEIGHBOURS} neighbours) | none | "
+        f"{p50(engine_s) * 1000:.1f} ms | {p95(engine_s) * 1000:.1f} ms | {statistics.mean(recall):.3f} | "
+        f"{before:.0f} MB → {engine_rss:.0f} MB |"),
+        "",
+    ]
+
+
+def small_tenants(folder: Path) -> list[str]:
+    import chromadb
+
+    rng = np.random.default_rng(51)
+    centres = unit(rng.standard_normal((max(1, SMALL_PASSAGES // PER_CLUSTER), DIM), dtype=np.float32))
+    client = chromadb.PersistentClient(path=str(folder), settings=chromadb.Settings(anonymized_telemetry=False))
+    began = time.perf_counter()
+    for n in range(SMALL_TENANTS):
+        write_collection(client, f"t{n:04d}", clustered(rng, centres, SMALL_PASSAGES))
+    write_s = time.perf_counter() - began
+    del client
+    gc.collect()
+    server = ChromaServer(folder, token_file=folder.parent / "chroma.token").start(timeout=600)
+    try:
+        return _ask_every_tenant(VectorStore(url=server.url, token=server.token, model_id=MODEL), rng, centres,
+                                 write_s)
+    finally:
+        server.stop()
+
+
+def _ask_every_tenant(store: VectorStore, rng: np.random.Generator, centres: np.ndarray, write_s: float) -> list[str]:
+    queries = clustered(rng, centres, SMALL_TENANTS)
+    store.count("t0000")  # the client connected
+    before = rss_mb()
+    cache: dict[str, TenantVectors] = {}  # the retriever's budgeted cache, least recently used first
+    first_s, warm_s = [], []
+    for n in range(SMALL_TENANTS):
+        tenant = f"t{n:04d}"
+        t = time.perf_counter()
+        stored = store.vectors(tenant)  # a tenant nobody asked yet: its vectors from Chroma
+        held = TenantVectors()
+        held.add(stored.keys, stored.vectors)
+        np.argsort(-(held.matrix @ queries[n]))[:10]
+        first_s.append(time.perf_counter() - t)
+        cache[tenant] = held
+        while sum(v.nbytes for v in cache.values()) > VECTOR_CACHE_BYTES and len(cache) > 1:
+            cache.pop(next(iter(cache)))
+        t = time.perf_counter()
+        np.argsort(-(cache[tenant].matrix @ queries[(n + 1) % SMALL_TENANTS]))[:10]
+        warm_s.append(time.perf_counter() - t)
+    after = rss_mb()
+    held_mb = sum(v.nbytes for v in cache.values()) / 2**20
+    return [
+        f"### (c) {SMALL_TENANTS:,} tenants of {SMALL_PASSAGES} passages: first and warm questions",
+        "",
+        (f"Written: {write_s:.0f} s. Each tenant asked once (its vectors read from Chroma, then exact search), then "
+        f"again (warm, in memory), with the default budget of {VECTOR_CACHE_BYTES >> 20} MB."),
+        "",
+        "| question | p50 | p95 |",
+        "|---|---:|---:|",
+        (f"| first of a tenant (read from Chroma + exact search) | {p50(first_s) * 1000:.1f} ms | "
+        f"{p95(first_s) * 1000:.1f} ms |"),
+        f"| warm (exact search in memory) | {p50(warm_s) * 1000:.2f} ms | {p95(warm_s) * 1000:.2f} ms |",
+        "",
+        (f"Worker memory (RSS): {before:.0f} MB before, {after:.0f} MB after all {SMALL_TENANTS:,} tenants; the cache "
+        f"holds {len(cache):,} tenants' vectors ({held_mb:.0f} MB, within the budget)."),
+        "",
+    ]
+
+
+def run() -> str:
+    """Both parts; BENCH_ENGINE_PARTS=b or =c runs one (each is best run in a process of its own: the other's
+    leftovers stay in the process's memory)."""
+    parts = os.environ.get("BENCH_ENGINE_PARTS", "b,c").split(",")
+    base = Path(tempfile.mkdtemp(prefix="r42-bench-engine-"))
+    try:
+        out: list[str] = []
+        if "b" in parts:
+            (base / "big").mkdir()
+            out += big_tenant(base / "big" / "chroma")
+            print("\n".join(out), file=sys.stderr, flush=True)  # (a long run: this part's figures at once)
+            shutil.rmtree(base / "big", ignore_errors=True)
+        if "c" in parts:
+            (base / "small").mkdir()
+            out += small_tenants(base / "small" / "chroma")
+        return "\n".join(out)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    print(run())
