@@ -59,10 +59,15 @@ def clustered(rng: np.random.Generator, centres: np.ndarray, n: int) -> np.ndarr
     return unit(centres[which] + NOISE * rng.standard_normal((n, DIM), dtype=np.float32) / np.sqrt(DIM))
 
 
+def graph_of() -> dict:
+    """R42's HNSW settings, or BENCH_HNSW's (`hnsw:M=16,hnsw:construction_ef=100`) over them."""
+    return {**HNSW, **{k: int(v) for k, v in (kv.split("=") for kv in os.environ.get("BENCH_HNSW", "").split(",")
+                                               if kv)}}
+
+
 def write_collection(client, tenant: str, vectors: np.ndarray, start_key: int = 0) -> None:
     """As VectorStore.write does: R42's HNSW settings, batches of WRITE_BATCH, the tenant in every row."""
-    graph = {**HNSW, **{k: int(v) for k, v in (kv.split("=") for kv in os.environ.get("BENCH_HNSW", "").split(",")
-                                                 if kv)}}
+    graph = graph_of()
     col = client.get_or_create_collection(collection_name(tenant, MODEL), embedding_function=None,
                                           metadata={**graph, "r42:model": MODEL, "tenant": tenant})
     for s in range(0, len(vectors), WRITE_BATCH):
@@ -108,6 +113,11 @@ def big_tenant(folder: Path) -> list[str]:
             got = [int(k.split("#")[0][1:]) * 4 + int(k.split("#p")[1]) for k, _ in near[:10]]
             recall.append(len(truth & set(got)) / 10)
         engine_rss = rss_mb()
+        if os.environ.get("BENCH_ENGINE_MEMORY", "1") == "0":  # the engine alone (today's path measured before)
+            return [f"### (b) {BIG_PASSAGES:,} vectors, graph {graph_of()}: the engine alone", "",
+                    (f"Written in {write_s:.0f} s. p50 "
+                    f"{p50(engine_s) * 1000:.1f} ms, p95 {p95(engine_s) * 1000:.1f} ms, recall@10 "
+                    f"{statistics.mean(recall):.3f}, worker {before:.0f} MB → {engine_rss:.0f} MB."), ""]
         # today's path: every vector into this worker, then exact search
         t = time.perf_counter()
         stored = store.vectors("big")

@@ -45,11 +45,13 @@ log = logging.getLogger(__name__)
 PREFIX = "r42-kb"
 LEGACY = "rag-kb-articles"
 # Measured on 50,000 passages (docs/BENCHMARKS.md): larger batches mean fewer resize-and-persist rounds. The graph
-# is never searched for an answer (search is exact, in memory), so it is built cheaply: M 8 and construction ef 32
-# instead of 16 and 100 cost 2.6x less CPU per vector added (20,000 vectors: 4.5 s instead of 11.7 s) and leave a
-# graph that still answers Chroma's own queries.
-HNSW = {"hnsw:space": "cosine", "hnsw:batch_size": 1000, "hnsw:sync_threshold": 10000, "hnsw:M": 8,
-        "hnsw:construction_ef": 32}
+# answers the questions of a tenant too big for a worker's memory (issue 50: Retriever.by_engine), so it is built
+# as Chroma builds it by default, M 16 and construction ef 100: at 1,000,000 vectors the cheaper M 8 / ef 32 found
+# only a quarter of the exact top 10 (bench vector-engine). It costs ~0.3 ms of CPU per vector added, against
+# 66-145 ms to embed the passage. Collections made before keep their graph until rebuilt (compaction, or
+# `r42 chatbot rag-backfill --rebuild`).
+HNSW = {"hnsw:space": "cosine", "hnsw:batch_size": 1000, "hnsw:sync_threshold": 10000, "hnsw:M": 16,
+        "hnsw:construction_ef": 100}
 COMPACT_RATIO = 1.5  # rebuild once ever-written vectors exceed live ones by half ...
 COMPACT_MIN = 2000  # ... and by at least this many
 WRITE_BATCH = 4000  # Chroma refuses batches above ~5,400 rows
