@@ -454,15 +454,13 @@ class Retriever:
             lex_topics = index.topic_scores(lexical, LEXICAL_SECOND)
             named = [int(t) for t in np.argsort(-lex_topics, kind="stable")[:LEXICAL_CANDIDATES] if lex_topics[t] > 0]
             rows = [r for t in named for r in index.passage_range(t) if np.isnan(out[r])]
-            if rows:
-                stored = self.vectors.vectors(tenant.id, [passage_key(index.passages[r].slug, index.passages[r].anchor)
-                                                          for r in rows])
-                if stored.keys:
-                    exact = dict(zip(stored.keys, stored.vectors @ np.asarray(vector, dtype=np.float32), strict=True))
-                    for r in rows:
-                        got = exact.get(passage_key(index.passages[r].slug, index.passages[r].anchor))
-                        if got is not None:
-                            out[r] = got
+            keys = [passage_key(index.passages[r].slug, index.passages[r].anchor) for r in rows]
+            stored = self.vectors.vectors(tenant.id, keys) if keys else None
+            if stored is not None and stored.keys:
+                exact = dict(zip(stored.keys, stored.vectors @ np.asarray(vector, dtype=np.float32), strict=True))
+                for r, key in zip(rows, keys, strict=True):
+                    if key in exact:
+                        out[r] = exact[key]
         except (VectorStoreUnavailable, TenantLeak) as exc:
             self._warn_once("chroma", f"vector store unavailable, falling back to fts: {exc}")
             return None

@@ -75,10 +75,11 @@ def _reflex_env(cfg: Settings) -> dict[str, str]:
     return env
 
 
-def _wait_http(url: str, proc: subprocess.Popen, timeout: float, stopping: Callable[[], bool]) -> bool:
+def _wait_http(url: str, proc: subprocess.Popen | None, timeout: float, stopping: Callable[[], bool]) -> bool:
+    """Until `url` answers 200 (False when `proc`, if given, exits first, or on a stop or the timeout)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not stopping():
-        if proc.poll() is not None:
+        if proc is not None and proc.poll() is not None:
             return False
         try:
             if httpx.get(url, timeout=2, follow_redirects=True).status_code == 200:
@@ -248,18 +249,6 @@ def _web_only_problem(cfg: Settings) -> str:
     return ""
 
 
-def _wait_for_pocketbase(url: str, timeout: float, stopping: Callable[[], bool]) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not stopping():
-        try:
-            if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
-                return True
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    return False
-
-
 def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, start_timeout: float,
           prepare: Callable[[str, Callable[[str], None]], None] | None = None,
           stopped_early: Callable[[], bool] = lambda: False, role: str = "all") -> bool:
@@ -298,7 +287,7 @@ def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, st
     try:
         if not own_pb:
             say(f"using the PocketBase at {redacted_url(cfg.pb_url)}")
-            if not _wait_for_pocketbase(cfg.pb_url, start_timeout, lambda: shutdown.requested):
+            if not _wait_http(f"{cfg.pb_url}/api/health", None, start_timeout, lambda: shutdown.requested):
                 if shutdown.requested:
                     return True
                 _err(f"the PocketBase at {redacted_url(cfg.pb_url)} does not answer; is the data machine up?")
