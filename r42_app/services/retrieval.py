@@ -711,8 +711,12 @@ class Retriever:
         if self.by_engine(index):  # not loaded into memory to be counted
             assert self.vectors is not None
             try:
-                return (min(n, self.vectors.count(tenant.id)), n)
+                stored = self.vectors.keys(tenant.id)
             except VectorStoreUnavailable:
                 return (0, n)
+            dead = index.dead_passages
+            have = sum(1 for i, p in enumerate(index.passages)
+                       if (dead is None or not dead[i]) and passage_key(p.slug, p.anchor) in stored)
+            return (have, n)
         held = self.tenant_vectors(tenant, index)
         return (0 if held is None else n - len(held.missing), n)
