@@ -22,7 +22,6 @@ from r42_app.services.adapters.embeddings import SentenceEmbedder
 from r42_app.services.adapters.llm import AnthropicLLM
 from r42_app.services.retrieval import Retriever
 from r42_app.services.store.access import AccessStore
-from r42_app.services.store.quiz_store import QuizStore
 from tests.fakes.anthropic_api import FakeAnthropic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,15 +31,14 @@ TOKENS = 12
 
 async def _turn_overhead(fake: FakeAnthropic) -> dict[str, tuple[list[float], list[float]]]:
     """Per variant, the whole turn and a bare SDK call with a prompt of similar size, interleaved per
-    question: `quiz` (the quiz check only, as before capabilities) and `capabilities` (the resolver's
-    tenant and access-row queries too, as the app runs it)."""
+    question: `quiz` (no guard: the turn alone; the name is the older table's) and `capabilities` (the turn's guard,
+    one PocketBase request for the tenant, the access row, the quiz and the session, as the app runs it)."""
     with big_kb() as (kb, tenant, vectors, raw):
         retriever = Retriever(kb, vectors, SentenceEmbedder())
         llm = AnthropicLLM("bench", "claude-bench", base_url=fake.url, max_retries=0)
         variants = {
-            "quiz": ChatDeps(retriever=retriever, kb=kb, llm=llm, quiz=QuizStore(kb.pb)),
-            "capabilities": ChatDeps(retriever=retriever, kb=kb, llm=llm, quiz=QuizStore(kb.pb),
-                                     access=AccessStore(kb.pb)),  # as in the app
+            "quiz": ChatDeps(retriever=retriever, kb=kb, llm=llm),
+            "capabilities": ChatDeps(retriever=retriever, kb=kb, llm=llm, guards=AccessStore(kb.pb)),  # as the app
         }
         user = SignedInUser("bench-user", "b@example.com", "Bench", "learner", tenant.id, tenant.slug, tenant.name)
         rng = random.Random(5)
@@ -125,8 +123,8 @@ def run() -> str:
         fake.stop()
     turns = len(variants["quiz"][0])
     rows = []
-    for name, label in (("quiz", "quiz check only (before capabilities)"),
-                        ("capabilities", "quiz check + capability resolver (as the app runs it)")):
+    for name, label in (("quiz", "no guard (the turn alone)"),
+                        ("capabilities", "the turn's guard: R42 on, capabilities, credit, quiz, session (as the app)")):
         turn, bare = variants[name]
         overhead = [t - b for t, b in zip(turn, bare)]
         rows += [f"| {label}: whole turn | {ms(p50(turn))} | {ms(p95(turn))} |",

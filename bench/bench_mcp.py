@@ -10,12 +10,13 @@ import time
 from pathlib import Path
 
 from bench.common import ms, p50, p95, pocketbase
-from r42_app.chat.external import ExternalRuntime, wrap_high_risk_execute
+from r42_app.chat.external import wrap_high_risk_execute
+from r42_app.chat.external_runtime import ExternalRuntime
 from r42_app.chat.tools import TurnContext
 from r42_app.core.identity import SignedInUser
 from r42_app.core.mcp import McpConfig, McpServerSpec
-from r42_app.core.ratelimit import RateLimiter
 from r42_app.services.adapters.mcp import McpHub, McpRegistry
+from r42_app.services.runtime.shared_state import MemorySharedState, SharedRateLimiter
 from r42_app.services.store.audit import ToolAudit
 from r42_app.services.store.kb_store import KBStore
 
@@ -47,7 +48,8 @@ async def _calls(pb) -> tuple[list[float], list[float]]:
     await hub.start(wait=30)
     try:
         entry = registry.get("time__get_current_time")
-        runtime = ExternalRuntime(ToolAudit(pb), RateLimiter(per_minute=100_000, burst=100_000))
+        tool_limit = SharedRateLimiter(MemorySharedState(), "tool", per_minute=100_000, burst=100_000)
+        runtime = ExternalRuntime(ToolAudit(pb), tool_limit)
         ctx = TurnContext(signed_in, tenant, frozenset({"external_tools"}), _Deps(runtime))
         handler = wrap_high_risk_execute(entry)
         client = hub.connections[0]._client  # the same connection, called directly with the SDK

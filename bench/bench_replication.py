@@ -2,8 +2,9 @@
 replicating PocketBase's database (R42_REPLICA_URL) and, in the same run, with today's other path: the last
 `r42 backup create` (PocketBase's own backup, taken when the load starts).
 
-A real PocketBase with R42's migrations; a steady write load through its API, as chat turns write it (a
-question-log row per turn, ~25 turns a second from one writer); after LOAD_S seconds PocketBase (and the
+A real PocketBase with R42's migrations and hooks; a steady write load through its API, as chat turns write it (per
+turn a question-log row, and the turn's AI cost events with their daily rollup and the tenant's debit in one
+transaction, written by the cost recorder's own `write_events`); after LOAD_S seconds PocketBase (and the
 replicator) are SIGKILLed and the database deleted, as a lost disk would. Then it is brought back: from the
 replica (`r42 restore --from-replica`'s function) or from the backup (uploaded to a fresh PocketBase, as
 `r42 backup restore` does). Recovery point: the acknowledged rows that are gone, and the age at the kill of the
@@ -18,10 +19,12 @@ import time
 from pathlib import Path
 
 from bench.common import free_port
+from r42_app.core.costs import Round, Usage
 from r42_app.core.questions import QuestionEntry
 from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
 from r42_app.services.runtime.replication import Replicator, restore
 from r42_app.services.store.backup import create_backup, restore_backup
+from r42_app.services.store.costs import CostRecorder, PriceTable
 from r42_app.services.store.pb import PocketBase
 from r42_app.services.store.tenants import Tenants
 
@@ -30,12 +33,18 @@ RUNS = 3
 
 
 def load(pb: PocketBase, tenant_id: str, seconds: float) -> list[tuple[str, float]]:
-    """Question-log rows written one after another for `seconds`: (turn id, when acknowledged)."""
+    """What chat turns write, one turn after another for `seconds`: the question-log row, then the turn's cost
+    events (the recorder's direct write: event, rollup and debit in one transaction). (turn id, when both were
+    acknowledged)."""
     made, began, n = [], time.time(), 0
+    recorder = CostRecorder(pb, PriceTable.load())
+    model = "claude-haiku-4-5"
     while time.time() - began < seconds:
         turn = f"{n:032x}"
         pb.create("question_log", QuestionEntry(tenant_id, "a" * 32, f"Vraag {n} over de AOW?", turn_id=turn,
                                                 grounded=True, best_score=0.5).to_row())
+        events = recorder.events(turn, tenant_id, "", model, [Round(Usage(1200, 80, 0, 1000))])
+        recorder.write_events([e.as_dict() for e in events])
         made.append((turn, time.time()))
         n += 1
         time.sleep(0.03)
@@ -79,7 +88,8 @@ def one(kind: str) -> tuple[int, int, float, float]:
             pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
             restore_backup(pb, backup)
             pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
-        kept = {r["turn_id"] for r in pb.all("question_log", filter=f'tenant = "{tenant.id}"')}
+        kept = ({r["turn_id"] for r in pb.all("question_log", filter=f'tenant = "{tenant.id}"')}
+                & {r["turn_id"] for r in pb.all("ai_cost_events", filter=f'tenant = "{tenant.id}"')})  # a turn: both
         recovered = time.monotonic() - began
         server.stop()
         newest = max((when for turn, when in made if turn in kept), default=killed - LOAD_S)
@@ -90,7 +100,7 @@ def one(kind: str) -> tuple[int, int, float, float]:
 
 def run() -> str:
     out = [(f"### PocketBase after a lost disk: recovery point and time ({RUNS} runs each, {LOAD_S:.0f} s of writes, "
-           "~25 chat turns/s)"), "",
+           "one writer, a question-log row and a cost event per turn)"), "",
            "| path | run | rows written | rows lost | newest row kept: age at the kill | recovery time |",
            "|---|---|---|---|---|---|"]
     medians = {}

@@ -2,8 +2,6 @@
 // files as hooks, and handlers cannot see a hook file's top-level names, so they require() this).
 // The app checks the same rules first for friendly messages; these are the wall.
 
-const MAX_TOPICS = 3; // core/delta.py MAX_TOPICS
-const MAX_RELATIONS = 5; // core/delta.py MAX_RELATIONS
 const MAX_OPEN_SUGGESTIONS = 20; // services/store/suggestions.py MAX_OPEN_SUGGESTIONS
 const SIGNIN_MAX_FAILURES = 5; // per identity ...
 const SIGNIN_WINDOW_MS = 60 * 1000; // ... per minute
@@ -31,42 +29,54 @@ function isText(v, max) {
   return typeof v === "string" && v.length <= max;
 }
 
-const TOPIC_TYPES = ["concept", "role", "process"]; // core/kb.py TOPIC_TYPES
-const RELATION_TYPES = ["related_to", "depends_on", "part_of", "executed_by"]; // core/kb.py RELATION_TYPES
-
 function onlyKeys(v, allowed) {
   return Object.keys(v).every((k) => allowed.indexOf(k) >= 0);
 }
 
-// What is wrong with a delta a user files ("" when it has the shape the app writes; core/delta.py
-// read_stored_delta reads the same shape).
+// What is wrong with `value` against `schema` ("" when nothing): the part of JSON schema that the tools' input
+// models of core/tools.py produce (objects with known keys, lists with a maximum, text with a length or a choice).
+// Lengths in characters (code points), as Python counts them.
+function schemaProblem(value, schema, where) {
+  if (schema.type === "object") {
+    const keys = Object.keys(schema.properties || {});
+    if (!isObject(value) || !onlyKeys(value, keys)) return (where || "the value") + " must be an object {" + keys.join(", ") + "}";
+    for (const key of schema.required || []) {
+      if (value[key] === undefined) return (where ? where + "." : "") + key + " is required";
+    }
+    for (const key of keys) {
+      if (value[key] === undefined) continue;
+      const problem = schemaProblem(value[key], schema.properties[key], (where ? where + "." : "") + key);
+      if (problem) return problem;
+    }
+    return "";
+  }
+  if (schema.type === "array") {
+    if (!Array.isArray(value)) return where + " must be a list";
+    if (schema.maxItems !== undefined && value.length > schema.maxItems) return "at most " + schema.maxItems + " " + where;
+    for (let i = 0; i < value.length; i++) {
+      const problem = schemaProblem(value[i], schema.items || {}, where + "[" + i + "]");
+      if (problem) return problem;
+    }
+    return "";
+  }
+  if (schema.type === "string") {
+    if (typeof value !== "string") return where + " must be text";
+    const length = Array.from(value).length;
+    if (schema.minLength !== undefined && length < schema.minLength) return where + " is required";
+    if (schema.maxLength !== undefined && length > schema.maxLength) return where + " is longer than " + schema.maxLength + " characters";
+    if (schema.enum && schema.enum.indexOf(value) < 0) return where + " must be one of " + schema.enum.join(", ");
+    return "";
+  }
+  return "";
+}
+
+// What is wrong with a delta a user files ("" when it has the shape the app writes): a propose_graph_delta call's
+// input, checked against the tool's own schema (pb_hooks/r42_tool_shapes.js, generated from core/tools.py).
 function deltaProblem(delta) {
-  if (!isObject(delta) || !onlyKeys(delta, ["reason", "topics", "relations"])) {
-    return "delta must be an object {reason, topics, relations}";
-  }
-  const topics = delta.topics === undefined ? [] : delta.topics;
-  const relations = delta.relations === undefined ? [] : delta.relations;
-  if (!Array.isArray(topics) || !Array.isArray(relations)) return "topics and relations must be lists";
-  if (topics.length > MAX_TOPICS || relations.length > MAX_RELATIONS) {
-    return "at most " + MAX_TOPICS + " topics and " + MAX_RELATIONS + " relations";
-  }
-  if (!topics.length && !relations.length) return "the edit adds nothing";
-  if (delta.reason !== undefined && !isText(delta.reason, 600)) return "reason must be text";
-  for (let i = 0; i < topics.length; i++) {
-    const t = topics[i];
-    if (!isObject(t) || !onlyKeys(t, ["id", "label", "type", "description"]) || !isText(t.id, 60) ||
-        !isText(t.label, 120) || TOPIC_TYPES.indexOf(t.type) < 0 ||
-        (t.description !== undefined && !isText(t.description, 500))) {
-      return "topics[" + i + "] must be {id, label, type, description} with type one of " + TOPIC_TYPES.join(", ");
-    }
-  }
-  for (let i = 0; i < relations.length; i++) {
-    const r = relations[i];
-    if (!isObject(r) || !onlyKeys(r, ["source", "target", "type"]) || !isText(r.source, 60) ||
-        !isText(r.target, 60) || RELATION_TYPES.indexOf(r.type) < 0) {
-      return "relations[" + i + "] must be {source, target, type} with type one of " + RELATION_TYPES.join(", ");
-    }
-  }
+  const shape = require(`${__hooks}/r42_tool_shapes.js`).propose_graph_delta;
+  const problem = schemaProblem(delta, shape, "");
+  if (problem) return problem;
+  if (!delta.topics.length && !delta.relations.length) return "the edit adds nothing";
   return "";
 }
 

@@ -42,9 +42,11 @@ import math
 import re
 import secrets
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import quote as quote_url
 
+from sse_starlette.sse import ServerSentEvent
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -65,7 +67,7 @@ from r42_app.flood_gate import flooded
 from r42_app.services.document_import import FileOutcome
 from r42_app.services.retrieval import MODES
 from r42_app.services.runtime.loop_lag import MONITOR
-from r42_app.services.store.auth import AuthError, Session
+from r42_app.services.store.auth import AuthError, AuthService, Session
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError, pocketbase_answers
 from r42_app.services.store.people import Actor, PeopleError
@@ -89,10 +91,43 @@ MAX_JSON_DEPTH = 32  # a chat request nests 3 deep
 HEALTH_TIMEOUT_S = 2.0
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
-def _error(status: int, kind: str, message: str, headers: dict | None = None) -> JSONResponse:
-    return JSONResponse({"type": kind, "message": message}, status_code=status, headers=headers)
+class ApiError(Exception):
+    """Every refusal of the API, raised wherever it is found and answered in one place (`_answer`): its status,
+    its `type` and message, the headers (Retry-After) and any fields more of the body."""
+
+    def __init__(self, status: int, kind: str, message: str, headers: dict[str, str] | None = None,
+                 extra: dict[str, Any] | None = None):
+        super().__init__(f"{status} {kind}: {message}")
+        self.status, self.kind, self.message = status, kind, message
+        self.headers = headers
+        self.extra = extra or {}
+
+    def response(self) -> JSONResponse:
+        return JSONResponse({"type": self.kind, "message": self.message, **self.extra}, status_code=self.status,
+                            headers=self.headers)
+
+
+async def _answer(_request: Request, exc: Exception) -> Response:
+    """Starlette's handler of ApiError: the refusal as JSON {"type", "message"}."""
+    assert isinstance(exc, ApiError)
+    return exc.response()
+
+
+def _refusal(exc: ChatRefused) -> ApiError:
+    """A guard refusal as its status (429 with Retry-After; 402 with the reason and credit metadata)."""
+    headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} if exc.kind == "rate_limited" else None
+    return ApiError(REFUSAL_STATUS.get(exc.kind, 403), exc.kind, exc.user_message, headers, exc.details)
+
+
+def _sse(event: dict[str, Any]) -> str:
+    """One server-sent event of the chat stream: `data: <JSON>` and a blank line."""
+    return ServerSentEvent(data=json.dumps(event, ensure_ascii=False), sep="\n").encode().decode()
+
+
+NO_TOKEN = "Send your PocketBase token as `Authorization: Bearer <token>`."
 
 
 async def health(request: Request) -> JSONResponse:  # noqa: ARG001
@@ -108,20 +143,28 @@ async def health(request: Request) -> JSONResponse:  # noqa: ARG001
                          "event_loop_lag": MONITOR.summary()}, status_code=200 if status == "ok" else 503)
 
 
-async def _read_body(request: Request, limit: int) -> bytes | JSONResponse:
-    """The request body, never more than `limit` bytes of it held: 413 at once when Content-Length
-    says it is larger, else read chunk by chunk and 413 as soon as it passes the limit."""
-    too_large = _error(413, "payload_too_large", f"The body is larger than {limit // 1024} KB.")
+def _too_large(limit: int) -> ApiError:
+    return ApiError(413, "payload_too_large", f"The body is larger than {limit // 1024} KB.")
+
+
+def _declared_size(request: Request, limit: int) -> None:
+    """400 for a Content-Length that is not a number, 413 for one over `limit` (before anything is read)."""
     declared = request.headers.get("content-length", "")
     if declared and not declared.isdigit():
-        return _error(400, "invalid_request", "Content-Length must be a number of bytes.")
+        raise ApiError(400, "invalid_request", "Content-Length must be a number of bytes.")
     if declared and int(declared) > limit:
-        return too_large
+        raise _too_large(limit)
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The request body, never more than `limit` bytes of it held: 413 at once when Content-Length
+    says it is larger, else read chunk by chunk and 413 as soon as it passes the limit."""
+    _declared_size(request, limit)
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
-            return too_large
+            raise _too_large(limit)
     return bytes(body)
 
 
@@ -152,13 +195,12 @@ def _parse_json(raw: bytes) -> Any:
     return value
 
 
-def _refused(exc: ChatRefused) -> JSONResponse:
-    """A guard refusal as its status (429 with Retry-After; 402 with the reason and credit metadata)."""
-    headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} if exc.kind == "rate_limited" else None
-    status = REFUSAL_STATUS.get(exc.kind, 403)
-    if exc.details:
-        return JSONResponse({"type": exc.kind, "message": exc.user_message, **exc.details}, status_code=status)
-    return _error(status, exc.kind, exc.user_message, headers)
+def _json(raw: bytes) -> Any:
+    """`_parse_json`, a 400 when the body is not (shallow enough) JSON."""
+    try:
+        return _parse_json(raw)
+    except ValueError as exc:
+        raise ApiError(400, "invalid_request", str(exc)) from None
 
 
 def _bearer(request: Request) -> str:
@@ -166,9 +208,16 @@ def _bearer(request: Request) -> str:
     return header[7:].strip() if header.lower().startswith("bearer ") else ""
 
 
-async def _session(token: str, fresh: bool = False) -> Session | JSONResponse:
-    """The signed-in session of a PocketBase token, or the error response (401, or 503 when
-    PocketBase cannot be asked)."""
+def _token(request: Request) -> str:
+    """The Bearer token, or 401."""
+    if token := _bearer(request):
+        return token
+    raise ApiError(401, "unauthenticated", NO_TOKEN)
+
+
+async def _session(token: str, fresh: bool = False) -> Session:
+    """The signed-in session of a PocketBase token; 401, 403 for a disabled organisation, or 503 when PocketBase
+    cannot be asked."""
     auth = services().auth
     remembered = None if fresh else await auth.remembered_now(token)
     if remembered is not None:  # checked moments ago and not signed out since: no PocketBase call, no thread
@@ -177,18 +226,18 @@ async def _session(token: str, fresh: bool = False) -> Session | JSONResponse:
         session = await (asyncio.to_thread(auth.check, token, True) if fresh else _one_check(auth, token))
     except AuthError as exc:
         log.warning("token check failed: %s", exc)
-        return _error(503, "unavailable", exc.user_message)
+        raise ApiError(503, "unavailable", exc.user_message) from exc
     if session is None:
-        return _error(401, "unauthenticated", "The token is invalid or expired; sign in again.")
+        raise ApiError(401, "unauthenticated", "The token is invalid or expired; sign in again.")
     if not session.user.tenant_active:  # `r42 tenant disable` (issue 46): within CHECK_CACHE_S on every worker
-        return _error(403, "tenant_disabled", msg("auth.tenant_disabled"))
+        raise ApiError(403, "tenant_disabled", msg("auth.tenant_disabled"))
     return session
 
 
 _CHECKS: dict[tuple[int, str], asyncio.Future] = {}  # (event loop, token) -> the check of it under way
 
 
-async def _one_check(auth: Any, token: str) -> Session | None:
+async def _one_check(auth: AuthService, token: str) -> Session | None:
     """`auth.check(token)`, once for every request of that token that arrives while it runs: a flood of 300 requests
     with a token not checked in the last CHECK_CACHE_S asked PocketBase 300 times, in 300 thread hops, while another
     user's chat waited behind them (bench/bench_load.py's flood). The checks of different tokens arriving together
@@ -196,36 +245,23 @@ async def _one_check(auth: Any, token: str) -> Session | None:
     key = (id(asyncio.get_running_loop()), token)
     pending = _CHECKS.get(key)
     if pending is None:
-        soon = getattr(auth, "check_soon", None)  # the tokens of requests arriving together share one request
-        pending = asyncio.ensure_future(soon(token) if soon else asyncio.to_thread(auth.check, token))
+        pending = asyncio.ensure_future(auth.check_soon(token))  # the tokens arriving together: one request
         _CHECKS[key] = pending
         pending.add_done_callback(lambda _done: _CHECKS.pop(key, None))
     return await asyncio.shield(pending)  # one caller that goes away does not cancel the others' check
 
 
-async def _signed_in_json(request: Request, limit: int, fresh: bool = False) -> tuple[Session, Any] | JSONResponse:
-    """The caller's session and JSON body, or the refusal: 413 over `limit`, 401 without a valid Bearer
-    token, 400 for a body that is not (shallow enough) JSON. The body is read first, never past `limit`."""
+async def _signed_in_json(request: Request, limit: int, fresh: bool = False) -> tuple[Session, Any]:
+    """The caller's session and JSON body; 413 over `limit`, 401 without a valid Bearer token, 400 for a body that
+    is not (shallow enough) JSON. The body is read first, never past `limit`."""
     raw_body = await _read_body(request, limit)
-    if isinstance(raw_body, JSONResponse):
-        return raw_body
-    token = _bearer(request)
-    if not token:
-        return _error(401, "unauthenticated", "Send your PocketBase token as `Authorization: Bearer <token>`.")
-    session = await _session(token, fresh)
-    if isinstance(session, JSONResponse):
-        return session
-    try:
-        return session, _parse_json(raw_body)
-    except ValueError as exc:
-        return _error(400, "invalid_request", str(exc))
+    session = await _session(_token(request), fresh)
+    return session, _json(raw_body)
 
 
 async def quiz_end(request: Request) -> JSONResponse:
     """`POST /api/quiz/end`: the tab closes mid-quiz; end this user's quiz session so chat unlocks."""
     raw = await _read_body(request, QUIZ_END_MAX_BODY_BYTES)
-    if isinstance(raw, JSONResponse):
-        return raw
     token = _bearer(request)
     if not token:
         try:
@@ -234,22 +270,17 @@ async def quiz_end(request: Request) -> JSONResponse:
             body = None
         token = str(body.get("token", "")) if isinstance(body, dict) else ""
     if not token:
-        return _error(401, "unauthenticated", "Send your PocketBase token as a Bearer header or {\"token\": ...}.")
+        raise ApiError(401, "unauthenticated", "Send your PocketBase token as a Bearer header or {\"token\": ...}.")
     session = await _session(token)
-    if isinstance(session, JSONResponse):
-        return session
     ended = await asyncio.to_thread(services().quiz.end, session.user.id)
     return JSONResponse({"ended": ended})
 
 
 async def chat(request: Request):
     """`POST /api/chat`: one streamed, grounded answer."""
-    received = await _signed_in_json(request, MAX_BODY_BYTES)
-    if isinstance(received, JSONResponse):
-        return received
-    session, body = received
+    session, body = await _signed_in_json(request, MAX_BODY_BYTES)
     if not isinstance(body, dict):
-        return _error(400, "invalid_request", 'The body must be an object {"messages": [...]}.')
+        raise ApiError(400, "invalid_request", 'The body must be an object {"messages": [...]}.')
     mode = body.get("mode", "hybrid")
     try:
         messages = validate_messages(body.get("messages"))
@@ -264,11 +295,11 @@ async def chat(request: Request):
             await give_back(session.user, services().chat)
             raise ChatRefused("rate_limited", retry_after=wait)
     except ChatInputError as exc:
-        return _error(400, "invalid_request", str(exc))
+        raise ApiError(400, "invalid_request", str(exc)) from exc
     except ChatRefused as exc:
         if exc.kind == "unauthenticated":  # the session no longer holds: the next request checks the token anew
             services().auth.forget(session.token)
-        return _refused(exc)
+        raise _refusal(exc) from exc
 
     raw = [{"role": m.role, "content": m.content} for m in messages]
 
@@ -276,7 +307,7 @@ async def chat(request: Request):
         held = ""  # citations wait for the event after them (they come together with `done`): one write, not several
         try:
             async for event in run_turn(session.user, raw, services().chat, mode, permit=permit, channel="api"):
-                data = f"data: {json.dumps(event.to_json(), ensure_ascii=False)}\n\n"
+                data = _sse(event.to_json())
                 if event.type == "citation":
                     held += data
                     continue
@@ -286,11 +317,11 @@ async def chat(request: Request):
                 yield held
         except (ChatInputError, ChatRefused) as exc:  # the input rules speak English to the API's developers
             message = exc.user_message if isinstance(exc, ChatRefused) else str(exc)
-            yield held + f"data: {json.dumps({'type': 'error', 'kind': 'refused', 'message': message})}\n\n"
+            yield held + _sse({"type": "error", "kind": "refused", "message": message})
         except Exception:  # anything else: the stream still ends with an event, never a silent cut
             log.exception("chat turn failed for user %s", session.user.id)
             error = {"type": "error", "kind": "internal", "message": msg("chat.failed"), "retryable": True}
-            yield held + f"data: {json.dumps(error, ensure_ascii=False)}\n\n"
+            yield held + _sse(error)
 
     return StreamingResponse(events(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
@@ -299,19 +330,17 @@ async def chat(request: Request):
 async def chat_delta(request: Request) -> JSONResponse:
     """`POST /api/chat/delta` {"delta": <the delta of a `delta` event>}: confirm a proposed edit. Applied
     at once for an admin, filed as a suggestion for a learner; both need `data_write`."""
-    received = await _signed_in_json(request, DELTA_MAX_BODY_BYTES, fresh=True)  # a write: the role as it is now
-    if isinstance(received, JSONResponse):
-        return received
-    session, body = received
+    # a write: the role as it is now
+    session, body = await _signed_in_json(request, DELTA_MAX_BODY_BYTES, fresh=True)
     if not isinstance(body, dict) or not isinstance(body.get("delta"), dict):
-        return _error(400, "invalid_request", 'The body must be {"delta": {"reason", "topics", "relations"}}.')
+        raise ApiError(400, "invalid_request", 'The body must be {"delta": {"reason", "topics", "relations"}}.')
     try:
         outcome = await confirm_delta(session.user, body["delta"], services().chat)
     except ChatRefused as exc:
-        return _refused(exc)
+        raise _refusal(exc) from exc
     except DeltaNotApplied as exc:
         log.info("delta not applied for user %s: %s", session.user.id, exc)
-        return _error(422, "delta_not_applied", exc.user_message)
+        raise ApiError(422, "delta_not_applied", exc.user_message) from exc
     return JSONResponse(outcome.as_dict())
 
 
@@ -321,32 +350,29 @@ CONFIRM_STATUS = {"unknown": 404, "other_user": 403, "expired": 410, "used": 409
 async def chat_confirm(request: Request) -> JSONResponse:
     """`POST /api/chat/confirm` {"id", "decision": "allow"|"deny"}: answer a `confirm_required` event of a
     running turn (a high-risk external tool waits for it). Bound to the user; usable once; 5 minutes."""
-    received = await _signed_in_json(request, QUIZ_END_MAX_BODY_BYTES)
-    if isinstance(received, JSONResponse):
-        return received
-    session, body = received
+    session, body = await _signed_in_json(request, QUIZ_END_MAX_BODY_BYTES)
     if (not isinstance(body, dict) or not isinstance(body.get("id"), str)
             or body.get("decision") not in ("allow", "deny")):
-        return _error(400, "invalid_request",
-                      'The body must be {"id": "<confirmation id>", "decision": "allow"|"deny"}.')
+        raise ApiError(400, "invalid_request",
+                       'The body must be {"id": "<confirmation id>", "decision": "allow"|"deny"}.')
     try:
         await services().external.broker.answer(body["id"], session.user.id, body["decision"])
     except ConfirmationError as exc:
-        return _error(CONFIRM_STATUS.get(exc.kind, 404), f"confirmation_{exc.kind}", exc.user_message)
+        raise ApiError(CONFIRM_STATUS.get(exc.kind, 404), f"confirmation_{exc.kind}", exc.user_message) from exc
     return JSONResponse({"id": body["id"], "decision": body["decision"]})
 
 
 UPLOAD_MAX_BODY_BYTES = 120 * 1024 * 1024  # one request: a few documents (50 MB each at most, MAX_FILE_BYTES)
 
 
-def _cut(cut: UploadCut, read_timeout: float) -> JSONResponse:
+def _cut(cut: UploadCut, read_timeout: float) -> ApiError:
     if cut.kind == "timeout":
-        return _error(408, "upload_timeout", msg("doc.upload_timeout", seconds=math.ceil(read_timeout)))
+        return ApiError(408, "upload_timeout", msg("doc.upload_timeout", seconds=math.ceil(read_timeout)))
     if cut.kind == "too_large":
-        return _error(413, "payload_too_large", f"The body is larger than {UPLOAD_MAX_BODY_BYTES // 1024} KB.")
+        return _too_large(UPLOAD_MAX_BODY_BYTES)
     if cut.kind == "too_many_files":
-        return _error(400, "invalid_request", msg("doc.too_many_files", maximum=MAX_FILES))
-    return _error(400, "invalid_request", "Send the files as multipart/form-data in the field `files`.")
+        return ApiError(400, "invalid_request", msg("doc.too_many_files", maximum=MAX_FILES))
+    return ApiError(400, "invalid_request", "Send the files as multipart/form-data in the field `files`.")
 
 
 async def kb_documents(request: Request) -> JSONResponse:
@@ -357,33 +383,24 @@ async def kb_documents(request: Request) -> JSONResponse:
     (Retry-After) while the user or the tenant has as many uploads in flight as allowed, 408 when the body
     stops coming for R42_UPLOAD_READ_TIMEOUT_S. Nothing is read before the token and the slots are checked; the
     files go to disk as they arrive (services/uploads.py), and are gone when the answer is sent."""
-    token = _bearer(request)
-    if not token:
-        return _error(401, "unauthenticated", "Send your PocketBase token as `Authorization: Bearer <token>`.")
-    session = await _session(token, fresh=True)  # a write: the role as it is now
-    if isinstance(session, JSONResponse):
-        return session
+    session = await _session(_token(request), fresh=True)  # a write: the role as it is now
     if not session.user.is_admin or not session.user.tenant_id:
-        return _error(403, "forbidden", msg("kb.refused"))
-    declared = request.headers.get("content-length", "")
-    if declared and not declared.isdigit():
-        return _error(400, "invalid_request", "Content-Length must be a number of bytes.")
-    if declared and int(declared) > UPLOAD_MAX_BODY_BYTES:
-        return _error(413, "payload_too_large", f"The body is larger than {UPLOAD_MAX_BODY_BYTES // 1024} KB.")
+        raise ApiError(403, "forbidden", msg("kb.refused"))
+    _declared_size(request, UPLOAD_MAX_BODY_BYTES)
     cfg = services().settings
     user = session.user
     limits = slot_limits(user.id, user.tenant_id, cfg.uploads_per_user, cfg.uploads_per_tenant)
     async with upload_slots(services().shared, limits, holder=secrets.token_hex(8)) as taken:
         if not taken:
-            return _error(429, "uploads_busy", msg("doc.uploads_busy", seconds=RETRY_AFTER_S),
-                          {"Retry-After": str(RETRY_AFTER_S)})
+            raise ApiError(429, "uploads_busy", msg("doc.uploads_busy", seconds=RETRY_AFTER_S),
+                           {"Retry-After": str(RETRY_AFTER_S)})
         try:
             form = await receive_form(request.receive, request.headers.get("content-type", ""),
                                       incoming_dir(cfg.data_dir), timeout=cfg.upload_read_timeout,
                                       limit=UPLOAD_MAX_BODY_BYTES, max_files=MAX_FILES, max_fields=20)
         except UploadCut as cut:
             log.info("document upload of user %s cut off: %s", user.id, cut)
-            return _cut(cut, cfg.upload_read_timeout)
+            raise _cut(cut, cfg.upload_read_timeout) from cut
         try:
             return await _import_received(form, user)
         finally:
@@ -392,10 +409,10 @@ async def kb_documents(request: Request) -> JSONResponse:
 
 async def _import_received(form: ReceivedForm, user: Any) -> JSONResponse:
     if not form.files:
-        return _error(400, "invalid_request", "Send one or more files in the multipart field `files`.")
+        raise ApiError(400, "invalid_request", "Send one or more files in the multipart field `files`.")
     topic_type = form.fields.get("type")
     if topic_type is not None and topic_type not in TOPIC_TYPES:
-        return _error(400, "invalid_request", f"type must be one of {', '.join(TOPIC_TYPES)}.")
+        raise ApiError(400, "invalid_request", f"type must be one of {', '.join(TOPIC_TYPES)}.")
     tenant = user.tenant
     importer = services().importer
     outcomes = []
@@ -431,10 +448,10 @@ async def kb_document_file(request: Request) -> Response:
     expires = request.query_params.get("expires", "")
     sig = request.query_params.get("sig", "")
     if not re.fullmatch(r"[0-9]{1,12}", expires) or int(expires) < time.time():
-        return _error(410, "link_expired", msg("doc.link_expired"))
+        raise ApiError(410, "link_expired", msg("doc.link_expired"))
     good = download_signature(services().download_secret, tenant_id, doc_id, int(expires))
     if not hmac.compare_digest(good, sig):
-        return _error(403, "forbidden", msg("doc.link_expired"))
+        raise ApiError(403, "forbidden", msg("doc.link_expired"))
     store = services().documents
     try:
         tenant = Tenant(tenant_id, "", "")
@@ -442,9 +459,9 @@ async def kb_document_file(request: Request) -> Response:
         data = await asyncio.to_thread(store.file_bytes, doc) if doc else None
     except PBError as exc:
         log.error("reading document %s failed: %s", doc_id, exc)
-        return _error(503, "unavailable", msg("doc.download_failed"))
+        raise ApiError(503, "unavailable", msg("doc.download_failed")) from exc
     if doc is None or data is None:
-        return _error(404, "not_found", msg("doc.download_failed"))
+        raise ApiError(404, "not_found", msg("doc.download_failed"))
     return Response(data, media_type=DOWNLOAD_TYPES.get(doc.kind, "application/octet-stream"), headers={
         "Content-Disposition": f"attachment; filename*=UTF-8''{quote_url(doc.filename)}",
         "X-Content-Type-Options": "nosniff", "Cache-Control": "private, no-store"})
@@ -466,106 +483,77 @@ PEOPLE_MAX_BODY_BYTES = 8 * 1024  # a person or a change as JSON
 PEOPLE_IMPORT_MAX_BODY_BYTES = MAX_IMPORT_BYTES + 64 * 1024  # the CSV and the multipart around it
 
 
-async def _people_admin(request: Request) -> Session | JSONResponse:
+async def _people_admin(request: Request) -> Session:
     """The caller as an admin of their tenant, checked with PocketBase now (people are written), or the refusal."""
-    token = _bearer(request)
-    if not token:
-        return _error(401, "unauthenticated", "Send your PocketBase token as `Authorization: Bearer <token>`.")
-    session = await _session(token, fresh=True)
-    if isinstance(session, JSONResponse):
-        return session
+    session = await _session(_token(request), fresh=True)
     if not session.user.is_admin or not session.user.tenant_id:
-        return _error(403, "forbidden", msg("people.admins_only"))
+        raise ApiError(403, "forbidden", msg("people.admins_only"))
     return session
 
 
-def _people_refusal(exc: PeopleError) -> JSONResponse:
-    return _error(PEOPLE_STATUS.get(exc.kind, 400), PEOPLE_TYPES.get(exc.kind, "invalid_request"), exc.user_message)
-
-
-async def _people_call(call: Any, *args: Any) -> Any:
-    """A people service call in a thread: its value, or the error response (4xx for a refusal, 503 unreachable)."""
+async def _people_call(call: Callable[..., T], *args: Any) -> T:
+    """A people service call in a thread: its value; 4xx for a refusal, 503 when PocketBase cannot be reached."""
     try:
         return await asyncio.to_thread(call, *args)
     except PeopleError as exc:
-        return _people_refusal(exc)
+        raise ApiError(PEOPLE_STATUS.get(exc.kind, 400), PEOPLE_TYPES.get(exc.kind, "invalid_request"),
+                       exc.user_message) from exc
     except PBError as exc:
         log.error("people API: PocketBase failed: %s", exc)
-        return _error(503, "unavailable", msg("people.save_failed"))
+        raise ApiError(503, "unavailable", msg("people.save_failed")) from exc
 
 
 async def people(request: Request) -> JSONResponse:
     """`GET /api/people?q=&role=&state=&page=&per_page=` -> {"items": [{"id", "email", "name", "role", "state",
     "last_sign_in"}], "page", "total"}; `POST /api/people` {"email", "name"?, "role"?} -> 201 {"id", "state":
     "invited", "invite_url", "mailed"}. An admin's token; their own tenant only."""
-    session = await _people_admin(request)
-    if isinstance(session, JSONResponse):
-        return session
-    user = session.user
+    user = (await _people_admin(request)).user
     if request.method == "GET":
         q = request.query_params
         try:
             page, per_page = int(q.get("page", "1")), int(q.get("per_page", "50"))
         except ValueError:
-            return _error(400, "invalid_request", "page and per_page must be whole numbers.")
+            raise ApiError(400, "invalid_request", "page and per_page must be whole numbers.") from None
         if not 1 <= page <= 100_000 or not 1 <= per_page <= 500:
-            return _error(400, "invalid_request", "page is 1 or more, per_page 1 to 500.")
-        found = await _people_call(services().people.list, user.tenant, q.get("q", "")[:100], q.get("role", ""),
-                                   q.get("state", ""), page, per_page)
-        if isinstance(found, JSONResponse):
-            return found
-        items, total = found
+            raise ApiError(400, "invalid_request", "page is 1 or more, per_page 1 to 500.")
+        items, total = await _people_call(services().people.list, user.tenant, q.get("q", "")[:100],
+                                          q.get("role", ""), q.get("state", ""), page, per_page)
         return JSONResponse({"items": [p.to_json() for p in items], "page": page, "total": total})
     body = await _people_body(request)
-    if isinstance(body, JSONResponse):
-        return body
     link = await _people_call(services().people.invite, user.tenant, Actor.of(user), body.get("email"),
                               body.get("name") or "", body.get("role") or "learner")
-    return link if isinstance(link, JSONResponse) else JSONResponse(link.to_json(), status_code=201)
+    return JSONResponse(link.to_json(), status_code=201)
 
 
-async def _people_body(request: Request) -> dict | JSONResponse:
-    raw = await _read_body(request, PEOPLE_MAX_BODY_BYTES)
-    if isinstance(raw, JSONResponse):
-        return raw
-    try:
-        body = _parse_json(raw)
-    except ValueError as exc:
-        return _error(400, "invalid_request", str(exc))
+async def _people_body(request: Request) -> dict:
+    body = _json(await _read_body(request, PEOPLE_MAX_BODY_BYTES))
     if not isinstance(body, dict) or any(not isinstance(v, str | None) for v in body.values()):
-        return _error(400, "invalid_request", "Send a JSON object of strings.")
+        raise ApiError(400, "invalid_request", "Send a JSON object of strings.")
     return body
 
 
 async def person(request: Request) -> JSONResponse:
     """`PATCH /api/people/{id}` {"role": "learner"|"admin"} or {"state": "active"|"deactivated"} -> the person."""
     session = await _people_admin(request)
-    if isinstance(session, JSONResponse):
-        return session
     body = await _people_body(request)
-    if isinstance(body, JSONResponse):
-        return body
     if set(body) not in ({"role"}, {"state"}):
-        return _error(400, "invalid_request", 'Send {"role": ...} or {"state": ...}.')
+        raise ApiError(400, "invalid_request", 'Send {"role": ...} or {"state": ...}.')
     user, person_id = session.user, request.path_params["person_id"]
     service = services().people
     if "role" in body:
         done = await _people_call(service.set_role, user.tenant, Actor.of(user), person_id, body["role"])
     else:
         done = await _people_call(service.set_state, user.tenant, Actor.of(user), person_id, body["state"])
-        if not isinstance(done, JSONResponse) and done.state == "deactivated":
+        if done.state == "deactivated":
             await services().auth.sessions_ended(done.id)  # every worker, at once
-    return done if isinstance(done, JSONResponse) else JSONResponse(done.to_json())
+    return JSONResponse(done.to_json())
 
 
 async def person_invite(request: Request) -> JSONResponse:
     """`POST /api/people/{id}/invite`: a new invitation link for an invited person (mailed when mail is on)."""
-    session = await _people_admin(request)
-    if isinstance(session, JSONResponse):
-        return session
-    user = session.user
+    user = (await _people_admin(request)).user
     link = await _people_call(services().people.resend, user.tenant, Actor.of(user), request.path_params["person_id"])
-    return link if isinstance(link, JSONResponse) else JSONResponse(link.to_json())
+    return JSONResponse(link.to_json())
 
 
 async def people_import(request: Request) -> JSONResponse:
@@ -573,36 +561,33 @@ async def people_import(request: Request) -> JSONResponse:
     "email", "reason"}], "invited", "new", "unchanged", "mail_failures"}; nothing is written with dry_run=1, nor
     when any row is bad. Without mail, "links" lists the invitation links to hand over."""
     session = await _people_admin(request)
-    if isinstance(session, JSONResponse):
-        return session
     read_timeout = services().settings.upload_read_timeout
     try:  # a body that stops coming is dropped, as a document upload's is (R42_UPLOAD_READ_TIMEOUT_S)
         raw = await asyncio.wait_for(_read_body(request, PEOPLE_IMPORT_MAX_BODY_BYTES), read_timeout)
     except TimeoutError:
         log.info("people import of user %s: the body stopped coming", session.user.id)
-        return _error(408, "upload_timeout", msg("doc.upload_timeout", seconds=math.ceil(read_timeout)))
-    if isinstance(raw, JSONResponse):
-        if raw.status_code == 413:
-            return _error(413, "payload_too_large", msg("people.csv_too_big", size="> 1", maximum="1"))
-        return raw
+        raise ApiError(408, "upload_timeout", msg("doc.upload_timeout", seconds=math.ceil(read_timeout))) from None
+    except ApiError as exc:
+        if exc.status == 413:
+            raise ApiError(413, "payload_too_large", msg("people.csv_too_big", size="> 1", maximum="1")) from exc
+        raise
 
     async def replay() -> dict:
         return {"type": "http.request", "body": raw, "more_body": False}
 
+    not_a_form = ApiError(400, "invalid_request", "Send the CSV as multipart/form-data in the field `file`.")
     try:
         form = await Request(request.scope, replay).form(max_files=1, max_fields=5)
     except Exception as exc:  # noqa: BLE001 - any malformed multipart is the client's
         log.info("people import: not a form: %s", exc)
-        return _error(400, "invalid_request", "Send the CSV as multipart/form-data in the field `file`.")
+        raise not_a_form from exc
     upload = form.get("file")
     if upload is None or isinstance(upload, str):
-        return _error(400, "invalid_request", "Send the CSV as multipart/form-data in the field `file`.")
+        raise not_a_form
     data = await upload.read()
     dry_run = request.query_params.get("dry_run", "0") in ("1", "true", "yes")
     user = session.user
     report = await _people_call(services().people.import_csv, user.tenant, Actor.of(user), data, dry_run)
-    if isinstance(report, JSONResponse):
-        return report
     out = report.to_json()
     if report.links and not services().people.mailer.on:
         out["links"] = [{"email": link.person.email, "invite_url": link.url} for link in report.links]
@@ -619,4 +604,5 @@ api = Starlette(routes=[Route("/api/health", health, methods=["GET"]), Route("/a
                         Route("/api/people/import", people_import, methods=["POST"]),
                         Route("/api/people/{person_id}", person, methods=["PATCH"]),
                         Route("/api/people/{person_id}/invite", person_invite, methods=["POST"]),
-                        *sso_routes.routes, *lti_routes.routes])
+                        *sso_routes.routes, *lti_routes.routes],
+                exception_handlers={ApiError: _answer})

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from r42_app.settings import Settings, load_settings
 
 if TYPE_CHECKING:
-    from r42_app.chat.external import ExternalRuntime
+    from r42_app.chat.external_runtime import ExternalRuntime
     from r42_app.chat.gap_draft import DraftDeps
     from r42_app.chat.tools import ToolRegistry
     from r42_app.chat.turn import ChatDeps
@@ -462,7 +462,7 @@ class Services:
         """Audit, per-user-per-tool rate limit and confirmations of external tool calls (limit and confirmations
         in the shared state: one limit across the workers, and an answer may reach any of them)."""
         def build() -> ExternalRuntime:
-            from r42_app.chat.external import ConfirmationBroker, ExternalRuntime
+            from r42_app.chat.external_runtime import ConfirmationBroker, ExternalRuntime
             from r42_app.services.runtime.shared_state import SharedRateLimiter
 
             per_minute = self.mcp_hub.config.calls_per_minute
@@ -477,7 +477,7 @@ class Services:
             from r42_app.chat.turn import ChatDeps
 
             llm = self.llm
-            return ChatDeps(retriever=self.retriever, kb=self.kb, llm=llm, quiz=self.quiz, access=self.access,
+            return ChatDeps(retriever=self.retriever, kb=self.kb, llm=llm, guards=self.access,
                             limiter=self.rate_limiter, tools=self.tools, suggestions=self.suggestions,
                             costs=None if llm is None else self.cost_recorder, upgrade_url=self.settings.upgrade_url,
                             external=self.external, rag_snippets=self.settings.rag_snippets_enabled,

@@ -1,9 +1,11 @@
 """The generated parts of the reference docs, so they cannot drift from the code:
 
 - docs/CONFIGURATION.md: the table of settings, from the metadata of the `Settings` fields;
-- docs/CLI.md: the command reference, from `r42_app.cli.build_parser()`.
+- docs/CLI.md: the command reference, from `r42_app.cli.build_parser()`;
+- pb_hooks/r42_tool_shapes.js: the input schemas of the tools whose calls PocketBase stores, from core/tools.py.
 
-Each is written between `<!-- generated: NAME -->` and `<!-- /generated -->`; the prose around it is kept.
+The docs' parts are written between `<!-- generated: NAME -->` and `<!-- /generated -->` (the prose around them is
+kept); the hooks file is written whole.
 
     python -m r42_app.docsgen          # rewrite the generated parts
     python -m r42_app.docsgen --check  # exit 1 and name every stale file (tests/unit/test_docs.py runs it)
@@ -17,12 +19,12 @@ import re
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
+from r42_app.core.tools import pocketbase_shapes
+from r42_app.paths import ROOT
 from r42_app.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[1]
 END = "<!-- /generated -->"
 
 
@@ -206,6 +208,12 @@ GENERATED: dict[str, tuple[str, str, Callable[[], str]]] = {
 }
 
 
+# files written whole from code (not a section of a document)
+WHOLE: dict[str, Callable[[], str]] = {
+    "pb_hooks/r42_tool_shapes.js": pocketbase_shapes,  # the tools' input limits, for PocketBase's rules
+}
+
+
 def splice(text: str, name: str, body: str) -> str:
     """`text` with the section `name` replaced by `body` (appended at the end when it has no markers yet)."""
     section = f"{begin(name)}\n{body}\n{END}"
@@ -216,7 +224,9 @@ def splice(text: str, name: str, body: str) -> str:
 
 
 def expected(path: str) -> str:
-    """What the file should hold: as it is, with its generated section brought up to date."""
+    """What the file should hold: as it is, with its generated section brought up to date (or all of it)."""
+    if path in WHOLE:
+        return WHOLE[path]()
     name, title, generate = GENERATED[path]
     file = ROOT / path
     text = file.read_text(encoding="utf-8") if file.exists() else f"# {title}\n"
@@ -225,7 +235,7 @@ def expected(path: str) -> str:
 
 def stale() -> list[str]:
     """The generated files whose generated section is out of date (or missing)."""
-    return [path for path in GENERATED
+    return [path for path in (*GENERATED, *WHOLE)
             if not (ROOT / path).exists() or (ROOT / path).read_text(encoding="utf-8") != expected(path)]
 
 
@@ -238,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in out_of_date:
             print(f"{path} is stale: run python -m r42_app.docsgen", file=sys.stderr)
         return 1 if out_of_date else 0
-    for path in GENERATED:
+    for path in (*GENERATED, *WHOLE):
         text = expected(path)
         file = ROOT / path
         if not file.exists() or file.read_text(encoding="utf-8") != text:

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from r42_app.core.csp import SECURITY_HEADERS, content_security_policy, inline_script_hashes
@@ -21,8 +21,8 @@ from r42_app.settings import load_settings
 
 log = logging.getLogger(__name__)
 
-Scope = dict[str, Any]
-Message = dict[str, Any]
+Scope = MutableMapping[str, Any]  # starlette.types' own
+Message = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]], Awaitable[None]]
 
 MAX_PAGE_BYTES = 4 * 1024 * 1024  # a larger HTML answer streams on with the policy that allows no inline script

@@ -37,8 +37,8 @@ def build_server() -> MCPServer:
     server = MCPServer("r42demo", instructions="Demohulpmiddelen voor R42: pensioenopbouw berekenen en een bericht "
                                                "aan de beheerders.")
 
-    @server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
-                                             openWorldHint=False))
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                             open_world_hint=False))
     def pension_accrual(salary: float, franchise: float = 17545.0, accrual_percent: float = 1.75,
                         years: int = 1) -> dict[str, float]:
         """Pensioenopbouw per jaar in een middelloonregeling: (salaris - franchise) x opbouwpercentage, en het
@@ -51,8 +51,8 @@ def build_server() -> MCPServer:
         return {"pensionable_salary": round(pensionable, 2), "accrual_per_year": yearly,
                 "accrual_total": round(yearly * years, 2)}
 
-    @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False,
-                                             openWorldHint=False))
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                             open_world_hint=False))
     def send_message(subject: str, text: str, ctx: Context) -> dict[str, str]:
         """Laat een bericht achter voor de beheerders van de organisatie van de gebruiker (zij lezen het in de
         beheerpagina's van R42)."""

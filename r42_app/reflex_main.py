@@ -17,7 +17,8 @@ import signal
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from r42_app.paths import ROOT
+
 BUILT_NAME = "r42-build.json"  # in the build folder: what its frontend was built from (written after the build)
 BUILD_INPUTS = ("r42_app", "assets", "frontend", "rxconfig.py", "requirements.txt")
 NOT_IN_THE_BUILD = ("REFLEX_WEB_WORKDIR", "REFLEX_REDIS_URL")  # where it is built; the URL's password (bool above)
@@ -85,7 +86,7 @@ def reuse_the_build() -> None:
     if same and built and os.environ.get("R42_FRONTEND_REBUILD", "") not in ("1", "true", "yes"):
         print("r42: the web app is unchanged since its last build: serving that build", flush=True)
         reflex_cli._compile_app = lambda **_kw: None
-        build.setup_frontend_prod = lambda _root: None
+        build.setup_frontend_prod = lambda root: None  # noqa: ARG005 - its signature
         return
     marker.unlink(missing_ok=True)  # a build stopped halfway is no build to reuse
     setup = build.setup_frontend_prod

@@ -12,77 +12,26 @@ confirmation lives in the workers' shared state (services/runtime/shared_state.p
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import logging
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
-from r42_app.chat import events
+from r42_app.chat.external_runtime import ALLOW, DENY, ExternalRuntime
 from r42_app.chat.tools import Tool, ToolResult, TurnContext
 from r42_app.core.capabilities import EXTERNAL_TOOLS
 from r42_app.core.fence import defuse
 from r42_app.core.mcp import (
-    CONFIRM_TTL_S,
-    Confirmation,
-    ConfirmationError,
     arguments_digest,
     not_invocable,
     redact,
 )
-from r42_app.core.ratelimit import Limiter
 from r42_app.core.tools import ToolSpec
 from r42_app.services.adapters.mcp import McpRegistry, McpToolEntry
-from r42_app.services.runtime.shared_state import MemorySharedState, SharedState, SharedStateUnavailable
-from r42_app.services.store.audit import ToolAudit
+from r42_app.services.runtime.shared_state import SharedStateUnavailable
 
 log = logging.getLogger(__name__)
-
-ALLOW, DENY = "allow", "deny"
-
-
-class ConfirmationBroker:
-    """Confirmations of high-risk calls, in the workers' shared state: a turn waits for one in the worker that
-    runs it, and the user's answer may reach any worker (several workers: through their Redis)."""
-
-    def __init__(self, shared: SharedState | None = None, ttl: float = CONFIRM_TTL_S):
-        self.shared = shared if shared is not None else MemorySharedState()
-        self.ttl = ttl
-
-    async def ask(self, ctx: TurnContext, tool: str, arguments: dict[str, Any]) -> tuple[str, Confirmation]:
-        """Stream the question and wait for the answer: (allow | deny | expired, the confirmation). Raises
-        SharedStateUnavailable when the question cannot be put."""
-        confirmation = await self.shared.put_confirmation(ctx.user.id, tool, arguments, self.ttl)
-        try:
-            await ctx.emit(events.ConfirmRequired(confirmation.id, tool, arguments))
-            decision = await self.shared.wait_confirmation(confirmation.id, self.ttl)
-            return decision or "expired", confirmation
-        finally:
-            await self.shared.cancel_confirmation(confirmation.id)
-
-    async def answer(self, confirmation_id: str, user_id: str, decision: str) -> None:
-        """The user's Toestaan / Weigeren, from any worker: uses the confirmation (once) and wakes the waiting
-        call. Raises ConfirmationError (unknown, other user, expired, used; unavailable while the shared state
-        cannot be reached)."""
-        if decision not in (ALLOW, DENY):
-            raise ConfirmationError("unknown", "the decision must be allow or deny")
-        try:
-            await self.shared.answer_confirmation(confirmation_id, user_id, decision)
-        except SharedStateUnavailable as exc:
-            log.error("answering confirmation %s… failed: %s", confirmation_id[:6], exc)
-            raise ConfirmationError("unavailable", "the workers' shared state cannot be reached") from exc
-
-
-@dataclass
-class ExternalRuntime:
-    """What every external call needs, shared by the turns of a process."""
-
-    audit: ToolAudit | None
-    limiter: Limiter
-    broker: ConfirmationBroker = field(default_factory=ConfirmationBroker)
-
 
 def _result(payload: dict[str, Any]) -> str:
     return json.dumps(payload, ensure_ascii=False)
@@ -109,9 +58,7 @@ def wrap_high_risk_execute(entry: McpToolEntry) -> Callable[[TurnContext, dict[s
 
         if runtime is None:
             return await done("not-invocable", _result(not_invocable(entry.name, "external tools are off")), True)
-        wait = runtime.limiter.check(f"{ctx.user.id}:{entry.name}")
-        if inspect.isawaitable(wait):  # several workers: the limit is shared in Redis
-            wait = await wait
+        wait = await runtime.limiter.check(f"{ctx.user.id}:{entry.name}")
         if wait > 0:
             return await done("rate_limited", _result({"status": "rate_limited", "tool": entry.name,
                                                         "retry_after_seconds": round(wait, 1)}), True)

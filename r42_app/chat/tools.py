@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from r42_app.chat import events
+from r42_app.chat.external_runtime import ExternalRuntime
 from r42_app.core.delta import Rejected, validate_delta
 from r42_app.core.fence import fence, one_line
 from r42_app.core.identity import SignedInUser, Tenant
@@ -24,8 +25,19 @@ from r42_app.core.injection import detect_injection_markers
 from r42_app.core.kb import Relation, Topic
 from r42_app.core.messages import msg
 from r42_app.core.retrieval import Snippet, TenantIndex, render_snippets, visible_topic
-from r42_app.core.tools import BUILTIN_TOOLS, KB_SEARCH_TOOL, LOOKUP_TOPIC, PROPOSE_GRAPH_DELTA, ToolSpec
-from r42_app.services.retrieval import MODES, Retriever, SearchResult
+from r42_app.core.tools import (
+    BUILTIN_TOOLS,
+    KB_SEARCH_TOOL,
+    LOOKUP_TOPIC,
+    PROPOSE_GRAPH_DELTA,
+    Input,
+    KbSearchInput,
+    LookupTopicInput,
+    ToolInputError,
+    ToolSpec,
+    parse_input,
+)
+from r42_app.services.retrieval import Retriever, SearchResult
 from r42_app.services.store.kb_store import KBStore
 
 log = logging.getLogger(__name__)
@@ -36,7 +48,7 @@ class ToolDeps(Protocol):
 
     kb: KBStore
     retriever: Retriever
-    external: Any  # chat.external.ExternalRuntime, or None when external tools are off
+    external: ExternalRuntime | None  # None when external tools are off
 
 
 async def _discard(_event: events.ChatEvent) -> None:
@@ -129,9 +141,25 @@ class ToolRegistry:
 # -- the built-in tools --------------------------------------------------------------------------
 
 
-async def lookup_topic(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResult:
+def typed(model: type[Input]) -> Callable[[Callable[[TurnContext, Input], Awaitable[ToolResult]]], Handler]:
+    """A handler of a built-in tool, given its input as the tool's model (core/tools.py); an input of another shape
+    goes back to the model with what is wrong, and the handler does not run."""
+    def wrap(handler: Callable[[TurnContext, Input], Awaitable[ToolResult]]) -> Handler:
+        async def run(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResult:
+            try:
+                arguments = parse_input(model, tool_input)
+            except ToolInputError as exc:
+                return ToolResult(f"The input was not valid, so nothing was done: {exc}", is_error=True)
+            return await handler(ctx, arguments)
+        run.__doc__ = handler.__doc__
+        return run
+    return wrap
+
+
+@typed(LookupTopicInput)
+async def lookup_topic(ctx: TurnContext, arguments: LookupTopicInput) -> ToolResult:
     """One topic in full, with its relations, as a snippet block."""
-    slug = str(tool_input.get("id", "")).strip()
+    slug = arguments.id.strip()
     topic = await asyncio.to_thread(ctx.deps.kb.topic, ctx.tenant, slug) if slug else None
     if topic is None:
         return ToolResult(f"No topic with id {slug!r} exists in this knowledge base.")
@@ -151,11 +179,10 @@ def _topic_block(topic: Topic, relations: Sequence[Relation]) -> str:
     return fence(text, topic.slug, topic.label, detect_injection_markers(text))
 
 
-async def kb_search(ctx: TurnContext, tool_input: dict[str, Any]) -> ToolResult:
+@typed(KbSearchInput)
+async def kb_search(ctx: TurnContext, arguments: KbSearchInput) -> ToolResult:
     """A new search; its hits become snippets with the next [ref:N] numbers of this turn."""
-    query = str(tool_input.get("query", ""))[:2000]
-    mode = tool_input["mode"] if tool_input.get("mode") in MODES else "hybrid"
-    result = await asyncio.to_thread(ctx.deps.retriever.kb_search, ctx.tenant, query, mode, 5)
+    result = await asyncio.to_thread(ctx.deps.retriever.kb_search, ctx.tenant, arguments.query, arguments.mode, 5)
     index = await asyncio.to_thread(ctx.deps.retriever.index, ctx.tenant)
     new, text = await asyncio.to_thread(_search_block, result, index, len(ctx.snippets) + 1)  # CPU: off the loop
     ctx.snippets.extend(new)

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from r42_app.chat import events
 from r42_app.chat.coalesce import coalesce_text
+from r42_app.chat.external_runtime import ExternalRuntime
 from r42_app.chat.tools import ToolRegistry, TurnContext, builtin_registry
 from r42_app.core.capabilities import DEFAULT_CAPABILITIES, QA_HELP
 from r42_app.core.chat import (
@@ -30,15 +30,17 @@ from r42_app.core.chat import (
 )
 from r42_app.core.conversation import Understood, user_questions
 from r42_app.core.costs import QuotaExceeded, Round, Usage, assert_tenant_ai_credit_access
+from r42_app.core.delta import ValidDelta
 from r42_app.core.errors import UserError
-from r42_app.core.identity import SignedInUser
+from r42_app.core.identity import SignedInUser, Tenant
 from r42_app.core.questions import QuestionEntry
 from r42_app.core.ratelimit import Limiter
 from r42_app.core.retrieval import Snippet, TenantIndex, render_snippets
 from r42_app.services.adapters.llm import LLMError, LLMEvent
 from r42_app.services.retrieval import MODES, Grounding, Retriever, SearchResult
+from r42_app.services.store.access import GuardReading
 from r42_app.services.store.kb_store import KBStore
-from r42_app.services.store.pb import PBError, pb_time
+from r42_app.services.store.pb import PBError
 
 log = logging.getLogger(__name__)
 
@@ -56,36 +58,61 @@ class ChatRefused(UserError):
         self.details = details or {}  # quota_exceeded: {"reason", "metadata"}
 
 
-class QuizLock(Protocol):
-    def active(self, user_id: str) -> bool: ...
+class TurnGuards(Protocol):
+    """What the guard reads of PocketBase for a turn (services/store/access.py AccessStore.read_guards: one request,
+    shared with the turns that arrive together): raises PBError, a 401 with a `reason` when the session no longer
+    holds."""
+
+    async def read_guards(self, user: SignedInUser, token: str = "") -> GuardReading: ...
 
 
-class AccessLookup(Protocol):
-    def effective(self, tenant_id: str, user_id: str) -> tuple[Any, Any]: ...
+class SuggestionSink(Protocol):
+    """Where a learner's confirmed edit goes (services/store/suggestions.py SuggestionStore)."""
+
+    def append_suggestion(self, tenant: Tenant, user_id: str, delta: ValidDelta) -> Any: ...
+
+
+class CostSink(Protocol):
+    """Where a turn's AI cost goes (services/store/costs.py CostRecorder)."""
+
+    def publish(self, turn_id: str, tenant_id: str, user_id: str, model: str, rounds: list[Round]) -> None:
+        """From the event loop, without waiting: queued and written with the turns that end together."""
+
+    def record(self, turn_id: str, tenant_id: str, user_id: str, model: str, rounds: list[Round]) -> Any:
+        """Blocking (a worker thread, or no event loop): written before it returns."""
+
+
+class QuestionSink(Protocol):
+    """The question log (services/store/questions.py QuestionLog)."""
+
+    def user_key(self, tenant_id: str, user_id: str) -> str: ...
+
+    def queue(self, entry: QuestionEntry) -> None: ...
 
 
 class LLM(Protocol):
+    model: str  # what the turn's cost events are priced by
+
     def stream(self, system: list[dict], messages: list[dict], tools: list[dict]) -> AsyncIterator[LLMEvent]: ...
 
 
 @dataclass
 class ChatDeps:
-    """What a turn needs; `llm` None means offline (no ANTHROPIC_API_KEY). Without `access` every user
-    has the new-tenant default (tests that are not about capabilities)."""
+    """What a turn needs; `llm` None means offline (no ANTHROPIC_API_KEY). Without `guards` every user has the
+    new-tenant default and no quiz (tests that are not about the guard); a None sink is not used."""
 
     retriever: Retriever
     kb: KBStore
     llm: LLM | None
-    quiz: QuizLock | None = None
-    access: AccessLookup | None = None
+    guards: TurnGuards | None = None  # R42 on, capabilities, credit, quiz and session, read per turn
     limiter: Limiter | None = None
     tools: ToolRegistry = field(default_factory=builtin_registry)
-    suggestions: Any = None  # SuggestionStore: where a learner's confirmed edit goes
-    costs: Any = None  # CostRecorder: the turn's cost events go to the outbox (None: not tracked)
+    suggestions: SuggestionSink | None = None  # where a learner's confirmed edit goes
+    costs: CostSink | None = None  # the turn's cost events (None: not tracked)
     upgrade_url: str = "/admin/costs"  # where a tenant out of credits can buy more (in the 402)
-    external: Any = None  # ExternalRuntime: audit, rate limit and confirmations of external (MCP) tool calls
+    external: ExternalRuntime | None = None  # audit, rate limit and confirmations of external (MCP) tool calls
     rag_snippets: bool = True  # False: R42_RAG_SNIPPETS_ENABLED=false, no search snippets in the model's prompt
-    questions: Any = None  # QuestionLog: each turn's question, pseudonymous (None: not logged)
+    questions: QuestionSink | None = None  # each turn's question, pseudonymous (None: not logged)
 
 
 class _OneAtATime:
@@ -156,9 +183,7 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
     # all pass a peek and each run the PocketBase lookups below. A turn refused later gets it back.
     limiter = deps.limiter if rate_limit else None
     if limiter is not None:
-        wait = limiter.check(user.id)
-        if inspect.isawaitable(wait):  # the limiter shared by several workers lives in Redis
-            wait = await wait
+        wait = await limiter.check(user.id)
         if wait > 0:
             raise ChatRefused("rate_limited", retry_after=wait)
     try:
@@ -173,9 +198,7 @@ async def check_turn(user: SignedInUser | None, deps: ChatDeps, need: str = QA_H
 async def give_back(user: SignedInUser, deps: ChatDeps) -> None:
     """Return the rate-limit token `check_turn` took for a turn that is refused after all (it never ran)."""
     if deps.limiter is not None:
-        refunded = deps.limiter.refund(user.id)
-        if inspect.isawaitable(refunded):
-            await refunded
+        await deps.limiter.refund(user.id)
 
 
 async def _guard(user: SignedInUser, deps: ChatDeps, need: str,
@@ -183,17 +206,7 @@ async def _guard(user: SignedInUser, deps: ChatDeps, need: str,
     """check_turn's PocketBase part: the session, R42 on, the capability, credit and no quiz (raises ChatRefused);
     the capabilities and the tenant's question-log switch."""
     try:
-        if (guards := getattr(deps.access, "guards", None)) and (clock := getattr(deps.quiz, "clock", None)):
-            # PocketBase's stores: the three reads in one request, shared with the turns that arrive together, and
-            # the session checked in the same request (no request more per turn)
-            chatbot, resolution, quiz_active = await guards.call(
-                (user.tenant_id, user.id, pb_time(clock()), user.role, token))
-            access = chatbot, resolution
-        else:  # other lookups (the tests' fakes): each on its own
-            access_lookup = asyncio.to_thread(deps.access.effective, user.tenant_id, user.id) if deps.access \
-                else _none()
-            quiz_lookup = asyncio.to_thread(deps.quiz.active, user.id) if deps.quiz else _none()
-            access, quiz_active = await asyncio.gather(access_lookup, quiz_lookup)
+        reading = await deps.guards.read_guards(user, token) if deps.guards is not None else None
     except PBError as exc:
         if exc.status == 401 and exc.data.get("reason") == "tenant_disabled":  # `r42 tenant disable` (issue 46)
             log.info("turn refused for user %s: tenant %s is disabled", user.id, user.tenant_slug)
@@ -206,26 +219,21 @@ async def _guard(user: SignedInUser, deps: ChatDeps, need: str,
         log.error("turn guard could not reach PocketBase: %s", exc)
         raise ChatRefused("unavailable") from exc
     capabilities = DEFAULT_CAPABILITIES
-    if access is not None:
-        chatbot, resolution = access
-        if not chatbot.enabled:
+    if reading is not None:
+        if not reading.chatbot.enabled:
             raise ChatRefused("chatbot_disabled")
-        capabilities = resolution.effective
+        capabilities = reading.resolution.effective
     if need not in capabilities:
         raise ChatRefused("capability_denied", code="" if need == QA_HELP else "chat.data_write_denied")
-    if access is not None and need == QA_HELP and deps.llm is not None:  # offline answers cost nothing
+    if reading is not None and need == QA_HELP and deps.llm is not None:  # offline answers cost nothing
         try:
-            assert_tenant_ai_credit_access(access[0].credits, minimum_credits=1, upgrade_url=deps.upgrade_url)
+            assert_tenant_ai_credit_access(reading.chatbot.credits, minimum_credits=1, upgrade_url=deps.upgrade_url)
         except QuotaExceeded as exc:
             raise ChatRefused("quota_exceeded", code=exc.code,
                               details={"reason": exc.reason, "metadata": exc.metadata}) from exc
-    if quiz_active:
+    if reading is not None and reading.quiz_active:
         raise ChatRefused("quiz_active")
-    return capabilities, access is None or getattr(access[0], "question_log", True) is not False
-
-
-async def _none() -> None:
-    return None
+    return capabilities, reading is None or reading.chatbot.question_log
 
 
 def _snippets_of(result: SearchResult, index: TenantIndex) -> tuple[list[Snippet], str]:
@@ -236,7 +244,7 @@ def _snippets_of(result: SearchResult, index: TenantIndex) -> tuple[list[Snippet
 
 async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps, mode: str = "hybrid",
                    permit: TurnPermit | None = None, channel: str = "window",
-                   token: str = "") -> AsyncIterator[events.ChatEvent]:
+                   token: str = "") -> AsyncGenerator[events.ChatEvent, None]:
     """Answer the last user message. Raises ChatInputError / ChatRefused before anything streams.
     Callers that already ran `check_turn` (the API, to answer with a status code) pass its permit;
     otherwise the guard runs here, alongside grounding (nothing streams and no model is called before
@@ -405,17 +413,13 @@ def _log_question(deps: ChatDeps, permit: TurnPermit, understood: Understood, ch
 
 def _record_cost(deps: ChatDeps, turn_id: str, user: SignedInUser, rounds: list[Round]) -> None:
     """Queue the turn's cost events without making the user wait (nor failing when the turn is being
-    cancelled): the recorder writes one outbox row in a worker thread."""
-    if deps.costs is None or not rounds:
+    cancelled): published on the loop, written with the turns that end together."""
+    if deps.costs is None or not rounds or deps.llm is None:
         return
-    model = getattr(deps.llm, "model", "")
-    args = (turn_id, user.tenant_id, user.id, model, list(rounds))
+    args = (turn_id, user.tenant_id, user.id, deps.llm.model, list(rounds))
     try:
-        loop = asyncio.get_running_loop()
+        asyncio.get_running_loop()
     except RuntimeError:  # no running loop (a generator finalised outside one): record right here
         deps.costs.record(*args)
         return
-    if publish := getattr(deps.costs, "publish", None):  # PocketBase's recorder: batched on the loop, no thread
-        publish(*args)
-    else:
-        deps.costs.track(loop.run_in_executor(None, deps.costs.record, *args))
+    deps.costs.publish(*args)

@@ -31,25 +31,10 @@ costs), ops.py (mcp, outbox, doctor, backup, restore); common.py holds the exit 
 
 from __future__ import annotations
 
-import signal
+# first thing, before the slow imports below, so a stop that early is quiet too (cli/stopping.py)
+from r42_app.cli.stopping import stop_signals
 
-# The stop signals that arrived while the command was starting. Raising from the handler is not enough on its own:
-# the signal lands during numpy's and scipy's imports, where C code calling back into Python may clear the exception;
-# then the Ctrl-C was lost and `serve` started anyway (seen twice in a dozen runs of the shutdown test). `main` and
-# `serve` look here before they start anything.
-stop_signals: list[int] = []
-
-
-def _quiet_exit(signum, frame):  # noqa: ARG001 - signal handler signature
-    """Ctrl-C or SIGTERM while the command is still starting (or outside `serve`): stop, without a traceback."""
-    stop_signals.append(signum)
-    raise SystemExit(128 + signum)
-
-
-# first thing, before the slow imports below, so a stop that early is quiet too
-signal.signal(signal.SIGINT, _quiet_exit)
-signal.signal(signal.SIGTERM, _quiet_exit)
-
+# isort: split
 import argparse
 
 from r42_app.cli import chatbot, costs, gaps, kb, lti, ops, people, serve, sso, tenants

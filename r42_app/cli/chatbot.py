@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from r42_app.cli.common import EXIT_OK, _fail, exit_code_of, tenants_named
 from r42_app.cli.kb import register_rag_backfill
@@ -88,7 +89,7 @@ def cmd_chatbot_access(args: argparse.Namespace) -> int:
             users = [u for u in users if u.email == args.email.strip()]
             if not users:
                 _user_of(store, tenant, args.email)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for u in users:
         overrides = dict(u.row.overrides) if u.row else {}
         rows.append({"email": u.email, "name": u.name, "role": u.role, "source": u.resolution.source,

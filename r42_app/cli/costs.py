@@ -7,6 +7,7 @@ import csv
 import json
 import sys
 from datetime import UTC, datetime
+from typing import Any
 
 from r42_app.cli.common import EXIT_OK, _fail, day, exit_code_of, tenants_named
 from r42_app.container import connected
@@ -57,7 +58,7 @@ def cmd_costs_report(args: argparse.Namespace) -> int:
         left = svc.credits.show(tenant)
     if args.by == "day":
         lines = [(d, sum(report.by_day[d].values())) for d in report.days]
-        rows = [{"day": d, "cost_usd": round(usd, 6)} for d, usd in lines]
+        rows: list[dict[str, Any]] = [{"day": d, "cost_usd": round(usd, 6)} for d, usd in lines]
     else:
         group = report.by_capability if args.by == "capability" else report.by_user
         rows = [{args.by: line.key, "events": line.events, "input_tokens": line.usage.input_tokens,

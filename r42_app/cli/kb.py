@@ -67,7 +67,11 @@ def _import_files(paths: list[str]) -> tuple[list[Path], list[str], list[Path]]:
         else:
             problems.append(f"{path}: no such file or folder")
     seen: set[Path] = set()
-    unique = [f for f in files if not (f.resolve() in seen or seen.add(f.resolve()))]
+    unique = []
+    for f in files:  # each file once, however it was named
+        if f.resolve() not in seen:
+            seen.add(f.resolve())
+            unique.append(f)
     return unique, problems, skipped
 
 
@@ -383,10 +387,14 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
     if not queries:
         return _fail(f"{args.queries}: no queries")
     with tenant_services(cfg, args.tenant) as (services, tenant):
-        rows = {}
+        rows: dict[str, dict[str, Any]] = {}
         kinds = sorted({q.get("kind", "") for q in queries} - {""})
         for mode in args.modes:
-            ndcg, recall, mrr, used, fell_back = [], [], [], set(), 0
+            ndcg: list[float] = []
+            recall: list[float] = []
+            mrr: list[float] = []
+            used: set[str] = set()
+            fell_back = 0
             by_kind: dict[str, list[float]] = {k: [] for k in kinds}
             for q in queries:
                 res = services.retriever.kb_search(tenant, q["query"], mode, args.k)
@@ -411,9 +419,9 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
     print(f"| mode | nDCG@{k} | Recall@{k} | MRR@{k} | fell back |{kind_cols}")
     print("|---" * (5 + len(kinds)) + "|")
     for mode, r in rows.items():
-        used = "" if r["mode_used"] == mode else f" (ran as {r['mode_used']})"
+        ran_as = "" if r["mode_used"] == mode else f" (ran as {r['mode_used']})"
         per_kind = "".join(f" {r['ndcg_by_kind'][kind]:.3f} |" for kind in kinds)
-        print(f"| {mode}{used} | {r['ndcg']:.3f} | {r['recall']:.3f} | {r['mrr']:.3f} | {r['fallbacks']} |{per_kind}")
+        print(f"| {mode}{ran_as} | {r['ndcg']:.3f} | {r['recall']:.3f} | {r['mrr']:.3f} | {r['fallbacks']} |{per_kind}")
     return EXIT_OK
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from r42_app.cli.common import EXIT_OK, _fail
 from r42_app.container import connected
@@ -52,7 +53,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         except TenantError as exc:
             return _fail(str(exc))
         regs = svc.lti.list(tenant)
-    rows = [{"issuer": r.issuer, "client_id": r.client_id, "deployment_ids": list(r.deployment_ids),
+    rows: list[dict[str, Any]] = [
+        {"issuer": r.issuer, "client_id": r.client_id, "deployment_ids": list(r.deployment_ids),
              "jwks_url": r.jwks_url, "auth_url": r.auth_url, "token_url": r.token_url or None,
              "instructor_role": r.instructor_role} for r in regs]
     if args.json:

@@ -22,7 +22,7 @@ from r42_app.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, _err, _fai
 from r42_app.cli.privacy import register_forget
 from r42_app.container import connected
 from r42_app.core.people import MAX_IMPORT_BYTES, ROLE_NAMES, STATE_NAMES
-from r42_app.services.store.people import Actor, Link, PeopleError
+from r42_app.services.store.people import Actor, Link, PeopleError, Person
 from r42_app.settings import load_settings
 
 CLI = Actor.cli()
@@ -53,7 +53,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     with connected(load_settings()) as svc:
         tenant = tenants_named(svc, args.tenant)[0]
         try:
-            people, total = [], -1
+            people: list[Person] = []
+            total = -1
             page = 1
             while total < 0 or len(people) < total:
                 batch, total = svc.people.list(tenant, args.search or "", args.role or "", args.state or "",

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Callable
 
 from r42_app.cli.common import EXIT_FAILURE, EXIT_OK, _err, _fail
+from r42_app.cli.stopping import stop_signals
 from r42_app.container import Services, connected
 from r42_app.services.runtime import supervisor
 from r42_app.services.store.kb_store import KBError
@@ -33,7 +34,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     workers = args.workers or cfg.backend_workers
     if not 1 <= workers <= MAX_BACKEND_WORKERS:
         return _fail(f"--workers must be from 1 to {MAX_BACKEND_WORKERS}, got {workers}")
-    from r42_app.cli import stop_signals  # here: the package imports this module
 
     role = "web" if args.web_only else "data" if args.data_only else "all"
     seed = None if args.no_seed or role == "web" else _seed_the_demo(cfg)  # the data machine seeds, once

@@ -39,7 +39,7 @@ def launcher() -> rx.Component:
 
 
 # True where the window covers the page (assets/r42.css, the phone breakpoint): a source link then closes it.
-COVERS_PAGE = rx.Var(_js_expr="window.matchMedia('(max-width: 640px)').matches", _var_type=bool)
+COVERS_PAGE: rx.Var[bool] = rx.Var(_js_expr="window.matchMedia('(max-width: 640px)').matches", _var_type=bool)
 
 
 def citation_chip(text, **props) -> rx.Component:

@@ -1,5 +1,7 @@
 """One place for R42's look: theme, spacing and the colour of each topic type."""
 
+from typing import Any
+
 import reflex as rx
 
 ACCENT = "indigo"
@@ -11,7 +13,7 @@ SIDEBAR_WIDTH = "300px"
 NAV_HEIGHT = "56px"
 CONTENT_MAX = "860px"
 
-STYLE = {
+STYLE: dict[Any, Any] = {
     "font_family": "Inter, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif",
     "background_color": "var(--gray-2)",
 }

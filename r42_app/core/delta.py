@@ -17,13 +17,18 @@ import networkx as nx
 from r42_app.core.errors import UserError
 from r42_app.core.kb import RELATION_LABELS, RELATION_TYPES, TOPIC_TYPES, TYPE_LABELS, Relation, Topic, check_slug
 from r42_app.core.messages import msg
+from r42_app.core.tools import (  # noqa: F401 - the limits are this module's too (importers read them here)
+    MAX_DESCRIPTION,
+    MAX_ID,
+    MAX_LABEL,
+    MAX_REASON,
+    MAX_RELATIONS,
+    MAX_TOPICS,
+    ProposeGraphDeltaInput,
+    ToolInputError,
+    parse_input,
+)
 
-MAX_TOPICS = 3
-MAX_RELATIONS = 5
-MAX_REASON = 300
-MAX_LABEL = 120
-MAX_DESCRIPTION = 500
-MAX_ID = 60
 ACYCLIC_TYPES = ("part_of", "depends_on")
 
 
@@ -70,56 +75,33 @@ class Rejected:
         return "; ".join(self.reasons)
 
 
-def _text(value: Any, where: str, limit: int, problems: list[str]) -> str:
-    if not isinstance(value, str) or not value.strip():
-        problems.append(f"{where} is required")
-        return ""
-    value = " ".join(value.split())
-    if len(value) > limit:
-        problems.append(f"{where} is longer than {limit} characters")
-    return value
-
-
-def validate_delta(delta: Any, kb: KnowledgeGraph) -> ValidDelta | Rejected:
-    """Check a proposed graph edit against the tenant's current knowledge graph (pure; no writes)."""
+def validate_delta(delta: Any, kb: KnowledgeGraph,
+                   shape: type[ProposeGraphDeltaInput] = ProposeGraphDeltaInput) -> ValidDelta | Rejected:
+    """Check a proposed graph edit against the tenant's current knowledge graph (pure; no writes): first its shape,
+    the tool's own input model (core/tools.py: limits, types, required text), then what only the graph can say."""
     if not isinstance(delta, dict):
         return Rejected(("the edit must be an object with reason, topics and relations",))
+    try:  # an edit without topics (or relations) has none
+        parsed = parse_input(shape, {"topics": [], "relations": [], **delta})
+    except ToolInputError as exc:
+        return Rejected(exc.reasons)
     problems: list[str] = []
-    reason = _text(delta.get("reason"), "reason", MAX_REASON, problems)
-    raw_topics, raw_relations = delta.get("topics", []), delta.get("relations", [])
-    if not isinstance(raw_topics, list) or not isinstance(raw_relations, list):
-        return Rejected(("topics and relations must be lists",))
-    if len(raw_topics) > MAX_TOPICS:
-        problems.append(f"at most {MAX_TOPICS} topics per edit, got {len(raw_topics)}")
-    if len(raw_relations) > MAX_RELATIONS:
-        problems.append(f"at most {MAX_RELATIONS} relations per edit, got {len(raw_relations)}")
+    for i, t in enumerate(parsed.topics):
+        problems += [str(p) for p in check_slug(t.id, f"topics[{i}].id")]
+    for i, r in enumerate(parsed.relations):
+        problems += [str(p) for end in ("source", "target") for p in check_slug(getattr(r, end),
+                                                                                 f"relations[{i}].{end}")]
     if problems:
         return Rejected(tuple(problems))
+    reason = parsed.reason
 
     existing_ids = {t.slug for t in kb.topics}
     existing_labels = {t.label.casefold(): t.slug for t in kb.topics}
     alias: dict[str, str] = {}  # proposed id -> the id it turned out to be
     topics: list[DeltaTopic] = []
     notes: list[str] = []
-    for i, raw in enumerate(raw_topics):
-        where = f"topics[{i}]"
-        if not isinstance(raw, dict):
-            problems.append(f"{where} must be an object")
-            continue
-        tid = raw.get("id")
-        slug_problems = [str(p) for p in check_slug(tid, f"{where}.id")]
-        if not slug_problems and isinstance(tid, str) and len(tid) > MAX_ID:
-            slug_problems = [f"{where}.id is longer than {MAX_ID} characters"]
-        problems += slug_problems
-        label = _text(raw.get("label"), f"{where}.label", MAX_LABEL, problems)
-        description = _text(raw.get("description"), f"{where}.description", MAX_DESCRIPTION, problems)
-        ttype = raw.get("type")
-        if ttype not in TOPIC_TYPES:
-            problems.append(f"{where}.type must be one of {', '.join(TOPIC_TYPES)}")
-        if slug_problems or not label or ttype not in TOPIC_TYPES:  # a bad type is a problem already: rejected
-            continue
-        assert isinstance(tid, str)  # check_slug saw to that
-        folded = label.casefold()
+    for raw in parsed.topics:
+        tid, label, folded = raw.id, raw.label, raw.label.casefold()
         if tid in existing_ids or folded in existing_labels:
             alias[tid] = tid if tid in existing_ids else existing_labels[folded]
             notes.append(f"{label} already exists as {alias[tid]}")
@@ -128,32 +110,17 @@ def validate_delta(delta: Any, kb: KnowledgeGraph) -> ValidDelta | Rejected:
             alias.setdefault(tid, next((t.id for t in topics if t.id == tid or t.label.casefold() == folded), tid))
             notes.append(f"{label} is proposed twice")
             continue
-        topics.append(DeltaTopic(tid, label, ttype, description))
+        topics.append(DeltaTopic(tid, label, raw.type, raw.description))
         alias[tid] = tid
-    if problems:
-        return Rejected(tuple(problems))
 
     known = existing_ids | {t.id for t in topics}
     existing_edges = {(r.source, r.target, r.type) for r in kb.relations}
     relations: list[DeltaRelation] = []
-    for i, raw in enumerate(raw_relations):
+    for i, raw_relation in enumerate(parsed.relations):
         where = f"relations[{i}]"
-        if not isinstance(raw, dict):
-            problems.append(f"{where} must be an object")
-            continue
-        ends = []
-        for end in ("source", "target"):
-            value = raw.get(end)
-            end_problems = check_slug(value, f"{where}.{end}")
-            problems += [str(p) for p in end_problems]
-            ends.append(alias.get(value, value) if not end_problems and isinstance(value, str) else None)
-        rtype = raw.get("type")
-        if rtype not in RELATION_TYPES:
-            problems.append(f"{where}.type must be one of {', '.join(RELATION_TYPES)}")
-            continue
-        source, target = ends
-        if source is None or target is None:
-            continue
+        source, target = (alias.get(raw_relation.source, raw_relation.source),
+                          alias.get(raw_relation.target, raw_relation.target))
+        rtype = raw_relation.type
         if source == target:
             problems.append(f"{where} relates {source} to itself")
             continue
@@ -172,13 +139,13 @@ def validate_delta(delta: Any, kb: KnowledgeGraph) -> ValidDelta | Rejected:
     if problems:
         return Rejected(tuple(problems))
 
-    for rtype in ACYCLIC_TYPES:
-        graph = nx.DiGraph([(r.source, r.target) for r in kb.relations if r.type == rtype])
-        for edge in (r for r in relations if r.type == rtype):
+    for acyclic in ACYCLIC_TYPES:
+        graph = nx.DiGraph([(r.source, r.target) for r in kb.relations if r.type == acyclic])
+        for edge in (r for r in relations if r.type == acyclic):
             if (graph.has_node(edge.target) and graph.has_node(edge.source)
                     and nx.has_path(graph, edge.target, edge.source)):
                 path = " → ".join(nx.shortest_path(graph, edge.target, edge.source))
-                problems.append(f"{edge.source} {rtype} {edge.target} would close a {rtype} cycle "
+                problems.append(f"{edge.source} {acyclic} {edge.target} would close a {acyclic} cycle "
                                 f"({edge.source} → {path})")
             else:
                 graph.add_edge(edge.source, edge.target)

@@ -9,13 +9,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from r42_app.core.messages import msg
 from r42_app.core.text import fold
 
-TOPIC_TYPES: tuple[str, ...] = ("concept", "role", "process")
-RELATION_TYPES: tuple[str, ...] = ("related_to", "depends_on", "part_of", "executed_by")
+TopicType = Literal["concept", "role", "process"]
+RelationType = Literal["related_to", "depends_on", "part_of", "executed_by"]
+TOPIC_TYPES: tuple[str, ...] = get_args(TopicType)
+RELATION_TYPES: tuple[str, ...] = get_args(RelationType)
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_SLUG = 80

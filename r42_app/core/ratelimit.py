@@ -3,19 +3,30 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Protocol
 
 
 class Limiter(Protocol):
-    """A per-key token bucket as the chat turn and the tool dispatcher use one: RateLimiter in this process,
-    or services/runtime/shared_state.py's SharedRateLimiter across workers, whose answers are awaited."""
+    """A per-key token bucket as the chat turn and the tool dispatcher use one: services/runtime/shared_state.py's
+    SharedRateLimiter, over the workers' Redis or one process's memory (a RateLimiter of this module inside)."""
 
-    def check(self, key: str) -> float | Awaitable[float]:
+    async def check(self, key: str) -> float:
         """0 (go, a token taken) or the seconds to wait (refused, nothing consumed)."""
 
-    def refund(self, key: str) -> None | Awaitable[None]:
+    async def refund(self, key: str) -> None:
         """Give back the token of a `check` whose request was refused for another reason."""
+
+
+class FailureCounter(Protocol):
+    """Failures per key in a window, counted before the attempt (`FailureLimiter`'s take/refund), as sign-in uses
+    them: services/runtime/shared_state.py's SharedFailureLimiter, over Redis or one process's memory."""
+
+    async def take(self, key: str) -> float:
+        """0: go ahead (the attempt counts as a failure until `refund`), else the seconds to wait."""
+
+    async def refund(self, key: str) -> None:
+        """The attempt of a `take` was no failure."""
 
 
 class RateLimiter:

@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -21,7 +21,6 @@ from r42_app.core.sso import safe_next
 from r42_app.services.runtime.shared_state import SharedStateUnavailable
 from r42_app.services.sso_signin import CODE_PARAM, COOKIE, ERROR_PARAM
 from r42_app.services.store.auth import AuthError, Session
-from r42_app.services.store.pb import PBError
 from r42_app.services.uploads import keep_permit
 
 log = logging.getLogger(__name__)
@@ -37,6 +36,14 @@ def page_loader(route: str, handler: Any) -> Any:
     """Register `handler` as the loader of `route` (called by the page modules)."""
     PAGE_LOADERS[route] = handler
     return handler
+
+
+# What the states built on this one do when a session begins or ends; they register on import (state/chat.py,
+# state/quiz.py). This state imports none of them, so the states' imports have no circle.
+AFTER_SIGN_IN: list[Any] = []  # events returned after a sign-in (the chat window checks whether R42 is on)
+ON_SIGN_OUT: list[Callable[[SignedInUser | None], Awaitable[list]]] = []  # -> events (a quiz ends, the chat forgets)
+# opened from an LMS: -> the event that follows (R42's window opens on the page)
+ON_FRAMED_LAUNCH: list[Callable[[AuthState, SignedInUser], Awaitable[Any]]] = []
 
 
 _DEMO_KNOWN: dict[str, tuple[bool, float]] = {}  # "demo" -> (whether the demo tenant exists, when asked: monotonic)
@@ -215,21 +222,8 @@ class AuthState(rx.State):
         self._error_for_next_page = self.signin_error != ""  # the page the redirect below loads keeps it
         events: list[Any] = [rx.redirect((url.path or "/") + (f"?{query}" if query else ""), replace=True)]
         if self._user is not None and FRAME_PARAM in url.query_parameters:  # opened from an LMS: R42 opens too
-            events.append(await self._open_chat(self._user))
+            events += [await hook(self, self._user) for hook in ON_FRAMED_LAUNCH]
         return events  # the code goes
-
-    async def _open_chat(self, user: SignedInUser):
-        """A launch from a learning environment lands with R42's window open on the page (not during a quiz)."""
-        from r42_app.state.chat import ChatState
-
-        try:
-            in_quiz = await asyncio.to_thread(services().quiz.active, user.id)
-        except PBError:
-            in_quiz = True  # unknown: leave it closed; the turn's own guard decides anyway
-        chat = await self.get_state(ChatState)
-        if not in_quiz:
-            chat.is_open, chat._keep_open = True, True  # the window mounts after this: page_view keeps it open
-        return ChatState.load_thread
 
     @rx.event
     async def sign_in(self, form: dict):
@@ -255,13 +249,11 @@ class AuthState(rx.State):
             return [rx.set_value("password", ""), rx.set_focus("password")]
         self._apply(session)
         self.checked = True
-        from r42_app.state.chat import ChatState  # is R42 on for this user (the launcher says so if not)
-
         route = "/" + self.router.page.path.strip("/")
         loader = PAGE_LOADERS.get("/" if route == "/index" else route)
         if loader is None:
             log.warning("no page loader registered for route %r", route)
-        return [ChatState.check_access, *([loader] if loader else [])]
+        return [*AFTER_SIGN_IN, *([loader] if loader else [])]
 
     async def _sso_of(self, email: str):
         try:
@@ -324,9 +316,6 @@ class AuthState(rx.State):
         return await self._sign_out(everywhere=True)
 
     async def _sign_out(self, everywhere: bool) -> list:
-        from r42_app.state.chat import ChatState  # the chat window forgets this user too
-        from r42_app.state.quiz import end_quiz  # and a running quiz ends
-
         token = self.session_token
         user = await self.user()
         notice = rx.toast.success(msg("auth.signed_out_everywhere")) if everywhere else None
@@ -340,5 +329,6 @@ class AuthState(rx.State):
                 notice = rx.toast.warning(msg("auth.sign_out_unconfirmed"))
         self._apply(None)
         await keep_permit(services().shared, self.router.session.client_token, None, 0)  # no more uploads from here
-        return [*(await end_quiz(user) if user else []), ChatState.forget(user.id if user else ""), rx.redirect("/"),
+        after = [event for hook in ON_SIGN_OUT for event in await hook(user)]  # a quiz ends, the chat forgets
+        return [*after, rx.redirect("/"),
                 *([notice] if notice is not None else [])]

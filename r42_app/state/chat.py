@@ -11,6 +11,7 @@ import time
 import uuid
 
 import reflex as rx
+from reflex.event import EventSpec
 
 from r42_app.chat.confirm import DeltaNotApplied, confirm_delta
 from r42_app.chat.turn import ChatRefused, run_turn
@@ -27,12 +28,13 @@ from r42_app.core.chat_view import (
     model_history,
     plain,
 )
+from r42_app.core.identity import SignedInUser
 from r42_app.core.mcp import ConfirmationError
 from r42_app.core.messages import msg, nl_number
 from r42_app.services.runtime.liveness import STREAM_REFRESH_S, worker_tag
 from r42_app.services.runtime.shared_state import SharedStateUnavailable
 from r42_app.services.store.pb import PBError
-from r42_app.state.auth import AuthState
+from r42_app.state.auth import AFTER_SIGN_IN, ON_FRAMED_LAUNCH, ON_SIGN_OUT, AuthState
 from r42_app.state.chat_thread import ThreadMixin, topic_labels
 from r42_app.state.chat_window import WindowMixin
 
@@ -41,12 +43,12 @@ FOCUS_INPUT = "window.r42FocusInput && window.r42FocusInput()"  # assets/r42.js:
 FIT_INPUT = "window.r42Count && window.r42Count()"  # assets/r42.js: the box's counter and height follow its text
 
 
-def _box(text: str) -> list[rx.event.EventSpec]:
+def _box(text: str) -> list[EventSpec]:
     """Put `text` in the question box (setting a value is no typing: its height and counter are fitted after)."""
     return [rx.set_value("r42-input", text), rx.call_script(FIT_INPUT)]
 
 
-def _rated() -> rx.event.EventSpec:
+def _rated() -> EventSpec:
     return rx.toast(msg("chat.rated"), duration=2000)
 
 class ChatState(WindowMixin, ThreadMixin, rx.State):
@@ -380,3 +382,24 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
             waiting = bool(self.queued)
         await services().liveness.forget_stream(run)
         return [ChatState.save_thread, ChatState.send_queued] if waiting else ChatState.save_thread
+
+
+async def _open_on_launch(auth: AuthState, user: SignedInUser):
+    """A launch from a learning environment lands with R42's window open on the page (not during a quiz)."""
+    try:
+        in_quiz = await asyncio.to_thread(services().quiz.active, user.id)
+    except PBError:
+        in_quiz = True  # unknown: leave it closed; the turn's own guard decides anyway
+    chat = await auth.get_state(ChatState)
+    if not in_quiz:
+        chat.is_open, chat._keep_open = True, True  # the window mounts after this: page_view keeps it open
+    return ChatState.load_thread
+
+
+async def _forget_on_sign_out(user: SignedInUser | None) -> list:
+    return [ChatState.forget(user.id if user else "")]  # the chat window forgets this user
+
+
+AFTER_SIGN_IN.append(ChatState.check_access)  # is R42 on for this user (the launcher says so if not)
+ON_SIGN_OUT.append(_forget_on_sign_out)
+ON_FRAMED_LAUNCH.append(_open_on_launch)

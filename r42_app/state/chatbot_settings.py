@@ -106,8 +106,8 @@ class ChatbotSettingsState(AdminPageMixin, rx.State):
         return AccessUserRow(u.id, u.name, u.email, "Beheerder" if u.role == "admin" else "Leerling",
                              bool(row and row.is_legacy),
                              ", ".join(_labels(row.capability_scopes)) if row and row.is_legacy else "",
-                             *(overrides.get(c, INHERIT) for c in CAPABILITIES), _labels(effective),
-                             u.id in self._edits)
+                             effective=_labels(effective), changed=u.id in self._edits,
+                             **{c: overrides.get(c, INHERIT) for c in CAPABILITIES})
 
     def _rebuild(self) -> None:
         q = fold(self.query).strip()

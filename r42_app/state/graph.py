@@ -186,7 +186,7 @@ class GraphState(rx.State):
     async def _fill_panel(self, user, slug: str) -> None:
         view = self._view
         node = next((n for n in view.nodes if n.id == slug), None) if view else None
-        if node is None:
+        if view is None or node is None:
             self.selected, self.panel = "", Panel()  # not (or no longer) in this user's graph
             return
         labels = {n.id: (n.label, n.type) for n in view.nodes}

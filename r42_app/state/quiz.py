@@ -21,7 +21,7 @@ from r42_app.core.kb import TYPE_PLURALS
 from r42_app.core.messages import msg
 from r42_app.core.quiz import DEFAULT_QUESTIONS, QUIZ_MAX_MINUTES, SCOPES, Question, QuizError, generate_quiz, score
 from r42_app.services.store.pb import PBError
-from r42_app.state.auth import AuthState
+from r42_app.state.auth import ON_SIGN_OUT, AuthState
 from r42_app.state.chat import ChatState
 
 log = logging.getLogger(__name__)
@@ -259,3 +259,10 @@ class QuizState(rx.State):
         events = await self._ended(user, "left")
         self._unseen_end = True  # coming back to /testen says the attempt ended
         return events
+
+
+async def _end_on_sign_out(user) -> list:
+    return await end_quiz(user) if user else []  # a running quiz ends with the session
+
+
+ON_SIGN_OUT.insert(0, _end_on_sign_out)  # before the chat window forgets (the order of the events before)

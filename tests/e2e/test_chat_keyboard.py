@@ -57,6 +57,7 @@ def test_keyboard_only_shortcut_ask_announce_reach_the_chip_and_close(served_app
     answer = page.locator(".r42-assistant").last
     expect(answer.locator("a[data-r42-cite]")).to_have_count(1)  # one source, cited twice: one chip
     expect(answer.locator(".r42-sources a")).to_have_count(1)  # and once under "Bronnen"
+    expect(answer.locator(".r42-copy")).to_be_visible()  # the answer's actions are there before the walk starts
     for _ in range(30):  # back from the box through the conversation, by Shift+Tab only
         page.keyboard.press("Shift+Tab")
         if active_in(page, ".r42-assistant:last-of-type a[data-r42-cite]") or page.evaluate(

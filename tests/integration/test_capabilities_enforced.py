@@ -225,11 +225,11 @@ def test_the_one_request_guard_reads_what_the_three_lookups_read(admin_pb, demo,
     quizzes = QuizStore(admin_pb, clock=lambda: now)
 
     def both():
-        chatbot, resolution, quiz = store.turn_guard(demo.id, user["id"], pb_time(now))
+        reading = store.turn_guard(demo.id, user["id"], pb_time(now))
         old_chatbot, old_resolution = store.effective(demo.id, user["id"])
-        assert (chatbot, resolution.effective, quiz) == (old_chatbot, old_resolution.effective,
-                                                         quizzes.active(user["id"]))
-        return resolution.effective, quiz
+        assert (reading.chatbot, reading.resolution.effective, reading.quiz_active) == (
+            old_chatbot, old_resolution.effective, quizzes.active(user["id"]))
+        return reading.resolution.effective, reading.quiz_active
 
     assert both() == (store.tenant_chatbot(demo.id).default, False)  # no row: the tenant's default
     store.set_override(demo, user["id"], KB_SEARCH, DENY, actor_id="", actor="test")
@@ -240,7 +240,7 @@ def test_the_one_request_guard_reads_what_the_three_lookups_read(admin_pb, demo,
     session = admin_pb.create("quiz_sessions", {"user": user["id"], "tenant": demo.id, "active": True,
                                                 "started": pb_time(now), "expires": pb_time(now + timedelta(minutes=5))})
     assert both()[1] is True  # a quiz is open
-    assert store.turn_guard(demo.id, user["id"], pb_time(now + timedelta(minutes=6)))[2] is False  # ...until it expires
+    assert store.turn_guard(demo.id, user["id"], pb_time(now + timedelta(minutes=6))).quiz_active is False  # ...until it expires
     admin_pb.delete("quiz_sessions", session["id"])
     with pytest.raises(PBError) as gone:
         store.turn_guard("nosuchtenant123", user["id"], pb_time(now))
@@ -265,9 +265,9 @@ def test_the_batched_guard_reads_each_turn_as_a_request_of_its_own_would(admin_p
     store.set_override(demo, denied["id"], KB_SEARCH, DENY, actor_id="", actor="test")
     results = store.turn_guards([(demo.id, denied["id"], now), ("nosuchtenant123", plain["id"], now),
                                  (demo.id, plain["id"], now), (demo.id, plain["id"], "not a date")])
-    assert [type(r).__name__ for r in results] == ["tuple", "PBError", "tuple", "PBError"]
-    assert results[0][1].effective == store.turn_guard(demo.id, denied["id"], now)[1].effective
-    assert KB_SEARCH not in results[0][1].effective and KB_SEARCH in results[2][1].effective
+    assert [type(r).__name__ for r in results] == ["GuardReading", "PBError", "GuardReading", "PBError"]
+    assert results[0].resolution.effective == store.turn_guard(demo.id, denied["id"], now).resolution.effective
+    assert KB_SEARCH not in results[0].resolution.effective and KB_SEARCH in results[2].resolution.effective
     assert (results[1].status, results[3].status) == (404, 400)
     for bad in ({"checks": []}, {"checks": "x"}, {"checks": [{"tenant": demo.id, "user": "u", "now": now}] * 201}):
         with pytest.raises(PBError) as refused:
@@ -289,8 +289,8 @@ async def test_turns_arriving_together_share_guard_requests_and_a_deny_counts_fr
     users = [person()[0] for _ in range(12)]
     now = pb_time(datetime.now(UTC))
     results = await asyncio.gather(*(store.guards.call((demo.id, u["id"], now)) for u in users))
-    assert all(KB_SEARCH in resolution.effective for _chatbot, resolution, _quiz in results)
+    assert all(KB_SEARCH in reading.resolution.effective for reading in results)
     assert store.guards.batches < len(users)  # twelve turns, fewer requests (the first alone, the rest together)
     store.set_override(demo, users[3]["id"], KB_SEARCH, DENY, actor_id="", actor="test")
-    _chatbot, resolution, _quiz = await store.guards.call((demo.id, users[3]["id"], now))
-    assert KB_SEARCH not in resolution.effective  # nothing cached: the deny counts at the next question
+    reading = await store.guards.call((demo.id, users[3]["id"], now))
+    assert KB_SEARCH not in reading.resolution.effective  # nothing cached: the deny counts at the next question

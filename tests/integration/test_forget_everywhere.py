@@ -13,15 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from r42_app.chat.external import ExternalRuntime, create_mcp_external_tools_provider
+from r42_app.chat.external import create_mcp_external_tools_provider
+from r42_app.chat.external_runtime import ExternalRuntime
 from r42_app.chat.tools import builtin_registry
 from r42_app.chat.turn import ChatDeps, run_turn
 from r42_app.core.delta import DeltaTopic, ValidDelta
 from r42_app.core.mcp import McpConfig, McpServerSpec
 from r42_app.core.questions import QuestionEntry
-from r42_app.core.ratelimit import RateLimiter
 from r42_app.services.adapters.llm import AnthropicLLM
 from r42_app.services.adapters.mcp import McpHub, McpRegistry
+from r42_app.services.runtime.shared_state import MemorySharedState, SharedRateLimiter
 from r42_app.services.store.access import AccessStore
 from r42_app.services.store.app_secrets import stored_secret
 from r42_app.services.store.audit import ToolAudit
@@ -109,8 +110,9 @@ async def confirmed_tool_call(user, indexed, claude, admin_pb, registry, text):
     tools = builtin_registry()
     tools.add_provider(create_mcp_external_tools_provider(registry))
     llm = AnthropicLLM("test-key", "claude-test", base_url=claude.url, max_retries=0)
-    deps = ChatDeps(retriever=retriever, kb=kb, llm=llm, access=AccessStore(admin_pb), tools=tools,
-                    external=ExternalRuntime(ToolAudit(admin_pb), RateLimiter(per_minute=5, burst=5)))
+    tool_limit = SharedRateLimiter(MemorySharedState(), "tool", per_minute=5, burst=5)
+    deps = ChatDeps(retriever=retriever, kb=kb, llm=llm, guards=AccessStore(admin_pb), tools=tools,
+                    external=ExternalRuntime(ToolAudit(admin_pb), tool_limit))
     claude.reply_tool("r42demo__send_message", {"subject": "Graag terugbellen", "text": text})
     claude.reply_text("Je bericht is verstuurd.")
     try:

@@ -12,14 +12,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from r42_app.chat.external import ExternalRuntime, create_mcp_external_tools_provider
+from r42_app.chat.external import create_mcp_external_tools_provider
+from r42_app.chat.external_runtime import ExternalRuntime
 from r42_app.chat.tools import builtin_registry
 from r42_app.chat.turn import ChatDeps, run_turn
 from r42_app.core.capabilities import DENY, EXTERNAL_TOOLS
 from r42_app.core.mcp import ConfirmationError, McpConfig, McpServerSpec
-from r42_app.core.ratelimit import RateLimiter
 from r42_app.services.adapters.llm import AnthropicLLM
 from r42_app.services.adapters.mcp import McpHub, McpRegistry
+from r42_app.services.runtime.shared_state import MemorySharedState, SharedRateLimiter
 from r42_app.services.store.access import AccessStore
 from r42_app.services.store.audit import ToolAudit
 from r42_app.services.store.auth import AuthService
@@ -60,8 +61,9 @@ async def turn_deps(indexed, claude, admin_pb, servers):
     tools = builtin_registry()
     tools.add_provider(create_mcp_external_tools_provider(registry))
     llm = AnthropicLLM("test-key", "claude-test", base_url=claude.url, max_retries=0)
-    deps = ChatDeps(retriever=retriever, kb=kb, llm=llm, access=AccessStore(admin_pb), tools=tools,
-                    external=ExternalRuntime(ToolAudit(admin_pb), RateLimiter(per_minute=3, burst=3)))
+    tool_limit = SharedRateLimiter(MemorySharedState(), "tool", per_minute=3, burst=3)
+    deps = ChatDeps(retriever=retriever, kb=kb, llm=llm, guards=AccessStore(admin_pb), tools=tools,
+                    external=ExternalRuntime(ToolAudit(admin_pb), tool_limit))
     yield deps
     await llm.aclose()
 

@@ -9,6 +9,7 @@ import pytest
 
 from r42_app.api import api
 from r42_app.chat.turn import ChatDeps, ChatRefused, run_turn
+from r42_app.services.store.access import AccessStore
 from r42_app.services.store.auth import AuthService
 from r42_app.services.store.quiz_store import QuizStore
 from tests.conftest import DEMO_PASSWORD
@@ -75,7 +76,7 @@ async def test_the_turn_is_refused_during_a_quiz_without_calling_the_model(quizz
 
     kb, _, _, retriever = indexed
     llm = AnthropicLLM("test-key", "claude-test", base_url=claude.url, max_retries=0)
-    turn_deps = ChatDeps(retriever=retriever, kb=kb, llm=llm, quiz=quizzes)
+    turn_deps = ChatDeps(retriever=retriever, kb=kb, llm=llm, guards=AccessStore(kb.pb, clock=quizzes.clock))
     quizzes.start(learner.tenant, learner.id)
     with pytest.raises(ChatRefused) as refused:
         async for _ in run_turn(learner, [{"role": "user", "content": "Wat is AOW?"}], turn_deps):

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 import redis.asyncio as aioredis
 
-from r42_app.chat.external import ConfirmationBroker
+from r42_app.chat.external_runtime import ConfirmationBroker
 from r42_app.core.mcp import ConfirmationError, arguments_digest
 from r42_app.core.messages import msg
 from r42_app.services.runtime.shared_state import (

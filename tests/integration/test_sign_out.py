@@ -18,7 +18,7 @@ import reflex as rx
 
 from r42_app.core.messages import msg
 from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
-from r42_app.services.store.access import AccessStore
+from r42_app.services.store.access import AccessStore, GuardReading
 from r42_app.services.store.auth import AuthService
 from r42_app.services.store.pb import PBError, PocketBase, pb_time
 from r42_app.state.auth import AuthState
@@ -352,13 +352,13 @@ def test_the_guard_checks_the_session_in_its_one_request(someone, admin_pb, pb_s
     results = store.turn_guards([(demo["id"], row["id"], now, "learner", token),
                                  (demo["id"], row["id"], now, "admin", token),
                                  (demo["id"], row["id"], now, "learner", other)])
-    assert isinstance(results[0], tuple) and isinstance(results[2], tuple)
+    assert isinstance(results[0], GuardReading) and isinstance(results[2], GuardReading)
     assert isinstance(results[1], PBError) and (results[1].status, results[1].data["reason"]) == (401, "changed")
     AuthService(pb_server.url, admin_pb).sign_out(token)
     results = store.turn_guards([(demo["id"], row["id"], now, "learner", token),
                                  (demo["id"], row["id"], now, "learner", other)])
     assert isinstance(results[0], PBError) and results[0].data["reason"] == "signed_out"
-    assert isinstance(results[1], tuple)
+    assert isinstance(results[1], GuardReading)
     with pytest.raises(PBError) as single:
         store.turn_guard(demo["id"], row["id"], now, "learner", token)
     assert single.value.status == 401 and single.value.data["reason"] == "signed_out"

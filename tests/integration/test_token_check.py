@@ -9,7 +9,7 @@ import time
 import pytest
 
 import r42_app.services.store.auth as auth_module
-from r42_app.core.ratelimit import RateLimiter
+from r42_app.services.runtime.shared_state import MemorySharedState, SharedRateLimiter
 from r42_app.services.store.auth import AuthService
 from tests.conftest import throwaway_user
 
@@ -69,27 +69,28 @@ def test_a_flood_is_refused_before_any_pocketbase_query():
     from r42_app.core.identity import SignedInUser
 
     class Counting:
+        """The turn's guard (TurnGuards), counting its PocketBase reads."""
+
         def __init__(self):
             self.calls = 0
 
-        def effective(self, *_):
+        async def read_guards(self, user, token=""):
             self.calls += 1
             raise AssertionError("no query for a refused flood")
 
-        def active(self, *_):
-            self.calls += 1
-            return False
+    async def flood_then_one_more():
+        for _ in range(4):
+            assert await limiter.check("u1") == 0
+        with pytest.raises(ChatRefused) as refused:
+            await check_turn(user, deps)
+        return refused.value.kind, await limiter.check("someone-else")
 
-    access = Counting()
-    limiter = RateLimiter(per_minute=12, burst=4)
-    for _ in range(4):
-        limiter.check("u1")
-    deps = ChatDeps(retriever=None, kb=None, llm=None, access=access, quiz=access, limiter=limiter)
+    guards = Counting()
+    limiter = SharedRateLimiter(MemorySharedState(), "chat", per_minute=12, burst=4)
+    deps = ChatDeps(retriever=None, kb=None, llm=None, guards=guards, limiter=limiter)
     user = SignedInUser("u1", "a@b", "A", "learner", "t1", "demo", "Demo")
-    with pytest.raises(ChatRefused) as refused:
-        asyncio.run(check_turn(user, deps))
-    assert refused.value.kind == "rate_limited" and access.calls == 0
-    assert limiter.peek("u1") > 0 and limiter.peek("someone-else") == 0.0
+    assert asyncio.run(flood_then_one_more()) == ("rate_limited", 0.0)  # others are not held up
+    assert guards.calls == 0
 
 
 def test_three_hundred_at_once_run_the_lookups_only_for_the_burst_and_a_refused_turn_gives_its_token_back():
@@ -99,40 +100,49 @@ def test_three_hundred_at_once_run_the_lookups_only_for_the_burst_and_a_refused_
     from r42_app.chat.turn import ChatDeps, ChatRefused, check_turn
     from r42_app.core.identity import SignedInUser
 
+    from r42_app.core.capabilities import DEFAULT_CAPABILITIES, Resolution
+    from r42_app.core.costs import TenantCredits
+    from r42_app.services.store.access import GuardReading, TenantChatbot
+
     class Slow:
-        """PocketBase taking 20 ms per lookup: every request that passed a mere peek would run one."""
+        """PocketBase taking 40 ms per guard read (in a thread, as AccessStore's): every request that passed a mere
+        peek would run one."""
 
         def __init__(self, quiz: bool = False):
             self.calls = 0
             self.quiz = quiz
 
-        def effective(self, *_):
+        def _read(self):
             self.calls += 1
-            _time.sleep(0.02)
-            return None
+            _time.sleep(0.04)
+            chatbot = TenantChatbot(True, DEFAULT_CAPABILITIES, TenantCredits(1000.0))
+            return GuardReading(chatbot, Resolution(DEFAULT_CAPABILITIES, "default"), self.quiz)
 
-        def active(self, *_):
-            self.calls += 1
-            _time.sleep(0.02)
-            return self.quiz
+        async def read_guards(self, user, token=""):
+            return await asyncio.to_thread(self._read)
 
     async def flood(deps, user, n):
         results = await asyncio.gather(*(check_turn(user, deps) for _ in range(n)), return_exceptions=True)
         return [r.kind if isinstance(r, ChatRefused) else "ok" for r in results]
 
     user = SignedInUser("u1", "a@b", "A", "learner", "t1", "demo", "Demo")
+    def limiter():
+        return SharedRateLimiter(MemorySharedState(), "chat", per_minute=12, burst=4)
+
     slow = Slow()
-    limiter = RateLimiter(per_minute=12, burst=4)
-    kinds = asyncio.run(flood(ChatDeps(retriever=None, kb=None, llm=None, access=slow, quiz=slow, limiter=limiter),
-                              user, 300))
+    kinds = asyncio.run(flood(ChatDeps(retriever=None, kb=None, llm=None, guards=slow, limiter=limiter()), user, 300))
     assert kinds.count("ok") == 4 and kinds.count("rate_limited") == 296
-    assert slow.calls == 8  # two lookups for each of the 4 admitted turns, none for the 296
+    assert slow.calls == 4  # one guard read for each of the 4 admitted turns, none for the 296
+
+    async def refused_then_again(deps):
+        first = await flood(deps, user, 10)
+        return first, await flood(deps, user, 4)
 
     in_quiz = Slow(quiz=True)
-    limiter = RateLimiter(per_minute=12, burst=4)
-    deps = ChatDeps(retriever=None, kb=None, llm=None, access=in_quiz, quiz=in_quiz, limiter=limiter)
-    assert asyncio.run(flood(deps, user, 10)) == ["quiz_active"] * 4 + ["rate_limited"] * 6
-    assert limiter.peek("u1") == 0.0  # the refused turns took nothing: the bucket is full again
+    deps = ChatDeps(retriever=None, kb=None, llm=None, guards=in_quiz, limiter=limiter())
+    first, again = asyncio.run(refused_then_again(deps))
+    assert first == ["quiz_active"] * 4 + ["rate_limited"] * 6
+    assert again == ["quiz_active"] * 4  # the refused turns took nothing: the bucket is full again
 
 
 @pytest.mark.anyio

@@ -153,7 +153,6 @@ async def test_an_error_mid_stream_keeps_the_text_so_far_and_ends_the_turn(kb, r
     assert [e["type"] for e in events] == ["sources", "text", "text", "error"]
     assert texts(events) == "Eerste woorden en dan"
     assert events[-1]["kind"] == "server" and events[-1]["retryable"] is True and events[-1]["message"]
-    await costs.settled()
     (rounds,) = [call[-1] for call in costs.recorded]  # what the failed round had cost is recorded
     assert rounds[0].usage.input_tokens == USAGE["input_tokens"]
 
@@ -240,20 +239,17 @@ async def test_with_snippets_switched_off_the_prompt_has_no_snippets_and_nothing
 
 
 class FakeCosts:
-    """The cost recorder's interface (`track`, `record`), remembering what the turn recorded."""
+    """The cost recorder's interface (chat/turn.py CostSink), remembering what the turn recorded."""
 
     def __init__(self):
         self.recorded: list[tuple] = []
-        self.tracked: list[asyncio.Future] = []
 
-    def track(self, future: asyncio.Future) -> None:
-        self.tracked.append(future)
+    def publish(self, *args) -> None:
+        self.recorded.append(args)
 
     def record(self, *args) -> None:
         self.recorded.append(args)
 
-    async def settled(self) -> None:
-        await asyncio.gather(*self.tracked)
 
 
 class SlowSearch:

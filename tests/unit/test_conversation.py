@@ -3,6 +3,7 @@ the two rankings (issue 47). Pure: no index, no model."""
 
 import pytest
 
+from r42_app.core.chat import ChatMessage
 from r42_app.core.conversation import (
     FUSE_FROM,
     LEANS,
@@ -13,7 +14,6 @@ from r42_app.core.conversation import (
     understand,
     user_questions,
 )
-from r42_app.core.chat import ChatMessage
 
 
 @pytest.mark.parametrize("question", [

@@ -1,12 +1,12 @@
 """The flood gate (r42_app/flood_gate.py): one token's flood of chat requests is answered 429 before the app
 reads it, on a bucket twice the user's limit; everything else goes through untouched."""
 
+import asyncio
+
 import httpx
 import pytest
 
 from r42_app.core.ratelimit import RateLimiter
-import asyncio
-
 from r42_app.flood_gate import TARPIT_S, FloodGate, flood_gate, flooded
 
 pytestmark = pytest.mark.anyio

@@ -364,7 +364,8 @@ self.messages = [*self.messages, note]
 
 # -- PocketBase's hooks say the same ---------------------------------------------------------------------
 
-HOOKS = sorted((ROOT / "pb_hooks").glob("*.js"))
+# (r42_tool_shapes.js is generated data: the tools' schemas as the model reads them, in English, sent to nobody)
+HOOKS = sorted(p for p in (ROOT / "pb_hooks").glob("*.js") if p.name != "r42_tool_shapes.js")
 HOOK_FIELDS = {"MAX_OPEN_SUGGESTIONS": "count"}  # a JS constant joined into a message, as the template's field
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from r42_app.services.adapters.embeddings import EmbeddingUnavailable
+from r42_app.services.adapters.embedder import EmbeddingUnavailable
 
 log = logging.getLogger(__name__)
 

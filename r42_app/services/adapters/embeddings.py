@@ -16,9 +16,11 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from r42_app.services.adapters.embedder import Embedder, EmbeddingUnavailable
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -27,25 +29,6 @@ log = logging.getLogger(__name__)
 
 # all-MiniLM-L6-v2 was trained on 128-token inputs; longer ones cost twice the time for no gain.
 MAX_SEQ_TOKENS = 128
-
-
-class EmbeddingUnavailable(RuntimeError):
-    """The embedding model cannot be loaded (missing package or path)."""
-
-
-class Embedder(Protocol):
-    model_id: str
-    multilingual: bool  # reads Dutch as well as English (hybrid search then trusts it on any KB)
-
-    @property
-    def dimension(self) -> int:
-        """The length of every vector."""
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Passages (documents) as unit vectors."""
-
-    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Search queries as unit vectors (a model such as e5 embeds them differently from passages)."""
 
 
 MINILM = "minilm"

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import psutil  # type: ignore[import-untyped]
 
+from r42_app.paths import ROOT
 from r42_app.services.runtime.children import die_with_parent
-from r42_app.services.runtime.pb_server import ROOT
 from r42_app.services.runtime.replication import DB_NAME
 
 DATA_HOST = "127.0.0.2"

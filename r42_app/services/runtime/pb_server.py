@@ -16,10 +16,10 @@ from pathlib import Path
 import httpx
 
 from r42_app.core.redact import masked, shown
+from r42_app.paths import ROOT
 from r42_app.services.runtime.children import die_with_parent
 from r42_app.services.runtime.private import PRIVATE_UMASK, close_to_others
 
-ROOT = Path(__file__).resolve().parents[3]
 MIGRATIONS_DIR = ROOT / "pb_migrations"
 HOOKS_DIR = ROOT / "pb_hooks"  # rules that hold for every writer (pb_hooks/r42.pb.js)
 
@@ -147,8 +147,9 @@ class PocketBaseServer:
     browser page calls PocketBase directly, the app does. Its files are closed to other local users."""
 
     def __init__(self, pb_dir: Path, port: int, log_file: Path | None = None, origins: tuple[str, ...] = (),
-                 host: str = "127.0.0.1"):
+                 host: str = "127.0.0.1", hooks_dir: Path = HOOKS_DIR):
         self.pb_dir = Path(pb_dir)
+        self.hooks_dir = hooks_dir
         self.port = port
         self.host = host
         self.log_file = log_file or self.pb_dir.parent / "pocketbase.log"
@@ -169,7 +170,7 @@ class PocketBaseServer:
             f"--http={bracketed_host(self.host)}:{self.port}",
             f"--dir={self.pb_dir}",
             f"--migrationsDir={MIGRATIONS_DIR}",
-            f"--hooksDir={HOOKS_DIR}",
+            f"--hooksDir={self.hooks_dir}",
             "--hooksWatch=false",  # a reload would reset the sign-in throttle's counters
             "--automigrate=false",
             f"--origins={','.join(self.origins)}",  # its default is "*"

@@ -16,6 +16,8 @@ import stat
 import string
 from pathlib import Path
 
+from r42_app.paths import ROOT
+
 PRIVATE_UMASK = 0o077
 _ALPHABET = string.ascii_letters + string.digits  # safe in a URL, a config line and a bearer token
 
@@ -70,8 +72,6 @@ def _close(path: Path) -> None:
 def private_data_dir(data_dir: Path) -> None:
     """The data dir 0700 and nothing in it open to other local users, an older one included (issue 21); so is
     Reflex's `.states` beside the app (its state files hold users' tokens), which an older run may have left open."""
-    from r42_app.services.runtime.pb_server import ROOT
-
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     close_to_others(data_dir)
     if (ROOT / ".states").exists():

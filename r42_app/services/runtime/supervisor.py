@@ -21,8 +21,9 @@ from pathlib import Path
 import httpx
 
 from r42_app.core.redact import redacted_url
+from r42_app.paths import ROOT
 from r42_app.services.runtime.children import die_with_parent
-from r42_app.services.runtime.pb_server import ROOT, PocketBaseServer, ensure_superuser, reachable_host
+from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser, reachable_host
 from r42_app.services.runtime.private import PRIVATE_UMASK, private_data_dir
 from r42_app.services.runtime.replication import DB_NAME, Replicator, redacted
 from r42_app.services.runtime.sidecars import ChromaServer, RedisServer

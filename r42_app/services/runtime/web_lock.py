@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from r42_app.services.runtime.pb_server import ROOT
+from r42_app.paths import ROOT
 
 
 def web_dir() -> Path:

@@ -10,8 +10,9 @@ admin or operator actions; callers check who may make them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from r42_app.core.capabilities import (
@@ -30,10 +31,10 @@ from r42_app.core.capabilities import (
 )
 from r42_app.core.costs import TenantCredits
 from r42_app.core.errors import UserError
-from r42_app.core.identity import Tenant
+from r42_app.core.identity import SignedInUser, Tenant
 from r42_app.services.store.audit import audit_request
 from r42_app.services.store.batched import Batched
-from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
+from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,16 @@ class TenantChatbot:
     default: frozenset[str]
     credits: TenantCredits = TenantCredits(0.0)
     question_log: bool = True  # the tenant's questions go to the question log (issue 28); off: `question_log_off`
+
+
+@dataclass(frozen=True)
+class GuardReading:
+    """What a chat turn's guard reads of PocketBase: the tenant's switch, default and credit, the user's effective
+    capabilities, and whether a quiz of theirs is open."""
+
+    chatbot: TenantChatbot
+    resolution: Resolution
+    quiz_active: bool
 
 
 @dataclass(frozen=True)
@@ -103,13 +114,19 @@ def _set(caps: Iterable[str]) -> str:
 class AccessStore:
     """Reads and writes tenants' chatbot settings and `chatbot_access` rows with a superuser connection."""
 
-    def __init__(self, pb: PocketBase, overrides_enabled: bool = True):
+    def __init__(self, pb: PocketBase, overrides_enabled: bool = True,
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)):
         self.pb = pb
         self.overrides_enabled = overrides_enabled
+        self.clock = clock  # "now" for a quiz's expiry (QuizStore's clock)
         # the guards of turns that arrive together: one request (pb_hooks `/api/r42/turn-guards`) per batch
         # (tenant, user, now) or (tenant, user, now, role, token): see turn_guard
-        self.guards: Batched[tuple[str, ...], tuple[TenantChatbot, Resolution, bool]] = \
-            Batched(self.turn_guards, max_batch=MAX_GUARDS)
+        self.guards: Batched[tuple[str, ...], GuardReading] = Batched(self.turn_guards, max_batch=MAX_GUARDS)
+
+    async def read_guards(self, user: SignedInUser, token: str = "") -> GuardReading:
+        """A chat turn's guard (chat/turn.py TurnGuards): `turn_guard` for this user and session, in one request
+        shared with the turns that arrive together, off the event loop."""
+        return await self.guards.call((user.tenant_id, user.id, pb_time(self.clock()), user.role, token))
 
     # -- reads (every turn) -----------------------------------------------------------------------
 
@@ -121,7 +138,7 @@ class AccessStore:
         return AccessRow.from_record(row)
 
     def turn_guard(self, tenant_id: str, user_id: str, now: str, role: str = "",
-                   token: str = "") -> tuple[TenantChatbot, Resolution, bool]:
+                   token: str = "") -> GuardReading:
         """What a chat turn's guard reads, in one request (pb_hooks `/api/r42/turn-guard`): the tenant's switch,
         default and credit, this user's effective capabilities, and whether a quiz of theirs is open at `now`
         (a PocketBase time). As fresh as `effective` and QuizStore.active: nothing is cached. PocketBase also checks
@@ -134,7 +151,7 @@ class AccessStore:
             raise PBError(502, "turn-guard answered without the tenant")
         return result
 
-    def _guard_result(self, found: Any, user_id: str) -> tuple[TenantChatbot, Resolution, bool] | PBError:
+    def _guard_result(self, found: Any, user_id: str) -> GuardReading | PBError:
         """One guard answer of pb_hooks (the tenant row, the access row, quiz_active), or its error."""
         tenant = found.get("tenant") if isinstance(found, dict) else None
         if not isinstance(tenant, dict):
@@ -147,9 +164,9 @@ class AccessStore:
         access = found.get("access")
         chatbot = _tenant_chatbot(tenant)
         row = AccessRow.from_record(access if isinstance(access, dict) else None)
-        return chatbot, self.resolve(chatbot, row, user_id), found.get("quiz_active") is True
+        return GuardReading(chatbot, self.resolve(chatbot, row, user_id), found.get("quiz_active") is True)
 
-    def turn_guards(self, checks: list[tuple[str, ...]]) -> list[tuple[TenantChatbot, Resolution, bool] | PBError]:
+    def turn_guards(self, checks: list[tuple[str, ...]]) -> list[GuardReading | PBError]:
         """`turn_guard` for several turns ((tenant, user, now) or (tenant, user, now, role, token)) in one request, each
         read made now: a result or a PBError per check, in order (`guards.call` batches the turns that arrive
         together)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-import inspect
 import json
 import logging
 import secrets
@@ -19,8 +18,13 @@ import httpx
 
 from r42_app.core.errors import UserError
 from r42_app.core.identity import SignedInUser
-from r42_app.core.ratelimit import FailureLimiter
-from r42_app.services.runtime.shared_state import MemorySharedState, SharedState, SharedStateUnavailable
+from r42_app.core.ratelimit import FailureCounter
+from r42_app.services.runtime.shared_state import (
+    MemorySharedState,
+    SharedFailureLimiter,
+    SharedState,
+    SharedStateUnavailable,
+)
 from r42_app.services.store.batched import Batched
 from r42_app.services.store.pb import PBError, PocketBase, pb_time, quote
 
@@ -74,7 +78,7 @@ class AuthService:
     process's address), while its sign-in hook still throttles each account (pb_hooks/r42_rules.js).
     """
 
-    def __init__(self, pb_url: str, admin: PocketBase | None = None, failures: Any = None,
+    def __init__(self, pb_url: str, admin: PocketBase | None = None, failures: FailureCounter | None = None,
                  session_s: int = SESSION_S, shared: SharedState | None = None,
                  passwords_allowed: Callable[[str], bool] | None = None):
         self.pb_url = pb_url
@@ -87,9 +91,9 @@ class AuthService:
         self._shared_down_said = -1e9
         self._http: httpx.Client | None = None  # shared by `check` (httpx clients are thread-safe)
         self._checked: dict[str, tuple[Session, float, float]] = {}  # token -> session, monotonic and wall clock
-        # wrong passwords per browser address: this process's own, or the workers' shared one
-        # (services/runtime/shared_state.SharedFailureLimiter, whose take/refund are coroutines)
-        self.failures = failures if failures is not None else FailureLimiter(SIGNIN_FAILURES_PER_MINUTE, 60.0)
+        # wrong passwords per browser address, in the shared state (the workers' Redis, or this process's memory)
+        self.failures: FailureCounter = failures if failures is not None else SharedFailureLimiter(
+            self.shared, "signin", limit=SIGNIN_FAILURES_PER_MINUTE, window=60.0)
         # the API tokens of requests that arrive together: one request (pb_hooks `/api/r42/token-checks`) per batch
         self._token_checks: Batched[str, Session | None] = Batched(self.checks, max_batch=MAX_TOKEN_CHECKS)
 
@@ -100,7 +104,7 @@ class AuthService:
         pass the check, and given back unless it was a wrong password. PocketBase is asked in a thread."""
         if not client:
             return await asyncio.to_thread(self.sign_in, email, password)
-        if await _result(self.failures.take(client)) > 0:
+        if await self.failures.take(client) > 0:
             raise AuthError("auth.too_many_attempts", f"too many wrong passwords from {client}")
         wrong = False
         try:
@@ -110,7 +114,7 @@ class AuthService:
             raise
         finally:
             if not wrong:
-                await _result(self.failures.refund(client))
+                await self.failures.refund(client)
 
     def sign_in(self, email: str, password: str) -> Session:
         """Sign in with PocketBase (which throttles each account); `sign_in_from` adds the per-address limit."""
@@ -442,11 +446,6 @@ def _ttl_of(token: str) -> float:
         return max(60.0, float(claims.get("exp", 0)) - time.time() + CHECK_CACHE_S)
     except (TypeError, ValueError):
         return 60.0
-
-
-async def _result(value: Any) -> Any:
-    """The answer of an in-memory limiter, or of a shared one (a coroutine)."""
-    return await value if inspect.isawaitable(value) else value
 
 
 def _live_claims(token: str) -> dict | None:
