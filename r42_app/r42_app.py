@@ -26,7 +26,7 @@ from r42_app.pages import (
 from r42_app.routes import PAGES
 from r42_app.services.runtime import reflex_patches  # several workers: a reconnect keeps its session
 from r42_app.state.account import AccountState
-from r42_app.state.admin_topics import AdminTopicsState
+from r42_app.state.admin_topics import AdminTopicEditorState, AdminTopicListState
 from r42_app.state.auth import AuthState, page_loader
 from r42_app.state.chat import ChatState
 from r42_app.state.chatbot_settings import ChatbotSettingsState
@@ -193,9 +193,9 @@ PAGE_PARTS = {  # path (r42_app/routes.py, with its title) -> page and its loade
     "/topics/[slug]": (learn.topic_page, LearnState.load_topic),
     "/graph": (graph.page, GraphState.load),
     "/testen": (quiz.page, QuizState.load),
-    "/admin/topics": (admin_topics.list_page, AdminTopicsState.load_list),
-    "/admin/topics/new": (admin_topics.editor_page, AdminTopicsState.load_new),
-    "/admin/topics/[slug]": (admin_topics.editor_page, AdminTopicsState.load_edit),
+    "/admin/topics": (admin_topics.list_page, AdminTopicListState.load_list),
+    "/admin/topics/new": (admin_topics.editor_page, AdminTopicEditorState.load_new),
+    "/admin/topics/[slug]": (admin_topics.editor_page, AdminTopicEditorState.load_edit),
     "/admin/suggestions": (admin_suggestions.page, SuggestionsState.load),
     "/admin/chatbot": (admin_chatbot.page, ChatbotSettingsState.load),
     "/admin/costs": (admin_costs.page, CostsState.load),

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -22,13 +23,14 @@ from r42_app.core.capabilities import DEFAULT_CAPABILITIES, QA_HELP
 from r42_app.core.chat import (
     MAX_TOOL_ROUNDS,
     ChatInputError,
+    ChatMessage,
     offline_answer,
     resolve_citations,
     system_blocks,
     trim_history,
     validate_messages,
 )
-from r42_app.core.conversation import Understood, user_questions
+from r42_app.core.conversation import user_questions
 from r42_app.core.costs import QuotaExceeded, Round, Usage, assert_tenant_ai_credit_access
 from r42_app.core.delta import ValidDelta
 from r42_app.core.errors import UserError
@@ -123,17 +125,22 @@ class _OneAtATime:
     requests of a flood do) is answered in turn, and takes one core's share, not the machine, from the other
     users' chats (bench/bench_load.py's flood). The model's answers still stream side by side."""
 
+    @dataclass
+    class _Holders:
+        lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+        count: int = 0  # holders and waiters
+
     def __init__(self) -> None:
-        self._held: dict[tuple[int, str], list] = {}  # (event loop, key) -> [lock, holders and waiters]
+        self._held: dict[tuple[int, str], _OneAtATime._Holders] = {}  # (event loop, key) -> its lock
 
     @contextlib.asynccontextmanager
     async def hold(self, key: str) -> AsyncIterator[None]:
         slot = (id(asyncio.get_running_loop()), key)
         entry = self._held.get(slot)
         if entry is None:
-            entry = self._held[slot] = [asyncio.Lock(), 0]
-        entry[1] += 1
-        lock: asyncio.Lock = entry[0]
+            entry = self._held[slot] = self._Holders()
+        entry.count += 1
+        lock = entry.lock
         held = False
         try:
             try:  # fairness, not safety: a turn stuck with the lock (a hung search) holds the others up to a limit
@@ -146,8 +153,8 @@ class _OneAtATime:
         finally:
             if held:
                 lock.release()
-            entry[1] -= 1
-            if entry[1] == 0:
+            entry.count -= 1
+            if entry.count == 0:
                 self._held.pop(slot, None)
 
 
@@ -242,6 +249,33 @@ def _snippets_of(result: SearchResult, index: TenantIndex) -> tuple[list[Snippet
     return snippets, render_snippets(snippets)
 
 
+@dataclass
+class Grounded:
+    """What the knowledge base says on a turn's question (in its conversation): the context, the search and its
+    snippets, in the tenant's index of this moment."""
+
+    grounding: Grounding
+    index: TenantIndex
+    snippets: list[Snippet]
+    snippets_text: str  # the snippets fenced for the prompt
+
+    @property
+    def relevant(self) -> bool:
+        """Does the KB have anything on this question (core/relevance.py)."""
+        return self.grounding.result.relevance.grounded
+
+
+@dataclass
+class Tally:
+    """What a turn's model rounds produced: the answer's text, each round's usage, the total, and whether the model
+    failed (the turn then ended with an error event)."""
+
+    answer: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+    rounds: list[Round] = field(default_factory=list)
+    failed: bool = False
+
+
 async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps, mode: str = "hybrid",
                    permit: TurnPermit | None = None, channel: str = "window",
                    token: str = "") -> AsyncGenerator[events.ChatEvent, None]:
@@ -250,130 +284,153 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     otherwise the guard runs here, alongside grounding (nothing streams and no model is called before
     it has passed). A turn that is answered (or whose model failed) leaves its question in the question
     log, unless the tenant switched it off; `channel` is "window" or "api"; `token` is the session's (the guard
-    checks it)."""
+    checks it). Its steps: `ground_turn`, then `offline_answer_of` or `model_rounds`, then `finish_turn`."""
     messages = validate_messages(raw_messages)
     if mode not in MODES:
         raise ChatInputError(f"mode must be one of {', '.join(MODES)}")
     if user is None or not user.tenant_id:
         await check_turn(user, deps)  # raises: no PocketBase query needed to refuse these
     assert user is not None
-    tenant = user.tenant
     kept, dropped = trim_history(messages)
-    questions = user_questions(messages)  # the turn is grounded on the question in its conversation (issue 47)
+    permit, grounded = await ground_turn(user, user_questions(messages), mode, deps, permit, token)
+    turn_id = uuid.uuid4().hex
+    if grounded.snippets and (deps.rag_snippets or deps.llm is None):  # what [ref:N] will point at, before any text
+        yield events.Sources(tuple(events.Source(s.ref, s.slug, s.label, s.anchor, s.url) for s in grounded.snippets))
+    tally = Tally()
+    if deps.llm is None:
+        tally.answer = await offline_answer_of(grounded)
+        yield events.Text(tally.answer)
+    else:
+        if not deps.rag_snippets:  # the rollback switch: the model gets the KB context and its tools only
+            grounded = dataclasses.replace(grounded, snippets=[])
+        async with contextlib.aclosing(model_rounds(deps.llm, deps, permit, grounded, kept, tally, turn_id)) as turn:
+            async for event in turn:  # (closing the turn closes the rounds now: their cost is recorded at once)
+                yield event
+        if tally.failed:
+            _log_question(deps, permit, grounded, channel, mode, (), turn_id)
+            return
+    for event in finish_turn(deps, permit, grounded, tally, channel, mode, dropped, turn_id):
+        yield event
+
+
+async def ground_turn(user: SignedInUser, questions: list[str], mode: str, deps: ChatDeps,
+                      permit: TurnPermit | None, token: str) -> tuple[TurnPermit, Grounded]:
+    """The guard (unless the caller passed its permit) and the grounding, side by side: a refusal wins over a
+    grounding failure. One user's turns are grounded one at a time (see _OneAtATime)."""
+    tenant = user.tenant
 
     def search() -> tuple[Grounding, TenantIndex]:  # one thread hop, not three
-        retriever = deps.retriever
-        return retriever.ground(tenant, questions, mode, 5), retriever.index(tenant)
+        return deps.retriever.ground(tenant, questions, mode, 5), deps.retriever.index(tenant)
 
     async def ground() -> tuple[Grounding, TenantIndex]:
-        async with _GROUNDING.hold(user.id):  # one user's turns are grounded one at a time (see _OneAtATime)
+        async with _GROUNDING.hold(user.id):
             return await asyncio.to_thread(search)
 
     if permit is None:
-        checked, grounded = await asyncio.gather(check_turn(user, deps, token=token), ground(),
-                                                 return_exceptions=True)
-        if isinstance(checked, BaseException):  # a refusal wins over a grounding failure
+        checked, found = await asyncio.gather(check_turn(user, deps, token=token), ground(), return_exceptions=True)
+        if isinstance(checked, BaseException):
             raise checked
-        if isinstance(grounded, BaseException):
-            raise grounded
+        if isinstance(found, BaseException):
+            raise found
         permit = checked
     else:
-        grounded = await ground()
-    grounding, index = grounded
-    context, result, understood = grounding.context, grounding.result, grounding.understood
+        found = await ground()
+    grounding, index = found
     # the snippets' injection markers and their fences read the knowledge base's text: CPU, off the event loop
-    snippets, snippets_text = await asyncio.to_thread(_snippets_of, result, index)
-    relevant = result.relevance.grounded  # does the KB have anything on this question (core/relevance.py)
-    suspect = [s.ref for s in snippets if s.suspect]
-    if suspect:
+    snippets, snippets_text = await asyncio.to_thread(_snippets_of, grounding.result, index)
+    if suspect := [s.ref for s in snippets if s.suspect]:
         log.warning("injection markers in snippets %s for tenant %s", suspect, tenant.slug)
-    usage: dict[str, int] = {}
-    answer = ""
+    return permit, Grounded(grounding, index, snippets, snippets_text)
 
-    turn_id = uuid.uuid4().hex
-    rounds: list[Round] = []
-    if snippets and (deps.rag_snippets or deps.llm is None):  # what [ref:N] will point at, before any text
-        yield events.Sources(tuple(events.Source(s.ref, s.slug, s.label, s.anchor, s.url) for s in snippets))
-    if deps.llm is None:
-        # the topic's description and the snippet's passages (the ones that fit the question): the chip of a
-        # sentence opens the topic at the snippet's best passage
-        texts = {s.slug: f"{t.description}\n\n{s.text}" for s in snippets
-                 if (t := index.topics[index.by_slug[s.slug]] if s.slug in index.by_slug else None) is not None}
-        # reading the topics' text is CPU: off the event loop every user shares
-        answer = await asyncio.to_thread(offline_answer, understood.grounding, snippets, texts=texts,
-                                         grounded=relevant, near=result.relevance.near)
-        yield events.Text(answer)
-    else:
-        pending_events: asyncio.Queue = asyncio.Queue()  # what a running tool streams (a confirmation card)
-        if not deps.rag_snippets:  # the rollback switch: the model gets the KB context and its tools only
-            snippets = []
-        ctx = TurnContext(user, tenant, permit.capabilities, deps, snippets, emit=pending_events.put)
-        offered = {t.name: t for t in deps.tools.offered(permit.capabilities)}
-        system = system_blocks(context.text, snippets_text if snippets else "", user.name, user.is_admin,
-                               list(offered), snippets_enabled=deps.rag_snippets, grounded=relevant)
-        definitions = [t.spec.definition() for t in offered.values()]
-        convo: list[dict] = [{"role": m.role, "content": m.content} for m in kept]
-        spent: Usage | None = None  # the round in progress, as far as the model has reported it
-        try:
-            for round_no in range(MAX_TOOL_ROUNDS + 1):
-                round_text, calls, spent = "", [], Usage()
-                this_round = definitions if round_no < MAX_TOOL_ROUNDS else []  # the last round must answer
-                async for event in coalesce_text(deps.llm.stream(system, convo, this_round)):  # ~30 ms chunks
-                    if event.kind == "text":
-                        round_text += event.text
-                        answer += event.text
-                        yield events.Text(event.text)
-                    elif event.kind == "usage":
-                        spent = Usage.from_sdk(event.usage)
-                    elif event.kind == "tool_use":
-                        calls.append(event)
-                    elif event.kind == "stop":
-                        spent = Usage.from_sdk(event.usage)
-                        for key, value in event.usage.items():
-                            usage[key] = usage.get(key, 0) + value
-                rounds.append(Round(spent, tuple(c.tool_name for c in calls)))
-                spent = None
-                if not calls or not this_round:  # a round offered no tools: nothing it asks for is run
-                    break
-                content: list[dict] = [{"type": "text", "text": round_text}] if round_text else []
-                content += [{"type": "tool_use", "id": c.tool_id, "name": c.tool_name, "input": c.tool_input}
-                            for c in calls]
-                convo.append({"role": "assistant", "content": content})
-                results = []
-                for call in calls:
-                    if call.tool_name in offered:
-                        yield events.ToolUsed(call.tool_name, call.tool_input)
-                    running = asyncio.ensure_future(deps.tools.dispatch(ctx, call.tool_name, call.tool_input, offered))
-                    async for card in _while_running(running, pending_events):
-                        yield card
-                    outcome = running.result()
-                    for tool_event in outcome.events:
-                        yield tool_event
-                    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.tool_id,
-                                             "content": outcome.content}
-                    if outcome.is_error:
-                        block["is_error"] = True
-                    results.append(block)
-                convo.append({"role": "user", "content": results})
-        except LLMError as exc:
-            log.warning("model call failed (%s): %s", exc.kind, exc)
-            _log_question(deps, permit, understood, channel, mode, result, snippets, (), relevant, turn_id)
-            yield events.Error(exc.kind, exc.user_message, exc.retryable)
-            return
-        finally:  # also when the model failed or the user stopped the answer: what was spent is recorded
-            if spent is not None and spent.total:
-                rounds.append(Round(spent))
-            _record_cost(deps, turn_id, user, rounds)
 
-    citations, stale = resolve_citations(answer, snippets)
+async def offline_answer_of(grounded: Grounded) -> str:
+    """The answer without a model: the topics' descriptions and the snippets' passages that fit the question (the
+    chip of a sentence opens the topic at the snippet's best passage). Reading them is CPU: off the event loop."""
+    index, snippets, result = grounded.index, grounded.snippets, grounded.grounding.result
+    texts = {s.slug: f"{t.description}\n\n{s.text}" for s in snippets
+             if (t := index.topics[index.by_slug[s.slug]] if s.slug in index.by_slug else None) is not None}
+    return await asyncio.to_thread(offline_answer, grounded.grounding.understood.grounding, snippets, texts=texts,
+                                   grounded=grounded.relevant, near=result.relevance.near)
+
+
+async def model_rounds(llm: LLM, deps: ChatDeps, permit: TurnPermit, grounded: Grounded, kept: list[ChatMessage],
+                       tally: Tally, turn_id: str) -> AsyncGenerator[events.ChatEvent, None]:
+    """The model's rounds: its text streamed in ~30 ms chunks, the tools it calls run (at most MAX_TOOL_ROUNDS
+    rounds with tools; the last must answer), into `tally`. A failed model call ends with an Error event and
+    `tally.failed`. Whatever happens, what was spent is recorded (also when the user stops the answer)."""
+    user, snippets = permit.user, grounded.snippets
+    pending_events: asyncio.Queue = asyncio.Queue()  # what a running tool streams (a confirmation card)
+    ctx = TurnContext(user, user.tenant, permit.capabilities, deps, snippets, emit=pending_events.put)
+    offered = {t.name: t for t in deps.tools.offered(permit.capabilities)}
+    system = system_blocks(grounded.grounding.context.text, grounded.snippets_text if snippets else "", user.name,
+                           user.is_admin, list(offered), snippets_enabled=deps.rag_snippets,
+                           grounded=grounded.relevant)
+    definitions = [t.spec.definition() for t in offered.values()]
+    convo: list[dict] = [{"role": m.role, "content": m.content} for m in kept]
+    spent: Usage | None = None  # the round in progress, as far as the model has reported it
+    try:
+        for round_no in range(MAX_TOOL_ROUNDS + 1):
+            round_text, calls, spent = "", [], Usage()
+            this_round = definitions if round_no < MAX_TOOL_ROUNDS else []  # the last round must answer
+            async for event in coalesce_text(llm.stream(system, convo, this_round)):
+                if event.kind == "text":
+                    round_text += event.text
+                    tally.answer += event.text
+                    yield events.Text(event.text)
+                elif event.kind == "usage":
+                    spent = Usage.from_sdk(event.usage)
+                elif event.kind == "tool_use":
+                    calls.append(event)
+                elif event.kind == "stop":
+                    spent = Usage.from_sdk(event.usage)
+                    for key, value in event.usage.items():
+                        tally.usage[key] = tally.usage.get(key, 0) + value
+            tally.rounds.append(Round(spent, tuple(c.tool_name for c in calls)))
+            spent = None
+            if not calls or not this_round:  # a round offered no tools: nothing it asks for is run
+                break
+            content: list[dict] = [{"type": "text", "text": round_text}] if round_text else []
+            content += [{"type": "tool_use", "id": c.tool_id, "name": c.tool_name, "input": c.tool_input}
+                        for c in calls]
+            convo.append({"role": "assistant", "content": content})
+            results = []
+            for call in calls:
+                if call.tool_name in offered:
+                    yield events.ToolUsed(call.tool_name, call.tool_input)
+                running = asyncio.ensure_future(deps.tools.dispatch(ctx, call.tool_name, call.tool_input, offered))
+                async for card in _while_running(running, pending_events):
+                    yield card
+                outcome = running.result()
+                for tool_event in outcome.events:
+                    yield tool_event
+                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.tool_id,
+                                         "content": outcome.content}
+                if outcome.is_error:
+                    block["is_error"] = True
+                results.append(block)
+            convo.append({"role": "user", "content": results})
+    except LLMError as exc:
+        log.warning("model call failed (%s): %s", exc.kind, exc)
+        tally.failed = True
+        yield events.Error(exc.kind, exc.user_message, exc.retryable)
+    finally:  # also when the model failed or the user stopped the answer: what was spent is recorded
+        if spent is not None and spent.total:
+            tally.rounds.append(Round(spent))
+        _record_cost(deps, turn_id, user, tally.rounds)
+
+
+def finish_turn(deps: ChatDeps, permit: TurnPermit, grounded: Grounded, tally: Tally, channel: str, mode: str,
+                dropped: int, turn_id: str) -> Iterator[events.ChatEvent]:
+    """The answer's citations (its [ref:N] that match a snippet), the question log's row, and `done`."""
+    citations, stale = resolve_citations(tally.answer, grounded.snippets)
     for c in citations:
         yield events.Citation(c.ref, c.slug, c.label, c.anchor, c.url)
     if stale:
         log.warning("answer cited %d reference(s) that match no snippet: %s", len(stale), stale)
-    _log_question(deps, permit, understood, channel, mode, result, snippets, [c.slug for c in citations], relevant,
-                  turn_id)
-    yield events.Done(offline=deps.llm is None, mode_used=result.mode_used, rag_snippets=deps.rag_snippets,
-                      dropped=dropped, stale_refs=list(stale), usage=usage, turn_id=turn_id, grounded=relevant)
+    _log_question(deps, permit, grounded, channel, mode, [c.slug for c in citations], turn_id)
+    yield events.Done(offline=deps.llm is None, mode_used=grounded.grounding.result.mode_used,
+                      rag_snippets=deps.rag_snippets, dropped=dropped, stale_refs=list(stale), usage=tally.usage,
+                      turn_id=turn_id, grounded=grounded.relevant)
 
 
 async def _while_running(task: asyncio.Future, queue: asyncio.Queue) -> AsyncIterator[events.ChatEvent]:
@@ -395,16 +452,16 @@ async def _while_running(task: asyncio.Future, queue: asyncio.Queue) -> AsyncIte
             task.cancel()
 
 
-def _log_question(deps: ChatDeps, permit: TurnPermit, understood: Understood, channel: str, mode: str,
-                  result: SearchResult, snippets: list, cited: Any, grounded: bool, turn_id: str) -> None:
+def _log_question(deps: ChatDeps, permit: TurnPermit, grounded: Grounded, channel: str, mode: str,
+                  cited: Any, turn_id: str) -> None:
     """Queue the turn's row of the question log (core/questions.py); it is written with the others of that second."""
     if deps.questions is None or not permit.log_questions:
         return
-    user = permit.user
+    user, result, understood = permit.user, grounded.grounding.result, grounded.grounding.understood
     entry = QuestionEntry(user.tenant_id, deps.questions.user_key(user.tenant_id, user.id), understood.question,
                           channel, mode, result.mode_used, result.hits[0].score if result.hits else 0.0,
-                          result.relevance.semantic, tuple(s.slug for s in snippets), tuple(cited), grounded,
-                          deps.llm is None, turn_id, understood.text if understood.leans else "")
+                          result.relevance.semantic, tuple(s.slug for s in grounded.snippets), tuple(cited),
+                          grounded.relevant, deps.llm is None, turn_id, understood.text if understood.leans else "")
     try:
         deps.questions.queue(entry)
     except ValueError as exc:  # a row the log cannot take never fails the answer it describes

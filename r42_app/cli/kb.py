@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from r42_app.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, _err, _fai
 from r42_app.container import Services, connected
 from r42_app.core.chat import clean_text
 from r42_app.core.conversation import Understood
-from r42_app.core.documents import EXTENSIONS, DocumentRefused, name_key
+from r42_app.core.documents import EXTENSIONS, DocumentRefused, ParsedDocument, name_key
 from r42_app.core.identity import Tenant
 from r42_app.core.kb import TOPIC_TYPES
 from r42_app.core.messages import msg
@@ -84,11 +85,22 @@ def _read_json(path: Path) -> tuple[Any, str]:
         return None, f"{path}: cannot be read ({exc.strerror or exc})"
 
 
+@dataclass
+class CheckedFile:
+    """A file `r42 kb import` read and found good: a JSON knowledge base, or a document and what it parsed to."""
+
+    path: Path
+    data: Any = None  # the JSON document
+    raw: bytes = b""  # a document's bytes ...
+    parsed: ParsedDocument | None = None  # ... and what the parse sandbox made of them
+
+
 def cmd_kb_import(args: argparse.Namespace) -> int:
     """Check every file first (JSON against the KB's rules, documents in the parse sandbox); write only when all
     are good, one file at a time, then index."""
     cfg = load_settings()
     files, problems, skipped = _import_files(args.paths)
+    problems += _same_names(files)
     for problem in problems:
         _err(problem)
     if problems:
@@ -99,88 +111,23 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     for path in skipped:
         print(f"skipped {path} (not a kind of file kb import reads)", file=sys.stderr)
-    by_name: dict[str, Path] = {}
-    for path in files:
-        if path.suffix.lower() == ".json":
-            continue
-        first = by_name.setdefault(name_key(path.name), path)
-        if first is not path:  # the second would update (overwrite) the first's document
-            problems.append(f"{path}: {msg('doc.duplicate', filename=path.name)} ({first})")
-    for problem in problems:
-        _err(problem)
-    if problems:
-        _err("nothing was written")
-        return EXIT_BAD_INPUT
     try:
         with connected(cfg) as svc:
-            store = svc.kb
-            if store.tenant(args.tenant) is None:  # made on purpose, by `r42 tenant create` (issue 46), never here
+            if svc.kb.tenant(args.tenant) is None:  # made on purpose, by `r42 tenant create` (issue 46), never here
                 name = args.name or args.tenant.replace("-", " ").title()
                 _err(f"unknown tenant {args.tenant!r}: create it first with "
                      f"`r42 tenant create --slug {shlex.quote(args.tenant)} --name {shlex.quote(name)}`; "
                      f"nothing was written")
                 return EXIT_BAD_INPUT
-            checked: list[tuple[Path, Any, Any]] = []  # (path, JSON document or None, (bytes, ParsedDocument) or None)
-            bad = 0
-            for n, path in enumerate(files, start=1):
-                step = f"[{n}/{len(files)}] {path}"
-                if path.suffix.lower() == ".json":
-                    data, problem = _read_json(path)
-                    if problem:
-                        _err(f"{step}: {problem.removeprefix(f'{path}: ')}")
-                        bad += 1
-                        continue
-                    plan, issues = store.validate_import(args.tenant, data)
-                    if plan is None:
-                        _err(f"{step}: {len(issues)} problem(s)")
-                        for issue in issues[:50]:
-                            print(f"  {issue}", file=sys.stderr)
-                        if len(issues) > 50:
-                            print(f"  ... and {len(issues) - 50} more", file=sys.stderr)
-                        bad += 1
-                        continue
-                    print(f"{step}: checked ({len(plan.topics)} topics, {len(plan.relations)} relations)",
-                          file=sys.stderr, flush=True)
-                    checked.append((path, data, None))
-                    continue
-                print(f"{step}: reading…", end="", file=sys.stderr, flush=True)
-                try:
-                    started = time.monotonic()
-                    raw = path.read_bytes()
-                    parsed = svc.importer.check(path.name, raw)
-                except OSError as exc:
-                    print(f"\r{step}: cannot be read ({exc.strerror or exc})", file=sys.stderr, flush=True)
-                    bad += 1
-                    continue
-                except DocumentRefused as exc:
-                    print(f"\r{step}: refused: {exc.user_message.removeprefix(f'{path.name}: ')}", file=sys.stderr,
-                          flush=True)
-                    bad += 1
-                    continue
-                pages = f", {parsed.pages} page(s)" if parsed.pages else ""
-                print(f"\r{step}: read ({len(raw) / 1024 / 1024:.1f} MB{pages}, "
-                      f"{time.monotonic() - started:.1f} s)", file=sys.stderr, flush=True)
-                checked.append((path, None, (raw, parsed)))
-            if bad:
-                _err(f"{bad} of {len(files)} file(s) cannot be imported; nothing was written")
+            checked = [c for n, path in enumerate(files, start=1)
+                       if (c := _check_file(svc, args.tenant, path, f"[{n}/{len(files)}] {path}")) is not None]
+            if len(checked) < len(files):
+                _err(f"{len(files) - len(checked)} of {len(files)} file(s) cannot be imported; nothing was written")
                 return EXIT_BAD_INPUT
-            tenant = store.require_tenant(args.tenant)
+            tenant = svc.kb.require_tenant(args.tenant)
             counts = {"created": 0, "updated": 0, "unchanged": 0}
-            for path, data, doc in checked:
-                if data is not None:
-                    result = store.import_document(args.tenant, data, progress=_progress(f"writing {path.name}"))
-                    print(f"{path}: {result.summary()}")
-                    status = "created" if result.created else "updated" if result.updated else "unchanged"
-                    if result.relations_created and status == "unchanged":
-                        status = "updated"
-                else:
-                    raw, parsed = doc
-                    outcome = svc.importer.import_parsed(tenant, path.name, raw, parsed, args.type)
-                    status = outcome.status
-                    pages = f", {outcome.pages} page(s)" if outcome.pages else ""
-                    print(f"{path}: {status} — {len(outcome.topics)} topic(s){pages}; {outcome.created} created, "
-                          f"{outcome.updated} updated, {outcome.deleted} removed ({outcome.writes} writes)")
-                counts[status] += 1
+            for one in checked:
+                counts[_write_file(svc, tenant, one, args.type)] += 1
             if not args.no_index:
                 _index_now(svc, tenant.id)
     except KBError as exc:
@@ -192,6 +139,70 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
     print(f"{len(checked)} file(s): {counts['created']} created, {counts['updated']} updated, "
           f"{counts['unchanged']} unchanged, 0 refused" + (f"; {len(skipped)} skipped" if skipped else ""))
     return EXIT_OK
+
+
+def _same_names(files: list[Path]) -> list[str]:
+    """Documents of the same name: the second would update (overwrite) the first's document."""
+    problems: list[str] = []
+    by_name: dict[str, Path] = {}
+    for path in files:
+        if path.suffix.lower() == ".json":
+            continue
+        first = by_name.setdefault(name_key(path.name), path)
+        if first is not path:
+            problems.append(f"{path}: {msg('doc.duplicate', filename=path.name)} ({first})")
+    return problems
+
+
+def _check_file(svc: Services, tenant_slug: str, path: Path, step: str) -> CheckedFile | None:
+    """One file checked, with its progress line: a JSON knowledge base against the KB's rules, a document in the
+    parse sandbox. None (and why, on stderr) for a file that cannot be imported."""
+    if path.suffix.lower() == ".json":
+        data, problem = _read_json(path)
+        if problem:
+            _err(f"{step}: {problem.removeprefix(f'{path}: ')}")
+            return None
+        plan, issues = svc.kb.validate_import(tenant_slug, data)
+        if plan is None:
+            _err(f"{step}: {len(issues)} problem(s)")
+            for issue in issues[:50]:
+                print(f"  {issue}", file=sys.stderr)
+            if len(issues) > 50:
+                print(f"  ... and {len(issues) - 50} more", file=sys.stderr)
+            return None
+        print(f"{step}: checked ({len(plan.topics)} topics, {len(plan.relations)} relations)",
+              file=sys.stderr, flush=True)
+        return CheckedFile(path, data=data)
+    print(f"{step}: reading…", end="", file=sys.stderr, flush=True)
+    try:
+        started = time.monotonic()
+        raw = path.read_bytes()
+        parsed = svc.importer.check(path.name, raw)
+    except OSError as exc:
+        print(f"\r{step}: cannot be read ({exc.strerror or exc})", file=sys.stderr, flush=True)
+        return None
+    except DocumentRefused as exc:
+        print(f"\r{step}: refused: {exc.user_message.removeprefix(f'{path.name}: ')}", file=sys.stderr, flush=True)
+        return None
+    pages = f", {parsed.pages} page(s)" if parsed.pages else ""
+    print(f"\r{step}: read ({len(raw) / 1024 / 1024:.1f} MB{pages}, {time.monotonic() - started:.1f} s)",
+          file=sys.stderr, flush=True)
+    return CheckedFile(path, raw=raw, parsed=parsed)
+
+
+def _write_file(svc: Services, tenant: Tenant, checked: CheckedFile, topic_type: str | None) -> str:
+    """Write one checked file; its line says what happened. Returns created, updated or unchanged."""
+    path = checked.path
+    if checked.parsed is None:
+        result = svc.kb.import_document(tenant.slug, checked.data, progress=_progress(f"writing {path.name}"))
+        print(f"{path}: {result.summary()}")
+        status = "created" if result.created else "updated" if result.updated else "unchanged"
+        return "updated" if result.relations_created and status == "unchanged" else status
+    outcome = svc.importer.import_parsed(tenant, path.name, checked.raw, checked.parsed, topic_type)
+    pages = f", {outcome.pages} page(s)" if outcome.pages else ""
+    print(f"{path}: {outcome.status} — {len(outcome.topics)} topic(s){pages}; {outcome.created} created, "
+          f"{outcome.updated} updated, {outcome.deleted} removed ({outcome.writes} writes)")
+    return outcome.status
 
 
 HANDOFF_TIMEOUT_S = 3600.0  # how long `--now` waits for the app to index what it queued

@@ -1,6 +1,6 @@
 """Documents as knowledge: what a parsed file looks like, and how it becomes topics.
 
-A parser (services/adapters/documents.py, run in a sandbox process) turns a file into a `ParsedDocument`: its
+A parser (services/adapters/documents/, run in a sandbox process) turns a file into a `ParsedDocument`: its
 title and its text as markdown with the structure kept (headings, paragraphs, lists, tables as markdown tables,
 slide titles) and, for a PDF, a page mark (`<!-- pagina 5 -->`, see `page_mark`) before the text of every page.
 The browser never shows a page mark (the sanitiser drops HTML comments); the passage splitter reads it, so every

@@ -17,7 +17,8 @@ from r42_app.components.shell import page_frame
 from r42_app.core.documents import MAX_FILE_BYTES, MAX_FILES
 from r42_app.core.kb import RELATION_LABELS, TOPIC_TYPES, TYPE_LABELS
 from r42_app.state.admin_topics import AdminRelationRow, AdminTopicRow
-from r42_app.state.admin_topics import AdminTopicsState as S
+from r42_app.state.admin_topics import AdminTopicEditorState as E
+from r42_app.state.admin_topics import AdminTopicListState as L
 from r42_app.state.documents import ACCEPT, UPLOAD_ID, DocumentRow
 from r42_app.state.documents import DocumentUploadState as D
 
@@ -52,7 +53,7 @@ def delete_dialog(row: AdminTopicRow) -> rx.Component:
             rx.hstack(
                 rx.alert_dialog.cancel(rx.button("Annuleren", variant="soft", color_scheme="gray")),
                 rx.alert_dialog.action(
-                    rx.button("Verwijderen", color_scheme="red", on_click=S.delete_topic(row.slug))
+                    rx.button("Verwijderen", color_scheme="red", on_click=L.delete_topic(row.slug))
                 ),
                 justify="end",
                 spacing="3",
@@ -215,7 +216,7 @@ def list_body() -> rx.Component:
         rx.hstack(
             rx.vstack(
                 rx.heading("Kennisbank beheren", size="7"),
-                rx.text(S.total, " onderwerpen in je organisatie", color_scheme="gray", size="2"),
+                rx.text(L.total, " onderwerpen in je organisatie", color_scheme="gray", size="2"),
                 spacing="1",
             ),
             link_button(rx.icon("plus", size=16), "Nieuw onderwerp", href="/admin/topics/new", id="new-topic",
@@ -228,14 +229,14 @@ def list_body() -> rx.Component:
         ),
         documents_card(),
         rx.input(rx.input.slot(rx.icon("search", size=16)), placeholder="Zoek op naam, id of beschrijving…",
-                 value=S.query, on_change=S.set_query.debounce(150), width="100%", max_width="420px",
+                 value=L.query, on_change=L.set_query.debounce(150), width="100%", max_width="420px",
                  aria_label="Zoek onderwerpen"),
-        rx.cond(S.error != "", error_callout(S.error)),
+        rx.cond(L.error != "", error_callout(L.error)),
         rx.cond(
-            S.loading,
+            L.loading,
             skeleton_lines(8, "28px"),
             rx.cond(
-                S.rows.length() > 0,
+                L.rows.length() > 0,
                 rx.card(
                     rx.table.root(
                         rx.table.header(
@@ -247,7 +248,7 @@ def list_body() -> rx.Component:
                                 rx.table.column_header_cell(rx.text("Acties", class_name="sr-only")),
                             )
                         ),
-                        rx.table.body(rx.foreach(S.rows, topic_row)),
+                        rx.table.body(rx.foreach(L.rows, topic_row)),
                         width="100%",
                         variant="ghost",
                         id="admin-topics",
@@ -256,7 +257,7 @@ def list_body() -> rx.Component:
                     width="100%",
                 ),
                 rx.cond(
-                    S.total == 0,
+                    L.total == 0,
                     empty_state("book_dashed", "Nog geen onderwerpen",
                                 "Maak het eerste onderwerp aan, voeg hierboven documenten toe, of importeer een "
                                 "kennisbank met `r42 kb import`.",
@@ -277,8 +278,8 @@ def field(label: str, name: str, control: rx.Component, hint: str = "") -> rx.Co
         form_label(label, name, size="2", weight="medium", id=f"{name}-label"),
         control,
         rx.cond(
-            S.field_errors.contains(name),
-            rx.text(S.field_errors[name], size="1", color_scheme="red", role="alert", class_name="field-error"),
+            E.field_errors.contains(name),
+            rx.text(E.field_errors[name], size="1", color_scheme="red", role="alert", class_name="field-error"),
             rx.text(hint, size="1", color_scheme="gray") if hint else rx.fragment(),
         ),
         spacing="1",
@@ -292,12 +293,12 @@ def topic_form() -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.grid(
-                field("Naam", "label", rx.input(id="label", value=S.f_label, on_change=S.set_label, max_length=120,
+                field("Naam", "label", rx.input(id="label", value=E.f_label, on_change=E.set_label, max_length=120,
                                                   placeholder="Bijvoorbeeld: Partnerpensioen", width="100%")),
                 field(
                     "Id (in de URL)",
                     "id",
-                    rx.input(id="id", value=S.f_slug, on_change=S.set_slug, read_only=~S.is_new, max_length=80,
+                    rx.input(id="id", value=E.f_slug, on_change=E.set_slug, read_only=~E.is_new, max_length=80,
                              placeholder="partnerpensioen", width="100%"),
                     "kleine letters, cijfers en koppeltekens; vast na aanmaken",
                 ),
@@ -312,12 +313,12 @@ def topic_form() -> rx.Component:
                     # a label does not name a button for axe: the trigger names itself "Type" plus its value
                     rx.select.trigger(id="type", width="100%", custom_attrs={"aria-labelledby": "type-label type"}),
                     rx.select.content(*[rx.select.item(TYPE_LABELS[t], value=t) for t in TOPIC_TYPES]),
-                    value=S.f_type,
-                    on_change=S.set_type,
+                    value=E.f_type,
+                    on_change=E.set_type,
                 ),
             ),
             field("Korte beschrijving", "description",
-                  rx.text_area(id="description", value=S.f_description, on_change=S.set_description, rows="2",
+                  rx.text_area(id="description", value=E.f_description, on_change=E.set_description, rows="2",
                                max_length=500, placeholder="Eén zin die het onderwerp uitlegt.", width="100%")),
             field(
                 "Leerinhoud (markdown)",
@@ -326,13 +327,13 @@ def topic_form() -> rx.Component:
                     rx.tabs.list(rx.tabs.trigger("Schrijven", value="write"),
                                  rx.tabs.trigger("Voorbeeld", value="preview")),
                     rx.tabs.content(
-                        rx.text_area(id="content", value=S.f_content, on_change=S.set_content, rows="14",
+                        rx.text_area(id="content", value=E.f_content, on_change=E.set_content, rows="14",
                                      width="100%", font_family="ui-monospace, monospace"),
                         value="write",
                         padding_top="8px",
                     ),
                     rx.tabs.content(
-                        rx.box(safe_markdown(S.f_content), padding="12px", border="1px solid var(--gray-5)",
+                        rx.box(safe_markdown(E.f_content), padding="12px", border="1px solid var(--gray-5)",
                                border_radius="6px", min_height="120px", id="topic-preview"),
                         value="preview",
                         padding_top="8px",
@@ -343,7 +344,7 @@ def topic_form() -> rx.Component:
             ),
             rx.hstack(
                 link_button("Annuleren", href="/admin/topics", variant="soft", color_scheme="gray", id="cancel-topic"),
-                rx.button(rx.cond(S.is_new, "Aanmaken", "Opslaan"), on_click=S.save, loading=S.saving, id="save-topic"),
+                rx.button(rx.cond(E.is_new, "Aanmaken", "Opslaan"), on_click=E.save, loading=E.saving, id="save-topic"),
                 justify="end",
                 spacing="3",
                 width="100%",
@@ -353,7 +354,7 @@ def topic_form() -> rx.Component:
         ),
         width="100%",
         id="topic-form",
-        custom_attrs={"data-r42-dirty": rx.cond(S.dirty, "true", "false")},
+        custom_attrs={"data-r42-dirty": rx.cond(E.dirty, "true", "false")},
     )
 
 
@@ -366,7 +367,7 @@ def relation_row(row: AdminRelationRow) -> rx.Component:
             rx.text(rx.text.strong(row.other_label), " ", row.phrase, " ", rx.text.strong("deze"), size="2"),
         ),
         rx.icon_button(rx.icon("x", size=14), variant="ghost", color_scheme="red", aria_label="Relatie verwijderen",
-                       on_click=S.remove_relation(row.source, row.target, row.type)),
+                       on_click=E.remove_relation(row.source, row.target, row.type)),
         justify="between",
         align="center",
         width="100%",
@@ -380,8 +381,8 @@ def relations_editor() -> rx.Component:
         rx.vstack(
             rx.heading("Relaties", size="4"),
             rx.cond(
-                S.relation_rows.length() > 0,
-                rx.vstack(rx.foreach(S.relation_rows, relation_row), spacing="2", width="100%"),
+                E.relation_rows.length() > 0,
+                rx.vstack(rx.foreach(E.relation_rows, relation_row), spacing="2", width="100%"),
                 rx.text("Dit onderwerp heeft nog geen relaties.", size="2", color_scheme="gray"),
             ),
             rx.separator(size="4"),
@@ -390,21 +391,21 @@ def relations_editor() -> rx.Component:
                 rx.select.root(
                     rx.select.trigger(aria_label="Soort relatie", id="relation-type"),
                     rx.select.content(*[rx.select.item(RELATION_LABELS[t], value=t) for t in RELATION_LABELS]),
-                    value=S.r_type,
-                    on_change=S.set_r_type,
+                    value=E.r_type,
+                    on_change=E.set_r_type,
                 ),
                 # type to search: the browser's own list of the tenant's topics (in Dutch order), however many
-                rx.input(placeholder="Zoek een onderwerp…", value=S.r_query, on_change=S.set_r_query,
+                rx.input(placeholder="Zoek een onderwerp…", value=E.r_query, on_change=E.set_r_query,
                          id="relation-target", min_width="260px", auto_complete="off",
                          custom_attrs={"list": "relation-targets", "aria-label": "Doelonderwerp"}),
-                rx.el.datalist(rx.foreach(S.topic_options, lambda o: rx.el.option(value=o.label)),
+                rx.el.datalist(rx.foreach(E.topic_options, lambda o: rx.el.option(value=o.label)),
                                id="relation-targets"),
-                rx.button(rx.icon("plus", size=14), "Toevoegen", on_click=S.add_relation, variant="soft",
+                rx.button(rx.icon("plus", size=14), "Toevoegen", on_click=E.add_relation, variant="soft",
                           id="add-relation"),
                 spacing="2",
                 wrap="wrap",
             ),
-            rx.cond(S.relation_error != "", rx.text(S.relation_error, color_scheme="red", size="2", role="alert")),
+            rx.cond(E.relation_error != "", rx.text(E.relation_error, color_scheme="red", size="2", role="alert")),
             spacing="3",
             width="100%",
         ),
@@ -416,20 +417,20 @@ def gap_draft_callout() -> rx.Component:
     """Where a topic made from a knowledge gap comes from: the questions, R42 writing, R42's draft, or why not."""
     return rx.vstack(
         rx.callout(
-            rx.cond(S.model_drafted,
+            rx.cond(E.model_drafted,
                     "Ingevuld vanuit Kennishiaten: R42 schreef beschrijving en inhoud uit de vragen van leerlingen en "
                     "de dichtstbijzijnde onderwerpen. Het is een concept: controleer elke zin en vul aan wat tussen "
                     "[aanvullen: …] staat.",
                     "Ingevuld vanuit Kennishiaten: een concept uit de vragen van leerlingen. Controleer naam en "
                     "beschrijving en schrijf het antwoord in de inhoud."),
             icon="lightbulb", color_scheme="blue", width="100%", id="topic-from-gap"),
-        rx.cond(S.drafting,
+        rx.cond(E.drafting,
                 rx.hstack(rx.spinner(size="2"),
                           rx.text("R42 schrijft een concept uit de dichtstbijzijnde onderwerpen…", size="2"),
                           align="center", spacing="2", id="gap-drafting", role="status")),
-        rx.cond(S.draft_note != "",
-                rx.callout(rx.hstack(rx.text(S.draft_note), rx.button("Opnieuw proberen", size="1", variant="soft",
-                                                                      on_click=S.retry_draft, id="gap-draft-retry"),
+        rx.cond(E.draft_note != "",
+                rx.callout(rx.hstack(rx.text(E.draft_note), rx.button("Opnieuw proberen", size="1", variant="soft",
+                                                                      on_click=E.retry_draft, id="gap-draft-retry"),
                                      align="center", spacing="3", wrap="wrap"),
                            icon="info", color_scheme="amber", width="100%", id="gap-draft-note", role="status")),
         spacing="2",
@@ -440,28 +441,28 @@ def gap_draft_callout() -> rx.Component:
 def editor_body() -> rx.Component:
     """Header, topic form and (for existing topics) the relations editor."""
     return rx.cond(
-        S.loading,
+        E.loading,
         skeleton_lines(10, "28px"),
         rx.cond(
-            S.found,
+            E.found,
             rx.vstack(
                 rx.hstack(
                     rx.link("Kennisbank beheren", href="/admin/topics", size="2", color_scheme="gray"),
                     rx.icon("chevron_right", size=14, color="var(--gray-9)"),
-                    rx.text(rx.cond(S.is_new, "Nieuw onderwerp", S.f_label), size="2"),
+                    rx.text(rx.cond(E.is_new, "Nieuw onderwerp", E.f_label), size="2"),
                     align="center",
                     spacing="2",
                 ),
                 rx.hstack(
-                    rx.heading(rx.cond(S.is_new, "Nieuw onderwerp", "Onderwerp bewerken"), size="7"),
-                    rx.cond(~S.is_new, link_button(rx.icon("eye", size=14), "Bekijken", variant="ghost",
-                                                   href="/topics/" + S.f_slug)),
+                    rx.heading(rx.cond(E.is_new, "Nieuw onderwerp", "Onderwerp bewerken"), size="7"),
+                    rx.cond(~E.is_new, link_button(rx.icon("eye", size=14), "Bekijken", variant="ghost",
+                                                   href="/topics/" + E.f_slug)),
                     justify="between",
                     width="100%",
                 ),
-                rx.cond(S.from_gap != "", gap_draft_callout()),
+                rx.cond(E.from_gap != "", gap_draft_callout()),
                 topic_form(),
-                rx.cond(~S.is_new, relations_editor()),
+                rx.cond(~E.is_new, relations_editor()),
                 spacing="4",
                 width="100%",
             ),

@@ -16,6 +16,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -47,7 +48,7 @@ from r42_app.core.retrieval import (
 from r42_app.core.text import tokenize, words
 from r42_app.services.adapters.embeddings import Embedder, EmbeddingUnavailable, QueryBatcher
 from r42_app.services.adapters.vector_store import TenantLeak, VectorStore, VectorStoreUnavailable
-from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.kb_store import KBFingerprint, KBStore
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +154,13 @@ def _minmax(values: np.ndarray) -> np.ndarray:
         return values
     lo, hi = float(values.min()), float(values.max())
     return np.ones_like(values) if hi - lo < 1e-9 else (values - lo) / (hi - lo)
+
+
+class CachedIndex(NamedTuple):
+    """A tenant's lexical index in a worker, and the knowledge graph's fingerprint it was built from."""
+
+    fingerprint: KBFingerprint
+    kb_index: TenantIndex  # (not `index`: a tuple's own method)
 
 
 @dataclass
@@ -270,7 +278,7 @@ class Retriever:
         self.embedder = embedder
         self.cache_bytes = cache_bytes
         self._queries: QueryBatcher | None = None
-        self._indexes: OrderedDict[str, tuple[tuple, TenantIndex]] = OrderedDict()
+        self._indexes: OrderedDict[str, CachedIndex] = OrderedDict()
         self.max_indexes = max_indexes
         self._checked_at: dict[str, float] = {}
         self._vectors: OrderedDict[str, TenantVectors] = OrderedDict()
@@ -297,48 +305,49 @@ class Retriever:
         cached = self._indexes.get(tenant.id)
         if cached and self.clock() - self._checked_at.get(tenant.id, 0.0) < FRESHNESS_S:
             self._indexes.move_to_end(tenant.id)
-            return cached[1]
+            return cached.kb_index
         # One check at a time per tenant: fifty turns that find the index stale together ask PocketBase once,
         # not fifty times (a check another turn finished while this one waited is as fresh as the rule asks).
         with self._check_lock(tenant.id):
             cached = self._indexes.get(tenant.id)
             now = self.clock()
             if cached and now - self._checked_at.get(tenant.id, 0.0) < FRESHNESS_S:
-                return cached[1]
+                return cached.kb_index
             fingerprint = self.kb.fingerprint(tenant)
             self._checked_at[tenant.id] = now
-        if cached and cached[0] == fingerprint:
-            return cached[1]
+        if cached and cached.fingerprint == fingerprint:
+            return cached.kb_index
         with self._lock:
             cached = self._indexes.get(tenant.id)
-            if cached and cached[0] == fingerprint:
-                return cached[1]
+            if cached and cached.fingerprint == fingerprint:
+                return cached.kb_index
             index = self._refresh(tenant, cached, fingerprint)
-            self._indexes[tenant.id] = (fingerprint, index)
+            self._indexes[tenant.id] = CachedIndex(fingerprint, index)
             self._indexes.move_to_end(tenant.id)
             while len(self._indexes) > 1 and (len(self._indexes) > self.max_indexes or sum(
-                    len(i.passages) for _, i in self._indexes.values()) * INDEX_BYTES_PER_PASSAGE > INDEX_CACHE_BYTES):
+                    len(c.kb_index.passages) for c in self._indexes.values()) * INDEX_BYTES_PER_PASSAGE
+                                              > INDEX_CACHE_BYTES):
                 # cold tenants go (their vectors too)
                 gone, _ = self._indexes.popitem(last=False)
                 self._vectors.pop(gone, None)
                 self._checked_at.pop(gone, None)
             return index
 
-    def _refresh(self, tenant: Tenant, cached: tuple[tuple, TenantIndex] | None, fingerprint: tuple) -> TenantIndex:
-        if cached is not None and len(cached[0]) == 4 and len(fingerprint) == 4 and cached[0][1]:
-            (old_count, old_updated, old_rel_count, old_rel_updated), index = cached
-            changed = self.kb.topics_updated_since(tenant, old_updated)
+    def _refresh(self, tenant: Tenant, cached: CachedIndex | None, fingerprint: KBFingerprint) -> TenantIndex:
+        if cached is not None and cached.fingerprint.topics_updated:
+            old, index = cached
+            changed = self.kb.topics_updated_since(tenant, old.topics_updated)
             new = sum(1 for t in changed if t.slug not in index.by_slug)
             deleted: set[str] = set()
-            if fingerprint[0] != old_count + new:  # some topic is gone: find which (slugs only)
+            if fingerprint.topics != old.topics + new:  # some topic is gone: find which (slugs only)
                 deleted = set(index.by_slug) - self.kb.topic_slugs(tenant)
             relations = None
-            if (fingerprint[2], fingerprint[3]) != (old_rel_count, old_rel_updated):
+            if (fingerprint.relations, fingerprint.relations_updated) != (old.relations, old.relations_updated):
                 relations = self.kb.relations(tenant)
             return index.updated(changed, deleted, relations)
         kb = self.kb.load(tenant)
         index = TenantIndex.build(kb.topics, kb.relations)
-        return cached[1] if cached and cached[1].hash == index.hash else index
+        return cached.kb_index if cached and cached.kb_index.hash == index.hash else index
 
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:

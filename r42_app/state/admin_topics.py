@@ -1,4 +1,5 @@
-"""AdminTopicsState: admins create, edit and delete topics and relations of their own tenant.
+"""The admin's topics: AdminTopicListState (the list, deleting) and AdminTopicEditorState (creating and editing a
+topic and its relations), for their own tenant only.
 
 Every handler starts with `_admin_tenant()` (writes with `fresh=True`): a learner who sends these events
 directly is refused.
@@ -67,44 +68,13 @@ def _named_option(options: list[Option], typed: str) -> str:
     return found.pop() if len(found) == 1 else ""
 
 
-class AdminTopicsState(rx.State):
-    """The admin topic list and the topic editor."""
+class AdminTopicsPage(rx.State, mixin=True):
+    """What the topic list and the topic editor share: whether the page may be shown, loading, an error, and the
+    admin's tenant (every handler asks for it first)."""
 
     forbidden: bool = False
     loading: bool = True
     error: str = ""
-    query: str = ""
-    rows: list[AdminTopicRow] = []
-    total: int = 0
-
-    # editor
-    is_new: bool = True
-    from_gap: str = ""  # the knowledge gap this new topic is drafted from (/admin/topics/new?gap=...)
-    drafting: bool = False  # the model is writing the gap's description and content
-    model_drafted: bool = False  # they are the model's draft
-    draft_note: str = ""  # why the draft is from the questions alone (no credits, the model failed)
-    _gap_prefill: list[str] = ["", ""]  # the description and content as prefilled from the questions
-    _draft_run: str = ""  # the model's draft that may still fill the form (a newer one or another page wins)
-    found: bool = True
-    saving: bool = False
-    slug_touched: bool = False
-    f_slug: str = ""
-    f_label: str = ""
-    f_type: str = "concept"
-    f_description: str = ""
-    f_content: str = ""
-    _saved: list[str] = ["", "", "concept", "", ""]  # the form as last loaded or saved: what "unsaved" means
-    field_errors: dict[str, str] = {}
-    relation_rows: list[AdminRelationRow] = []
-    topic_options: list[Option] = []
-    r_type: str = "related_to"
-    r_target: str = ""  # the slug the typed text names ("" while it names none)
-    r_query: str = ""  # what is typed in the target field (its list offers "Label (slug)")
-    relation_error: str = ""
-
-    _topics_cache: list = []
-    _counts: dict[str, int] = {}
-    _roots: dict[str, tuple[str, int]] = {}
 
     async def _admin_tenant(self, fresh: bool = False) -> Tenant | None:
         """The admin's tenant; marks the page forbidden for anyone else. Writes pass `fresh=True`: the
@@ -118,7 +88,15 @@ class AdminTopicsState(rx.State):
         return user.tenant
 
 
-    # -- list -----------------------------------------------------------------------
+class AdminTopicListState(AdminTopicsPage, rx.State):
+    """/admin/topics: the tenant's topics, searched, and deleting one."""
+
+    query: str = ""
+    rows: list[AdminTopicRow] = []
+    total: int = 0
+    _topics_cache: list = []
+    _counts: dict[str, int] = {}
+    _roots: dict[str, tuple[str, int]] = {}
 
     async def _refresh_rows(self, tenant: Tenant) -> None:
         store = services().kb
@@ -185,7 +163,34 @@ class AdminTopicsState(rx.State):
             return rx.toast.success(msg("kb.topic_deleted_relations", label=label, count=removed))
         return rx.toast.success(msg("kb.topic_deleted_one_relation" if removed else "kb.topic_deleted", label=label))
 
-    # -- editor ---------------------------------------------------------------------
+
+class AdminTopicEditorState(AdminTopicsPage, rx.State):
+    """/admin/topics/new and /admin/topics/[slug]: a topic's fields and relations, saved; a new topic may be drafted
+    from a knowledge gap's questions (by the model, when there is one)."""
+
+    is_new: bool = True
+    from_gap: str = ""  # the knowledge gap this new topic is drafted from (/admin/topics/new?gap=...)
+    drafting: bool = False  # the model is writing the gap's description and content
+    model_drafted: bool = False  # they are the model's draft
+    draft_note: str = ""  # why the draft is from the questions alone (no credits, the model failed)
+    _gap_prefill: list[str] = ["", ""]  # the description and content as prefilled from the questions
+    _draft_run: str = ""  # the model's draft that may still fill the form (a newer one or another page wins)
+    found: bool = True
+    saving: bool = False
+    slug_touched: bool = False
+    f_slug: str = ""
+    f_label: str = ""
+    f_type: str = "concept"
+    f_description: str = ""
+    f_content: str = ""
+    _saved: list[str] = ["", "", "concept", "", ""]  # the form as last loaded or saved: what "unsaved" means
+    field_errors: dict[str, str] = {}
+    relation_rows: list[AdminRelationRow] = []
+    topic_options: list[Option] = []
+    r_type: str = "related_to"
+    r_target: str = ""  # the slug the typed text names ("" while it names none)
+    r_query: str = ""  # what is typed in the target field (its list offers "Label (slug)")
+    relation_error: str = ""
 
     @rx.var
     def dirty(self) -> bool:
@@ -254,7 +259,7 @@ class AdminTopicsState(rx.State):
     def _start_draft(self):
         self.drafting, self.draft_note = True, ""
         self._draft_run = uuid.uuid4().hex
-        return AdminTopicsState.draft_with_model
+        return AdminTopicEditorState.draft_with_model
 
     @rx.event(background=True)
     async def draft_with_model(self):

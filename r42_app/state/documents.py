@@ -8,7 +8,7 @@ another's, are being read: parse_sandbox.ParseSlots), "Bezig met lezen…" while
 state's lock is not held while a file is parsed, so the admin's other events (R42's chat) go on.
 
 The upload itself goes to Reflex's upload route, which reads nothing without this tab's upload permit
-(services/uploads.py, r42_app/upload_limit.py); /admin/topics grants it (AdminTopicsState.load_list) and sign-out
+(services/uploads.py, r42_app/upload_limit.py); /admin/topics grants it (AdminTopicListState.load_list) and sign-out
 revokes it. Just before the upload is sent, `upload_starting` says at once when it would be refused for too
 many uploads in flight.
 """
@@ -261,9 +261,9 @@ class DocumentUploadState(rx.State):
                                            updated=nl_number(counts["updated"]),
                                            unchanged=nl_number(counts["unchanged"]),
                                            refused=nl_number(counts["refused"]))
-        from r42_app.state.admin_topics import AdminTopicsState
+        from r42_app.state.admin_topics import AdminTopicListState
 
-        yield AdminTopicsState.load_list
+        yield AdminTopicListState.load_list
 
     async def _import_one(self, n: int, user, name: str, data: bytes, topic_type: str) -> FileOutcome:
         """One file through the importer, in a thread; its row says "In de wachtrij" while it waits for a parse

@@ -13,7 +13,7 @@ import asyncio
 import pytest
 
 from r42_app.services.store.pb import PocketBase
-from r42_app.state.admin_topics import AdminTopicsState
+from r42_app.state.admin_topics import AdminTopicEditorState, AdminTopicListState
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
 from r42_app.state.chatbot_settings import ChatbotSettingsState
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.anyio
 
 HANDLERS = [
     (GraphState, "load"), (GraphState, "poll"), (SuggestionsState, "load"), (SuggestionsState, "poll"),
-    (LearnState, "load_index"), (AdminTopicsState, "load_list"), (ChatbotSettingsState, "load"),
+    (LearnState, "load_index"), (AdminTopicListState, "load_list"), (ChatbotSettingsState, "load"),
     (CostsState, "load"), (ToolsState, "load"), (ChatState, "check_access"), (AuthState, "check_session"),
     (FeedbackState, "load"),
 ]
@@ -61,11 +61,11 @@ async def test_a_quiz_start_and_answer_never_block_the_loop(app_env, seeded, adm
 
 
 async def test_an_admin_write_never_blocks_the_loop(app_env, seeded, admin_pb):
-    editor = substate(await signed_in_root("admin@example.com"), AdminTopicsState)
-    await call(editor, AdminTopicsState.load_new)
+    editor = substate(await signed_in_root("admin@example.com"), AdminTopicEditorState)
+    await call(editor, AdminTopicEditorState.load_new)
     editor.f_slug, editor.f_label, editor.f_type, editor.f_description = ("loop-test", "Loop test", "concept", "Test.")
     try:
-        assert await blocking_on_loop(lambda: call(editor, AdminTopicsState.save)) == []
+        assert await blocking_on_loop(lambda: call(editor, AdminTopicEditorState.save)) == []
     finally:
         demo = admin_pb.first("tenants", 'slug = "demo"')
         row = admin_pb.first("topics", f'tenant = "{demo["id"]}" && slug = "loop-test"')

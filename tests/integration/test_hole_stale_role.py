@@ -7,7 +7,7 @@ import pytest
 
 from r42_app.core.messages import msg
 from r42_app.services.store.kb_store import KBStore
-from r42_app.state.admin_topics import AdminTopicsState
+from r42_app.state.admin_topics import AdminTopicEditorState, AdminTopicListState
 from r42_app.state.auth import AuthState
 from r42_app.state.suggestions import SuggestionsState
 from tests.conftest import throwaway_user
@@ -24,8 +24,8 @@ def temp_admin(admin_pb, seeded, app_env):
 
 
 async def _editor(root):
-    editor = substate(root, AdminTopicsState)
-    await call(editor, AdminTopicsState.load_new)
+    editor = substate(root, AdminTopicEditorState)
+    await call(editor, AdminTopicEditorState.load_new)
     editor.f_slug, editor.f_label, editor.f_type, editor.f_description = ("stale-role-topic", "Stale role topic",
                                                                            "concept", "Mag niet bestaan.")
     return editor
@@ -38,7 +38,7 @@ async def test_a_demoted_admin_cannot_write_from_an_open_tab(temp_admin, admin_p
     assert not editor.forbidden
     admin_pb.update("users", user_id, {"role": "learner"})  # demoted while the tab is open
 
-    emitted = await call(editor, AdminTopicsState.save)
+    emitted = await call(editor, AdminTopicEditorState.save)
     assert "Alleen beheerders" in str(emitted)
     kb = KBStore(admin_pb)
     assert kb.topic(kb.require_tenant("demo"), "stale-role-topic") is None
@@ -46,8 +46,9 @@ async def test_a_demoted_admin_cannot_write_from_an_open_tab(temp_admin, admin_p
     auth = substate(root, AuthState)
     await call(auth, AuthState.check_session)  # what a reload runs
     assert auth.role == "learner" and not auth.is_admin
-    await call(editor, AdminTopicsState.load_list)
-    assert editor.forbidden and editor.rows == []
+    topic_list = substate(root, AdminTopicListState)
+    await call(topic_list, AdminTopicListState.load_list)
+    assert topic_list.forbidden and topic_list.rows == []
     queue = substate(root, SuggestionsState)
     await call(queue, SuggestionsState.load)
     assert queue.forbidden and queue.rows == []
@@ -59,7 +60,7 @@ async def test_a_revoked_token_signs_the_tab_out_with_a_message(temp_admin, admi
     editor = await _editor(root)
     admin_pb.update("users", user_id, {"password": "een-nieuw-wachtwoord", "passwordConfirm": "een-nieuw-wachtwoord"})
 
-    emitted = await call(editor, AdminTopicsState.save)
+    emitted = await call(editor, AdminTopicEditorState.save)
     assert "Alleen beheerders" in str(emitted)
     auth = substate(root, AuthState)
     assert not auth.signed_in and auth.session_token == "" and auth.signin_error == msg("auth.session_ended")

@@ -9,7 +9,7 @@ import pytest
 import reflex as rx
 
 from r42_app.services.store.kb_store import KBStore
-from r42_app.state.admin_topics import AdminTopicsState
+from r42_app.state.admin_topics import AdminTopicEditorState, AdminTopicListState
 from r42_app.state.auth import AuthState
 from r42_app.state.learn import LearnState
 from tests.conftest import DEMO_PASSWORD
@@ -46,21 +46,21 @@ def store(admin_pb, seeded, app_env):
 
 async def test_learner_calling_admin_handlers_is_refused(store):
     root = await signed_in_root("learner@example.com")
-    admin_state = substate(root, AdminTopicsState)
+    topic_list, admin_state = substate(root, AdminTopicListState), substate(root, AdminTopicEditorState)
     demo = store.require_tenant("demo")
     before = store.topic(demo, "aow")
     relations_before = store.relations(demo)
 
-    emitted = await call(admin_state, AdminTopicsState.delete_topic, "aow")
+    emitted = await call(topic_list, AdminTopicListState.delete_topic, "aow")
     assert "Alleen beheerders" in str(emitted)
-    await call(admin_state, AdminTopicsState.load_list)
-    assert admin_state.forbidden and admin_state.rows == []
+    await call(topic_list, AdminTopicListState.load_list)
+    assert topic_list.forbidden and topic_list.rows == []
 
     admin_state.f_slug, admin_state.f_label, admin_state.f_type = "aow", "Overschreven", "concept"
     admin_state.f_description, admin_state.is_new = "x", False
-    emitted = await call(admin_state, AdminTopicsState.save)
+    emitted = await call(admin_state, AdminTopicEditorState.save)
     assert "Alleen beheerders" in str(emitted)
-    await call(admin_state, AdminTopicsState.remove_relation, relations_before[0].source, relations_before[0].target,
+    await call(admin_state, AdminTopicEditorState.remove_relation, relations_before[0].source, relations_before[0].target,
                relations_before[0].type)
 
     assert store.topic(demo, "aow") == before
@@ -69,29 +69,29 @@ async def test_learner_calling_admin_handlers_is_refused(store):
 
 async def test_admin_handler_writes_only_in_own_tenant(store):
     acme_root = await signed_in_root("admin@acme.example")
-    acme_admin = substate(acme_root, AdminTopicsState)
-    await call(acme_admin, AdminTopicsState.delete_topic, "aow")  # a demo slug, unknown in acme
+    acme_admin = substate(acme_root, AdminTopicListState)
+    await call(acme_admin, AdminTopicListState.delete_topic, "aow")  # a demo slug, unknown in acme
     assert store.topic(store.require_tenant("demo"), "aow") is not None
 
     root = await signed_in_root("admin@example.com")
-    admin_state = substate(root, AdminTopicsState)
-    await call(admin_state, AdminTopicsState.load_new)
-    await call(admin_state, AdminTopicsState.set_label, "Handler Test")
+    admin_state = substate(root, AdminTopicEditorState)
+    await call(admin_state, AdminTopicEditorState.load_new)
+    await call(admin_state, AdminTopicEditorState.set_label, "Handler Test")
     assert admin_state.f_slug == "handler-test"
     admin_state.f_description = "Aangemaakt door de test."
-    await call(admin_state, AdminTopicsState.save)
+    await call(admin_state, AdminTopicEditorState.save)
     demo = store.require_tenant("demo")
     assert store.topic(demo, "handler-test").label == "Handler Test"
-    await call(admin_state, AdminTopicsState.delete_topic, "handler-test")
+    await call(substate(root, AdminTopicListState), AdminTopicListState.delete_topic, "handler-test")
     assert store.topic(demo, "handler-test") is None
 
 
 async def test_save_shows_field_errors_and_writes_nothing(store):
     root = await signed_in_root("admin@example.com")
-    admin_state = substate(root, AdminTopicsState)
-    await call(admin_state, AdminTopicsState.load_new)
+    admin_state = substate(root, AdminTopicEditorState)
+    await call(admin_state, AdminTopicEditorState.load_new)
     admin_state.f_slug, admin_state.f_label, admin_state.f_description = "Geen Slug", "", ""
-    await call(admin_state, AdminTopicsState.save)
+    await call(admin_state, AdminTopicEditorState.save)
     assert set(admin_state.field_errors) == {"id", "label", "description"}
     assert store.topic(store.require_tenant("demo"), "Geen Slug") is None
 

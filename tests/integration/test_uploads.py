@@ -127,14 +127,14 @@ async def test_an_admins_tab_gets_an_upload_permit_that_sign_out_or_a_learner_ta
 
     from r42_app.container import services
     from r42_app.services.uploads import permit_of
-    from r42_app.state.admin_topics import AdminTopicsState
+    from r42_app.state.admin_topics import AdminTopicListState
     from r42_app.state.auth import AuthState
     from tests.integration.test_state_guards import call, signed_in_root, substate
 
     async def tab(email: str, token: str):
         root = await signed_in_root(email)
         root.router = RouterData.from_router_data({"token": token, "pathname": "/admin/topics"})
-        await call(substate(root, AdminTopicsState), AdminTopicsState.load_list)
+        await call(substate(root, AdminTopicListState), AdminTopicListState.load_list)
         return substate(root, AuthState)
 
     shared = services().shared

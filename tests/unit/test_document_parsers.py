@@ -1,4 +1,4 @@
-"""The document parsers in process (services/adapters/documents.py): what a file becomes in markdown, and every
+"""The document parsers in process (services/adapters/documents/): what a file becomes in markdown, and every
 bad file refused with the right reason and its name in the message."""
 
 from __future__ import annotations

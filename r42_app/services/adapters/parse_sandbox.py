@@ -1,6 +1,6 @@
 """Parsing an uploaded file in a child process of its own, with a time and a memory limit.
 
-`parse_file(filename, data)` runs `parse_bytes` (services/adapters/documents.py) in a fresh Python process
+`parse_file(filename, data)` runs `parse_bytes` (services/adapters/documents/) in a fresh Python process
 (`python -m r42_app.services.adapters.parse_sandbox`): a PDF that makes pypdf loop, a file that makes a parser
 allocate gigabytes or a parser's crash ends that process, never the app. One process per file: the isolation is
 the point, and the child starts in well under a second (it imports only the parser the file needs).

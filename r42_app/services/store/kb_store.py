@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from r42_app.core.capabilities import CAPABILITIES, DEFAULT_CAPABILITIES
 from r42_app.core.delta import GraphSnapshot, Rejected, ValidDelta, validate_delta
@@ -126,6 +126,15 @@ def _chunks(requests: list[BatchRequest]) -> Iterator[list[BatchRequest]]:
         yield chunk
 
 
+class KBFingerprint(NamedTuple):
+    """What changes whenever a tenant's knowledge graph does: its topics and relations, counted and last updated."""
+
+    topics: int
+    topics_updated: str
+    relations: int
+    relations_updated: str
+
+
 class KBStore:
     """Reads and writes a tenant's knowledge base with a superuser connection."""
 
@@ -195,10 +204,10 @@ class KBStore:
         rows = self._relation_rows(tenant, f"source = {quote(slug)} || target = {quote(slug)}")
         return [Relation(r["source"], r["target"], r["type"]) for r in rows]
 
-    def fingerprint(self, tenant: Tenant) -> tuple:
+    def fingerprint(self, tenant: Tenant) -> KBFingerprint:
         """Changes whenever a topic or relation of the tenant is created, updated or deleted (two cheap queries)."""
         flt = f"tenant = {quote(tenant.id)}"
-        return self.pb.change_marker("topics", flt) + self.pb.change_marker("relations", flt)
+        return KBFingerprint(*self.pb.change_marker("topics", flt), *self.pb.change_marker("relations", flt))
 
     def topics_updated_since(self, tenant: Tenant, updated: str) -> list[Topic]:
         """Topics created or updated at or after `updated` (a PocketBase timestamp, as `fingerprint` gives it)."""
