@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,11 +25,13 @@ from r42_app.core.questions import QuestionEntry
 from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
 from r42_app.services.runtime.replication import Replicator, restore
 from r42_app.services.store.backup import create_backup, restore_backup
-from r42_app.services.store.costs import CostRecorder, PriceTable
-from r42_app.services.store.pb import PocketBase
+from r42_app.services.store.costs import OUTBOX_COST, CostRecorder, PriceTable
+from r42_app.services.store.pb import PBError, PocketBase
 from r42_app.services.store.tenants import Tenants
 
 LOAD_S = 20.0
+ROWS: dict[str, list[tuple[int, int, float, float]]] = {}
+REFUSED: list[str] = []  # turns whose direct cost write PocketBase refused (they went through the outbox)
 RUNS = 3
 
 
@@ -38,13 +41,18 @@ def load(pb: PocketBase, tenant_id: str, seconds: float) -> list[tuple[str, floa
     acknowledged)."""
     made, began, n = [], time.time(), 0
     recorder = CostRecorder(pb, PriceTable.load())
-    model = "claude-haiku-4-5"
+    model, rounds = "claude-haiku-4-5", [Round(Usage(1200, 80, 0, 1000))]
     while time.time() - began < seconds:
         turn = f"{n:032x}"
         pb.create("question_log", QuestionEntry(tenant_id, "a" * 32, f"Vraag {n} over de AOW?", turn_id=turn,
                                                 grounded=True, best_score=0.5).to_row())
-        events = recorder.events(turn, tenant_id, "", model, [Round(Usage(1200, 80, 0, 1000))])
-        recorder.write_events([e.as_dict() for e in events])
+        events = recorder.events(turn, tenant_id, "", model, rounds)
+        try:
+            recorder.write_events([e.as_dict() for e in events])
+        except PBError as exc:  # as the recorder does: refused, the turn's events go to the outbox instead
+            print(f"  cost events of turn {n} refused ({exc.status} {exc}): into the outbox", file=sys.stderr)
+            recorder.record(turn, tenant_id, "", model, rounds)
+            REFUSED.append(turn)
         made.append((turn, time.time()))
         n += 1
         time.sleep(0.03)
@@ -88,8 +96,10 @@ def one(kind: str) -> tuple[int, int, float, float]:
             pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
             restore_backup(pb, backup)
             pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
-        kept = ({r["turn_id"] for r in pb.all("question_log", filter=f'tenant = "{tenant.id}"')}
-                & {r["turn_id"] for r in pb.all("ai_cost_events", filter=f'tenant = "{tenant.id}"')})  # a turn: both
+        queued = pb.all("outbox", filter=f'type = "{OUTBOX_COST}"')
+        costs = ({r["turn_id"] for r in pb.all("ai_cost_events", filter=f'tenant = "{tenant.id}"')}
+                 | {(r.get("payload") or {}).get("turn_id") for r in queued})
+        kept = {r["turn_id"] for r in pb.all("question_log", filter=f'tenant = "{tenant.id}"')} & costs  # a turn: both
         recovered = time.monotonic() - began
         server.stop()
         newest = max((when for turn, when in made if turn in kept), default=killed - LOAD_S)
@@ -106,11 +116,14 @@ def run() -> str:
     medians = {}
     for kind, label in (("backup", "today: the last `r42 backup create` (taken as the load starts)"),
                         ("replica", "Litestream replica (`R42_REPLICA_URL`)")):
-        rows = [one(kind) for _ in range(RUNS)]
+        rows = ROWS[kind] = [one(kind) for _ in range(RUNS)]
         for n, (written, lost, age, took) in enumerate(rows, start=1):
             out.append(f"| {label} | {n} | {written} | {lost} | {age:.2f} s | {took:.2f} s |")
         medians[kind] = (statistics.median(r[1] for r in rows), statistics.median(r[2] for r in rows),
                          statistics.median(r[3] for r in rows))
         out.append(f"| {label} | median | | {medians[kind][0]:.0f} | {medians[kind][1]:.2f} s | "
                    f"{medians[kind][2]:.2f} s |")
+    out += ["", (f"Turns whose direct cost write PocketBase refused (their events went through the outbox instead, "
+                 f"as the recorder does; counted as kept when their outbox row is): {len(REFUSED)} of "
+                 f"{sum(r[0] for k in medians for r in ROWS[k])}.")]
     return "\n".join(out)
