@@ -179,7 +179,8 @@ def small_tenants(folder: Path) -> list[str]:
         got = out[path]  # (a long run: each path's figures at once)
         print(f"  (c) {path} path: first {p50(got['first']) * 1000:.1f} ms p50 / {p95(got['first']) * 1000:.1f} ms "
               f"p95, warm {p50(got['warm']) * 1000:.2f} / {p95(got['warm']) * 1000:.2f} ms, worker "
-              f"{got['before']:.0f} → {got['after']:.0f} MB, server {got['server']:.0f} MB", file=sys.stderr, flush=True)
+              f"{got['before']:.0f} → {got['after']:.0f} MB, server {got['server']:.0f} MB",
+              file=sys.stderr, flush=True)
     return _small_table(write_s, out)
 
 
