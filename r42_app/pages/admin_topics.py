@@ -231,7 +231,7 @@ def list_body() -> rx.Component:
         rx.input(rx.input.slot(rx.icon("search", size=16)), placeholder="Zoek op naam, id of beschrijving…",
                  value=L.query, on_change=L.set_query.debounce(150), width="100%", max_width="420px",
                  aria_label="Zoek onderwerpen"),
-        rx.cond(L.error != "", error_callout(L.error)),
+        rx.cond(L.load_error != "", error_callout(L.load_error)),
         rx.cond(
             L.loading,
             skeleton_lines(8, "28px"),

@@ -28,6 +28,7 @@ from r42_app.services.adapters.llm import LLMError
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
 from r42_app.services.uploads import keep_permit
+from r42_app.state.admin_page import AdminPageMixin
 from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
@@ -68,24 +69,15 @@ def _named_option(options: list[Option], typed: str) -> str:
     return found.pop() if len(found) == 1 else ""
 
 
-class AdminTopicsPage(rx.State, mixin=True):
-    """What the topic list and the topic editor share: whether the page may be shown, loading, an error, and the
-    admin's tenant (every handler asks for it first)."""
-
-    forbidden: bool = False
-    loading: bool = True
-    error: str = ""
+class AdminTopicsPage(AdminPageMixin, mixin=True):
+    """What the topic list and the topic editor share beyond every admin page's check: the admin's tenant, which
+    every handler asks for first."""
 
     async def _admin_tenant(self, fresh: bool = False) -> Tenant | None:
-        """The admin's tenant; marks the page forbidden for anyone else. Writes pass `fresh=True`: the
-        role is checked with PocketBase right before the write."""
-        auth = await self.get_state(AuthState)
-        user = await auth.admin(fresh)
-        self.forbidden = user is None and auth.user_id != ""
-        if user is None:
-            self.loading = not self.forbidden and self.loading
-            return None
-        return user.tenant
+        """The admin's tenant, or None (the page says "geen toegang" to a signed-in learner). Writes pass
+        `fresh=True`: the role is checked with PocketBase right before the write."""
+        user = await self._admin(fresh)
+        return None if user is None else user.tenant
 
 
 class AdminTopicListState(AdminTopicsPage, rx.State):
@@ -130,12 +122,12 @@ class AdminTopicListState(AdminTopicsPage, rx.State):
         if tenant is None:
             return
         self.loading = True
-        self.error = ""
+        self.load_error = ""
         try:
             await self._refresh_rows(tenant)
         except PBError as exc:
             log.error("loading the topics for the editor failed: %s", exc)
-            self.error = msg("topics.load_failed")
+            self.load_error = msg("topics.load_failed")
         self.loading = False
 
     @rx.event
