@@ -29,6 +29,17 @@ def ask(served_app, claude, token, question):
     return events[-1]
 
 
+def logged(served_app, slug, count):
+    """Wait until the tenant's question log holds `count` rows: turns queue theirs and the log writes them once a
+    second, so a page opened right after the last answer may come before its row."""
+    pb = served_app.superuser()
+    tenant = pb.first("tenants", f'slug = "{slug}"')["id"]
+    deadline = time.monotonic() + 30
+    while len(pb.all("question_log", filter=f'tenant = "{tenant}"')) < count:
+        assert time.monotonic() < deadline, f"the question log of {slug} never reached {count} rows"
+        time.sleep(0.2)
+
+
 def token_of(served_app, email):
     return httpx.post(f"{served_app.pb_url}/api/collections/users/auth-with-password",
                       json={"identity": email, "password": DEMO_PASSWORD}).json()["token"]
@@ -135,13 +146,14 @@ def test_junk_is_no_gap_a_long_question_is_cut_with_its_whole_text_on_demand_and
         served_app, browser, claude, own_tenant):
     """Issue 49: a 300-character "xxxx" question was a gap that ran past its card; an 8,000-character one named a
     group; the weekly chart counted every unanswered question while the list held its groups' questions."""
-    _slug, admin_email, learner_emails = own_tenant
+    slug, admin_email, learner_emails = own_tenant
     token = token_of(served_app, learner_emails[0])
     long = (f"Ik bouw in het weekend modelvliegtuigen van balsahout en vroeg me af of ik in de {WORD} een plekje "
             "mag gebruiken om de vleugels na het lakken te laten drogen, want thuis ruikt alles naar lak en mijn "
             "kat ligt steeds op het papier; of weet iemand een andere droge, stofvrije ruimte waar dat kan?")
     for question in ("x" * 300, long):
         assert ask(served_app, claude, token, question)["grounded"] is False
+    logged(served_app, slug, 2)  # the page reads the log as it is when it opens
 
     page = browser.new_page()
     sign_in(page, served_app, admin_email, path="/admin/gaps")
