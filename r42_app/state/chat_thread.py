@@ -93,6 +93,11 @@ class ThreadMixin(rx.State, mixin=True):
             log.warning("replacing an unreadable stored thread (%s) for user %s", problem, user.id)
             self.notice = msg("chat.thread_unreadable")
             messages = []
+        if self.messages:  # asked before the stored thread came back: a late read never replaces what is here
+            if self.streaming:  # the answer's end saves, and its merge (follow_thread) brings the stored part in
+                return
+            messages = merge([to_thread(m) for m in self.messages if m.role != "notice" or m.content], messages,
+                             set(self._removed))
         labels = await asyncio.to_thread(topic_labels, user, messages)
         self.messages = await asyncio.to_thread(_shown, messages, labels) or [from_thread(greeting(user.name,
                                                                                                    user.tenant_name))]

@@ -9,6 +9,7 @@ import pytest
 
 from r42_app.core.documents import MAX_FILE_BYTES, DocumentRefused, page_mark
 from r42_app.services.adapters.documents import parse_bytes
+from r42_app.services.adapters.documents.common import ran_out_of_memory
 from tests.fakes import documents as fake
 
 PARA = ("Dit is een alinea van het handboek met genoeg woorden om een paar regels te vullen, zodat het "
@@ -334,3 +335,23 @@ def test_plain_text_that_reads_like_markup_stays_text_for_reader_and_model():
     from r42_app.core.passages import split_passages
 
     assert {p.page for p in split_passages("x", pdf.markdown, min_words=1)} == {1, 2}
+
+
+def test_a_parser_error_raised_while_memory_ran_out_counts_as_memory():
+    """pypdf catches a MemoryError in places and raises its own error: the file is refused for memory (the sandbox
+    says "te veel geheugen"), not called broken (once in a CI run the memory-hungry PDF was called "corrupt")."""
+    def parser_error_during(inner: BaseException) -> Exception:
+        try:
+            try:
+                raise inner
+            except BaseException:
+                raise ValueError("stream ended unexpectedly")  # noqa: B904  (the parser's way, context kept)
+        except ValueError as e:
+            return e
+
+    assert ran_out_of_memory(parser_error_during(MemoryError()))
+    assert not ran_out_of_memory(parser_error_during(KeyError("/Root")))
+    looped = ValueError("a")
+    looped.__context__ = KeyError("b")
+    looped.__context__.__context__ = looped  # a cycle ends the walk
+    assert not ran_out_of_memory(looped)

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from r42_app.core.documents import MAX_FILE_BYTES, DocumentRefused, ParsedDocument, kind_of
-from r42_app.services.adapters.documents.common import _WORD, MB, _clean, escape_markup, log
+from r42_app.services.adapters.documents.common import _WORD, MB, _clean, escape_markup, log, ran_out_of_memory
 from r42_app.services.adapters.documents.docx import _parse_docx
 from r42_app.services.adapters.documents.html import _has_html_tag, _parse_html
 from r42_app.services.adapters.documents.pdf import _parse_pdf
@@ -59,6 +59,8 @@ def parse_bytes(filename: str, data: bytes) -> ParsedDocument:
         log.debug("parsing %s: recursion too deep", filename, exc_info=True)
         raise DocumentRefused("corrupt", "nesting too deep", filename=filename) from None
     except Exception as e:  # a parser's own error on a malformed file: pypdf, lxml, zipfile, ... raise anything
+        if ran_out_of_memory(e):
+            raise DocumentRefused("memory", "out of memory while parsing", filename=filename) from None
         log.debug("parsing %s failed", filename, exc_info=True)
         raise DocumentRefused("corrupt", f"{type(e).__name__}: {e}"[:500], filename=filename) from None
 

@@ -17,6 +17,19 @@ _NOT_A_TITLE = {"untitled", "naamloos", "zonder titel", "document", "title", "ti
                 "dia 1", "word document", "microsoft word document", "new document", "nieuw document"}
 
 
+def ran_out_of_memory(error: BaseException) -> bool:
+    """Whether `error` came from a MemoryError: a parser that catches one and raises its own error (inside its
+    except block, so Python keeps the MemoryError as the new error's context) still failed for memory."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, MemoryError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def escape_markup(text: str) -> str:
     """Plain text as markdown that shows it as written: a `<` is escaped, so text that reads like a tag or a
     comment ("zet dit in <title>", "<!-- pagina 377 -->") is shown and indexed as the text it is, never parsed as

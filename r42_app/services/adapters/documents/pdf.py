@@ -19,6 +19,7 @@ from r42_app.services.adapters.documents.common import (
     _without_page_marks,
     escape_markup,
     log,
+    ran_out_of_memory,
 )
 
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
@@ -49,6 +50,8 @@ def _parse_pdf(data: bytes) -> ParsedDocument:
     except DocumentRefused:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError, AssertionError) as e:
+        if ran_out_of_memory(e):
+            raise MemoryError from None
         raise DocumentRefused("corrupt", f"pdf: {type(e).__name__}: {e}"[:500]) from None
     if count > MAX_PAGES:
         raise DocumentRefused("too_many_pages", f"{count} pages", pages=count, maximum=MAX_PAGES)
@@ -67,7 +70,9 @@ def _parse_pdf(data: bytes) -> ParsedDocument:
             raw = page.extract_text(visitor_text=fonts) or ""
         except MemoryError:
             raise
-        except Exception:  # one broken page: its text is lost, the others are kept
+        except Exception as e:  # one broken page: its text is lost, the others are kept
+            if ran_out_of_memory(e):
+                raise MemoryError from None
             log.debug("pdf page %d", n, exc_info=True)
             raw, failed = "", failed + 1
         texts.append(_without_page_marks(_normalise_newlines(raw)))
