@@ -18,6 +18,7 @@
     GET  /auth/oidc/start?email=&next=, /auth/oidc/callback: signing in through the organisation (sso_routes.py)
     GET|POST /lti/login, POST /lti/launch: opening R42 from a learning environment, LTI 1.3 (lti_routes.py)
     PATCH /api/people/{id}  {"role"} or {"state": "active"|"deactivated"};  POST /api/people/{id}/invite: a new link
+    GET  /api/me, PATCH /api/me {"language": "nl"|"en"|""}: who the token is; the person's own language (issue 52)
     POST /api/chat/confirm  {"id": <of a confirm_required event>, "decision": "allow"|"deny"} while the turn
                           streams (on any backend worker) -> {"id", "decision"}; 404/403/410/409 for
                           unknown/other user/expired/used, 503 while the workers' shared state is away
@@ -29,12 +30,14 @@ organisation: `r42 tenant disable`), 403 `chatbot_disabled` (R42 is off for the 
 (no `qa_help`, or no `data_write` for /api/chat/delta), 423 Locked
 `quiz_active` while the user takes a quiz, 429 `rate_limited` with Retry-After when one user sends
 too fast, 422 `delta_not_applied` when a confirmed edit no longer fits, 503 `unavailable`. A turn
-that fails unexpectedly ends its stream with an `error` event of kind `internal`.
+that fails unexpectedly ends its stream with an `error` event of kind `internal`. Messages are in the person's
+language (their own choice, else their organisation's); before a token is known, in the Accept-Language's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import json
 import logging
@@ -48,6 +51,7 @@ from urllib.parse import quote as quote_url
 
 from sse_starlette.sse import ServerSentEvent
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -58,10 +62,10 @@ from r42_app.chat.turn import ChatRefused, check_turn, give_back, one_user_at_a_
 from r42_app.container import services
 from r42_app.core.chat import ChatInputError, validate_messages
 from r42_app.core.documents import MAX_FILE_BYTES, MAX_FILES, download_signature, name_key, upload_name
-from r42_app.core.identity import Tenant
+from r42_app.core.identity import SignedInUser, Tenant
 from r42_app.core.kb import TOPIC_TYPES
 from r42_app.core.mcp import ConfirmationError
-from r42_app.core.messages import msg
+from r42_app.core.messages import LANGUAGES, best_language, language_of, msg, set_language
 from r42_app.core.people import MAX_IMPORT_BYTES
 from r42_app.flood_gate import flooded
 from r42_app.services.document_import import FileOutcome
@@ -231,6 +235,7 @@ async def _session(token: str, fresh: bool = False) -> Session:
         raise ApiError(401, "unauthenticated", "The token is invalid or expired; sign in again.")
     if not session.user.tenant_active:  # `r42 tenant disable` (issue 46): within CHECK_CACHE_S on every worker
         raise ApiError(403, "tenant_disabled", msg("auth.tenant_disabled"))
+    set_language(session.user.language)  # the rest of the request speaks the person's language
     return session
 
 
@@ -480,6 +485,7 @@ DOWNLOAD_TYPES = {
 PEOPLE_STATUS = {"bad_input": 400, "not_found": 404, "conflict": 409}
 PEOPLE_TYPES = {"bad_input": "invalid_request", "not_found": "not_found", "conflict": "conflict"}
 PEOPLE_MAX_BODY_BYTES = 8 * 1024  # a person or a change as JSON
+ME_MAX_BODY_BYTES = 1024  # {"language": ...}
 PEOPLE_IMPORT_MAX_BODY_BYTES = MAX_IMPORT_BYTES + 64 * 1024  # the CSV and the multipart around it
 
 
@@ -530,6 +536,32 @@ async def _people_body(request: Request) -> dict:
     if not isinstance(body, dict) or any(not isinstance(v, str | None) for v in body.values()):
         raise ApiError(400, "invalid_request", "Send a JSON object of strings.")
     return body
+
+
+def _me(user: SignedInUser) -> dict:
+    return {"id": user.id, "email": user.email, "name": user.name, "role": user.role,
+            "tenant": {"slug": user.tenant_slug, "name": user.tenant_name}, "language": user.language}
+
+
+async def me(request: Request) -> JSONResponse:
+    """`GET /api/me`: who the token is (with the language R42 speaks to them). `PATCH /api/me` {"language": "nl" |
+    "en"}: the person's own language (issue 52), on every device from their next page or request; "" goes back to
+    their organisation's."""
+    if request.method == "GET":
+        return JSONResponse(_me((await _session(_token(request))).user))
+    session, body = await _signed_in_json(request, ME_MAX_BODY_BYTES, fresh=True)
+    language = body.get("language") if isinstance(body, dict) and set(body) == {"language"} else None
+    if not isinstance(language, str) or (language and language_of(language) != language):
+        raise ApiError(400, "invalid_request", msg("me.bad_language", languages=", ".join(LANGUAGES)))
+    try:
+        await asyncio.to_thread(services().auth.set_language, session.user.id, language)
+    except PBError as exc:
+        log.warning("storing the language of user %s failed: %s", session.user.id, exc)
+        raise ApiError(503, "unavailable", msg("me.language_not_stored")) from exc
+    user = dataclasses.replace(session.user, language=language or await asyncio.to_thread(
+        services().auth.tenant_language, session.user.tenant_id))
+    set_language(user.language)
+    return JSONResponse(_me(user))
 
 
 async def person(request: Request) -> JSONResponse:
@@ -594,15 +626,30 @@ async def people_import(request: Request) -> JSONResponse:
     return JSONResponse(out, status_code=200 if not report.bad else 422)
 
 
+class _SpeaksTheirLanguage:
+    """Every request starts in the Accept-Language's language (else Dutch); `_session` then switches to the
+    person's. Pure ASGI, so the endpoint runs in the context this sets."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            header = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"accept-language"), "")
+            set_language(best_language(header[:500]))
+        await self.app(scope, receive, send)
+
+
 api = Starlette(routes=[Route("/api/health", health, methods=["GET"]), Route("/api/chat", chat, methods=["POST"]),
                         Route("/api/chat/delta", chat_delta, methods=["POST"]),
                         Route("/api/chat/confirm", chat_confirm, methods=["POST"]),
                         Route("/api/quiz/end", quiz_end, methods=["POST"]),
                         Route("/api/kb/documents", kb_documents, methods=["POST"]),
                         Route("/api/kb/documents/{doc_id}/file", kb_document_file, methods=["GET"]),
+                        Route("/api/me", me, methods=["GET", "PATCH"]),
                         Route("/api/people", people, methods=["GET", "POST"]),
                         Route("/api/people/import", people_import, methods=["POST"]),
                         Route("/api/people/{person_id}", person, methods=["PATCH"]),
                         Route("/api/people/{person_id}/invite", person_invite, methods=["POST"]),
                         *sso_routes.routes, *lti_routes.routes],
-                exception_handlers={ApiError: _answer})
+                exception_handlers={ApiError: _answer}, middleware=[Middleware(_SpeaksTheirLanguage)])

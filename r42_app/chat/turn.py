@@ -35,6 +35,7 @@ from r42_app.core.costs import QuotaExceeded, Round, Usage, assert_tenant_ai_cre
 from r42_app.core.delta import ValidDelta
 from r42_app.core.errors import UserError
 from r42_app.core.identity import SignedInUser, Tenant
+from r42_app.core.messages import set_language
 from r42_app.core.questions import QuestionEntry
 from r42_app.core.ratelimit import Limiter
 from r42_app.core.retrieval import Snippet, TenantIndex, render_snippets
@@ -291,6 +292,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     if user is None or not user.tenant_id:
         await check_turn(user, deps)  # raises: no PocketBase query needed to refuse these
     assert user is not None
+    set_language(user.language)  # the offline answer's sentences, the refusals and notices: in the person's language
     kept, dropped = trim_history(messages)
     permit, grounded = await ground_turn(user, user_questions(messages), mode, deps, permit, token)
     turn_id = uuid.uuid4().hex
@@ -364,7 +366,7 @@ async def model_rounds(llm: LLM, deps: ChatDeps, permit: TurnPermit, grounded: G
     offered = {t.name: t for t in deps.tools.offered(permit.capabilities)}
     system = system_blocks(grounded.grounding.context.text, grounded.snippets_text if snippets else "", user.name,
                            user.is_admin, list(offered), snippets_enabled=deps.rag_snippets,
-                           grounded=grounded.relevant)
+                           grounded=grounded.relevant, language=user.language)
     definitions = [t.spec.definition() for t in offered.values()]
     convo: list[dict] = [{"role": m.role, "content": m.content} for m in kept]
     spent: Usage | None = None  # the round in progress, as far as the model has reported it

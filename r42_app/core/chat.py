@@ -49,12 +49,15 @@ Rules:
 - When the knowledge base does not contain the answer, say so plainly and suggest a related topic if \
 there is one. Never guess.
 {cite}{data_rule}
-- Answer in the language of the learner's question (usually Dutch). Be brief and concrete: a short \
-answer first, then at most a few bullet points. Use markdown sparingly.
+- Answer in the learner's language, which the last system block names, whatever the language of the \
+knowledge base (keep its topic names as written). Be brief and concrete: a short answer first, then at most \
+a few bullet points. Use markdown sparingly.
 - Use only the tools offered in this turn; the last system block says which."""
 
 
 PREAMBLE = _preamble(snippets=True)
+# The learner's language (issue 52: their own choice, else their organisation's), said in the per-turn tail
+ANSWER_IN = {"nl": "Their language is Dutch: answer in Dutch.", "en": "Their language is English: answer in English."}
 NOTHING_RELEVANT = ("Retrieval found nothing relevant to this question in the knowledge base (grounded=false): unless "
                     "the context above does answer it, say plainly that the knowledge base has nothing about it, and "
                     "offer the closest topics only as suggestions.")
@@ -142,11 +145,11 @@ def trim_history(messages: Sequence[ChatMessage], max_turns: int = MAX_TURNS) ->
 
 def system_blocks(context_text: str, snippets_text: str, user_name: str, is_admin: bool,
                   tool_names: Sequence[str] = (), snippets_enabled: bool = True,
-                  grounded: bool = True) -> list[dict[str, Any]]:
+                  grounded: bool = True, language: str = "nl") -> list[dict[str, Any]]:
     """System prompt as blocks: the stable preamble and the KB block are cacheable, the tail is per turn
-    (who asks, and which tools this user's capabilities offer). `snippets_enabled=False` (the operator's
-    rollback switch) leaves the snippets, and any mention of their markers, out. Not `grounded` (retrieval found
-    nothing relevant, core/relevance.py) the tail tells the model so."""
+    (who asks, in which language, and which tools this user's capabilities offer). `snippets_enabled=False` (the
+    operator's rollback switch) leaves the snippets, and any mention of their markers, out. Not `grounded`
+    (retrieval found nothing relevant, core/relevance.py) the tail tells the model so."""
     if snippets_enabled:
         preamble = PREAMBLE
         kb_block = f"{context_text}\n\nRAG SNIPPETS\n{snippets_text or '(no snippet matched this question)'}"
@@ -155,7 +158,8 @@ def system_blocks(context_text: str, snippets_text: str, user_name: str, is_admi
     tools = (f"Tools offered in this turn: {', '.join(tool_names)}." if tool_names
              else "No tools are offered in this turn: answer from the context and snippets above.")
     tail = (f"The learner is {visible_text(user_name) or 'unknown'}. "
-            f"{'They are an admin of their organisation.' if is_admin else 'They are not an admin.'} {tools}")
+            f"{'They are an admin of their organisation.' if is_admin else 'They are not an admin.'} "
+            f"{ANSWER_IN.get(language, ANSWER_IN['nl'])} {tools}")
     if not grounded:
         tail += f" {NOTHING_RELEVANT}"
     return [

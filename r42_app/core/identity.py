@@ -26,6 +26,7 @@ class SignedInUser:
     tenant_slug: str
     tenant_name: str
     tenant_active: bool = True  # False while an operator has disabled the tenant (`r42 tenant disable`, issue 46)
+    language: str = "nl"  # the person's own choice, else the tenant's language, else Dutch (issue 52)
 
     @property
     def is_admin(self) -> bool:

@@ -16,7 +16,7 @@ import reflex as rx
 from r42_app.container import services
 from r42_app.core.identity import SignedInUser
 from r42_app.core.lti import FRAME_PARAM
-from r42_app.core.messages import CATALOGUE, msg
+from r42_app.core.messages import CATALOGUE, best_language, msg, set_language
 from r42_app.core.sso import safe_next
 from r42_app.services.runtime.shared_state import SharedStateUnavailable
 from r42_app.services.sso_signin import CODE_PARAM, COOKIE, ERROR_PARAM
@@ -147,6 +147,7 @@ class AuthState(rx.State):
             if self._user is not None:
                 self._apply(None)
             self.checked = True
+            set_language(best_language(self.router.headers.accept_language))  # before sign-in: the browser's
             return None
         age = time.time() - self._verified_at
         stale = self._user is None or token != self._verified_token or fresh or age >= VERIFY_TTL_S
@@ -168,6 +169,7 @@ class AuthState(rx.State):
                     session = None
                 self._apply(session)
         self.checked = True
+        set_language(self._user.language if self._user else None)  # this event's messages: the person's language
         return self._user
 
     async def admin(self, fresh: bool = False) -> SignedInUser | None:

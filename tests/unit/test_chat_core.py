@@ -79,6 +79,15 @@ def test_system_blocks_cache_the_stable_parts():
     assert "SNIPPET START" in blocks[0]["text"] and "CTX" in blocks[1]["text"] and "an admin" in blocks[2]["text"]
 
 
+def test_the_tail_names_the_learners_language_and_the_preamble_stays_cacheable():
+    """Issue 52: the per-turn tail says which language to answer in; the cached preamble is the same for everyone."""
+    dutch, english = system_blocks("CTX", "S", "Ann", False), system_blocks("CTX", "S", "Ann", False, language="en")
+    assert "answer in Dutch" in dutch[2]["text"] and "answer in English" in english[2]["text"]
+    assert dutch[0] == english[0] and dutch[1] == english[1]
+    assert "the last system block names" in english[0]["text"]
+    assert "answer in Dutch" in system_blocks("C", "S", "Ann", False, language="xx")[2]["text"]  # unknown: Dutch
+
+
 def test_offline_sentences_lose_their_markdown_markers():
     topic = Topic("partnerpensioen", "Partnerpensioen", "concept", "x", "")
     snippet = make_snippet(1, topic, "**Partnerpensioen** zorgt voor inkomen voor de partner na overlijden.", 1.0)

@@ -56,7 +56,7 @@ def user_error_classes(trees: list[ast.Module]) -> dict[str, str]:
 
 
 def codes_used(path: Path, tree: ast.Module, classes: dict[str, str]) -> list[tuple[str, str]]:
-    """(place, code) for every literal code: msg("..."), a UserError subclass raised with a literal code (or
+    """(place, code) for every literal code: msg("..."), translate(language, "..."), a UserError subclass raised with a literal code (or
     kind, with its class's prefix, unless a `code=` is given) or `code="..."`, and Issue(where, message, "...").
     An f-string code (msg(f"quiz.{ending}")) yields its literal prefix, ending in "*"; a conditional both."""
     out = []
@@ -78,6 +78,8 @@ def codes_used(path: Path, tree: ast.Module, classes: dict[str, str]) -> list[tu
         codes = []
         if called == "msg" and node.args:
             codes = literal(node.args[0])
+        elif called == "translate" and len(node.args) > 1:  # translate(language, "code", ...)
+            codes = literal(node.args[1])
         elif called in classes:
             codes = literal(keyword) if keyword is not None else literal(node.args[0] if node.args else None,
                                                                             classes[called])
@@ -127,7 +129,8 @@ ENGLISH_ONLY = frozenset("""
 DUTCH_WORDS = frozenset("""
     de het een je jij jou jouw u uw ik niet geen en of van voor met op om te er dit deze die dat naar bij nog al
     ook kan kon konden mag mogen moet moeten wordt worden werd zijn heeft hebt hoort zo dan maar als wat waar welk
-    welke niets meer alleen dezelfde hetzelfde hoi bedankt vul kies onderwerp
+    welke niets meer alleen dezelfde hetzelfde hoi hallo bedankt vul kies kiezen onderwerp wachtwoord deelnemer
+    beheerder
 """.split())
 DUTCH_SHAPE = re.compile(r"ij|oe|ui|aa|uu|uw|sch"
                          r"|^(?:op|af|toe|aan|uit|in|om|mee|weg|terug)?ge\w{2,}(?:d|t|en)$"

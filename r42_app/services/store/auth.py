@@ -18,6 +18,7 @@ import httpx
 
 from r42_app.core.errors import UserError
 from r42_app.core.identity import SignedInUser
+from r42_app.core.messages import DEFAULT_LANGUAGE, language_of
 from r42_app.core.ratelimit import FailureCounter
 from r42_app.services.runtime.shared_state import (
     MemorySharedState,
@@ -59,6 +60,7 @@ def _user_from(record: dict) -> SignedInUser:
         tenant_slug=tenant.get("slug", ""),
         tenant_name=tenant.get("name", ""),
         tenant_active=tenant.get("state") != "disabled",
+        language=language_of(record.get("language")) or language_of(tenant.get("language")) or DEFAULT_LANGUAGE,
     )
 
 
@@ -302,6 +304,20 @@ class AuthService:
                 self._shared_down_said = time.monotonic()
                 log.warning("cannot tell whether sessions ended (%s); PocketBase is asked instead", exc)
             return True
+
+    def set_language(self, user_id: str, language: str) -> None:
+        """The person's own language (issue 52; "" goes back to their organisation's). Blocking: call it in a
+        thread. This worker's checks of their tokens are forgotten, so its next request speaks the new language;
+        another worker's within CHECK_CACHE_S."""
+        if language and language_of(language) != language:
+            raise ValueError(f"not a language R42 speaks: {language!r}")
+        self.admin.update("users", user_id, {"language": language})
+        self._forget_user(user_id)
+
+    def tenant_language(self, tenant_id: str) -> str:
+        """The organisation's language (Dutch unless its admins chose another). Blocking."""
+        row = self.admin.first("tenants", f"id = {quote(tenant_id)}", fields="language") if tenant_id else None
+        return language_of((row or {}).get("language")) or DEFAULT_LANGUAGE
 
     def forget(self, token: str) -> None:
         """This worker no longer remembers the token's check (the next request asks PocketBase again)."""

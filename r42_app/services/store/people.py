@@ -27,6 +27,7 @@ from r42_app.core.errors import UserError
 from r42_app.core.identity import SignedInUser, Tenant
 from r42_app.core.mails import invitation as invitation_mail
 from r42_app.core.mails import password_reset as reset_mail
+from r42_app.core.messages import language_of
 from r42_app.core.people import (
     INVITE_DAYS,
     RESET_HOURS,
@@ -77,6 +78,7 @@ class Person:
     last_sign_in: str  # PocketBase's "2026-12-05 10:00:00.000Z", or ""
     created: str = ""
     signs_in_with: str = "password"  # password | sso (the organisation's identity provider) | lti (from an LMS)
+    language: str = ""  # their own choice (issue 52), "" until they choose: mails then speak the inviter's
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "email": self.email, "name": self.name, "role": self.role, "state": self.state,
@@ -89,7 +91,8 @@ def person_of(row: dict[str, Any]) -> Person:
     return Person(id=str(row.get("id", "")), email=str(row.get("email", "")), name=str(row.get("name") or ""),
                   role=row["role"] if row.get("role") in ROLES else "learner", state=state,
                   last_sign_in=str(row.get("last_sign_in") or ""), created=str(row.get("created") or ""),
-                  signs_in_with=str(row["signs_in_with"]) if row.get("signs_in_with") in ("sso", "lti") else "password")
+                  signs_in_with=str(row["signs_in_with"]) if row.get("signs_in_with") in ("sso", "lti") else "password",
+                  language=language_of(row.get("language")) or "")
 
 
 @dataclass(frozen=True)
@@ -326,9 +329,10 @@ class People:
     @staticmethod
     def _mail(tenant_name: str, actor: Actor, person: Person, kind: str, url: str) -> Mail:
         if kind == "invite":
-            subject, text, html = invitation_mail(person.name, tenant_name, actor.name, person.role, url)
+            subject, text, html = invitation_mail(person.name, tenant_name, actor.name, person.role, url,
+                                                  person.language)
         else:
-            subject, text, html = reset_mail(person.name, tenant_name, url)
+            subject, text, html = reset_mail(person.name, tenant_name, url, person.language)
         return Mail(person.email, subject, text, html)
 
     # -- changes -----------------------------------------------------------------------------------------------------

@@ -1,0 +1,125 @@
+"""Issue 52: the catalogue is gettext PO files (r42_app/locale/<lang>/LC_MESSAGES/r42.po), Dutch the source and
+English complete: every code in both with the same fields and plural shapes, none that nobody uses, and msg()
+speaking the language of the moment. Pure files and Babel: no app."""
+
+import ast
+import re
+import string
+
+import pytest
+from babel.messages.pofile import read_po
+
+from r42_app.core.messages import (
+    CATALOGUES,
+    LANGUAGES,
+    best_language,
+    catalogue_path,
+    current_language,
+    language_of,
+    msg,
+    number,
+    plural,
+    speaking,
+    translate,
+)
+from tests.unit.test_messages import SOURCES, codes_used, parsed, user_error_classes
+
+PLURAL = re.compile(r"\{(\w+):[^{}|]*\|[^{}]*\}")
+
+
+def fields(template: str) -> set[str]:
+    return {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def test_every_language_has_every_code_with_the_same_fields_and_plurals():
+    dutch = CATALOGUES["nl"]
+    assert len(dutch) > 300
+    for lang in LANGUAGES:
+        other = CATALOGUES[lang]
+        assert sorted(set(dutch) - set(other)) == [], f"{lang}: codes without a translation"
+        assert sorted(set(other) - set(dutch)) == [], f"{lang}: codes the Dutch source does not have"
+        for code, text in other.items():
+            assert fields(text) == fields(dutch[code]), f"{lang} {code}: {text!r} names other fields"
+            assert PLURAL.findall(text) == PLURAL.findall(dutch[code]), f"{lang} {code}: plural fields differ"
+            assert text.count("[ref:") == dutch[code].count("[ref:"), f"{lang} {code}"
+    assert sum(CATALOGUES["en"][c] == dutch[c] for c in dutch) <= 3  # English, not Dutch copied over
+
+
+def test_the_po_files_are_plain_gettext_that_po_tools_read():
+    for lang in LANGUAGES:
+        with open(catalogue_path(lang), "rb") as f:
+            catalog = read_po(f)
+        assert str(catalog.locale) == lang
+        assert all(m.context for m in catalog if m.id), f"{lang}: a message without its code (msgctxt)"
+        assert not [m.context for m in catalog if m.fuzzy and m.id], f"{lang}: fuzzy entries are not used"
+
+
+def strings_of(tree: ast.Module) -> tuple[set[str], list[re.Pattern]]:
+    """The package's string literals, and its f-strings as patterns (`f"lti.{what}_invalid"` -> lti\\..+_invalid)."""
+    literals, patterns = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            literals.add(node.value)
+        elif isinstance(node, ast.JoinedStr):
+            parts = [re.escape(v.value) if isinstance(v, ast.Constant) else ".+" for v in node.values]
+            if any(isinstance(v, ast.Constant) and "." in str(v.value) for v in node.values):
+                patterns.append(re.compile("".join(parts)))
+    return literals, patterns
+
+
+def test_no_catalogue_entry_is_unused():
+    """A code is used when the package names it: whole, as a kind its error class prefixes ("capability_denied" for
+    ChatRefused's chat.), or through an f-string (f"lti.{what}_invalid")."""
+    trees = {path: parsed(path) for path in SOURCES}
+    classes = user_error_classes(list(trees.values()))
+    used = {code for path, tree in trees.items() for _, code in codes_used(path, tree, classes)}
+    literals, patterns = set(), []
+    for tree in trees.values():
+        found, shapes = strings_of(tree)
+        literals |= found
+        patterns += shapes
+    prefixes = {prefix for prefix in classes.values() if prefix}
+
+    def named(code: str) -> bool:
+        kind = next((code[len(p):] for p in prefixes if code.startswith(p)), None)
+        return (code in used or code in literals or (kind is not None and kind in literals)
+                or any(p.fullmatch(code) for p in patterns))
+
+    unused = [code for code in CATALOGUES["nl"] if not named(code)]
+    assert unused == [], "catalogue entries nobody uses (remove them from both PO files):\n" + "\n".join(unused)
+
+
+def test_msg_speaks_the_language_of_the_moment_and_falls_back_to_dutch():
+    assert current_language() == "nl"
+    assert msg("chat.failed").startswith("Er ging iets mis")
+    with speaking("en"):
+        assert current_language() == "en"
+        assert msg("chat.failed").startswith("Something went wrong")
+        assert msg("chat.too_long", length=9000, maximum=8000).startswith("Your message is 9000 characters")
+        with speaking("de"):  # a language R42 does not speak: Dutch
+            assert msg("chat.failed").startswith("Er ging iets mis")
+    assert msg("chat.failed").startswith("Er ging iets mis")  # the block ended: back to Dutch
+    assert translate("en", "chat.hello_name", name="Ann") == "Hi Ann!"
+    with pytest.raises(KeyError):
+        translate("en", "chat.no_such_code")
+
+
+def test_numbers_and_plurals_in_the_readers_locale():
+    assert plural(12345, "relatie", "relaties") == "12.345 relaties"
+    assert plural(1, "relatie", "relaties") == "1 relatie"
+    assert number(0.5, "nl") == "0,5" and number(0.5, "en") == "0.5"
+    with speaking("en"):
+        assert number(12345) == "12,345"
+
+
+@pytest.mark.parametrize(("header", "language"), [
+    ("en-GB,en;q=0.9,nl;q=0.8", "en"), ("nl-NL,nl;q=0.9,en;q=0.8", "nl"), ("de-DE,fr;q=0.9", None),
+    ("de-DE,en;q=0.5,nl;q=0.7", "nl"), ("en;q=0", None), ("", None), ("EN_us", "en"), ("nl;q=abc,en;q=0.1", "en"),
+])
+def test_the_browsers_language_is_the_first_r42_speaks(header, language):
+    assert best_language(header) == language
+
+
+def test_language_of_takes_only_what_r42_speaks():
+    assert [language_of(v) for v in ("en", "EN", "en-GB", "nl_NL", "de", "", None, 3)] == \
+        ["en", "en", "en", "nl", None, None, None, None]
