@@ -550,12 +550,13 @@ async def me(request: Request) -> JSONResponse:
     if request.method == "GET":
         return JSONResponse(_me((await _session(_token(request))).user))
     session, body = await _signed_in_json(request, ME_MAX_BODY_BYTES, fresh=True)
-    language = body.get("language") if isinstance(body, dict) and set(body) == {"language"} else None
-    if not isinstance(language, str) or (language and language_of(language) != language):
+    asked = body.get("language") if isinstance(body, dict) and set(body) == {"language"} else None
+    if not isinstance(asked, str) or (asked and language_of(asked) != asked):
         raise ApiError(400, "invalid_request", msg("me.bad_language", languages=", ".join(LANGUAGES)))
+    language = str(asked)
     try:
         await asyncio.to_thread(services().auth.set_language, session.user.id, language)
-    except PBError as exc:
+    except (PBError, AuthError) as exc:
         log.warning("storing the language of user %s failed: %s", session.user.id, exc)
         raise ApiError(503, "unavailable", msg("me.language_not_stored")) from exc
     user = dataclasses.replace(session.user, language=language or await asyncio.to_thread(

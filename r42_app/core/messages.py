@@ -33,6 +33,7 @@ DEFAULT_LANGUAGE: Language = "nl"
 LANGUAGE_NAMES: dict[Language, str] = {"nl": "Nederlands", "en": "English"}  # each in its own language
 LOCALES: dict[Language, str] = {"nl": "nl_NL", "en": "en_GB"}  # numbers and dates (Babel)
 LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"
+_BABEL_LOCALE: dict[str, str] = {str(k): v for k, v in LOCALES.items()}
 
 
 def catalogue_path(language: str) -> Path:
@@ -43,7 +44,7 @@ def read_catalogue(language: str) -> dict[str, str]:
     """One language's messages by code, read from its PO file (Dutch: the msgid where no msgstr says otherwise).
     An untranslated message of another language is left out (msg() then says it in Dutch)."""
     with open(catalogue_path(language), "rb") as f:
-        catalog = read_po(f, locale=LOCALES.get(language, language), domain="r42")  # type: ignore[arg-type]
+        catalog = read_po(f, locale=_BABEL_LOCALE.get(language, language), domain="r42")
     out: dict[str, str] = {}
     for message in catalog:
         if not message.context or not isinstance(message.id, str):
@@ -67,7 +68,7 @@ def language_of(value: object) -> Language | None:
     if not isinstance(value, str):
         return None
     code = value.strip().lower().replace("_", "-").split("-")[0]
-    return code if code in LANGUAGES else None  # type: ignore[return-value]
+    return next((lang for lang in LANGUAGES if lang == code), None)
 
 
 def set_language(language: str | None) -> None:

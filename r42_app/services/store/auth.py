@@ -311,12 +311,15 @@ class AuthService:
         another worker's within CHECK_CACHE_S."""
         if language and language_of(language) != language:
             raise ValueError(f"not a language R42 speaks: {language!r}")
+        if self.admin is None:
+            raise AuthError("auth.failed", "a person's language is stored through the superuser connection")
         self.admin.update("users", user_id, {"language": language})
         self._forget_user(user_id)
 
     def tenant_language(self, tenant_id: str) -> str:
         """The organisation's language (Dutch unless its admins chose another). Blocking."""
-        row = self.admin.first("tenants", f"id = {quote(tenant_id)}", fields="language") if tenant_id else None
+        row = self.admin.first("tenants", f"id = {quote(tenant_id)}", fields="language") \
+            if tenant_id and self.admin is not None else None
         return language_of((row or {}).get("language")) or DEFAULT_LANGUAGE
 
     def forget(self, token: str) -> None:
