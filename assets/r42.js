@@ -385,3 +385,16 @@ window.r42Fill = function (text, tries) {
   if (el) { el.value = text; el.focus(); el.setSelectionRange(el.value.length, el.value.length); return; }
   if ((tries || 0) < 60) setTimeout(function () { window.r42Fill(text, (tries || 0) + 1); }, 50);
 };
+
+// The page's language (issue 52): <html lang> follows the reader's language, which the page carries on #r42-lang
+// (components/i18n.py), so a screen reader reads English words in an English voice.
+(function () {
+  function follow() {
+    var marker = document.getElementById('r42-lang');
+    var lang = marker && marker.getAttribute('data-lang');
+    if (lang && document.documentElement.lang !== lang) document.documentElement.lang = lang;
+  }
+  new MutationObserver(follow).observe(document.documentElement,
+                                       { childList: true, subtree: true, attributes: true, attributeFilter: ['data-lang'] });
+  follow();
+})();

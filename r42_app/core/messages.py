@@ -40,13 +40,16 @@ def catalogue_path(language: str) -> Path:
     return LOCALE_DIR / language / "LC_MESSAGES" / "r42.po"
 
 
-def read_catalogue(language: str) -> dict[str, str]:
-    """One language's messages by code, read from its PO file (Dutch: the msgid where no msgstr says otherwise).
-    An untranslated message of another language is left out (msg() then says it in Dutch)."""
+def _read_po(language: str):
     with open(catalogue_path(language), "rb") as f:
-        catalog = read_po(f, locale=_BABEL_LOCALE.get(language, language), domain="r42")
+        return read_po(f, locale=_BABEL_LOCALE.get(language, language), domain="r42")
+
+
+def read_catalogue(language: str) -> dict[str, str]:
+    """One language's messages by code (its `msgctxt`), read from its PO file (Dutch: the msgid where no msgstr
+    says otherwise). An untranslated message of another language is left out (msg() then says it in Dutch)."""
     out: dict[str, str] = {}
-    for message in catalog:
+    for message in _read_po(language):
         if not message.context or not isinstance(message.id, str):
             continue
         text = message.string if isinstance(message.string, str) else ""
@@ -57,8 +60,19 @@ def read_catalogue(language: str) -> dict[str, str]:
     return out
 
 
+def read_ui_texts(language: str) -> dict[str, str]:
+    """The pages' own words (labels, headings, buttons: the entries without a code, each its Dutch text as
+    `msgid`) in `language`, by their Dutch text; only the translated ones (the pages show the Dutch otherwise).
+    Empty for Dutch: the pages are written in it."""
+    if language == DEFAULT_LANGUAGE:
+        return {}
+    return {m.id: m.string for m in _read_po(language)
+            if not m.context and isinstance(m.id, str) and m.id and isinstance(m.string, str) and m.string}
+
+
 CATALOGUES: dict[str, dict[str, str]] = {lang: read_catalogue(lang) for lang in LANGUAGES}
 CATALOGUE: dict[str, str] = CATALOGUES[DEFAULT_LANGUAGE]  # the Dutch source: every code there is
+UI_TEXTS: dict[str, dict[str, str]] = {lang: read_ui_texts(lang) for lang in LANGUAGES}
 
 _language: ContextVar[str] = ContextVar("r42_language", default=DEFAULT_LANGUAGE)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -16,11 +17,20 @@ import reflex as rx
 from r42_app.container import services
 from r42_app.core.identity import SignedInUser
 from r42_app.core.lti import FRAME_PARAM
-from r42_app.core.messages import CATALOGUE, best_language, msg, set_language
+from r42_app.core.messages import (
+    CATALOGUE,
+    DEFAULT_LANGUAGE,
+    UI_TEXTS,
+    best_language,
+    language_of,
+    msg,
+    set_language,
+)
 from r42_app.core.sso import safe_next
 from r42_app.services.runtime.shared_state import SharedStateUnavailable
 from r42_app.services.sso_signin import CODE_PARAM, COOKIE, ERROR_PARAM
 from r42_app.services.store.auth import AuthError, Session
+from r42_app.services.store.pb import PBError
 from r42_app.services.uploads import keep_permit
 
 log = logging.getLogger(__name__)
@@ -94,6 +104,8 @@ class AuthState(rx.State):
     user_email: str = ""
     role: str = ""
     tenant_name: str = ""
+    language: str = DEFAULT_LANGUAGE  # what the pages speak: the person's language, before sign-in the browser's
+    ui: dict[str, str] = {}  # the pages' words in `language`, by their Dutch text (empty in Dutch: components/i18n.py)
     _user: SignedInUser | None = None
     _verified_at: float = 0.0  # time.time() of the last check with PocketBase (wall clock: workers share it)
     _verified_token: str = ""
@@ -122,6 +134,13 @@ class AuthState(rx.State):
 
     # -- server-side helpers (not events) ---------------------------------------
 
+    def _speak(self, language: str | None) -> None:
+        """The pages speak `language` from now on (Dutch for one R42 does not speak), and so does msg()."""
+        lang = language_of(language) or DEFAULT_LANGUAGE
+        if lang != self.language:
+            self.language, self.ui = lang, UI_TEXTS.get(lang, {})
+        set_language(lang)
+
     def _apply(self, session: Session | None) -> None:
         if session is None:
             self._user, self._verified_at, self._verified_token = None, 0.0, ""
@@ -136,6 +155,7 @@ class AuthState(rx.State):
         self.user_email = user.email
         self.role = user.role
         self.tenant_name = user.tenant_name
+        self._speak(user.language)
 
     async def user(self, fresh: bool = False) -> SignedInUser | None:
         """The signed-in user as PocketBase says now: the token is checked again when `fresh` (page
@@ -147,7 +167,7 @@ class AuthState(rx.State):
             if self._user is not None:
                 self._apply(None)
             self.checked = True
-            set_language(best_language(self.router.headers.accept_language))  # before sign-in: the browser's
+            self._speak(best_language(self.router.headers.accept_language))  # before sign-in: the browser's
             return None
         age = time.time() - self._verified_at
         stale = self._user is None or token != self._verified_token or fresh or age >= VERIFY_TTL_S
@@ -169,7 +189,10 @@ class AuthState(rx.State):
                     session = None
                 self._apply(session)
         self.checked = True
-        set_language(self._user.language if self._user else None)  # this event's messages: the person's language
+        if self._user is not None:
+            self._speak(self._user.language)  # this event's messages too: the person's language
+        else:
+            self._speak(best_language(self.router.headers.accept_language))
         return self._user
 
     async def admin(self, fresh: bool = False) -> SignedInUser | None:
@@ -304,6 +327,23 @@ class AuthState(rx.State):
         target = safe_next((url.path or "/") + (f"?{urlencode(kept)}" if kept else ""))
         target += ("&" if "?" in target else "?") + urlencode({CODE_PARAM: code})
         return rx.call_script(f"window.open({json.dumps(target)}, '_blank', 'noopener')")
+
+    @rx.event
+    async def choose_language(self, language: str):
+        """The account menu's Nederlands / English: stored on the person (the same as `PATCH /api/me`), so every
+        device of theirs speaks it from its next page; this tab at once."""
+        user = await self.user(fresh=True)
+        chosen = language_of(language)
+        if user is None or chosen is None or chosen != language:
+            return None
+        try:
+            await asyncio.to_thread(services().auth.set_language, user.id, chosen)
+        except (PBError, AuthError) as exc:
+            log.warning("storing the language of user %s failed: %s", user.id, exc)
+            return rx.toast.error(msg("me.language_not_stored"))
+        self._user = dataclasses.replace(user, language=chosen)
+        self._speak(chosen)
+        return rx.toast.success(msg("me.language_set"))
 
     @rx.event
     async def sign_out(self):

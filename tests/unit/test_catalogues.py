@@ -50,7 +50,8 @@ def test_the_po_files_are_plain_gettext_that_po_tools_read():
         with open(catalogue_path(lang), "rb") as f:
             catalog = read_po(f)
         assert str(catalog.locale) == lang
-        assert all(m.context for m in catalog if m.id), f"{lang}: a message without its code (msgctxt)"
+        coded = [m for m in catalog if m.id and m.context]
+        assert len(coded) == len(CATALOGUES[lang]), f"{lang}: a message by code that does not read"
         assert not [m.context for m in catalog if m.fuzzy and m.id], f"{lang}: fuzzy entries are not used"
 
 
@@ -123,3 +124,59 @@ def test_the_browsers_language_is_the_first_r42_speaks(header, language):
 def test_language_of_takes_only_what_r42_speaks():
     assert [language_of(v) for v in ("en", "EN", "en-GB", "nl_NL", "de", "", None, 3)] == \
         ["en", "en", "en", "nl", None, None, None, None]
+
+
+# -- the pages' own words (components/i18n.py t() and N_()) -------------------------------------------------------
+
+TEXT_PROPS = {"aria_label", "placeholder", "title", "content", "label", "alt", "aria-label", "description"}
+# Pages whose words all go through t(); the rest are converted one by one (issue 52), and join this list when done.
+TRANSLATED_PAGES = ["components/shell.py"]
+
+
+def unwrapped_words(path) -> list[str]:
+    """Literal words a person would read that a page passes to a component without t(): positional children of
+    rx.* calls and text props (aria-label, placeholder, title, ...). Strings without letters (" · ") are no words."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+
+    def is_words(node) -> bool:  # a value such as "page" or "false" (an attribute's) is no word; "Leerling" is
+        value = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+        return bool(re.search(r"[^\W\d_]{2}", value) and (value[:1].isupper() or " " in value.strip()))
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = ast.unparse(node.func)
+        if not func.startswith("rx."):
+            continue
+        out += [f"{path.name}:{a.lineno} {a.value!r}" for a in node.args if is_words(a) and not func.startswith("rx.icon")]
+        for k in node.keywords:
+            if k.arg in TEXT_PROPS and is_words(k.value):
+                out.append(f"{path.name}:{k.value.lineno} {k.arg}={k.value.value!r}")
+            if k.arg == "custom_attrs" and isinstance(k.value, ast.Dict):
+                out += [f"{path.name}:{v.lineno} {key.value}={v.value!r}" for key, v in zip(k.value.keys, k.value.values)
+                        if isinstance(key, ast.Constant) and key.value in TEXT_PROPS and is_words(v)]
+    return out
+
+
+def test_every_page_word_is_in_every_catalogue_translated_and_used():
+    from r42_app.catalogue import page_words, problems
+
+    assert len(page_words()) >= 40  # the scan sees the pages' t() and N_() literals
+    assert problems() == [], "run `python -m r42_app.catalogue update`, then translate:\n" + "\n".join(problems())
+
+
+@pytest.mark.parametrize("page", TRANSLATED_PAGES)
+def test_a_translated_page_shows_no_word_outside_the_catalogue(page):
+    from r42_app.catalogue import PACKAGE
+
+    assert unwrapped_words(PACKAGE / page) == []
+
+
+def test_the_word_scan_finds_what_a_page_forgot(tmp_path):
+    page = tmp_path / "p.py"
+    page.write_text('import reflex as rx\nrx.text("Hallo daar", size="2")\nrx.text(t("Goed"))\nrx.icon("check")\n'
+                    'rx.button(" · ", aria_label="Sluiten", custom_attrs={"aria-label": "Open het menu"})\n'
+                    'rx.cond(x, "page", "false")\n')
+    assert unwrapped_words(page) == ["p.py:2 'Hallo daar'", "p.py:5 aria_label='Sluiten'",
+                                     "p.py:5 aria-label='Open het menu'"]
