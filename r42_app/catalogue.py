@@ -59,8 +59,7 @@ def update() -> None:
             if message.id and not message.context and message.id not in words:
                 catalog.delete(message.id)
         for text in words:
-            message = catalog.get(text)
-            if message is None:
+            if catalog.get(text) is None:
                 catalog.add(text, string=text if lang == DEFAULT_LANGUAGE else "")  # no line numbers: they churn
         with open(path, "wb") as f:
             write_po(f, catalog, width=120, sort_output=False)

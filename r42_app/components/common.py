@@ -7,6 +7,8 @@ from r42_app.components.i18n import t
 from r42_app.components.theme import TYPE_COLORS
 from r42_app.core.dates import DAY_FORMAT
 
+Text = str | rx.Var[str]  # a label: a literal, or a page word in the reader's language (components/i18n.py t)
+
 
 def type_color(topic_type) -> rx.Var:
     """The Radix colour of a topic type (a Var, for use inside rx.foreach)."""
@@ -24,7 +26,7 @@ def form_label(text, control_id: str, **props) -> rx.Component:
     return rx.text(text, as_="label", custom_attrs={"htmlFor": control_id}, **props)
 
 
-def day_field(label: str, name: str, value, control_id: str) -> rx.Component:
+def day_field(label: Text, name: str, value, control_id: str) -> rx.Component:
     """A day of a range, as a Dutch reader writes it ("01-12-2026", core/dates.py): a text field, not the browser's
     date field, which shows mm/dd/yyyy to an English browser. `value` is the state's day in that format; the field
     is drawn again (its key) when the state changes it."""
@@ -36,7 +38,7 @@ def day_field(label: str, name: str, value, control_id: str) -> rx.Component:
         spacing="1")
 
 
-def card_cell(label: str, *children, **props) -> rx.Component:
+def card_cell(label: Text, *children, **props) -> rx.Component:
     """A table cell that names its column: on a phone a `r42-cards` table shows each row as a card, and the
     column header is then written above the value (assets/r42.css)."""
     return rx.table.cell(*children, data_label=label, **props)
@@ -82,7 +84,7 @@ def link_button(*children, href: str, **props) -> rx.Component:
     return rx.button(ReactRouterLink.create(*children, to=href), as_child=True, **props)
 
 
-def label_file_input(component: rx.Component, label: str) -> rx.Component:
+def label_file_input(component: rx.Component, label: Text) -> rx.Component:
     """Give the drop zone's hidden file input a name (react-dropzone renders it; axe's `label` rule)."""
     for child in component.children:
         if isinstance(child, rx.Component):
@@ -92,7 +94,7 @@ def label_file_input(component: rx.Component, label: str) -> rx.Component:
     return component
 
 
-def card_section(title: str, subtitle, *children: rx.Component, **props) -> rx.Component:
+def card_section(title: Text, subtitle, *children: rx.Component, **props) -> rx.Component:
     """A titled card of an admin page (its subtitle may be a Var)."""
     return rx.card(
         rx.vstack(
@@ -103,7 +105,7 @@ def card_section(title: str, subtitle, *children: rx.Component, **props) -> rx.C
     )
 
 
-def copy_box(value, box_id: str, label: str) -> rx.Component:
+def copy_box(value, box_id: str, label: Text) -> rx.Component:
     """A read-only field with a link (or links) and a copy button."""
     return rx.hstack(
         rx.text_area(value=value, read_only=True, id=box_id, rows="2", width="100%", size="1",

@@ -7,7 +7,7 @@ from r42_app.components.chat import chat
 from r42_app.components.common import form_label, link_button
 from r42_app.components.i18n import N_, language_marker, t, tf
 from r42_app.components.theme import NAV_HEIGHT
-from r42_app.core.messages import LANGUAGE_NAMES, LANGUAGES
+from r42_app.core.messages import LANGUAGE_NAMES, LANGUAGES, Language
 from r42_app.state.account import AccountState
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
@@ -80,7 +80,7 @@ def admin_menu() -> rx.Component:
     )
 
 
-def language_item(language: str) -> rx.Component:
+def language_item(language: Language) -> rx.Component:
     """Nederlands / English in the account menu, each named in its own language (so a reader who does not read
     the page's language still finds theirs); the current one checked."""
     current = AuthState.language == language
