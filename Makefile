@@ -165,8 +165,8 @@ test-deps: $(AXE) haproxy
 E2E_WORKERS ?= 2
 test: setup test-deps
 ifeq ($(strip $(PYTEST_ARGS)),)
-	$(BIN)/python -m pytest tests/unit tests/integration -n auto --dist loadscope
-	$(BIN)/python -m pytest tests/e2e -n $(E2E_WORKERS) --dist loadscope
+	$(BIN)/python -m pytest tests/unit tests/integration -n auto --dist loadscope --durations=15
+	$(BIN)/python -m pytest tests/e2e -n $(E2E_WORKERS) --dist loadscope --durations=15
 else
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 endif
