@@ -1,6 +1,6 @@
 """The pages' own words in the reader's language (issue 52). A page is written in Dutch; `t("Onderwerpen")` shows
 "Onderwerpen" to a Dutch reader and the English catalogue's "Topics" to an English one, switching at once when the
-person chooses another language (AuthState.language; the words come from r42_app/locale/<lang>/LC_MESSAGES/r42.po,
+person chooses another language (LanguageState.language; the words come from r42_app/locale/<lang>/LC_MESSAGES/r42.po,
 entries without a code). Before the first event of a page (and for a word without a translation) the Dutch shows.
 
 tests/unit/test_catalogues.py finds every `t("...")` and `N_("...")` of the package: each must be in the catalogue,
@@ -13,7 +13,7 @@ import json
 import reflex as rx
 from reflex.vars.base import VarData
 
-from r42_app.state.auth import AuthState
+from r42_app.state.language import LanguageState
 
 
 def N_(text: str) -> str:  # noqa: N802  (gettext's name for it)
@@ -25,14 +25,14 @@ def N_(text: str) -> str:  # noqa: N802  (gettext's name for it)
 def t(text: str) -> rx.Var[str]:
     """`text` (Dutch: a literal, or a label marked with N_) in the reader's language."""
     key = json.dumps(text, ensure_ascii=False)
-    ui = AuthState.ui
+    ui = LanguageState.ui
     return rx.Var(_js_expr=f"({ui}?.[{key}] ?? {key})", _var_type=str, _var_data=ui._get_all_var_data())
 
 
 def tf(text: str, **fields: object) -> rx.Var[str]:
     """`text` with `{name}` fields (Dutch, a literal) in the reader's language, each field filled with its value (a
     state var or a plain value): one sentence for the translator, whatever the word order of their language."""
-    expr, data = str(t(text)), [AuthState.ui._get_all_var_data()]
+    expr, data = str(t(text)), [LanguageState.ui._get_all_var_data()]
     for name, value in fields.items():
         var = rx.Var.create(value)
         expr = f"{expr}.replaceAll({json.dumps('{' + name + '}')}, String({var}))"
@@ -43,4 +43,4 @@ def tf(text: str, **fields: object) -> rx.Var[str]:
 def language_marker() -> rx.Component:
     """Carries the reader's language to the page's <html lang> (assets/r42.js follows it): a screen reader then
     reads the words in the right voice."""
-    return rx.el.span(id="r42-lang", data_lang=AuthState.language, hidden=True)
+    return rx.el.span(id="r42-lang", data_lang=LanguageState.language, hidden=True)

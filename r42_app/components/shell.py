@@ -11,6 +11,7 @@ from r42_app.core.messages import LANGUAGE_NAMES, LANGUAGES, Language
 from r42_app.state.account import AccountState
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
+from r42_app.state.language import LanguageState
 
 
 def brand() -> rx.Component:
@@ -83,7 +84,7 @@ def admin_menu() -> rx.Component:
 def language_item(language: Language) -> rx.Component:
     """Nederlands / English in the account menu, each named in its own language (so a reader who does not read
     the page's language still finds theirs); the current one checked."""
-    current = AuthState.language == language
+    current = LanguageState.language == language
     return rx.menu.item(
         rx.icon("check", size=14, opacity=rx.cond(current, "1", "0")),
         rx.el.span(LANGUAGE_NAMES[language], lang=language),

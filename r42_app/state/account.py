@@ -119,7 +119,7 @@ class AccountState(rx.State):
             self.form_error = msg("people.saved_sign_in_failed")
             return
         auth = await self.get_state(AuthState)
-        auth._apply(session)
+        await auth._applied(session)
         auth.checked = True
         self.saving = False
         self._token = ""
@@ -199,7 +199,7 @@ class AccountState(rx.State):
             self.saving = False
             self.change_error = msg("people.change_failed")
             return
-        auth._apply(session)
+        await auth._applied(session)
         self.saving = False
         self.change_open = False
         yield rx.toast.success(msg("people.changed"))

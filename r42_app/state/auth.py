@@ -32,6 +32,7 @@ from r42_app.services.sso_signin import CODE_PARAM, COOKIE, ERROR_PARAM
 from r42_app.services.store.auth import AuthError, Session
 from r42_app.services.store.pb import PBError
 from r42_app.services.uploads import keep_permit
+from r42_app.state.language import LanguageState
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +105,7 @@ class AuthState(rx.State):
     user_email: str = ""
     role: str = ""
     tenant_name: str = ""
-    language: str = DEFAULT_LANGUAGE  # what the pages speak: the person's language, before sign-in the browser's
-    ui: dict[str, str] = {}  # the pages' words in `language`, by their Dutch text (empty in Dutch: components/i18n.py)
+    _spoken: str = ""  # the language LanguageState was last given (asked for only when it changes)
     _user: SignedInUser | None = None
     _verified_at: float = 0.0  # time.time() of the last check with PocketBase (wall clock: workers share it)
     _verified_token: str = ""
@@ -134,12 +134,21 @@ class AuthState(rx.State):
 
     # -- server-side helpers (not events) ---------------------------------------
 
-    def _speak(self, language: str | None) -> None:
+    async def _speak(self, language: str | None) -> None:
         """The pages speak `language` from now on (Dutch for one R42 does not speak), and so does msg()."""
         lang = language_of(language) or DEFAULT_LANGUAGE
-        if lang != self.language:
-            self.language, self.ui = lang, UI_TEXTS.get(lang, {})
         set_language(lang)
+        if lang != self._spoken:
+            speech = await self.get_state(LanguageState)
+            if speech.language != lang:
+                speech.language, speech.ui = lang, UI_TEXTS.get(lang, {})
+            self._spoken = lang
+
+    async def _applied(self, session: Session | None) -> None:
+        """`_apply`, and the pages speak the person's language (before sign-in: the browser's)."""
+        self._apply(session)
+        await self._speak(session.user.language if session is not None
+                          else best_language(self.router.headers.accept_language))
 
     def _apply(self, session: Session | None) -> None:
         if session is None:
@@ -155,7 +164,6 @@ class AuthState(rx.State):
         self.user_email = user.email
         self.role = user.role
         self.tenant_name = user.tenant_name
-        self._speak(user.language)
 
     async def user(self, fresh: bool = False) -> SignedInUser | None:
         """The signed-in user as PocketBase says now: the token is checked again when `fresh` (page
@@ -166,8 +174,9 @@ class AuthState(rx.State):
         if not token:
             if self._user is not None:
                 self._apply(None)
-            self.checked = True
-            self._speak(best_language(self.router.headers.accept_language))  # before sign-in: the browser's
+            if not self.checked:  # (a var set is sent to the page even when it holds the same value)
+                self.checked = True
+            await self._speak(best_language(self.router.headers.accept_language))  # before sign-in: the browser's
             return None
         age = time.time() - self._verified_at
         stale = self._user is None or token != self._verified_token or fresh or age >= VERIFY_TTL_S
@@ -188,11 +197,12 @@ class AuthState(rx.State):
                     self.signin_error = msg("auth.tenant_disabled")
                     session = None
                 self._apply(session)
-        self.checked = True
+        if not self.checked:
+            self.checked = True
         if self._user is not None:
-            self._speak(self._user.language)  # this event's messages too: the person's language
+            await self._speak(self._user.language)  # this event's messages too: the person's language
         else:
-            self._speak(best_language(self.router.headers.accept_language))
+            await self._speak(best_language(self.router.headers.accept_language))
         return self._user
 
     async def admin(self, fresh: bool = False) -> SignedInUser | None:
@@ -232,7 +242,7 @@ class AuthState(rx.State):
                 session = None
                 error = "auth.unreachable"
             if session is not None:
-                self._apply(session)
+                await self._applied(session)
                 self.signin_error = ""
             else:
                 self.signin_error = msg(error or "sso.expired")
@@ -272,7 +282,7 @@ class AuthState(rx.State):
             # the password goes, the cursor waits in its field: a retry is typed at once, and each attempt is
             # visibly answered even when the message is the same as the last one
             return [rx.set_value("password", ""), rx.set_focus("password")]
-        self._apply(session)
+        await self._applied(session)
         self.checked = True
         route = "/" + self.router.page.path.strip("/")
         loader = PAGE_LOADERS.get("/" if route == "/index" else route)
@@ -342,7 +352,7 @@ class AuthState(rx.State):
             log.warning("storing the language of user %s failed: %s", user.id, exc)
             return rx.toast.error(msg("me.language_not_stored"))
         self._user = dataclasses.replace(user, language=chosen)
-        self._speak(chosen)
+        await self._speak(chosen)
         return rx.toast.success(msg("me.language_set"))
 
     @rx.event
@@ -369,7 +379,7 @@ class AuthState(rx.State):
                 if everywhere:  # nothing ended: stay signed in, so the user can try again
                     return [rx.toast.error(msg("auth.sign_out_everywhere_failed"))]
                 notice = rx.toast.warning(msg("auth.sign_out_unconfirmed"))
-        self._apply(None)
+        await self._applied(None)
         await keep_permit(services().shared, self.router.session.client_token, None, 0)  # no more uploads from here
         after = [event for hook in ON_SIGN_OUT for event in await hook(user)]  # a quiz ends, the chat forgets
         return [*after, rx.redirect("/"),
