@@ -4,14 +4,18 @@ and the password field and hint the link pages share (pages/account.py)."""
 import reflex as rx
 
 from r42_app.components.common import form_label
+from r42_app.components.i18n import t, tf
 from r42_app.core.people import PASSWORD_MIN
 from r42_app.state.account import AccountState as S
 
-PASSWORD_HINT = (f"Minstens {PASSWORD_MIN} tekens. Een zin van een paar woorden is sterk en goed te onthouden; "
-                 "je naam of e-mailadres erin kan niet.")
+
+def password_hint() -> rx.Var[str]:
+    """The rule for a new password, in the reader's language."""
+    return tf("Minstens {count} tekens. Een zin van een paar woorden is sterk en goed te onthouden; je naam of "
+              "e-mailadres erin kan niet.", count=PASSWORD_MIN)
 
 
-def password_field(label: str, name: str, field_id: str, autocomplete: str = "new-password",
+def password_field(label, name: str, field_id: str, autocomplete: str = "new-password",
                    described: bool = False) -> rx.Component:
     extra = {"aria-describedby": "password-hint"} if described else {}
     return rx.vstack(
@@ -27,19 +31,19 @@ def change_password_dialog() -> rx.Component:
     """"Wachtwoord wijzigen" from the account menu: the current password, then the new one twice."""
     return rx.dialog.root(
         rx.dialog.content(
-            rx.dialog.title("Wachtwoord wijzigen"),
-            rx.dialog.description("Op je andere apparaten word je daarna afgemeld.", size="2", color_scheme="gray"),
+            rx.dialog.title(t("Wachtwoord wijzigen")),
+            rx.dialog.description(t("Op je andere apparaten word je daarna afgemeld."), size="2", color_scheme="gray"),
             rx.form(
                 rx.vstack(
                     rx.cond(S.change_error != "", rx.callout(S.change_error, icon="circle_alert", color_scheme="red",
                                                              role="alert", width="100%", id="change-error")),
-                    password_field("Huidig wachtwoord", "old_password", "old-password", "current-password"),
-                    password_field("Nieuw wachtwoord", "new_password", "change-new-password", described=True),
-                    rx.text(PASSWORD_HINT, size="1", color_scheme="gray", id="password-hint"),
-                    password_field("Nieuw wachtwoord, nog een keer", "new_password_again", "change-new-again"),
+                    password_field(t("Huidig wachtwoord"), "old_password", "old-password", "current-password"),
+                    password_field(t("Nieuw wachtwoord"), "new_password", "change-new-password", described=True),
+                    rx.text(password_hint(), size="1", color_scheme="gray", id="password-hint"),
+                    password_field(t("Nieuw wachtwoord, nog een keer"), "new_password_again", "change-new-again"),
                     rx.hstack(
-                        rx.dialog.close(rx.button("Annuleren", type="button", variant="soft", color_scheme="gray")),
-                        rx.button("Wijzigen", type="submit", loading=S.saving, id="change-save"),
+                        rx.dialog.close(rx.button(t("Annuleren"), type="button", variant="soft", color_scheme="gray")),
+                        rx.button(t("Wijzigen"), type="submit", loading=S.saving, id="change-save"),
                         justify="end", spacing="3", width="100%",
                     ),
                     spacing="3", width="100%", margin_top="12px",

@@ -3,12 +3,19 @@
 import reflex as rx
 
 from r42_app.components.common import form_label
+from r42_app.components.i18n import t, tm
 from r42_app.components.markdown import safe_markdown
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_HELP, CAPABILITY_LABELS
 from r42_app.core.chat_view import UIMessage
-from r42_app.core.messages import msg
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
+
+
+def around(sentence: rx.Var, field: str) -> tuple[rx.Var, rx.Var]:
+    """The words of a translated sentence (`t("... {field} ...")`) before and after its field, for a value shown as
+    its own element (code, a quotation): one sentence for the translator, the value where their language puts it."""
+    parts = sentence.to(str).split("{" + field + "}")
+    return parts[0], parts[1]
 
 
 def mark(size: str = "2", id: str = "r42-mark") -> rx.Component:
@@ -19,7 +26,8 @@ def mark(size: str = "2", id: str = "r42-mark") -> rx.Component:
                             ("error", "r42-mark r42-mark-error"), "r42-mark r42-mark-idle"),
         data_state=ChatState.mark,
         id=id,
-        aria_label=rx.match(ChatState.mark, ("typing", "R42 schrijft"), ("error", "R42: er ging iets mis"), "R42"),
+        aria_label=rx.match(ChatState.mark, ("typing", t("R42 schrijft")), ("error", t("R42: er ging iets mis")),
+                            "R42"),
     )
 
 
@@ -29,12 +37,12 @@ def launcher() -> rx.Component:
         mark("3", id="r42-launcher-mark"),
         on_click=ChatState.toggle,
         class_name=rx.cond(ChatState.availability != "", "r42-launcher r42-launcher-off", "r42-launcher"),
-        aria_label=rx.cond(ChatState.is_open, "Sluit R42",
-                           rx.cond(ChatState.availability != "", "R42 staat uit", "Open R42, je leerassistent")),
+        aria_label=rx.cond(ChatState.is_open, t("Sluit R42"),
+                           rx.cond(ChatState.availability != "", t("R42 staat uit"), t("Open R42, je leerassistent"))),
         aria_expanded=ChatState.is_open,
         aria_keyshortcuts="Control+/",
         id="r42-launcher",
-        title="Vraag het R42 (Ctrl+/)",
+        title=t("Vraag het R42 (Ctrl+/)"),
     )
 
 
@@ -53,11 +61,11 @@ def sources_list(msg: UIMessage) -> rx.Component:
     return rx.cond(
         (msg.status != "streaming") & (msg.sources.length() > 0),
         rx.box(
-            rx.text("Bronnen", size="1", weight="medium", class_name="r42-sources-title"),
+            rx.text(t("Bronnen"), size="1", weight="medium", class_name="r42-sources-title"),
             rx.el.ul(rx.foreach(msg.sources, lambda c: rx.el.li(
                 rx.link(rx.icon("book_open", size=12, aria_hidden="true"), c.label, href=c.href,
                         class_name="r42-source", on_click=ChatState.follow_source(COVERS_PAGE)))),
-                aria_label="Bronnen"),
+                aria_label=t("Bronnen")),
             class_name="r42-sources",
         ),
     )
@@ -67,16 +75,17 @@ def quota_hint() -> rx.Component:
     """No AI credit left: say so kindly (not an error), and show admins where to top up."""
     return rx.callout(
         rx.text(rx.cond(AuthState.is_admin,
-                        "Vul het tegoed aan, dan kan R42 meteen weer antwoorden. ",
-                        "Je beheerder kan het tegoed aanvullen; daarna kun je je vraag opnieuw stellen."),
-                rx.cond(AuthState.is_admin, rx.link("Naar Kosten en tegoed", href="/admin/costs", id="r42-quota-link",
-                                                              high_contrast=True, underline="always", weight="medium")),
+                        t("Vul het tegoed aan, dan kan R42 meteen weer antwoorden. "),
+                        t("Je beheerder kan het tegoed aanvullen; daarna kun je je vraag opnieuw stellen.")),
+                rx.cond(AuthState.is_admin, rx.link(t("Naar Kosten en tegoed"), href="/admin/costs",
+                                                    id="r42-quota-link", high_contrast=True, underline="always",
+                                                    weight="medium")),
                 size="1"),
         icon="sparkles", color_scheme="amber", size="1", high_contrast=True, class_name="r42-quota", margin_top="6px",
     )
 
 
-def _action(icon: str, label: str, on_click, id: str) -> rx.Component:
+def _action(icon: str, label: rx.Var, on_click, id: str) -> rx.Component:
     return rx.tooltip(rx.icon_button(rx.icon(icon, size=13), size="1", variant="ghost", color_scheme="gray",
                                      on_click=on_click, aria_label=label, class_name=id, type="button"), content=label)
 
@@ -87,19 +96,19 @@ def answer_actions(msg: UIMessage) -> rx.Component:
         ~ChatState.streaming & (msg.id != "greeting") & (msg.content != "")
         & ((msg.status == "ok") | (msg.status == "offline") | (msg.status == "incomplete")),
         rx.hstack(
-            _action("copy", "Kopieer het antwoord", ChatState.copy(msg.id), "r42-copy"),
+            _action("copy", t("Kopieer het antwoord"), ChatState.copy(msg.id), "r42-copy"),
             rx.icon_button(rx.icon("thumbs_up", size=13), size="1", type="button", class_name="r42-thumb-up",
                            variant=rx.cond(msg.rating == "up", "soft", "ghost"),
                            color_scheme=rx.cond(msg.rating == "up", "green", "gray"),
-                           on_click=ChatState.rate(msg.id, "up"), aria_label="Goed antwoord",
+                           on_click=ChatState.rate(msg.id, "up"), aria_label=t("Goed antwoord"),
                            aria_pressed=msg.rating == "up"),
             rx.icon_button(rx.icon("thumbs_down", size=13), size="1", type="button", class_name="r42-thumb-down",
                            variant=rx.cond(msg.rating == "down", "soft", "ghost"),
                            color_scheme=rx.cond(msg.rating == "down", "red", "gray"),
-                           on_click=ChatState.rate(msg.id, "down"), aria_label="Slecht antwoord",
+                           on_click=ChatState.rate(msg.id, "down"), aria_label=t("Slecht antwoord"),
                            aria_pressed=msg.rating == "down"),
             rx.cond(msg.id == ChatState.last_assistant_id,
-                    _action("refresh_cw", "Opnieuw antwoorden", ChatState.regenerate, "r42-regenerate")),
+                    _action("refresh_cw", t("Opnieuw antwoorden"), ChatState.regenerate, "r42-regenerate")),
             spacing="1", margin_top="4px", class_name="r42-actions",
         ),
     )
@@ -111,19 +120,19 @@ def reason_form(msg: UIMessage) -> rx.Component:
         msg.id == ChatState.reason_for,
         rx.form(
             rx.vstack(
-                form_label("Bedankt. Wat klopte er niet? (optioneel)", "r42-reason", size="1", weight="medium"),
+                form_label(t("Bedankt. Wat klopte er niet? (optioneel)"), "r42-reason", size="1", weight="medium"),
                 rx.el.textarea(name="reason", id="r42-reason", rows="2", max_length=500, class_name="r42-reason",
-                               placeholder="Bijvoorbeeld: het antwoord noemt de verkeerde leeftijd"),
+                               placeholder=t("Bijvoorbeeld: het antwoord noemt de verkeerde leeftijd")),
                 rx.hstack(
-                    rx.button("Versturen", type="submit", size="1", id="r42-reason-send"),
-                    rx.button("Overslaan", type="button", size="1", variant="soft", color_scheme="gray",
+                    rx.button(t("Versturen"), type="submit", size="1", id="r42-reason-send"),
+                    rx.button(t("Overslaan"), type="button", size="1", variant="soft", color_scheme="gray",
                               on_click=ChatState.skip_reason, id="r42-reason-skip"),
                     spacing="2",
                 ),
                 spacing="1", width="100%",
             ),
             on_submit=ChatState.send_reason, reset_on_submit=True, class_name="r42-reason-form", width="100%",
-            margin_top="4px", aria_label="Toelichting bij je beoordeling",
+            margin_top="4px", aria_label=t("Toelichting bij je beoordeling"),
         ),
     )
 
@@ -134,9 +143,9 @@ def user_bubble(msg: UIMessage) -> rx.Component:
         rx.box(rx.text(msg.content, white_space="pre-wrap", size="2"), class_name="r42-bubble r42-user",
                data_editing=(msg.id == ChatState.editing).to_string()),
         rx.cond(msg.id == ChatState.editing,
-                rx.text("Je bewerkt deze vraag", size="1", color_scheme="gray", class_name="r42-editing-note"),
+                rx.text(t("Je bewerkt deze vraag"), size="1", color_scheme="gray", class_name="r42-editing-note"),
                 rx.cond(~ChatState.streaming & (msg.id == ChatState.last_user_id),
-                        _action("pencil", "Bewerk en verstuur opnieuw", ChatState.edit_last, "r42-edit"))),
+                        _action("pencil", t("Bewerk en verstuur opnieuw"), ChatState.edit_last, "r42-edit"))),
         align="end", spacing="1", width="100%",
     )
 
@@ -148,18 +157,19 @@ def bubble(msg: UIMessage) -> rx.Component:
         ("user", user_bubble(msg)),
         ("notice", rx.text(msg.content, class_name="r42-notice", size="1", role="note")),
         rx.box(
-            rx.cond(msg.status == "offline", rx.badge("Offline antwoord uit de kennisbank", color_scheme="amber",
+            rx.cond(msg.status == "offline", rx.badge(t("Offline antwoord uit de kennisbank"), color_scheme="amber",
                                                       variant="soft", high_contrast=True, size="1",
                                                       margin_bottom="4px", class_name="r42-offline-badge")),
             rx.cond(
                 (msg.content == "") & (msg.status == "streaming"),
-                rx.hstack(rx.spinner(size="1"), rx.text("R42 zoekt in de kennisbank…", size="1", color_scheme="gray")),
+                rx.hstack(rx.spinner(size="1"),
+                          rx.text(t("R42 zoekt in de kennisbank…"), size="1", color_scheme="gray")),
                 safe_markdown(msg.display, component_map={"a": citation_chip}, chips=msg.chips, class_name="r42-md"),
             ),
             sources_list(msg),
             rx.cond((msg.status == "incomplete") & (msg.content != ""),
-                    rx.text("Onvolledig antwoord", size="1", color_scheme="orange", class_name="r42-incomplete")),
-            rx.cond(msg.status == "error", rx.text("Geen antwoord ontvangen.", size="1", color_scheme="red")),
+                    rx.text(t("Onvolledig antwoord"), size="1", color_scheme="orange", class_name="r42-incomplete")),
+            rx.cond(msg.status == "error", rx.text(t("Geen antwoord ontvangen."), size="1", color_scheme="red")),
             rx.cond(msg.status == "quota", quota_hint()),
             rx.cond(msg.delta_state != "", delta_chip(msg)),
             rx.cond(msg.confirm_state != "", confirm_card(msg)),
@@ -175,22 +185,22 @@ def delta_chip(msg: UIMessage) -> rx.Component:
     """A proposed graph edit: what would be added, the reason, and Yes / No (answered once)."""
     return rx.box(
         rx.hstack(rx.icon("git_branch_plus", size=14),
-                  rx.text("Voorstel voor de kennisbank", weight="medium", size="1"), align="center", spacing="1"),
+                  rx.text(t("Voorstel voor de kennisbank"), weight="medium", size="1"), align="center", spacing="1"),
         rx.text(msg.delta["reason"].to(str), size="1", color_scheme="gray"),
         rx.vstack(rx.foreach(msg.delta_lines, lambda line: rx.text(line, size="1", class_name="r42-delta-line")),
                   spacing="0"),
         rx.match(
             msg.delta_state,
             ("pending", rx.hstack(
-                rx.button(rx.cond(AuthState.is_admin, "Ja, toevoegen", "Ja, voorstellen"), size="1",
+                rx.button(rx.cond(AuthState.is_admin, t("Ja, toevoegen"), t("Ja, voorstellen")), size="1",
                           on_click=ChatState.answer_delta(msg.id, True), class_name="r42-delta-yes"),
-                rx.button("Nee", size="1", variant="soft", color_scheme="gray",
+                rx.button(t("Nee"), size="1", variant="soft", color_scheme="gray",
                           on_click=ChatState.answer_delta(msg.id, False), class_name="r42-delta-no"),
                 spacing="2")),
-            ("applied", rx.badge("Toegevoegd", color_scheme="green", size="1")),
-            ("suggested", rx.badge("Voorgelegd aan de beheerders", color_scheme="blue", size="1")),
-            ("declined", rx.badge("Niet gedaan", color_scheme="gray", size="1")),
-            rx.badge("Mislukt", color_scheme="red", size="1"),
+            ("applied", rx.badge(t("Toegevoegd"), color_scheme="green", size="1")),
+            ("suggested", rx.badge(t("Voorgelegd aan de beheerders"), color_scheme="blue", size="1")),
+            ("declined", rx.badge(t("Niet gedaan"), color_scheme="gray", size="1")),
+            rx.badge(t("Mislukt"), color_scheme="red", size="1"),
         ),
         class_name="r42-delta",
         data_state=msg.delta_state,
@@ -199,9 +209,10 @@ def delta_chip(msg: UIMessage) -> rx.Component:
 
 def confirm_card(msg: UIMessage) -> rx.Component:
     """A high-risk external tool waits: what it would do, with Toestaan / Weigeren (answered once)."""
+    before, after = around(t("R42 wil {tool} uitvoeren met:"), "tool")
     return rx.box(
         rx.hstack(rx.icon("shield_alert", size=14, color="var(--amber-10)"),
-                  rx.text("R42 wil ", rx.code(msg.confirm_tool, size="1"), " uitvoeren met:", size="1",
+                  rx.text(before, rx.code(msg.confirm_tool, size="1"), after, size="1",
                           weight="medium"),
                   align="center", spacing="1", wrap="wrap"),
         rx.vstack(rx.foreach(msg.confirm_lines, lambda line: rx.text(line, size="1", class_name="r42-delta-line")),
@@ -209,14 +220,14 @@ def confirm_card(msg: UIMessage) -> rx.Component:
         rx.match(
             msg.confirm_state,
             ("pending", rx.hstack(
-                rx.button("Toestaan", size="1", color_scheme="amber",
+                rx.button(t("Toestaan"), size="1", color_scheme="amber",
                           on_click=ChatState.answer_confirmation(msg.id, True), class_name="r42-confirm-allow"),
-                rx.button("Weigeren", size="1", variant="soft", color_scheme="gray",
+                rx.button(t("Weigeren"), size="1", variant="soft", color_scheme="gray",
                           on_click=ChatState.answer_confirmation(msg.id, False), class_name="r42-confirm-deny"),
                 spacing="2")),
-            ("allowed", rx.badge("Toegestaan", color_scheme="amber", size="1")),
-            ("denied", rx.badge("Geweigerd", color_scheme="gray", size="1")),
-            rx.badge("Niet meer geldig", color_scheme="red", size="1"),
+            ("allowed", rx.badge(t("Toegestaan"), color_scheme="amber", size="1")),
+            ("denied", rx.badge(t("Geweigerd"), color_scheme="gray", size="1")),
+            rx.badge(t("Niet meer geldig"), color_scheme="red", size="1"),
         ),
         class_name="r42-delta r42-confirm",
         data_state=msg.confirm_state,
@@ -228,15 +239,15 @@ def clear_button() -> rx.Component:
     return rx.alert_dialog.root(
         rx.alert_dialog.trigger(
             rx.icon_button(rx.icon("trash_2", size=16), variant="ghost", color_scheme="gray",
-                           aria_label="Gesprek wissen", id="r42-clear", disabled=ChatState.streaming)
+                           aria_label=t("Gesprek wissen"), id="r42-clear", disabled=ChatState.streaming)
         ),
         rx.alert_dialog.content(
-            rx.alert_dialog.title("Gesprek wissen?"),
-            rx.alert_dialog.description("Alle berichten in dit venster worden verwijderd. "
-                                        "Dit kan niet ongedaan worden gemaakt."),
+            rx.alert_dialog.title(t("Gesprek wissen?")),
+            rx.alert_dialog.description(t("Alle berichten in dit venster worden verwijderd. "
+                                          "Dit kan niet ongedaan worden gemaakt.")),
             rx.hstack(
-                rx.alert_dialog.cancel(rx.button("Annuleren", variant="soft", color_scheme="gray")),
-                rx.alert_dialog.action(rx.button("Wissen", color_scheme="red", on_click=ChatState.clear_thread,
+                rx.alert_dialog.cancel(rx.button(t("Annuleren"), variant="soft", color_scheme="gray")),
+                rx.alert_dialog.action(rx.button(t("Wissen"), color_scheme="red", on_click=ChatState.clear_thread,
                                                  id="r42-clear-confirm")),
                 justify="end", spacing="3", margin_top="16px",
             ),
@@ -253,11 +264,11 @@ def header() -> rx.Component:
             rx.vstack(
                 rx.heading("R42", weight="bold", size="3", as_="h2", id="r42-title"),
                 rx.cond(ChatState.availability != "",
-                        rx.text("Niet beschikbaar", size="1", color_scheme="gray"),
+                        rx.text(t("Niet beschikbaar"), size="1", color_scheme="gray"),
                         rx.cond(ChatState.offline,
-                                rx.text("Offline: antwoorden komen rechtstreeks uit de kennisbank", size="1",
+                                rx.text(t("Offline: antwoorden komen rechtstreeks uit de kennisbank"), size="1",
                                         color_scheme="amber", high_contrast=True, id="r42-offline"),
-                                rx.text("Antwoordt vanuit de kennisbank van je organisatie", size="1",
+                                rx.text(t("Antwoordt vanuit de kennisbank van je organisatie"), size="1",
                                         color_scheme="gray"))),
                 spacing="0",
             ),
@@ -266,7 +277,7 @@ def header() -> rx.Component:
         rx.hstack(
             clear_button(),
             rx.icon_button(rx.icon("x", size=16), variant="ghost", color_scheme="gray", on_click=ChatState.close,
-                           aria_label="Sluit R42 (Esc)", id="r42-close"),
+                           aria_label=t("Sluit R42 (Esc)"), id="r42-close"),
             spacing="3",  # ghost buttons reach 8 px past their box: at 4 px apart the two overlapped
         ),
         justify="between", align="center", padding="10px 12px", border_bottom="1px solid var(--gray-5)", width="100%",
@@ -275,14 +286,15 @@ def header() -> rx.Component:
 
 def queued_question() -> rx.Component:
     """A question typed while R42 answers: shown as waiting, sent when the answer ends, or taken back."""
+    before, after = around(t("Wordt verstuurd zodra R42 klaar is: {question}"), "question")
     return rx.cond(
         ChatState.queued != "",
         rx.hstack(
             rx.icon("clock", size=14, color="var(--gray-10)", flex_shrink="0"),
-            rx.text("Wordt verstuurd zodra R42 klaar is: ", rx.el.q(ChatState.queued), size="1", color_scheme="gray",
+            rx.text(before, rx.el.q(ChatState.queued), after, size="1", color_scheme="gray",
                     class_name="r42-queued-text"),
             rx.icon_button(rx.icon("x", size=12), size="1", variant="ghost", color_scheme="gray", type="button",
-                           on_click=ChatState.cancel_queued, aria_label="Terug naar het invoerveld",
+                           on_click=ChatState.cancel_queued, aria_label=t("Terug naar het invoerveld"),
                            id="r42-queued-cancel"),
             align="center", spacing="2", padding="6px 12px", width="100%", background="var(--gray-2)",
             id="r42-queued",
@@ -297,9 +309,9 @@ def editing_bar() -> rx.Component:
         ChatState.editing != "",
         rx.hstack(
             rx.icon("pencil", size=14, color="var(--gray-11)", flex_shrink="0", aria_hidden="true"),
-            rx.text("Je bewerkt je laatste vraag; versturen vervangt de vraag en het antwoord.", size="1",
+            rx.text(t("Je bewerkt je laatste vraag; versturen vervangt de vraag en het antwoord."), size="1",
                     class_name="r42-editing-text"),
-            rx.button("Annuleren", size="1", variant="soft", color_scheme="gray", type="button",
+            rx.button(t("Annuleren"), size="1", variant="soft", color_scheme="gray", type="button",
                       on_click=ChatState.cancel_edit, id="r42-edit-cancel"),
             align="center", spacing="2", padding="6px 12px", width="100%", background="var(--gray-2)",
             id="r42-editing",
@@ -316,13 +328,13 @@ def composer() -> rx.Component:
             rx.hstack(
                 rx.el.textarea(
                     name="message",
-                    placeholder=rx.cond(ChatState.streaming, "R42 schrijft nog; je vraag gaat daarna…",
-                                        "Stel je vraag…"),
+                    placeholder=rx.cond(ChatState.streaming, t("R42 schrijft nog; je vraag gaat daarna…"),
+                                        t("Stel je vraag…")),
                     enter_key_submit=True,
                     rows="2",
                     auto_focus=True,
                     class_name="r42-input",
-                    aria_label="Je vraag aan R42",
+                    aria_label=t("Je vraag aan R42"),
                     aria_describedby="r42-count",
                     custom_attrs={"data-last": ChatState.last_question},
                     id="r42-input",
@@ -330,14 +342,14 @@ def composer() -> rx.Component:
                 rx.cond(
                     ChatState.streaming,
                     rx.icon_button(rx.icon("square", size=16), on_click=ChatState.stop, type="button",
-                                   color_scheme="gray", aria_label="Stop met schrijven", id="r42-stop"),
-                    rx.icon_button(rx.icon("send_horizontal", size=16), type="submit", aria_label="Verstuur",
+                                   color_scheme="gray", aria_label=t("Stop met schrijven"), id="r42-stop"),
+                    rx.icon_button(rx.icon("send_horizontal", size=16), type="submit", aria_label=t("Verstuur"),
                                    id="r42-send"),
                 ),
                 align="end", spacing="2", width="100%",
             ),
             rx.hstack(
-                rx.text("Enter verstuurt · Shift+Enter nieuwe regel", class_name="r42-hint"),
+                rx.text(t("Enter verstuurt · Shift+Enter nieuwe regel"), class_name="r42-hint"),
                 rx.el.div(id="r42-count", class_name="r42-count", hidden=True, aria_live="polite"),
                 justify="between", width="100%",
             ),
@@ -356,13 +368,13 @@ def unavailable() -> rx.Component:
     return rx.center(
         rx.vstack(
             rx.icon("power_off", size=28, color="var(--gray-9)"),
-            rx.text(rx.cond(ChatState.availability == "disabled", "R42 staat uit voor je organisatie",
-                            "R42 is niet beschikbaar voor jou"), weight="medium", size="3", text_align="center"),
+            rx.text(rx.cond(ChatState.availability == "disabled", t("R42 staat uit voor je organisatie"),
+                            t("R42 is niet beschikbaar voor jou")), weight="medium", size="3", text_align="center"),
             rx.text(rx.cond(ChatState.availability == "disabled",
-                            "Je beheerder heeft R42 uitgezet. "
-                            "Zodra R42 weer aan staat, kun je hier weer vragen stellen.",
-                            "Je beheerder heeft het beantwoorden van vragen voor jou uitgezet. Vraag je beheerder "
-                            "als je denkt dat dit niet klopt."),
+                            t("Je beheerder heeft R42 uitgezet. "
+                              "Zodra R42 weer aan staat, kun je hier weer vragen stellen."),
+                            t("Je beheerder heeft het beantwoorden van vragen voor jou uitgezet. Vraag je beheerder "
+                              "als je denkt dat dit niet klopt.")),
                     size="2", color_scheme="gray", text_align="center"),
             align="center", spacing="2", max_width="300px",
         ),
@@ -376,8 +388,8 @@ def privacy_note() -> rx.Component:
         ChatState.question_log & ~(("," + ChatState.privacy_seen + ",").contains("," + AuthState.user_id + ",")),
         rx.callout(
             rx.hstack(
-                rx.text(msg("chat.privacy_note"), size="1"),
-                rx.button("Begrepen", size="1", variant="soft", on_click=ChatState.dismiss_privacy,
+                rx.text(tm("chat.privacy_note"), size="1"),
+                rx.button(t("Begrepen"), size="1", variant="soft", on_click=ChatState.dismiss_privacy,
                           id="r42-privacy-ok", type="button"),
                 align="center", justify="between", spacing="2", width="100%",
             ),
@@ -390,9 +402,9 @@ def sign_toggle() -> rx.Component:
     """"Zet mijn naam erbij" (issue 44): off, a rating reaches the admins without a name; on, with it. Said before a
     thumb is pressed, and only for the ratings given while it is on."""
     return rx.vstack(
-        rx.checkbox(msg("chat.sign_ratings"), checked=ChatState.sign_ratings, on_change=ChatState.set_sign_ratings,
+        rx.checkbox(tm("chat.sign_ratings"), checked=ChatState.sign_ratings, on_change=ChatState.set_sign_ratings,
                     size="1", id="r42-sign", aria_describedby="r42-sign-help"),
-        rx.text(msg("chat.sign_ratings_help"), size="1", color_scheme="gray", id="r42-sign-help"),
+        rx.text(tm("chat.sign_ratings_help"), size="1", color_scheme="gray", id="r42-sign-help"),
         spacing="0", padding="6px 12px 0", width="100%", class_name="r42-sign",
     )
 
@@ -415,11 +427,11 @@ def window() -> rx.Component:
                     class_name="r42-messages",
                     id="r42-messages",
                     role="log",
-                    aria_label="Gesprek met R42",
+                    aria_label=t("Gesprek met R42"),
                     aria_live="off",  # not every token: #r42-status says once when an answer has ended
                     aria_busy=ChatState.streaming.to_string(),
                 ),
-                rx.button(rx.icon("arrow_down", size=14), "Naar het nieuwste", size="1", variant="solid",
+                rx.button(rx.icon("arrow_down", size=14), t("Naar het nieuwste"), size="1", variant="solid",
                           radius="full", class_name="r42-jump", id="r42-jump", type="button",
                           on_click=rx.call_script("window.r42JumpToLatest()")),
                 position="relative", flex="1", min_height="0", display="flex", flex_direction="column",
@@ -428,7 +440,7 @@ def window() -> rx.Component:
                 ChatState.error != "",
                 rx.hstack(
                     rx.text(ChatState.error, size="1", color_scheme="red", id="r42-error"),
-                    rx.cond(ChatState.can_retry, rx.button(rx.icon("rotate_ccw", size=12), "Opnieuw", size="1",
+                    rx.cond(ChatState.can_retry, rx.button(rx.icon("rotate_ccw", size=12), t("Opnieuw"), size="1",
                                                            variant="soft", on_click=ChatState.retry, id="r42-retry")),
                     justify="between", align="center", padding="6px 12px", width="100%",
                     background="var(--red-2)",
@@ -450,26 +462,26 @@ def capabilities_dialog() -> rx.Component:
     """"Wat R42 voor je mag doen": this user's effective capabilities (account menu)."""
     return rx.dialog.root(
         rx.dialog.content(
-            rx.dialog.title("Wat R42 voor je mag doen"),
+            rx.dialog.title(t("Wat R42 voor je mag doen")),
             rx.cond(
                 ChatState.availability == "disabled",
-                rx.text("R42 staat uit voor je organisatie.", size="2", color_scheme="gray"),
+                rx.text(t("R42 staat uit voor je organisatie."), size="2", color_scheme="gray"),
                 rx.vstack(
                     *[rx.hstack(
                         rx.cond(ChatState.my_capabilities.contains(CAPABILITY_LABELS[c]),
                                 rx.icon("circle_check", size=18, color="var(--grass-9)", flex_shrink="0"),
                                 rx.icon("circle_minus", size=18, color="var(--gray-8)", flex_shrink="0")),
-                        rx.vstack(rx.text(CAPABILITY_LABELS[c], size="2", weight="medium"),
-                                  rx.text(CAPABILITY_HELP[c], size="1", color_scheme="gray"), spacing="0"),
+                        rx.vstack(rx.text(t(CAPABILITY_LABELS[c]), size="2", weight="medium"),
+                                  rx.text(t(CAPABILITY_HELP[c]), size="1", color_scheme="gray"), spacing="0"),
                         align="start", spacing="2", class_name="my-capability",
                         data_on=ChatState.my_capabilities.contains(CAPABILITY_LABELS[c]).to_string())
                       for c in CAPABILITIES],
                     spacing="3", id="my-capabilities",
                 ),
             ),
-            rx.text("Je beheerder bepaalt dit. Een wijziging geldt vanaf je volgende vraag.", size="1",
+            rx.text(t("Je beheerder bepaalt dit. Een wijziging geldt vanaf je volgende vraag."), size="1",
                     color_scheme="gray", margin_top="12px"),
-            rx.hstack(rx.dialog.close(rx.button("Sluiten", variant="soft")), justify="end", margin_top="12px"),
+            rx.hstack(rx.dialog.close(rx.button(t("Sluiten"), variant="soft")), justify="end", margin_top="12px"),
             max_width="420px",
         ),
         open=ChatState.show_capabilities,

@@ -3,6 +3,7 @@
 import reflex as rx
 from reflex_components_core.react_router.dom import ReactRouterLink
 
+from r42_app.components.i18n import t
 from r42_app.components.theme import TYPE_COLORS
 from r42_app.core.dates import DAY_FORMAT
 
@@ -33,7 +34,7 @@ def day_field(label: Text, name: str, value, control_id: str) -> rx.Component:
         form_label(label, control_id, size="1"),
         rx.input(name=name, default_value=value, key=value, id=control_id, size="2", placeholder=DAY_FORMAT,
                  width="9.5rem", autocomplete="off", spell_check=False,
-                 custom_attrs={"aria-description": "dag-maand-jaar, bijvoorbeeld 01-12-2026"}),
+                 custom_attrs={"aria-description": t("dag-maand-jaar, bijvoorbeeld 01-12-2026")}),
         spacing="1")
 
 
@@ -110,7 +111,7 @@ def copy_box(value, box_id: str, label: Text) -> rx.Component:
         rx.text_area(value=value, read_only=True, id=box_id, rows="2", width="100%", size="1",
                      custom_attrs={"aria-label": label}, on_focus=rx.call_script(f"document.getElementById('{box_id}')"
                                                                                  ".select()")),
-        rx.button(rx.icon("copy", size=14), "Kopiëren", variant="soft", size="2",
-                  on_click=[rx.set_clipboard(value), rx.toast.success("Gekopieerd")], id=f"{box_id}-copy"),
+        rx.button(rx.icon("copy", size=14), t("Kopiëren"), variant="soft", size="2",
+                  on_click=[rx.set_clipboard(value), rx.toast.success(t("Gekopieerd"))], id=f"{box_id}-copy"),
         width="100%", align="start", spacing="2",
     )

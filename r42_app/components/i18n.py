@@ -13,13 +13,10 @@ import json
 import reflex as rx
 from reflex.vars.base import VarData
 
+from r42_app.core.messages import CATALOGUE, N_
 from r42_app.state.language import LanguageState
 
-
-def N_(text: str) -> str:  # noqa: N802  (gettext's name for it)
-    """Marks a Dutch literal for the catalogue where it is kept before it is shown (a table of labels): the page
-    then shows it through `t(label)`."""
-    return text
+__all__ = ["N_", "language_marker", "t", "tf", "tm"]
 
 
 def t(text: str) -> rx.Var[str]:
@@ -38,6 +35,12 @@ def tf(text: str, **fields: object) -> rx.Var[str]:
         expr = f"{expr}.replaceAll({json.dumps('{' + name + '}')}, String({var}))"
         data.append(var._get_all_var_data())
     return rx.Var(_js_expr=f"({expr})", _var_type=str, _var_data=VarData.merge(*data))
+
+
+def tm(code: str, **fields: object) -> rx.Var[str]:
+    """A message of the catalogue by its code (core/messages.py) as a page shows it: in the reader's language,
+    switching with it (msg() would say it once, in the language of whoever built the page)."""
+    return tf(CATALOGUE[code], **fields) if fields else t(CATALOGUE[code])
 
 
 def language_marker() -> rx.Component:

@@ -18,20 +18,22 @@ import reflex as rx
 from reflex_base.vars.base import Var
 from reflex_components_core.base.error_boundary import ErrorBoundary
 
+from r42_app.components.i18n import N_, t
+
 _SANITIZE = rx.markdown.plugin.create(rx.asset("r42_sanitize.js", shared=True).importable_path, "r42Sanitize")
-EXTERNAL_LINK = "(externe link)"  # what a screen reader says after a link that leaves the app
+EXTERNAL_LINK = N_("(externe link)")  # what a screen reader says after a link that leaves the app
 
 
 # Untrusted text that still trips the renderer costs that one block, never the page (or, from a stored chat
 # thread, every page): the boundary shows this instead.
 _UNRENDERABLE = Var.create(  # the prop wraps it in the render function itself
-    rx.text("Dit stuk tekst kan niet worden getoond.", color_scheme="gray", size="2", class_name="r42-unrenderable"))
+    rx.text(t("Dit stuk tekst kan niet worden getoond."), color_scheme="gray", size="2", class_name="r42-unrenderable"))
 
 
 def safe_markdown(source, component_map: dict | None = None, chips=None, **props) -> rx.Component:
     """Markdown rendered with raw HTML parsed and then sanitised (no math: a `$` in a sum stays a `$`). `chips`:
     the source chips R42 made for this text (a list of objects with `href` and `label`; none where not given)."""
-    sanitise = Var.create([_SANITIZE, {"chips": chips if chips is not None else [], "external": EXTERNAL_LINK}])
+    sanitise = Var.create([_SANITIZE, {"chips": chips if chips is not None else [], "external": t(EXTERNAL_LINK)}])
     return ErrorBoundary.create(
         rx.markdown(source, use_math=False, use_katex=False, use_raw=True, rehype_plugins=[sanitise],
                     component_map=component_map or {}, **props),

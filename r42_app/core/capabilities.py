@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from r42_app.core.messages import N_
+
 QA_HELP = "qa_help"
 KB_SEARCH = "kb_search"
 DATA_WRITE = "data_write"
@@ -31,18 +33,18 @@ OVERRIDE_VALUES = (INHERIT, GRANT, DENY)
 
 # One line each, for the settings page and the account menu.
 CAPABILITY_LABELS = {
-    QA_HELP: "Vragen beantwoorden",
-    KB_SEARCH: "Zoeken in de kennisbank",
-    DATA_WRITE: "Aanvullingen voorstellen",
-    EXTERNAL_TOOLS: "Externe hulpmiddelen",
+    QA_HELP: N_("Vragen beantwoorden"),
+    KB_SEARCH: N_("Zoeken in de kennisbank"),
+    DATA_WRITE: N_("Aanvullingen voorstellen"),
+    EXTERNAL_TOOLS: N_("Externe hulpmiddelen"),
 }
 CAPABILITY_HELP = {
-    QA_HELP: "R42 beantwoordt vragen. Zonder dit is R42 uit voor deze gebruiker.",
-    KB_SEARCH: "R42 mag zelf verder zoeken en een onderwerp helemaal lezen.",
-    DATA_WRITE: "R42 mag nieuwe onderwerpen en relaties voorstellen; beheerders voegen ze direct toe.",
-    EXTERNAL_TOOLS: "R42 mag gekoppelde externe hulpmiddelen (MCP) gebruiken.",
+    QA_HELP: N_("R42 beantwoordt vragen. Zonder dit is R42 uit voor deze gebruiker."),
+    KB_SEARCH: N_("R42 mag zelf verder zoeken en een onderwerp helemaal lezen."),
+    DATA_WRITE: N_("R42 mag nieuwe onderwerpen en relaties voorstellen; beheerders voegen ze direct toe."),
+    EXTERNAL_TOOLS: N_("R42 mag gekoppelde externe hulpmiddelen (MCP) gebruiken."),
 }
-OVERRIDE_LABELS = {INHERIT: "Standaard", GRANT: "Toestaan", DENY: "Weigeren"}
+OVERRIDE_LABELS = {INHERIT: N_("Standaard"), GRANT: N_("Toestaan"), DENY: N_("Weigeren")}
 
 # Built-in tools and the capability that offers them; MCP tools are registered as `<server>__<tool>`.
 TOOL_CAPABILITIES = {"kb_search": KB_SEARCH, "lookup_topic": KB_SEARCH, "propose_graph_delta": DATA_WRITE}

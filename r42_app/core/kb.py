@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from r42_app.core.messages import msg
+from r42_app.core.messages import N_, msg
 from r42_app.core.text import fold
 
 TopicType = Literal["concept", "role", "process"]
@@ -25,13 +25,13 @@ MAX_LABEL = 120
 MAX_DESCRIPTION = 500
 MAX_CONTENT = 20_000
 
-TYPE_LABELS = {"concept": "Concept", "role": "Rol", "process": "Proces"}
-TYPE_PLURALS = {"concept": "Concepten", "role": "Rollen", "process": "Processen"}
+TYPE_LABELS = {"concept": N_("Concept"), "role": N_("Rol"), "process": N_("Proces")}
+TYPE_PLURALS = {"concept": N_("Concepten"), "role": N_("Rollen"), "process": N_("Processen")}
 RELATION_LABELS = {
-    "related_to": "hangt samen met",
-    "depends_on": "is afhankelijk van",
-    "part_of": "is onderdeel van",
-    "executed_by": "wordt uitgevoerd door",
+    "related_to": N_("hangt samen met"),
+    "depends_on": N_("is afhankelijk van"),
+    "part_of": N_("is onderdeel van"),
+    "executed_by": N_("wordt uitgevoerd door"),
 }
 
 
@@ -245,10 +245,10 @@ def export_document(topics: Iterable[Topic], relations: Iterable[Relation]) -> d
 
 
 INVERSE_RELATION_LABELS = {
-    "related_to": "hangt samen met",
-    "depends_on": "is nodig voor",
-    "part_of": "bestaat onder meer uit",
-    "executed_by": "voert uit",
+    "related_to": N_("hangt samen met"),
+    "depends_on": N_("is nodig voor"),
+    "part_of": N_("bestaat onder meer uit"),
+    "executed_by": N_("voert uit"),
 }
 
 

@@ -62,12 +62,13 @@ def read_catalogue(language: str) -> dict[str, str]:
 
 def read_ui_texts(language: str) -> dict[str, str]:
     """The pages' own words (labels, headings, buttons: the entries without a code, each its Dutch text as
-    `msgid`) in `language`, by their Dutch text; only the translated ones (the pages show the Dutch otherwise).
-    Empty for Dutch: the pages are written in it."""
+    `msgid`; and the messages by code, for the pages that show one) in `language`, by their Dutch text; only the
+    translated ones (the pages show the Dutch otherwise). Empty for Dutch: the pages are written in it."""
     if language == DEFAULT_LANGUAGE:
         return {}
+    # a message by code that a page shows as it is built (components/i18n.py tm) is found by its Dutch text too
     return {m.id: m.string for m in _read_po(language)
-            if not m.context and isinstance(m.id, str) and m.id and isinstance(m.string, str) and m.string}
+            if isinstance(m.id, str) and m.id and isinstance(m.string, str) and m.string}
 
 
 CATALOGUES: dict[str, dict[str, str]] = {lang: read_catalogue(lang) for lang in LANGUAGES}
@@ -133,6 +134,18 @@ class _Formatter(string.Formatter):
 
 
 _FORMATTER = _Formatter()
+
+
+def N_(text: str) -> str:  # noqa: N802  (gettext's name for it)
+    """Marks a Dutch word or label for the catalogue where it is kept in a table before it is shown (a page shows
+    it through components/i18n.py `t(label)`, Python code through `word(label)`)."""
+    return text
+
+
+def word(text: str, language: str | None = None) -> str:
+    """A page word (marked with N_ or t() somewhere) in `language` (else the language of the moment): for labels a
+    state computes in Python."""
+    return UI_TEXTS.get(language_of(language) or current_language(), {}).get(text, text)
 
 
 def translate(language: str | None, code: str, **fields: object) -> str:

@@ -3,6 +3,7 @@
 import reflex as rx
 
 from r42_app.components.common import card_cell, day_field, empty_state, error_callout, skeleton_lines
+from r42_app.components.i18n import t, tf
 from r42_app.components.shell import page_frame
 from r42_app.state.costs import CHART_KEYS, CHART_LABELS, CostRow
 from r42_app.state.costs import CostsState as S
@@ -10,7 +11,7 @@ from r42_app.state.costs import CostsState as S
 CHART_COLORS = {"chat_general": "#3e63dd", "kb_search": "#0090ff", "data_write": "#46a758", "external_tools": "#f76b15"}
 
 
-def stat(label: str, value, note: rx.Component, id: str) -> rx.Component:
+def stat(label: rx.Var[str], value, note: rx.Component, id: str) -> rx.Component:
     """One total: a big number, its label and a line of context."""
     return rx.card(rx.vstack(rx.text(label, size="1", color_scheme="gray"), rx.heading(value, size="6", id=id), note,
                              spacing="1"), width="100%")
@@ -22,15 +23,18 @@ def note(*parts) -> rx.Component:
 
 def totals() -> rx.Component:
     return rx.grid(
-        stat("Kosten (USD)", S.total_usd, note(S.events, " kostenregels (per vraag en onderdeel)"), "cost-usd"),
+        stat(t("Kosten (USD)"), S.total_usd, note(tf("{count} kostenregels (per vraag en onderdeel)", count=S.events)),
+             "cost-usd"),
         # the two do not add up to a round number, and should not: one is this range's use, the other today's
         # balance after every use and top-up so far; each card says which
-        stat("Credits verbruikt", S.credits_used, note("in deze periode (1 credit = USD 0,001)"), "cost-credits-used"),
-        stat("Credits over", S.credits_left,
-             note(rx.cond(S.unlimited, "onbeperkt abonnement",
-                          "vandaag, voor de hele organisatie: na al het verbruik en alle aanvullingen tot nu")),
+        stat(t("Credits verbruikt"), S.credits_used, note(t("in deze periode (1 credit = USD 0,001)")),
+             "cost-credits-used"),
+        stat(t("Credits over"), S.credits_left,
+             note(rx.cond(S.unlimited, t("onbeperkt abonnement"),
+                          t("vandaag, voor de hele organisatie: na al het verbruik en alle aanvullingen tot nu"))),
              "cost-credits-left"),
-        stat("Tokens", S.tokens, note("waarvan ", S.cache_share, " uit de cache gelezen"), "cost-tokens"),
+        stat(t("Tokens"), S.tokens, note(tf("waarvan {share} uit de cache gelezen", share=S.cache_share)),
+             "cost-tokens"),
         columns=rx.breakpoints(initial="1", sm="2", md="4"), spacing="3", width="100%", id="cost-totals",
     )
 
@@ -38,10 +42,10 @@ def totals() -> rx.Component:
 def range_form() -> rx.Component:
     return rx.form(
         rx.hstack(
-            day_field("Van", "since", S.since_text, "cost-since"),
-            day_field("Tot en met", "until", S.until_text, "cost-until"),
-            rx.button("Toon", type="submit", size="2", id="cost-apply"),
-            rx.button(rx.icon("download", size=14), "CSV", type="button", variant="soft", size="2",
+            day_field(t("Van"), "since", S.since_text, "cost-since"),
+            day_field(t("Tot en met"), "until", S.until_text, "cost-until"),
+            rx.button(t("Toon"), type="submit", size="2", id="cost-apply"),
+            rx.button(rx.icon("download", size=14), t("CSV"), type="button", variant="soft", size="2",
                       on_click=S.export_csv, id="cost-export"),
             align="end", spacing="3", wrap="wrap",
         ),
@@ -57,7 +61,8 @@ NL_NUMBER = "(v) => Number(v).toLocaleString('nl-NL', {maximumFractionDigits: 4}
 def per_day_chart() -> rx.Component:
     """Cost per day, stacked by capability."""
     return rx.recharts.bar_chart(
-        *[rx.recharts.bar(data_key=k, stack_id="cost", name=CHART_LABELS[k], fill=CHART_COLORS[k]) for k in CHART_KEYS],
+        *[rx.recharts.bar(data_key=k, stack_id="cost", name=t(CHART_LABELS[k]), fill=CHART_COLORS[k])
+          for k in CHART_KEYS],
         rx.recharts.x_axis(data_key="day", tick_line=False, font_size=11),
         rx.recharts.y_axis(width=60, font_size=11, tick_formatter=NL_NUMBER),
         rx.recharts.graphing_tooltip(),
@@ -77,39 +82,40 @@ def horizontal_bars(data, id: str) -> rx.Component:
     )
 
 
-def cost_table(rows, first: str, id: str) -> rx.Component:
+def cost_table(rows, first: rx.Var[str], id: str) -> rx.Component:
     def row(r: CostRow) -> rx.Component:
-        return rx.table.row(rx.table.cell(r.label, class_name="card-title"), card_cell("Aanroepen", r.events),
-                            card_cell("Tokens", r.tokens), card_cell("USD", r.usd), card_cell("Credits", r.credits))
+        return rx.table.row(rx.table.cell(r.label, class_name="card-title"), card_cell(t("Aanroepen"), r.events),
+                            card_cell(t("Tokens"), r.tokens), card_cell("USD", r.usd),
+                            card_cell(t("Credits"), r.credits))
 
     return rx.box(rx.table.root(
         rx.table.header(rx.table.row(*[rx.table.column_header_cell(h)
-                                       for h in (first, "Aanroepen", "Tokens", "USD", "Credits")])),
+                                       for h in (first, t("Aanroepen"), t("Tokens"), "USD", t("Credits"))])),
         rx.table.body(rx.foreach(rows, row)),
         size="1", width="100%", id=id, class_name="r42-cards",
     ), overflow_x="auto", width="100%")
 
 
-def card(title: str, *children: rx.Component) -> rx.Component:
+def card(title: rx.Var[str], *children: rx.Component) -> rx.Component:
     return rx.card(rx.vstack(rx.heading(title, size="4"), *children, spacing="3", width="100%"), width="100%")
 
 
 def credits_card() -> rx.Component:
     """Credits left and a top-up (audited)."""
     return card(
-        "Tegoed",
+        t("Tegoed"),
         rx.cond(S.out_of_credit,
-                rx.callout("Het tegoed is op: R42 beantwoordt geen vragen meer tot je het aanvult.",
+                rx.callout(t("Het tegoed is op: R42 beantwoordt geen vragen meer tot je het aanvult."),
                            icon="triangle_alert", color_scheme="amber", size="1", id="cost-out-of-credit")),
-        rx.text("Over: ", rx.text.strong(S.credits_left), " credits. Een vraag aan R42 kost meestal een paar credits.",
-                size="2"),
+        rx.text(tf("Over: {count} credits.", count=S.credits_left), " ",
+                t("Een vraag aan R42 kost meestal een paar credits."), size="2"),
         rx.cond(~S.unlimited, rx.hstack(
-            rx.input(placeholder="Aantal credits, bijv. 5000", value=S.add_amount, on_change=S.set_add_amount,
+            rx.input(placeholder=t("Aantal credits, bijv. 5000"), value=S.add_amount, on_change=S.set_add_amount,
                      id="credits-amount", width="220px"),
-            rx.button(rx.icon("plus", size=14), "Toevoegen", on_click=S.add_credits, id="credits-add"),
+            rx.button(rx.icon("plus", size=14), t("Toevoegen"), on_click=S.add_credits, id="credits-add"),
             spacing="2", align="center", wrap="wrap",
         )),
-        rx.text("Elke wijziging komt in het auditlog.", size="1", color_scheme="gray"),
+        rx.text(t("Elke wijziging komt in het auditlog."), size="1", color_scheme="gray"),
     )
 
 
@@ -117,27 +123,27 @@ def report() -> rx.Component:
     return rx.cond(
         S.events > 0,
         rx.vstack(
-            card("Kosten per dag", rx.box(per_day_chart(), width="100%", id="cost-per-day")),
+            card(t("Kosten per dag"), rx.box(per_day_chart(), width="100%", id="cost-per-day")),
             rx.grid(
-                card("Per onderdeel", horizontal_bars(S.per_capability, "cost-per-capability")),
-                card("Gebruikers met de hoogste kosten", horizontal_bars(S.top_users, "cost-top-users")),
+                card(t("Per onderdeel"), horizontal_bars(S.per_capability, "cost-per-capability")),
+                card(t("Gebruikers met de hoogste kosten"), horizontal_bars(S.top_users, "cost-top-users")),
                 columns=rx.breakpoints(initial="1", md="2"), spacing="3", width="100%",
             ),
-            card("Per onderdeel", cost_table(S.capability_rows, "Onderdeel", "cost-capability-table")),
-            card("Per gebruiker", cost_table(S.user_rows, "Gebruiker", "cost-user-table")),
+            card(t("Per onderdeel"), cost_table(S.capability_rows, t("Onderdeel"), "cost-capability-table")),
+            card(t("Per gebruiker"), cost_table(S.user_rows, t("Gebruiker"), "cost-user-table")),
             spacing="3", width="100%",
         ),
-        card("Kosten", empty_state("bar_chart_3", "Nog geen kosten in deze periode",
-                                   "Zodra iemand R42 een vraag stelt, verschijnen de kosten hier (binnen een paar "
-                                   "seconden). Kies een andere periode om eerdere kosten te zien.")),
+        card(t("Kosten"), empty_state("bar_chart_3", t("Nog geen kosten in deze periode"),
+                                      t("Zodra iemand R42 een vraag stelt, verschijnen de kosten hier (binnen een "
+                                        "paar seconden). Kies een andere periode om eerdere kosten te zien."))),
     )
 
 
 def body() -> rx.Component:
     return rx.vstack(
         rx.vstack(
-            rx.heading("Kosten en tegoed", size="7"),
-            rx.text("Wat de AI van R42 je organisatie kost, per dag, onderdeel en gebruiker (UTC-dagen).",
+            rx.heading(t("Kosten en tegoed"), size="7"),
+            rx.text(t("Wat de AI van R42 je organisatie kost, per dag, onderdeel en gebruiker (UTC-dagen)."),
                     color_scheme="gray", size="2"),
             spacing="1",
         ),

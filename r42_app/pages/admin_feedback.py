@@ -3,9 +3,9 @@
 import reflex as rx
 
 from r42_app.components.common import empty_state, error_callout, skeleton_lines
+from r42_app.components.i18n import t, tm
 from r42_app.components.markdown import safe_markdown
 from r42_app.components.shell import page_frame
-from r42_app.core.messages import msg
 from r42_app.state.feedback import FeedbackRow, FeedbackSource
 from r42_app.state.feedback import FeedbackState as S
 
@@ -24,16 +24,16 @@ def feedback_card(r: FeedbackRow) -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.hstack(
-                rx.cond(r.rating == "up", rx.badge(rx.icon("thumbs_up", size=12), "Goed", color_scheme="green"),
-                        rx.badge(rx.icon("thumbs_down", size=12), "Slecht", color_scheme="red")),
+                rx.cond(r.rating == "up", rx.badge(rx.icon("thumbs_up", size=12), t("Goed"), color_scheme="green"),
+                        rx.badge(rx.icon("thumbs_down", size=12), t("Slecht"), color_scheme="red")),
                 rx.text(r.user, size="1", weight=rx.cond(r.signed, "medium", "regular"), color_scheme="gray",
                         high_contrast=r.signed, class_name="feedback-user", data_signed=r.signed.to_string()),
                 rx.text(r.when, size="1", color_scheme="gray"),
                 spacing="2", align="center", wrap="wrap",
             ),
-            rx.text("Vraag: ", rx.el.span(r.question, font_weight="500"), size="2"),
+            rx.text(t("Vraag:"), " ", rx.el.span(r.question, font_weight="500"), size="2"),
             rx.cond(r.reason != "",
-                    rx.callout(rx.text(rx.el.strong("Toelichting: "),
+                    rx.callout(rx.text(rx.el.strong(t("Toelichting:")), " ",
                                        rx.el.span(r.reason, class_name="feedback-reason")),
                                icon="message_square_warning", color_scheme="red", variant="surface", size="1",
                                width="100%")),
@@ -41,7 +41,7 @@ def feedback_card(r: FeedbackRow) -> rx.Component:
                                  class_name="r42-md"),
                    class_name="feedback-answer", font_size="14px", width="100%"),
             rx.cond(r.source_links.length() > 0,
-                    rx.box(rx.text("Bronnen", size="1", weight="medium"),
+                    rx.box(rx.text(t("Bronnen"), size="1", weight="medium"),
                            rx.el.ul(rx.foreach(r.source_links, source_link), class_name="feedback-sources"),
                            width="100%")),
             spacing="2", align="start", width="100%",
@@ -53,13 +53,13 @@ def feedback_card(r: FeedbackRow) -> rx.Component:
 def body() -> rx.Component:
     return rx.vstack(
         rx.vstack(
-            rx.heading("Beoordelingen van R42", size="6"),
-            rx.text(msg("feedback.intro"), color_scheme="gray", size="2"),
+            rx.heading(t("Beoordelingen van R42"), size="6"),
+            rx.text(tm("feedback.intro"), color_scheme="gray", size="2"),
             spacing="1",
         ),
         rx.hstack(
             rx.segmented_control.root(
-                rx.segmented_control.item("Alle", value="all"),
+                rx.segmented_control.item(t("Alle"), value="all"),
                 rx.segmented_control.item(rx.hstack(rx.icon("thumbs_up", size=12), S.ups, spacing="1"), value="up"),
                 rx.segmented_control.item(rx.hstack(rx.icon("thumbs_down", size=12), S.downs, spacing="1"),
                                           value="down"),
@@ -74,9 +74,9 @@ def body() -> rx.Component:
             rx.cond(
                 S.visible.length() > 0,
                 rx.vstack(rx.foreach(S.visible, feedback_card), spacing="3", width="100%", id="feedback-list"),
-                empty_state("message_square_heart", "Nog geen beoordelingen",
-                            "Leerlingen kunnen elk antwoord van R42 een duim omhoog of omlaag geven; "
-                            "dat verschijnt hier."),
+                empty_state("message_square_heart", t("Nog geen beoordelingen"),
+                            t("Leerlingen kunnen elk antwoord van R42 een duim omhoog of omlaag geven; "
+                              "dat verschijnt hier.")),
             ),
         ),
         spacing="4", width="100%", max_width="880px", margin_x="auto", padding="32px 24px",

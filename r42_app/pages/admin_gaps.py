@@ -6,23 +6,23 @@ knowledge base catching up."""
 import reflex as rx
 
 from r42_app.components.common import day_field, empty_state, error_callout, form_label, skeleton_lines
+from r42_app.components.i18n import t, tf, tm
 from r42_app.components.shell import page_frame
 from r42_app.core.gaps import MIN_ASKERS_SHOWN
-from r42_app.core.messages import msg
 from r42_app.state.gaps import GapExample, GapRow, GapTopic, WeekBar
 from r42_app.state.gaps import GapsState as S
 
 
 def status_badge(status) -> rx.Component:
     return rx.cond(status == "resolved",
-                   rx.badge(rx.icon("circle_check", size=12), "Opgelost", color_scheme="green",
+                   rx.badge(rx.icon("circle_check", size=12), t("Opgelost"), color_scheme="green",
                             class_name="gap-status"),
-                   rx.badge(rx.icon("circle_help", size=12), "Open", color_scheme="orange", class_name="gap-status"))
+                   rx.badge(rx.icon("circle_help", size=12), t("Open"), color_scheme="orange", class_name="gap-status"))
 
 
-def closest_chip(t: GapTopic) -> rx.Component:
-    return rx.link(rx.badge(rx.icon("book_open", size=12), t.label, variant="surface", color_scheme="gray"),
-                   href=t.url, class_name="gap-closest")
+def closest_chip(topic: GapTopic) -> rx.Component:
+    return rx.link(rx.badge(rx.icon("book_open", size=12), topic.label, variant="surface", color_scheme="gray"),
+                   href=topic.url, class_name="gap-closest")
 
 
 def example_item(q: GapExample) -> rx.Component:
@@ -31,7 +31,7 @@ def example_item(q: GapExample) -> rx.Component:
     return rx.el.li(
         rx.text(q.short, size="2", class_name="gap-question"),
         rx.cond(q.full != "",
-                rx.el.details(rx.el.summary("Hele vraag", class_name="gap-full-toggle"),
+                rx.el.details(rx.el.summary(t("Hele vraag"), class_name="gap-full-toggle"),
                               rx.text(q.full, size="2", class_name="gap-full", white_space="pre-wrap"))),
     )
 
@@ -41,29 +41,30 @@ def gap_card(r: GapRow) -> rx.Component:
         rx.vstack(
             rx.hstack(
                 status_badge(r.status),
-                rx.text(r.count, "× gevraagd", size="1", weight="medium", class_name="gap-count"),
+                rx.text(tf("{count}× gevraagd", count=r.count), size="1", weight="medium", class_name="gap-count"),
                 rx.text(r.askers, size="1", color_scheme="gray", class_name="gap-learners"),
-                rx.text("laatst ", r.last, size="1", color_scheme="gray"),
+                rx.text(tf("laatst {when}", when=r.last), size="1", color_scheme="gray"),
                 spacing="2", align="center", wrap="wrap",
             ),
             rx.heading(r.title, size="3", as_="h2", class_name="gap-title"),
-            rx.el.ul(rx.foreach(r.examples, example_item), class_name="gap-examples", aria_label="Gestelde vragen"),
-            rx.cond(r.more > 0, rx.text("en nog ", r.more,
-                                        rx.cond(r.more == 1, " andere formulering", " andere formuleringen"),
+            rx.el.ul(rx.foreach(r.examples, example_item), class_name="gap-examples", aria_label=t("Gestelde vragen")),
+            rx.cond(r.more > 0, rx.text(rx.cond(r.more == 1,
+                                                tf("en nog {count} andere formulering", count=r.more),
+                                                tf("en nog {count} andere formuleringen", count=r.more)),
                                         size="1", color_scheme="gray")),
             rx.cond(r.closest.length() > 0,
-                    rx.hstack(rx.text("Kwam het dichtst in de buurt:", size="1", color_scheme="gray"),
+                    rx.hstack(rx.text(t("Kwam het dichtst in de buurt:"), size="1", color_scheme="gray"),
                               rx.foreach(r.closest, closest_chip), spacing="2", wrap="wrap", align="center"),
-                    rx.text("Geen onderwerp kwam in de buurt.", size="1", color_scheme="gray")),
+                    rx.text(t("Geen onderwerp kwam in de buurt."), size="1", color_scheme="gray")),
             rx.cond(r.topic != "",
-                    rx.text("Onderwerp aangemaakt: ", rx.link(r.topic, href=r.topic_url), size="1")),
+                    rx.text(t("Onderwerp aangemaakt: "), rx.link(r.topic, href=r.topic_url), size="1")),
             rx.hstack(
-                rx.button(rx.icon("file_plus", size=14), "Onderwerp aanmaken", size="2",
+                rx.button(rx.icon("file_plus", size=14), t("Onderwerp aanmaken"), size="2",
                           on_click=S.create_topic(r.id), class_name="gap-create",
-                          aria_label="Onderwerp aanmaken voor: " + r.title),
-                rx.button(rx.icon("eye_off", size=14), "Negeren", size="2", variant="soft", color_scheme="gray",
+                          aria_label=tf("Onderwerp aanmaken voor: {title}", title=r.title)),
+                rx.button(rx.icon("eye_off", size=14), t("Negeren"), size="2", variant="soft", color_scheme="gray",
                           on_click=S.ignore(r.id), loading=S.busy_gap == r.id, class_name="gap-ignore",
-                          aria_label="Negeren: " + r.title),
+                          aria_label=tf("Negeren: {title}", title=r.title)),
                 spacing="2", wrap="wrap",
             ),
             spacing="2", align="start", width="100%",
@@ -87,10 +88,10 @@ def week_bar(w: WeekBar) -> rx.Component:
 def weekly_chart() -> rx.Component:
     return rx.card(
         rx.vstack(
-            rx.heading("Vragen in een kennishiaat per week", size="3", as_="h2", id="gaps-weekly-title"),
-            rx.text("Hoeveel gestelde vragen per week in een van de kennishiaten hieronder vallen, de laatste 12 "
-                    "weken (onder elke staaf het weeknummer; genegeerde hiaten tellen niet mee). Worden de staven "
-                    "lager, dan haalt de kennisbank in.", size="1", color_scheme="gray"),
+            rx.heading(t("Vragen in een kennishiaat per week"), size="3", as_="h2", id="gaps-weekly-title"),
+            rx.text(t("Hoeveel gestelde vragen per week in een van de kennishiaten hieronder vallen, de laatste 12 "
+                      "weken (onder elke staaf het weeknummer; genegeerde hiaten tellen niet mee). Worden de staven "
+                      "lager, dan haalt de kennisbank in."), size="1", color_scheme="gray"),
             rx.hstack(rx.foreach(S.weeks, week_bar), spacing="1", width="100%", align="end", role="list",
                       aria_labelledby="gaps-weekly-title", id="gaps-weekly"),
             spacing="2", width="100%",
@@ -102,13 +103,13 @@ def weekly_chart() -> rx.Component:
 def filters() -> rx.Component:
     return rx.form(
         rx.hstack(
-            day_field("Van", "since", S.since_text, "gaps-since"),
-            day_field("Tot en met", "until", S.until_text, "gaps-until"),
-            rx.vstack(form_label("Zoeken", "gaps-search", size="1"),
+            day_field(t("Van"), "since", S.since_text, "gaps-since"),
+            day_field(t("Tot en met"), "until", S.until_text, "gaps-until"),
+            rx.vstack(form_label(t("Zoeken"), "gaps-search", size="1"),
                       rx.input(name="search", default_value=S.search, id="gaps-search", size="2",
-                               placeholder="woord uit een vraag of onderwerp", type="search",
+                               placeholder=t("woord uit een vraag of onderwerp"), type="search",
                                width="17rem", max_width="100%"), spacing="1", max_width="100%"),
-            rx.button(rx.icon("search", size=14), "Toon", type="submit", size="2", id="gaps-apply"),
+            rx.button(rx.icon("search", size=14), t("Toon"), type="submit", size="2", id="gaps-apply"),
             align="end", spacing="3", wrap="wrap",
         ),
         rx.cond(S.range_error != "", rx.text(S.range_error, size="1", color_scheme="red", role="alert")),
@@ -118,11 +119,11 @@ def filters() -> rx.Component:
 
 def pager() -> rx.Component:
     return rx.cond(S.pages > 1, rx.hstack(
-        rx.button(rx.icon("chevron_left", size=14), "Vorige", size="1", variant="soft", disabled=S.page <= 1,
+        rx.button(rx.icon("chevron_left", size=14), t("Vorige"), size="1", variant="soft", disabled=S.page <= 1,
                   on_click=S.go_to(S.page - 1), id="gaps-prev"),
         rx.text(S.page_label, size="1", aria_live="polite"),
-        rx.button("Volgende", rx.icon("chevron_right", size=14), size="1", variant="soft", disabled=S.page >= S.pages,
-                  on_click=S.go_to(S.page + 1), id="gaps-next"),
+        rx.button(t("Volgende"), rx.icon("chevron_right", size=14), size="1", variant="soft",
+                  disabled=S.page >= S.pages, on_click=S.go_to(S.page + 1), id="gaps-next"),
         spacing="3", align="center", justify="center", width="100%",
     ))
 
@@ -130,8 +131,8 @@ def pager() -> rx.Component:
 def body() -> rx.Component:
     return rx.vstack(
         rx.vstack(
-            rx.heading("Kennishiaten", size="6"),
-            rx.text(msg("gaps.intro", minimum=MIN_ASKERS_SHOWN), color_scheme="gray", size="2"),
+            rx.heading(t("Kennishiaten"), size="6"),
+            rx.text(tm("gaps.intro", minimum=MIN_ASKERS_SHOWN), color_scheme="gray", size="2"),
             spacing="1",
         ),
         filters(),
@@ -144,9 +145,9 @@ def body() -> rx.Component:
                 rx.cond(
                     S.rows.length() > 0,
                     rx.vstack(rx.foreach(S.visible, gap_card), pager(), spacing="3", width="100%", id="gaps-list"),
-                    empty_state("circle_check", "Geen kennishiaten in deze periode",
-                                "Elke vraag die de kennisbank niet kon beantwoorden verschijnt hier, gegroepeerd. "
-                                "Kies een langere periode of een andere zoekterm."),
+                    empty_state("circle_check", t("Geen kennishiaten in deze periode"),
+                                t("Elke vraag die de kennisbank niet kon beantwoorden verschijnt hier, gegroepeerd. "
+                                  "Kies een langere periode of een andere zoekterm.")),
                 ),
                 spacing="4", width="100%",
             ),

@@ -3,6 +3,7 @@
 import reflex as rx
 
 from r42_app.components.common import empty_state, skeleton_lines
+from r42_app.components.i18n import t, tf
 from r42_app.components.shell import page_frame
 from r42_app.state.suggestions import SuggestionRow
 from r42_app.state.suggestions import SuggestionsState as S
@@ -13,19 +14,21 @@ def suggestion_card(row: SuggestionRow) -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.hstack(
-                rx.text(rx.text.strong(row.proposer), " stelde voor · ", row.created, size="2", color_scheme="gray"),
+                rx.text(tf("{name} stelde voor · {when}", name=row.proposer, when=row.created), size="2",
+                        color_scheme="gray"),
                 rx.match(row.status,
-                         ("pending", rx.badge("Open", color_scheme="amber")),
-                         ("approved", rx.badge("Goedgekeurd", color_scheme="green")),
-                         rx.badge("Afgewezen", color_scheme="gray")),
+                         ("pending", rx.badge(t("Open"), color_scheme="amber")),
+                         ("approved", rx.badge(t("Goedgekeurd"), color_scheme="green")),
+                         rx.badge(t("Afgewezen"), color_scheme="gray")),
                 justify="between", width="100%",
             ),
             rx.text(row.reason, size="3"),
             rx.cond(
                 row.invalid,
                 rx.callout(
-                    rx.text(rx.text.strong("Ongeldig voorstel. "), "De inhoud heeft niet de vorm die R42 schrijft (",
-                            row.problem, "), dus goedkeuren kan niet. Wijs het af om de wachtrij op te ruimen."),
+                    rx.text(rx.text.strong(t("Ongeldig voorstel.")), " ",
+                            tf("De inhoud heeft niet de vorm die R42 schrijft ({problem}), dus goedkeuren kan niet. "
+                               "Wijs het af om de wachtrij op te ruimen.", problem=row.problem)),
                     icon="triangle_alert", color_scheme="red", size="1", class_name="invalid-suggestion",
                 ),
                 rx.vstack(rx.foreach(row.lines, lambda line: rx.code(line, size="1", variant="ghost")), spacing="1"),
@@ -36,15 +39,17 @@ def suggestion_card(row: SuggestionRow) -> rx.Component:
                     rx.cond(
                         row.invalid,
                         rx.fragment(),
-                        rx.button(rx.icon("check", size=14), "Goedkeuren", size="2", on_click=S.approve(row.id),
+                        rx.button(rx.icon("check", size=14), t("Goedkeuren"), size="2", on_click=S.approve(row.id),
                                   class_name="approve-suggestion"),
                     ),
-                    rx.button(rx.icon("x", size=14), "Afwijzen", size="2", variant="soft", color_scheme="gray",
+                    rx.button(rx.icon("x", size=14), t("Afwijzen"), size="2", variant="soft", color_scheme="gray",
                               on_click=S.reject(row.id), class_name="reject-suggestion"),
                     spacing="2",
                 ),
-                rx.text(rx.cond(row.status == "approved", "Goedgekeurd", "Afgewezen"), " door ", row.reviewer, " · ",
-                        row.reviewed_at, size="1", color_scheme="gray"),
+                rx.text(rx.cond(row.status == "approved",
+                                tf("Goedgekeurd door {name} · {when}", name=row.reviewer, when=row.reviewed_at),
+                                tf("Afgewezen door {name} · {when}", name=row.reviewer, when=row.reviewed_at)),
+                        size="1", color_scheme="gray"),
             ),
             spacing="2", width="100%",
         ),
@@ -57,22 +62,23 @@ def body() -> rx.Component:
     """Header, status filter and the list."""
     return rx.vstack(
         rx.vstack(
-            rx.heading("Voorstellen", size="7"),
-            rx.text("Wijzigingen die R42 aan leerlingen voorstelde. Goedkeuren controleert het voorstel opnieuw tegen "
-                    "de kennisbank van nu en voegt het toe.", color_scheme="gray", size="2"),
+            rx.heading(t("Voorstellen"), size="7"),
+            rx.text(t("Wijzigingen die R42 aan leerlingen voorstelde. Goedkeuren controleert het voorstel opnieuw "
+                      "tegen de kennisbank van nu en voegt het toe."), color_scheme="gray", size="2"),
             spacing="1",
         ),
         rx.segmented_control.root(
-            rx.segmented_control.item(rx.hstack(rx.text("Open"), rx.badge(S.pending_count, size="1"), spacing="1"),
+            rx.segmented_control.item(rx.hstack(rx.text(t("Open")), rx.badge(S.pending_count, size="1"), spacing="1"),
                                       value="pending"),
-            rx.segmented_control.item("Goedgekeurd", value="approved"),
-            rx.segmented_control.item("Afgewezen", value="rejected"),
-            rx.segmented_control.item("Alles", value="all"),
+            rx.segmented_control.item(t("Goedgekeurd"), value="approved"),
+            rx.segmented_control.item(t("Afgewezen"), value="rejected"),
+            rx.segmented_control.item(t("Alles"), value="all"),
             value=S.status_filter, on_change=S.set_filter, id="suggestion-filter",
         ),
         rx.cond(
             S.load_error != "",
-            rx.callout(rx.hstack(rx.text(S.load_error), rx.button("Opnieuw", size="1", variant="soft", on_click=S.load),
+            rx.callout(rx.hstack(rx.text(S.load_error), rx.button(t("Opnieuw"), size="1", variant="soft",
+                                                                  on_click=S.load),
                                  align="center", spacing="3"),
                        icon="triangle_alert", color_scheme="red", id="suggestions-error"),
         ),
@@ -82,8 +88,9 @@ def body() -> rx.Component:
             rx.cond(
                 S.rows.length() > 0,
                 rx.vstack(rx.foreach(S.rows, suggestion_card), spacing="3", width="100%", id="suggestions"),
-                empty_state("inbox", "Geen voorstellen", "Er zijn hier geen voorstellen. Als R42 een leerling een "
-                            "aanvulling voorstelt en die ja zegt, verschijnt het voorstel hier."),
+                empty_state("inbox", t("Geen voorstellen"), t("Er zijn hier geen voorstellen. Als R42 een leerling "
+                                                             "een aanvulling voorstelt en die ja zegt, verschijnt het "
+                                                             "voorstel hier.")),
             ),
         ),
         rx.moment(interval=3000, on_change=S.poll, display="none"),  # live: new suggestions appear by themselves

@@ -12,6 +12,7 @@ from r42_app.components.common import (
     skeleton_lines,
     type_badge,
 )
+from r42_app.components.i18n import t, tf
 from r42_app.components.markdown import safe_markdown
 from r42_app.components.shell import page_frame
 from r42_app.core.documents import MAX_FILE_BYTES, MAX_FILES
@@ -33,27 +34,31 @@ def delete_dialog(row: AdminTopicRow) -> rx.Component:
     return rx.alert_dialog.root(
         rx.alert_dialog.trigger(
             rx.icon_button(rx.icon("trash_2", size=14), variant="ghost", color_scheme="red",
-                           aria_label="Verwijder " + row.label)
+                           aria_label=tf("Verwijder {name}", name=row.label))
         ),
         rx.alert_dialog.content(
-            rx.alert_dialog.title("Onderwerp verwijderen?"),
+            rx.alert_dialog.title(t("Onderwerp verwijderen?")),
             rx.alert_dialog.description(
                 rx.cond(
                     row.original != "",
-                    rx.fragment("“", row.label, "” komt uit het document ", rx.text(row.original, as_="span",
-                                                                                    weight="medium"),
-                                ". Het onderwerp, zijn ", row.sections,
-                                rx.cond(row.sections == 1, " hoofdstuk", " hoofdstukken"), ", hun relaties en het "
-                                "originele bestand worden verwijderd. Dit kan niet ongedaan worden gemaakt."),
-                    rx.fragment("“", row.label, "” en zijn ", row.relation_count,
-                                rx.cond(row.relation_count == 1, " relatie worden", " relaties worden"),
-                                " verwijderd. Dit kan niet ongedaan worden gemaakt."),
+                    rx.cond(row.sections == 1,
+                            tf("“{name}” komt uit het document {file}. Het onderwerp, zijn {count} hoofdstuk, hun "
+                               "relaties en het originele bestand worden verwijderd. Dit kan niet ongedaan worden "
+                               "gemaakt.", name=row.label, file=row.original, count=row.sections),
+                            tf("“{name}” komt uit het document {file}. Het onderwerp, zijn {count} hoofdstukken, hun "
+                               "relaties en het originele bestand worden verwijderd. Dit kan niet ongedaan worden "
+                               "gemaakt.", name=row.label, file=row.original, count=row.sections)),
+                    rx.cond(row.relation_count == 1,
+                            tf("“{name}” en zijn {count} relatie worden verwijderd. Dit kan niet ongedaan worden "
+                               "gemaakt.", name=row.label, count=row.relation_count),
+                            tf("“{name}” en zijn {count} relaties worden verwijderd. Dit kan niet ongedaan worden "
+                               "gemaakt.", name=row.label, count=row.relation_count)),
                 ),
             ),
             rx.hstack(
-                rx.alert_dialog.cancel(rx.button("Annuleren", variant="soft", color_scheme="gray")),
+                rx.alert_dialog.cancel(rx.button(t("Annuleren"), variant="soft", color_scheme="gray")),
                 rx.alert_dialog.action(
-                    rx.button("Verwijderen", color_scheme="red", on_click=L.delete_topic(row.slug))
+                    rx.button(t("Verwijderen"), color_scheme="red", on_click=L.delete_topic(row.slug))
                 ),
                 justify="end",
                 spacing="3",
@@ -69,17 +74,19 @@ def topic_row(row: AdminTopicRow) -> rx.Component:
         rx.table.cell(rx.hstack(
             rx.link(row.label, href="/admin/topics/" + row.slug, weight="medium", class_name="card-title"),
             rx.cond(row.original != "", rx.tooltip(rx.icon("paperclip", size=13, color="var(--gray-9)",
-                                                           aria_label="Uit " + row.original),
-                                                   content="Uit " + row.original)),
+                                                           aria_label=tf("Uit {file}", file=row.original)),
+                                                   content=tf("Uit {file}", file=row.original))),
             align="center", spacing="1")),
-        card_cell("Id", rx.code(row.slug, variant="ghost", size="1")),
-        card_cell("Type", type_badge(row.type, row.type_label)),
-        card_cell("Relaties", row.relation_count),
+        card_cell(t("Id"), rx.code(row.slug, variant="ghost", size="1")),
+        card_cell(t("Type"), type_badge(row.type, row.type_label)),
+        card_cell(t("Relaties"), row.relation_count),
         rx.table.cell(
             rx.hstack(
-                rx.link(rx.icon_button(rx.icon("eye", size=14), variant="ghost", aria_label="Bekijk " + row.label),
+                rx.link(rx.icon_button(rx.icon("eye", size=14), variant="ghost",
+                                       aria_label=tf("Bekijk {name}", name=row.label)),
                         href="/topics/" + row.slug),
-                rx.link(rx.icon_button(rx.icon("pencil", size=14), variant="ghost", aria_label="Bewerk " + row.label),
+                rx.link(rx.icon_button(rx.icon("pencil", size=14), variant="ghost",
+                                       aria_label=tf("Bewerk {name}", name=row.label)),
                         href="/admin/topics/" + row.slug),
                 delete_dialog(row),
                 spacing="3",
@@ -111,11 +118,11 @@ def document_row(row: DocumentRow) -> rx.Component:
         rx.cond(
             row.topics.length() > 0,
             rx.flex(
-                rx.foreach(row.topics, lambda t: rx.link(t.label, href="/topics/" + t.slug, size="1",
-                                                         class_name="doc-topic")),
-                rx.cond(row.more > 0, rx.text("en nog ", row.more,
-                                              rx.cond(row.more == 1, " onderwerp", " onderwerpen"), size="1",
-                                              color_scheme="gray")),
+                rx.foreach(row.topics, lambda topic: rx.link(topic.label, href="/topics/" + topic.slug, size="1",
+                                                             class_name="doc-topic")),
+                rx.cond(row.more > 0, rx.text(rx.cond(row.more == 1, tf("en nog {count} onderwerp", count=row.more),
+                                                      tf("en nog {count} onderwerpen", count=row.more)),
+                                              size="1", color_scheme="gray")),
                 wrap="wrap",
                 spacing="3",
                 margin_top="4px",
@@ -134,13 +141,13 @@ def documents_card() -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.hstack(
-                rx.heading("Documenten toevoegen", size="4", as_="h2", id="documents-heading"),
+                rx.heading(t("Documenten toevoegen"), size="4", as_="h2", id="documents-heading"),
                 rx.spacer(),
                 rx.hstack(
-                    form_label("Type", "doc-type", size="2", color_scheme="gray"),
+                    form_label(t("Type"), "doc-type", size="2", color_scheme="gray"),
                     rx.select.root(
-                        rx.select.trigger(id="doc-type", aria_label="Type van de onderwerpen uit documenten"),
-                        rx.select.content(*[rx.select.item(TYPE_LABELS[t], value=t) for t in TOPIC_TYPES]),
+                        rx.select.trigger(id="doc-type", aria_label=t("Type van de onderwerpen uit documenten")),
+                        rx.select.content(*[rx.select.item(t(TYPE_LABELS[k]), value=k) for k in TOPIC_TYPES]),
                         value=D.doc_type,
                         on_change=D.set_doc_type,
                         disabled=D.doc_busy,
@@ -156,11 +163,11 @@ def documents_card() -> rx.Component:
             label_file_input(rx.upload.root(
                 rx.vstack(
                     rx.icon("upload", size=22, color="var(--accent-9)", aria_hidden="true"),
-                    rx.text("Sleep bestanden hierheen of ", rx.text("kies bestanden", as_="span",
-                                                                     color="var(--accent-11)", weight="medium"),
+                    rx.text(t("Sleep bestanden hierheen of "), rx.text(t("kies bestanden"), as_="span",
+                                                                        color="var(--accent-11)", weight="medium"),
                             size="2"),
-                    rx.text("PDF, Word (.docx), PowerPoint (.pptx), Markdown, HTML of tekst; tot 50 MB en 500 "
-                            "pagina's per bestand, 50 bestanden en 250 MB tegelijk.", size="1", color_scheme="gray",
+                    rx.text(t("PDF, Word (.docx), PowerPoint (.pptx), Markdown, HTML of tekst; tot 50 MB en 500 "
+                              "pagina's per bestand, 50 bestanden en 250 MB tegelijk."), size="1", color_scheme="gray",
                             text_align="center"),
                     align="center",
                     spacing="1",
@@ -181,10 +188,10 @@ def documents_card() -> rx.Component:
                 width="100%",
                 cursor="pointer",
                 class_name="doc-drop",
-                aria_label="Documenten toevoegen: sleep bestanden hierheen of druk op Enter om bestanden te kiezen",
-            ), "Bestanden kiezen om toe te voegen"),
+                aria_label=t("Documenten toevoegen: sleep bestanden hierheen of druk op Enter om bestanden te kiezen"),
+            ), t("Bestanden kiezen om toe te voegen")),
             rx.cond(D.doc_busy & (D.doc_sent > 0) & (D.doc_sent < 100),
-                    rx.progress(value=D.doc_sent, max=100, width="100%", aria_label="Bestanden versturen")),
+                    rx.progress(value=D.doc_sent, max=100, width="100%", aria_label=t("Bestanden versturen"))),
             rx.cond(D.doc_error != "", error_callout(D.doc_error)),
             rx.cond(
                 D.doc_rows.length() > 0,
@@ -193,7 +200,8 @@ def documents_card() -> rx.Component:
                     rx.cond(D.doc_summary != "",
                             rx.hstack(rx.text(D.doc_summary, size="2", weight="medium", id="doc-summary"),
                                       rx.spacer(),
-                                      rx.button("Lijst wissen", variant="ghost", size="1", on_click=D.clear_documents),
+                                      rx.button(t("Lijst wissen"), variant="ghost", size="1",
+                                                on_click=D.clear_documents),
                                       width="100%", align="center")),
                     width="100%",
                     spacing="0",
@@ -215,11 +223,11 @@ def list_body() -> rx.Component:
     return rx.vstack(
         rx.hstack(
             rx.vstack(
-                rx.heading("Kennisbank beheren", size="7"),
-                rx.text(L.total, " onderwerpen in je organisatie", color_scheme="gray", size="2"),
+                rx.heading(t("Kennisbank beheren"), size="7"),
+                rx.text(tf("{count} onderwerpen in je organisatie", count=L.total), color_scheme="gray", size="2"),
                 spacing="1",
             ),
-            link_button(rx.icon("plus", size=16), "Nieuw onderwerp", href="/admin/topics/new", id="new-topic",
+            link_button(rx.icon("plus", size=16), t("Nieuw onderwerp"), href="/admin/topics/new", id="new-topic",
                         white_space="nowrap"),
             justify="between",
             align="end",
@@ -228,9 +236,9 @@ def list_body() -> rx.Component:
             spacing="3",
         ),
         documents_card(),
-        rx.input(rx.input.slot(rx.icon("search", size=16)), placeholder="Zoek op naam, id of beschrijving…",
+        rx.input(rx.input.slot(rx.icon("search", size=16)), placeholder=t("Zoek op naam, id of beschrijving…"),
                  value=L.query, on_change=L.set_query.debounce(150), width="100%", max_width="420px",
-                 aria_label="Zoek onderwerpen"),
+                 aria_label=t("Zoek onderwerpen")),
         rx.cond(L.load_error != "", error_callout(L.load_error)),
         rx.cond(
             L.loading,
@@ -241,11 +249,11 @@ def list_body() -> rx.Component:
                     rx.table.root(
                         rx.table.header(
                             rx.table.row(
-                                rx.table.column_header_cell("Onderwerp"),
-                                rx.table.column_header_cell("Id"),
-                                rx.table.column_header_cell("Type"),
-                                rx.table.column_header_cell("Relaties"),
-                                rx.table.column_header_cell(rx.text("Acties", class_name="sr-only")),
+                                rx.table.column_header_cell(t("Onderwerp")),
+                                rx.table.column_header_cell(t("Id")),
+                                rx.table.column_header_cell(t("Type")),
+                                rx.table.column_header_cell(t("Relaties")),
+                                rx.table.column_header_cell(rx.text(t("Acties"), class_name="sr-only")),
                             )
                         ),
                         rx.table.body(rx.foreach(L.rows, topic_row)),
@@ -258,12 +266,12 @@ def list_body() -> rx.Component:
                 ),
                 rx.cond(
                     L.total == 0,
-                    empty_state("book_dashed", "Nog geen onderwerpen",
-                                "Maak het eerste onderwerp aan, voeg hierboven documenten toe, of importeer een "
-                                "kennisbank met `r42 kb import`.",
-                                link_button(rx.icon("plus", size=14), "Nieuw onderwerp",
+                    empty_state("book_dashed", t("Nog geen onderwerpen"),
+                                t("Maak het eerste onderwerp aan, voeg hierboven documenten toe, of importeer een "
+                                  "kennisbank met `r42 kb import`."),
+                                link_button(rx.icon("plus", size=14), t("Nieuw onderwerp"),
                                             href="/admin/topics/new")),
-                    empty_state("search_x", "Niets gevonden", "Geen onderwerp past bij je zoekopdracht."),
+                    empty_state("search_x", t("Niets gevonden"), t("Geen onderwerp past bij je zoekopdracht.")),
                 ),
             ),
         ),
@@ -272,7 +280,7 @@ def list_body() -> rx.Component:
     )
 
 
-def field(label: str, name: str, control: rx.Component, hint: str = "") -> rx.Component:
+def field(label: rx.Var[str], name: str, control: rx.Component, hint: rx.Var[str] | None = None) -> rx.Component:
     """A labelled form control with its validation message."""
     return rx.vstack(
         form_label(label, name, size="2", weight="medium", id=f"{name}-label"),
@@ -280,7 +288,7 @@ def field(label: str, name: str, control: rx.Component, hint: str = "") -> rx.Co
         rx.cond(
             E.field_errors.contains(name),
             rx.text(E.field_errors[name], size="1", color_scheme="red", role="alert", class_name="field-error"),
-            rx.text(hint, size="1", color_scheme="gray") if hint else rx.fragment(),
+            rx.text(hint, size="1", color_scheme="gray") if hint is not None else rx.fragment(),
         ),
         spacing="1",
         width="100%",
@@ -293,39 +301,39 @@ def topic_form() -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.grid(
-                field("Naam", "label", rx.input(id="label", value=E.f_label, on_change=E.set_label, max_length=120,
-                                                  placeholder="Bijvoorbeeld: Partnerpensioen", width="100%")),
+                field(t("Naam"), "label", rx.input(id="label", value=E.f_label, on_change=E.set_label, max_length=120,
+                                                  placeholder=t("Bijvoorbeeld: Partnerpensioen"), width="100%")),
                 field(
-                    "Id (in de URL)",
+                    t("Id (in de URL)"),
                     "id",
                     rx.input(id="id", value=E.f_slug, on_change=E.set_slug, read_only=~E.is_new, max_length=80,
-                             placeholder="partnerpensioen", width="100%"),
-                    "kleine letters, cijfers en koppeltekens; vast na aanmaken",
+                             placeholder=t("partnerpensioen"), width="100%"),
+                    t("kleine letters, cijfers en koppeltekens; vast na aanmaken"),
                 ),
                 columns=rx.breakpoints(initial="1", sm="2"),
                 spacing="4",
                 width="100%",
             ),
             field(
-                "Type",
+                t("Type"),
                 "type",
                 rx.select.root(
                     # a label does not name a button for axe: the trigger names itself "Type" plus its value
                     rx.select.trigger(id="type", width="100%", custom_attrs={"aria-labelledby": "type-label type"}),
-                    rx.select.content(*[rx.select.item(TYPE_LABELS[t], value=t) for t in TOPIC_TYPES]),
+                    rx.select.content(*[rx.select.item(t(TYPE_LABELS[k]), value=k) for k in TOPIC_TYPES]),
                     value=E.f_type,
                     on_change=E.set_type,
                 ),
             ),
-            field("Korte beschrijving", "description",
+            field(t("Korte beschrijving"), "description",
                   rx.text_area(id="description", value=E.f_description, on_change=E.set_description, rows="2",
-                               max_length=500, placeholder="Eén zin die het onderwerp uitlegt.", width="100%")),
+                               max_length=500, placeholder=t("Eén zin die het onderwerp uitlegt."), width="100%")),
             field(
-                "Leerinhoud (markdown)",
+                t("Leerinhoud (markdown)"),
                 "content",
                 rx.tabs.root(
-                    rx.tabs.list(rx.tabs.trigger("Schrijven", value="write"),
-                                 rx.tabs.trigger("Voorbeeld", value="preview")),
+                    rx.tabs.list(rx.tabs.trigger(t("Schrijven"), value="write"),
+                                 rx.tabs.trigger(t("Voorbeeld"), value="preview")),
                     rx.tabs.content(
                         rx.text_area(id="content", value=E.f_content, on_change=E.set_content, rows="14",
                                      width="100%", font_family="ui-monospace, monospace"),
@@ -343,8 +351,10 @@ def topic_form() -> rx.Component:
                 ),
             ),
             rx.hstack(
-                link_button("Annuleren", href="/admin/topics", variant="soft", color_scheme="gray", id="cancel-topic"),
-                rx.button(rx.cond(E.is_new, "Aanmaken", "Opslaan"), on_click=E.save, loading=E.saving, id="save-topic"),
+                link_button(t("Annuleren"), href="/admin/topics", variant="soft", color_scheme="gray",
+                            id="cancel-topic"),
+                rx.button(rx.cond(E.is_new, t("Aanmaken"), t("Opslaan")), on_click=E.save, loading=E.saving,
+                          id="save-topic"),
                 justify="end",
                 spacing="3",
                 width="100%",
@@ -363,10 +373,10 @@ def relation_row(row: AdminRelationRow) -> rx.Component:
     return rx.hstack(
         rx.cond(
             row.outgoing,
-            rx.text(rx.text.strong("deze"), " ", row.phrase, " ", rx.text.strong(row.other_label), size="2"),
-            rx.text(rx.text.strong(row.other_label), " ", row.phrase, " ", rx.text.strong("deze"), size="2"),
+            rx.text(rx.text.strong(t("deze")), " ", row.phrase, " ", rx.text.strong(row.other_label), size="2"),
+            rx.text(rx.text.strong(row.other_label), " ", row.phrase, " ", rx.text.strong(t("deze")), size="2"),
         ),
-        rx.icon_button(rx.icon("x", size=14), variant="ghost", color_scheme="red", aria_label="Relatie verwijderen",
+        rx.icon_button(rx.icon("x", size=14), variant="ghost", color_scheme="red", aria_label=t("Relatie verwijderen"),
                        on_click=E.remove_relation(row.source, row.target, row.type)),
         justify="between",
         align="center",
@@ -379,28 +389,28 @@ def relations_editor() -> rx.Component:
     """The edited topic's relations and a form to add one."""
     return rx.card(
         rx.vstack(
-            rx.heading("Relaties", size="4"),
+            rx.heading(t("Relaties"), size="4"),
             rx.cond(
                 E.relation_rows.length() > 0,
                 rx.vstack(rx.foreach(E.relation_rows, relation_row), spacing="2", width="100%"),
-                rx.text("Dit onderwerp heeft nog geen relaties.", size="2", color_scheme="gray"),
+                rx.text(t("Dit onderwerp heeft nog geen relaties."), size="2", color_scheme="gray"),
             ),
             rx.separator(size="4"),
-            rx.text("Relatie toevoegen vanuit dit onderwerp", size="2", weight="medium"),
+            rx.text(t("Relatie toevoegen vanuit dit onderwerp"), size="2", weight="medium"),
             rx.flex(
                 rx.select.root(
-                    rx.select.trigger(aria_label="Soort relatie", id="relation-type"),
-                    rx.select.content(*[rx.select.item(RELATION_LABELS[t], value=t) for t in RELATION_LABELS]),
+                    rx.select.trigger(aria_label=t("Soort relatie"), id="relation-type"),
+                    rx.select.content(*[rx.select.item(t(RELATION_LABELS[k]), value=k) for k in RELATION_LABELS]),
                     value=E.r_type,
                     on_change=E.set_r_type,
                 ),
                 # type to search: the browser's own list of the tenant's topics (in Dutch order), however many
-                rx.input(placeholder="Zoek een onderwerp…", value=E.r_query, on_change=E.set_r_query,
+                rx.input(placeholder=t("Zoek een onderwerp…"), value=E.r_query, on_change=E.set_r_query,
                          id="relation-target", min_width="260px", auto_complete="off",
-                         custom_attrs={"list": "relation-targets", "aria-label": "Doelonderwerp"}),
+                         custom_attrs={"list": "relation-targets", "aria-label": t("Doelonderwerp")}),
                 rx.el.datalist(rx.foreach(E.topic_options, lambda o: rx.el.option(value=o.label)),
                                id="relation-targets"),
-                rx.button(rx.icon("plus", size=14), "Toevoegen", on_click=E.add_relation, variant="soft",
+                rx.button(rx.icon("plus", size=14), t("Toevoegen"), on_click=E.add_relation, variant="soft",
                           id="add-relation"),
                 spacing="2",
                 wrap="wrap",
@@ -418,18 +428,18 @@ def gap_draft_callout() -> rx.Component:
     return rx.vstack(
         rx.callout(
             rx.cond(E.model_drafted,
-                    "Ingevuld vanuit Kennishiaten: R42 schreef beschrijving en inhoud uit de vragen van leerlingen en "
-                    "de dichtstbijzijnde onderwerpen. Het is een concept: controleer elke zin en vul aan wat tussen "
-                    "[aanvullen: …] staat.",
-                    "Ingevuld vanuit Kennishiaten: een concept uit de vragen van leerlingen. Controleer naam en "
-                    "beschrijving en schrijf het antwoord in de inhoud."),
+                    t("Ingevuld vanuit Kennishiaten: R42 schreef beschrijving en inhoud uit de vragen van leerlingen "
+                      "en de dichtstbijzijnde onderwerpen. Het is een concept: controleer elke zin en vul aan wat "
+                      "tussen [aanvullen: …] staat."),
+                    t("Ingevuld vanuit Kennishiaten: een concept uit de vragen van leerlingen. Controleer naam en "
+                      "beschrijving en schrijf het antwoord in de inhoud.")),
             icon="lightbulb", color_scheme="blue", width="100%", id="topic-from-gap"),
         rx.cond(E.drafting,
                 rx.hstack(rx.spinner(size="2"),
-                          rx.text("R42 schrijft een concept uit de dichtstbijzijnde onderwerpen…", size="2"),
+                          rx.text(t("R42 schrijft een concept uit de dichtstbijzijnde onderwerpen…"), size="2"),
                           align="center", spacing="2", id="gap-drafting", role="status")),
         rx.cond(E.draft_note != "",
-                rx.callout(rx.hstack(rx.text(E.draft_note), rx.button("Opnieuw proberen", size="1", variant="soft",
+                rx.callout(rx.hstack(rx.text(E.draft_note), rx.button(t("Opnieuw proberen"), size="1", variant="soft",
                                                                       on_click=E.retry_draft, id="gap-draft-retry"),
                                      align="center", spacing="3", wrap="wrap"),
                            icon="info", color_scheme="amber", width="100%", id="gap-draft-note", role="status")),
@@ -447,15 +457,15 @@ def editor_body() -> rx.Component:
             E.found,
             rx.vstack(
                 rx.hstack(
-                    rx.link("Kennisbank beheren", href="/admin/topics", size="2", color_scheme="gray"),
+                    rx.link(t("Kennisbank beheren"), href="/admin/topics", size="2", color_scheme="gray"),
                     rx.icon("chevron_right", size=14, color="var(--gray-9)"),
-                    rx.text(rx.cond(E.is_new, "Nieuw onderwerp", E.f_label), size="2"),
+                    rx.text(rx.cond(E.is_new, t("Nieuw onderwerp"), E.f_label), size="2"),
                     align="center",
                     spacing="2",
                 ),
                 rx.hstack(
-                    rx.heading(rx.cond(E.is_new, "Nieuw onderwerp", "Onderwerp bewerken"), size="7"),
-                    rx.cond(~E.is_new, link_button(rx.icon("eye", size=14), "Bekijken", variant="ghost",
+                    rx.heading(rx.cond(E.is_new, t("Nieuw onderwerp"), t("Onderwerp bewerken")), size="7"),
+                    rx.cond(~E.is_new, link_button(rx.icon("eye", size=14), t("Bekijken"), variant="ghost",
                                                    href="/topics/" + E.f_slug)),
                     justify="between",
                     width="100%",
@@ -466,8 +476,9 @@ def editor_body() -> rx.Component:
                 spacing="4",
                 width="100%",
             ),
-            empty_state("file_question", "Onderwerp niet gevonden", "Dit onderwerp bestaat niet in je organisatie.",
-                        link_button("Terug naar de lijst", variant="soft", href="/admin/topics")),
+            empty_state("file_question", t("Onderwerp niet gevonden"),
+                        t("Dit onderwerp bestaat niet in je organisatie."),
+                        link_button(t("Terug naar de lijst"), variant="soft", href="/admin/topics")),
         ),
     )
 

@@ -3,6 +3,7 @@
 import reflex as rx
 
 from r42_app.components.common import empty_state, error_callout, link_button, skeleton_lines, type_badge, type_color
+from r42_app.components.i18n import t, tf
 from r42_app.components.markdown import safe_markdown
 from r42_app.components.shell import page_frame
 from r42_app.components.theme import CONTENT_MAX, NAV_HEIGHT, PROSE, SIDEBAR_WIDTH
@@ -15,7 +16,7 @@ CONTENT_ID = "inhoud"  # the reading column beside the topic list: where "Naar d
 def type_filter() -> rx.Component:
     """Segmented control: all topics or one type, with counts."""
     return rx.segmented_control.root(
-        rx.segmented_control.item("Alles", value="all"),
+        rx.segmented_control.item(t("Alles"), value="all"),
         rx.foreach(
             LearnState.type_counts,
             lambda tc: rx.segmented_control.item(tc.label, value=tc.type),
@@ -32,10 +33,10 @@ def search_box() -> rx.Component:
     """Text filter over label, slug and description."""
     return rx.input(
         rx.input.slot(rx.icon("search", size=16)),
-        placeholder="Filter onderwerpen…",
+        placeholder=t("Filter onderwerpen…"),
         value=LearnState.query,
         on_change=LearnState.set_query.debounce(150),
-        aria_label="Filter onderwerpen",
+        aria_label=t("Filter onderwerpen"),
         width="100%",
         id="topic-filter",
     )
@@ -68,8 +69,8 @@ def sidebar_item(card: TopicCard) -> rx.Component:
 def no_matches() -> rx.Component:
     """When the filter hides everything."""
     return rx.vstack(
-        rx.text("Geen onderwerpen gevonden.", size="2", color_scheme="gray"),
-        rx.button("Filter wissen", size="1", variant="soft", on_click=LearnState.clear_filters),
+        rx.text(t("Geen onderwerpen gevonden."), size="2", color_scheme="gray"),
+        rx.button(t("Filter wissen"), size="1", variant="soft", on_click=LearnState.clear_filters),
         padding="12px 10px",
         spacing="2",
         align="start",
@@ -90,7 +91,7 @@ def sidebar() -> rx.Component:
                     rx.foreach(LearnState.visible, sidebar_item),
                     rx.cond(
                         LearnState.hidden_count > 0,
-                        rx.text("+ ", LearnState.hidden_count, " meer: verfijn je filter", size="1",
+                        rx.text(tf("+ {count} meer: verfijn je filter", count=LearnState.hidden_count), size="1",
                                 color_scheme="gray", padding="6px 10px"),
                     ),
                     spacing="0",
@@ -118,7 +119,7 @@ def sidebar() -> rx.Component:
 def topics_toggle() -> rx.Component:
     """Phones only: the topic list opens as a drawer instead of stacking above every page."""
     return rx.button(rx.icon(rx.cond(LearnState.show_topics, "x", "list"), size=16),
-                     rx.cond(LearnState.show_topics, "Sluit de lijst", "Alle onderwerpen"),
+                     rx.cond(LearnState.show_topics, t("Sluit de lijst"), t("Alle onderwerpen")),
                      variant="soft", size="2", on_click=LearnState.toggle_topics, class_name="phone-only",
                      aria_controls="learn-sidebar", aria_expanded=LearnState.show_topics, id="topics-toggle",
                      margin_bottom="12px")
@@ -174,13 +175,13 @@ def empty_kb() -> rx.Component:
     """A tenant without any topics yet."""
     return empty_state(
         "book_dashed",
-        "Nog geen leerinhoud",
+        t("Nog geen leerinhoud"),
         rx.cond(
             AuthState.is_admin,
-            "Voeg het eerste onderwerp toe, of importeer een kennisbank met `r42 kb import`.",
-            "Je organisatie heeft nog geen onderwerpen. Kom later terug of vraag je beheerder om inhoud.",
+            t("Voeg het eerste onderwerp toe, of importeer een kennisbank met `r42 kb import`."),
+            t("Je organisatie heeft nog geen onderwerpen. Kom later terug of vraag je beheerder om inhoud."),
         ),
-        rx.cond(AuthState.is_admin, link_button(rx.icon("plus", size=14), "Onderwerp toevoegen",
+        rx.cond(AuthState.is_admin, link_button(rx.icon("plus", size=14), t("Onderwerp toevoegen"),
                                                   href="/admin/topics/new"), rx.fragment()),
     )
 
@@ -189,8 +190,8 @@ def overview() -> rx.Component:
     """The learn page body: welcome, counts and the (filtered) topics as cards."""
     return rx.vstack(
         rx.vstack(
-            rx.heading("Welkom, ", AuthState.user_name, size="7", id="welcome"),
-            rx.text("Kies een onderwerp om te leren. R42 beantwoordt je vragen over deze kennisbank.",
+            rx.heading(tf("Welkom, {name}", name=AuthState.user_name), size="7", id="welcome"),
+            rx.text(t("Kies een onderwerp om te leren. R42 beantwoordt je vragen over deze kennisbank."),
                     color_scheme="gray"),
             rx.hstack(rx.foreach(LearnState.type_counts, stat), spacing="4", wrap="wrap"),
             spacing="2",
@@ -209,8 +210,8 @@ def overview() -> rx.Component:
                     rx.grid(rx.foreach(LearnState.visible, topic_card),
                             columns=rx.breakpoints(initial="1", sm="2"), spacing="3", width="100%",
                             id="topic-grid"),
-                    empty_state("search_x", "Geen onderwerpen gevonden", "Pas je filter aan of wis het.",
-                                rx.button("Filter wissen", variant="soft", on_click=LearnState.clear_filters)),
+                    empty_state("search_x", t("Geen onderwerpen gevonden"), t("Pas je filter aan of wis het."),
+                                rx.button(t("Filter wissen"), variant="soft", on_click=LearnState.clear_filters)),
                 ),
             ),
         ),
@@ -236,14 +237,14 @@ def relations_block() -> rx.Component:
         (LearnState.outgoing.length() + LearnState.incoming.length()) > 0,
         rx.card(
             rx.vstack(
-                rx.heading("Samenhang", size="4"),
+                rx.heading(t("Samenhang"), size="4"),
                 rx.text(LearnState.topic.label, " …", size="1", color_scheme="gray"),
                 rx.foreach(LearnState.outgoing, relation_item),
                 rx.cond(
                     LearnState.incoming.length() > 0,
                     rx.vstack(
                         rx.separator(size="4"),
-                        rx.text("… en andersom", size="1", color_scheme="gray"),
+                        rx.text(t("… en andersom"), size="1", color_scheme="gray"),
                         rx.foreach(LearnState.incoming, relation_item),
                         spacing="2",
                         width="100%",
@@ -268,7 +269,7 @@ def topic_view() -> rx.Component:
             LearnState.topic_found,
             rx.vstack(
                 rx.hstack(
-                    rx.link("Onderwerpen", href="/", size="2", color_scheme="gray"),
+                    rx.link(t("Onderwerpen"), href="/", size="2", color_scheme="gray"),
                     rx.icon("chevron_right", size=14, color="var(--gray-9)"),
                     type_badge(LearnState.topic.type, LearnState.topic.type_label),
                     align="center",
@@ -282,7 +283,7 @@ def topic_view() -> rx.Component:
                         rx.cond(p.page != "", rx.text(p.page, size="1", color_scheme="gray", class_name="r42-page")),
                         safe_markdown(p.text), id=p.anchor, class_name="r42-passage")),
                         style=PROSE, width="100%", id="topic-content"),
-                    rx.text("Voor dit onderwerp is nog geen leerinhoud geschreven.", color_scheme="gray",
+                    rx.text(t("Voor dit onderwerp is nog geen leerinhoud geschreven."), color_scheme="gray",
                             font_style="italic"),
                 ),
                 rx.cond(
@@ -290,7 +291,7 @@ def topic_view() -> rx.Component:
                     # the browser's own link (reloadDocument: the router leaves the click alone), so it downloads
                     # the file from the API
                     rx.el.a(rx.hstack(rx.icon("paperclip", size=14, aria_hidden="true"),
-                                      rx.text("Origineel: ", LearnState.original_name, size="2"),
+                                      rx.text(tf("Origineel: {name}", name=LearnState.original_name), size="2"),
                                       align="center", spacing="1"),
                             href=LearnState.original_url, id="topic-original", download=LearnState.original_name,
                             class_name="r42-original", style={"color": "var(--accent-11)"},
@@ -299,16 +300,16 @@ def topic_view() -> rx.Component:
                 relations_block(),
                 rx.cond(
                     AuthState.is_admin,
-                    link_button(rx.icon("pencil", size=14), "Bewerken", variant="soft", size="2",
+                    link_button(rx.icon("pencil", size=14), t("Bewerken"), variant="soft", size="2",
                                 href="/admin/topics/" + LearnState.topic.slug),
                 ),
                 spacing="4",
                 align="start",
                 width="100%",
             ),
-            empty_state("file_question", "Onderwerp niet gevonden",
-                        "Dit onderwerp bestaat niet (meer) in de kennisbank van je organisatie.",
-                        link_button("Naar de onderwerpen", variant="soft", href="/")),
+            empty_state("file_question", t("Onderwerp niet gevonden"),
+                        t("Dit onderwerp bestaat niet (meer) in de kennisbank van je organisatie."),
+                        link_button(t("Naar de onderwerpen"), variant="soft", href="/")),
         ),
     )
 
@@ -327,10 +328,10 @@ def topic_page() -> rx.Component:
 def not_found_page() -> rx.Component:
     """Any address that is no page of R42 ("/nope"): said in Dutch, inside the app, with the way home."""
     return page_frame(rx.box(
-        rx.heading("Pagina niet gevonden", size="7", id="not-found", as_="h1"),
-        empty_state("map_pin_off", "Deze pagina bestaat niet",
-                    "Kijk of het adres klopt; misschien is de pagina verplaatst of verwijderd.",
-                    link_button(rx.icon("house", size=14), "Naar de onderwerpen", variant="soft", href="/",
+        rx.heading(t("Pagina niet gevonden"), size="7", id="not-found", as_="h1"),
+        empty_state("map_pin_off", t("Deze pagina bestaat niet"),
+                    t("Kijk of het adres klopt; misschien is de pagina verplaatst of verwijderd."),
+                    link_button(rx.icon("house", size=14), t("Naar de onderwerpen"), variant="soft", href="/",
                                 id="not-found-home")),
         max_width="720px", margin_x="auto", padding="28px 24px",
     ))

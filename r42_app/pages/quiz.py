@@ -3,11 +3,18 @@
 import reflex as rx
 
 from r42_app.components.common import error_callout, link_button
+from r42_app.components.i18n import t, tf, tm
 from r42_app.components.shell import page_frame
-from r42_app.core.messages import msg
 from r42_app.core.quiz import QUIZ_MAX_MINUTES
 from r42_app.state.quiz import SCOPE_LABELS, UIReview
 from r42_app.state.quiz import QuizState as Q
+
+
+def around(sentence: rx.Var, field: str) -> tuple[rx.Var, rx.Var]:
+    """The words of a translated sentence (`t("... {field} ...")`) before and after its field, for a value shown as
+    its own element (in bold): one sentence for the translator, the value where their language puts it."""
+    parts = sentence.to(str).split("{" + field + "}")
+    return parts[0], parts[1]
 
 
 def focus_mark(name: str) -> dict[str, str]:
@@ -20,22 +27,24 @@ def intro() -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.hstack(rx.icon("graduation_cap", size=28, color="var(--accent-9)"),
-                      rx.heading("Testen", size="7", tab_index=-1, custom_attrs=focus_mark("intro"), id="quiz-intro"),
+                      rx.heading(t("Testen"), size="7", tab_index=-1, custom_attrs=focus_mark("intro"),
+                                 id="quiz-intro"),
                       align="center", spacing="3"),
-            rx.text("Test wat je weet van de kennisbank van je organisatie: meerkeuzevragen over omschrijvingen, "
-                    "onderdelen, rollen en afhankelijkheden.", color_scheme="gray"),
-            rx.text("Kies een toets", size="2", weight="bold"),
+            rx.text(t("Test wat je weet van de kennisbank van je organisatie: meerkeuzevragen over omschrijvingen, "
+                      "onderdelen, rollen en afhankelijkheden."), color_scheme="gray"),
+            rx.text(t("Kies een toets"), size="2", weight="bold"),
             rx.radio_group.root(
-                rx.vstack(*[rx.text(rx.flex(rx.radio_group.item(value=value, id=f"scope-{value}"), label,
+                rx.vstack(*[rx.text(rx.flex(rx.radio_group.item(value=value, id=f"scope-{value}"), t(label),
                                             spacing="2", align="center"), as_="label", size="2")
                             for value, label in SCOPE_LABELS.items()], spacing="2"),
-                value=Q.scope, on_change=Q.set_scope, id="quiz-scope", aria_label="Kies een toets",
+                value=Q.scope, on_change=Q.set_scope, id="quiz-scope", aria_label=t("Kies een toets"),
             ),
-            rx.callout(rx.text("Tijdens de toets is R42 niet beschikbaar, ook niet in andere tabbladen. Een toets "
-                               f"duurt hoogstens {QUIZ_MAX_MINUTES} minuten; daarna komt R42 vanzelf terug."),
+            rx.callout(rx.text(tf("Tijdens de toets is R42 niet beschikbaar, ook niet in andere tabbladen. Een toets "
+                                  "duurt hoogstens {minutes} minuten; daarna komt R42 vanzelf terug.",
+                                  minutes=QUIZ_MAX_MINUTES)),
                        icon="lock", color_scheme="gray", size="1", width="100%"),
             rx.cond(Q.error != "", error_callout(Q.error)),
-            rx.button(rx.icon("play", size=16), "Start de toets", size="3", on_click=Q.start, id="quiz-start",
+            rx.button(rx.icon("play", size=16), t("Start de toets"), size="3", on_click=Q.start, id="quiz-start",
                       loading=Q.starting),
             spacing="4", width="100%",
         ),
@@ -61,11 +70,11 @@ def option(value: rx.Var) -> rx.Component:
 
 def verdict() -> rx.Component:
     """Right or wrong, shown after "Controleren" (announced to screen readers)."""
+    before, after = around(t("Helaas, het goede antwoord is {answer}."), "answer")
     return rx.cond(
         Q.revealed,
         rx.callout(
-            rx.cond(Q.was_right, "Goed!", rx.text("Helaas, het goede antwoord is ", rx.text.strong(Q.right_answer),
-                                                  ".")),
+            rx.cond(Q.was_right, t("Goed!"), rx.text(before, rx.text.strong(Q.right_answer), after)),
             color_scheme=rx.cond(Q.was_right, "grass", "red"), size="1", width="100%", id="quiz-verdict",
         ),
     )
@@ -81,16 +90,16 @@ def stop_dialog() -> rx.Component:
     """"Stoppen" asks first; the attempt ends only on the dialog's own "Stoppen"."""
     return rx.alert_dialog.root(
         rx.alert_dialog.trigger(
-            rx.button(rx.icon("square", size=14), "Stoppen", variant="surface", color_scheme="gray",
+            rx.button(rx.icon("square", size=14), t("Stoppen"), variant="surface", color_scheme="gray",
                       high_contrast=True, id="quiz-stop"),
         ),
         rx.alert_dialog.content(
-            rx.alert_dialog.title("Toets stoppen?"),
-            rx.alert_dialog.description("Je antwoorden tellen dan niet en je krijgt geen score.", size="2"),
+            rx.alert_dialog.title(t("Toets stoppen?")),
+            rx.alert_dialog.description(t("Je antwoorden tellen dan niet en je krijgt geen score."), size="2"),
             rx.flex(
-                rx.alert_dialog.cancel(rx.button("Annuleren", variant="soft", color_scheme="gray",
+                rx.alert_dialog.cancel(rx.button(t("Annuleren"), variant="soft", color_scheme="gray",
                                                  id="quiz-stop-cancel")),
-                rx.alert_dialog.action(rx.button("Stoppen", color_scheme="red", high_contrast=True, on_click=Q.stop,
+                rx.alert_dialog.action(rx.button(t("Stoppen"), color_scheme="red", high_contrast=True, on_click=Q.stop,
                                                  id="quiz-stop-confirm")),
                 spacing="3", justify="end", margin_top="16px",
             ),
@@ -104,8 +113,8 @@ def question() -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.hstack(
-                rx.text("Vraag ", Q.index + 1, " van ", Q.questions.length(), size="2", color_scheme="gray",
-                        id="quiz-progress"),
+                rx.text(tf("Vraag {number} van {total}", number=Q.index + 1, total=Q.questions.length()), size="2",
+                        color_scheme="gray", id="quiz-progress"),
                 rx.badge(Q.current.kind, variant="soft", radius="full"),
                 justify="between", width="100%",
             ),
@@ -114,18 +123,19 @@ def question() -> rx.Component:
                        overflow_wrap="anywhere", tab_index=-1, custom_attrs=focus_mark("question")),
             rx.radio_group.root(
                 rx.vstack(rx.foreach(Q.current.options, option), spacing="2", width="100%"),
-                value=Q.choice, on_change=Q.choose, id="quiz-options", aria_label="Antwoorden", width="100%",
+                value=Q.choice, on_change=Q.choose, id="quiz-options", aria_label=t("Antwoorden"), width="100%",
             ),
             announcer(),
             rx.hstack(  # above the verdict, so that it stays where it was clicked when the verdict appears
                 stop_dialog(),
-                rx.button(rx.cond(~Q.revealed, "Controleren", rx.cond(Q.is_last, "Bekijk je score", "Volgende vraag")),
+                rx.button(rx.cond(~Q.revealed, t("Controleren"),
+                                  rx.cond(Q.is_last, t("Bekijk je score"), t("Volgende vraag"))),
                           rx.cond(Q.revealed, rx.icon("arrow_right", size=16), rx.icon("check", size=16)),
                           on_click=Q.next, disabled=Q.choice == "", id="quiz-next"),
                 justify="between", width="100%",
             ),
             verdict(),
-            rx.text(rx.cond(Q.held, msg("quiz.hold"), ""), id="quiz-hold", role="status", aria_live="polite",
+            rx.text(rx.cond(Q.held, tm("quiz.hold"), ""), id="quiz-hold", role="status", aria_live="polite",
                     size="2", color_scheme="gray"),
             spacing="4", width="100%",
         ),
@@ -134,15 +144,17 @@ def question() -> rx.Component:
 
 
 def review_row(r: UIReview) -> rx.Component:
+    yours, yours_after = around(t("Jouw antwoord: {answer}"), "answer")
+    right, right_after = around(t("Goed antwoord: {answer}"), "answer")
     return rx.hstack(
         rx.cond(r.correct, rx.icon("circle_check", color="var(--grass-9)", size=20, flex_shrink="0"),
                 rx.icon("circle_x", color="var(--red-9)", size=20, flex_shrink="0")),
         rx.vstack(
             rx.text(r.number, ". ", r.prompt, size="2", weight="medium", overflow_wrap="anywhere"),
-            rx.text("Jouw antwoord: ", rx.text.strong(r.chosen), size="2",
+            rx.text(yours, rx.text.strong(r.chosen), yours_after, size="2",
                     color=rx.cond(r.correct, "var(--grass-11)", "var(--red-11)")),
-            rx.cond(~r.correct, rx.text("Goed antwoord: ", rx.text.strong(r.right), size="2")),
-            rx.link("Lees over ", r.right, href="/topics/" + r.slug, size="1"),
+            rx.cond(~r.correct, rx.text(right, rx.text.strong(r.right), right_after, size="2")),
+            rx.link(tf("Lees over {topic}", topic=r.right), href="/topics/" + r.slug, size="1"),
             spacing="1",
         ),
         spacing="3", align="start", width="100%", class_name="quiz-review",
@@ -152,19 +164,20 @@ def review_row(r: UIReview) -> rx.Component:
 def result() -> rx.Component:
     return rx.card(
         rx.vstack(
-            rx.heading("Je score", size="6", tab_index=-1, custom_attrs=focus_mark("result"), id="quiz-result"),
+            rx.heading(t("Je score"), size="6", tab_index=-1, custom_attrs=focus_mark("result"), id="quiz-result"),
             rx.hstack(
-                rx.heading(Q.correct, " van ", Q.total, " goed", size="8", id="quiz-score"),
+                rx.heading(tf("{correct} van {total} goed", correct=Q.correct, total=Q.total), size="8",
+                           id="quiz-score"),
                 rx.badge(Q.percent, "%", size="3", radius="full",
                          color_scheme=rx.cond(Q.percent >= 70, "grass", rx.cond(Q.percent >= 50, "amber", "red"))),
                 align="center", spacing="3",
             ),
-            rx.text("R42 is weer beschikbaar.", size="2", color_scheme="gray"),
+            rx.text(t("R42 is weer beschikbaar."), size="2", color_scheme="gray"),
             rx.divider(),
             rx.vstack(rx.foreach(Q.reviews, review_row), spacing="4", width="100%", id="quiz-review"),
             rx.hstack(
-                rx.button(rx.icon("rotate_ccw", size=16), "Nieuwe toets", on_click=Q.again, id="quiz-again"),
-                link_button("Naar de onderwerpen", variant="soft", href="/"),
+                rx.button(rx.icon("rotate_ccw", size=16), t("Nieuwe toets"), on_click=Q.again, id="quiz-again"),
+                link_button(t("Naar de onderwerpen"), variant="soft", href="/"),
                 spacing="2", wrap="wrap",  # on a phone the second button goes below, not into two lines
             ),
             spacing="4", width="100%",
@@ -178,14 +191,14 @@ def ended() -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.hstack(rx.icon("circle_stop", size=24, color="var(--amber-9)"),
-                      rx.heading("Toets beëindigd", size="6", tab_index=-1, custom_attrs=focus_mark("ended"),
+                      rx.heading(t("Toets beëindigd"), size="6", tab_index=-1, custom_attrs=focus_mark("ended"),
                                  aria_describedby="quiz-ended-reason"),
                       align="center", spacing="3"),
             rx.text(Q.ended_reason, color_scheme="gray", id="quiz-ended-reason"),
-            rx.text("R42 is weer beschikbaar.", size="2", color_scheme="gray"),
+            rx.text(t("R42 is weer beschikbaar."), size="2", color_scheme="gray"),
             rx.hstack(
-                rx.button(rx.icon("rotate_ccw", size=16), "Opnieuw beginnen", on_click=Q.again, id="quiz-restart"),
-                link_button("Naar de onderwerpen", variant="soft", href="/"),
+                rx.button(rx.icon("rotate_ccw", size=16), t("Opnieuw beginnen"), on_click=Q.again, id="quiz-restart"),
+                link_button(t("Naar de onderwerpen"), variant="soft", href="/"),
                 spacing="2", wrap="wrap",  # on a phone the second button goes below, not into two lines
             ),
             spacing="4", width="100%",

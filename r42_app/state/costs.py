@@ -14,7 +14,7 @@ from r42_app.container import services
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, CHAT_GENERAL, QA_HELP
 from r42_app.core.costs import USD_PER_CREDIT, CostLine
 from r42_app.core.dates import day_text, parse_day, short_day
-from r42_app.core.messages import msg
+from r42_app.core.messages import N_, msg
 from r42_app.services.store.costs import CreditError, day_range
 from r42_app.services.store.pb import PBError
 from r42_app.state.admin_page import AdminPageMixin
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 # the stacks of the per-day chart: what costs are apportioned to (qa_help has no tools of its own)
 CHART_KEYS = (CHAT_GENERAL, *(c for c in CAPABILITIES if c != QA_HELP))
-CHART_LABELS = {CHAT_GENERAL: "Antwoorden", **CAPABILITY_LABELS}
+CHART_LABELS = {CHAT_GENERAL: N_("Antwoorden"), **CAPABILITY_LABELS}
 
 
 def nl(value: float, decimals: int = 2) -> str:

@@ -18,7 +18,7 @@ import reflex as rx
 
 from r42_app.container import services
 from r42_app.core.kb import TYPE_PLURALS
-from r42_app.core.messages import msg
+from r42_app.core.messages import N_, msg
 from r42_app.core.quiz import DEFAULT_QUESTIONS, QUIZ_MAX_MINUTES, SCOPES, Question, QuizError, generate_quiz, score
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import ON_SIGN_OUT, AuthState
@@ -26,10 +26,10 @@ from r42_app.state.chat import ChatState
 
 log = logging.getLogger(__name__)
 
-SCOPE_LABELS = {"all": "Alle onderwerpen", **TYPE_PLURALS}
+SCOPE_LABELS = {"all": N_("Alle onderwerpen"), **TYPE_PLURALS}
 REVEAL_HOLD_S = 0.5  # "Volgende" counts only this long after the verdict appeared
-KIND_LABELS = {"description": "Omschrijving", "part_of": "Onderdeel van", "executed_by": "Uitgevoerd door",
-               "depends_on": "Afhankelijk van"}
+KIND_LABELS = {"description": N_("Omschrijving"), "part_of": N_("Onderdeel van"), "executed_by": N_("Uitgevoerd door"),
+               "depends_on": N_("Afhankelijk van")}
 
 
 def flag_key(user_id: str) -> str:

@@ -12,7 +12,7 @@ import time
 import reflex as rx
 
 from r42_app.container import services
-from r42_app.core.messages import msg
+from r42_app.core.messages import N_, msg
 from r42_app.core.text import clip
 from r42_app.services.adapters.mcp import DEFAULT_REGISTRY, read_demo_messages
 from r42_app.services.store.audit import TOOL_CALL_PREFIX
@@ -21,9 +21,11 @@ from r42_app.state.admin_page import AdminPageMixin
 
 log = logging.getLogger(__name__)
 
-STATUS_LABELS = {"ok": "Gelukt", "error": "Fout", "timeout": "Te laat", "not-invocable": "Niet beschikbaar",
-                 "rate_limited": "Te vaak", "declined": "Geweigerd", "expired": "Niet bevestigd"}
-STATE_LABELS = {"connected": "Verbonden", "connecting": "Verbinden…", "failed": "Mislukt", "stopped": "Gestopt"}
+STATUS_LABELS = {"ok": N_("Gelukt"), "error": N_("Fout"), "timeout": N_("Te laat"),
+                 "not-invocable": N_("Niet beschikbaar"), "rate_limited": N_("Te vaak"), "declined": N_("Geweigerd"),
+                 "expired": N_("Niet bevestigd")}
+STATE_LABELS = {"connected": N_("Verbonden"), "connecting": N_("Verbinden…"), "failed": N_("Mislukt"),
+                "stopped": N_("Gestopt")}
 
 
 @dataclasses.dataclass

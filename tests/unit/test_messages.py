@@ -76,7 +76,7 @@ def codes_used(path: Path, tree: ast.Module, classes: dict[str, str]) -> list[tu
         called = name_of(node.func)
         keyword = next((k.value for k in node.keywords if k.arg == "code"), None)
         codes = []
-        if called == "msg" and node.args:
+        if called in ("msg", "tm") and node.args:
             codes = literal(node.args[0])
         elif called == "translate" and len(node.args) > 1:  # translate(language, "code", ...)
             codes = literal(node.args[1])
