@@ -196,6 +196,14 @@ def _limit_self(memory_mb: int, cpu_s: int, parent: int) -> None:
             os._exit(1)
 
 
+def _peak_mb() -> float:
+    """The child's peak resident memory so far. A file called broken after the parse held half of the child's limit
+    most likely failed for memory: pypdf catches a MemoryError in places and goes on, and then fails elsewhere."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _write(answer: dict) -> None:
     sys.stdout.buffer.write(json.dumps(answer, ensure_ascii=False).encode("utf-8"))
     sys.stdout.buffer.flush()
@@ -203,7 +211,8 @@ def _write(answer: dict) -> None:
 
 def main(argv: list[str]) -> int:
     opts = dict(zip(argv[0::2], argv[1::2]))
-    _limit_self(int(opts.get("--memory-mb", DEFAULT_MEMORY_MB)), int(opts.get("--cpu-s", MAX_TIMEOUT_S)),
+    memory_mb = int(opts.get("--memory-mb", DEFAULT_MEMORY_MB))
+    _limit_self(memory_mb, int(opts.get("--cpu-s", MAX_TIMEOUT_S)),
                 int(opts.get("--parent", 0)))
     import logging
 
@@ -226,6 +235,9 @@ def main(argv: list[str]) -> int:
         _write({"ok": True, "doc": {"kind": doc.kind, "title": doc.title, "markdown": doc.markdown,
                                     "pages": doc.pages}})
     except DocumentRefused as refused:
+        if refused.kind == "corrupt" and _peak_mb() >= memory_mb / 2:  # a parser that swallowed its MemoryError
+            refused = DocumentRefused("memory", f"parsing used {_peak_mb():.0f} MB before it failed",
+                                      filename=filename)
         fields = {k: v for k, v in refused.fields.items() if isinstance(v, (str, int, float))}
         _write({"ok": False, "kind": refused.kind, "fields": fields, "detail": str(refused)[:1000]})
     except MemoryError:  # writing the answer needed more than the limit
