@@ -163,10 +163,14 @@ test-deps: $(AXE) haproxy
 # so (docs/TESTING.md); E2E_WORKERS=1 runs them in one process. Modules go out in the order tests/conftest.py sorts
 # them: the slow ones first, the ones that stop a served app last. PYTEST_ARGS: one run of just that.
 E2E_WORKERS ?= 2
+# While the unit half runs, the browser workers' frontends are built in the background at the lowest priority, so
+# the browser half's served apps start without building (tests/prebuild.py).
 test: setup test-deps
 ifeq ($(strip $(PYTEST_ARGS)),)
-	$(BIN)/python -m pytest tests/unit tests/integration -n auto --dist loadscope --durations=15
-	$(BIN)/python -m pytest tests/e2e -n $(E2E_WORKERS) --dist loadscope --durations=15
+	@$(BIN)/python -m tests.prebuild start $(E2E_WORKERS)
+	@$(BIN)/python -m pytest tests/unit tests/integration -n auto --dist loadscope --durations=15 \
+	  || { $(BIN)/python -m tests.prebuild stop; exit 1; }
+	R42_E2E_PREBUILT=1 $(BIN)/python -m pytest tests/e2e -n $(E2E_WORKERS) --dist loadscope --durations=15
 else
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 endif
@@ -191,7 +195,7 @@ bench: setup
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) tools .web .states
+	rm -rf $(VENV) tools .web .web-e2e .states
 
 clean-cache:
 	@made="$(addprefix $(R42_CACHE)/,uv uv-* .uv-* bytecode injection-model mypy* test-vectors)"; \

@@ -21,7 +21,9 @@ from r42_app.paths import ROOT
 
 BUILT_NAME = "r42-build.json"  # in the build folder: what its frontend was built from (written after the build)
 BUILD_INPUTS = ("r42_app", "assets", "frontend", "rxconfig.py", "requirements.txt")
-NOT_IN_THE_BUILD = ("REFLEX_WEB_WORKDIR", "REFLEX_REDIS_URL")  # where it is built; the URL's password (bool above)
+# where it is built, the URL's password (its presence counts: bool above), and where bun is (a copy of the tree
+# links the same tools under another path: its build is the same)
+NOT_IN_THE_BUILD = ("REFLEX_WEB_WORKDIR", "REFLEX_REDIS_URL", "REFLEX_BUN_PATH")
 GENERATED = "external"  # assets/external: what Reflex copies there from the components' own files as it compiles
 
 
@@ -98,10 +100,32 @@ def reuse_the_build() -> None:
     build.setup_frontend_prod = setup_and_record
 
 
+def stop_after_the_build() -> None:
+    """`build` (what `r42 build` runs): Reflex's own production run, the same compile and build as a start, that
+    stops where it would start serving. The build is recorded (reuse_the_build), so the next start serves it."""
+    from reflex.utils import exec as reflex_exec
+
+    reflex_exec.notify_app_running = lambda: None
+    reflex_exec.notify_frontend = lambda url, backend_present: print(  # noqa: ARG005 - its signature
+        f"r42: the web app is built in {_web_dir()} for {url.rstrip('/')}/", flush=True)
+    reflex_exec.run_backend_prod = lambda *args, **kwargs: None
+
+
+def _web_dir() -> Path:
+    from r42_app.services.runtime.web_lock import web_dir
+
+    return web_dir()
+
+
 def main() -> int:
     stop_the_group_on_sigterm()
+    build_only = sys.argv[1:2] == ["build"]
+    if build_only:
+        sys.argv[1:2] = ["run"]
     if sys.argv[1:2] == ["run"] and "prod" in sys.argv:
         reuse_the_build()
+    if build_only:
+        stop_after_the_build()
     import granian.server
 
     base = granian.server.Server

@@ -1,4 +1,5 @@
-"""`r42 serve` (what `make run` runs: services/runtime/supervisor.py does the running) and `r42 seed demo`."""
+"""`r42 serve` (what `make run` runs: services/runtime/supervisor.py does the running), `r42 build` and
+`r42 seed demo`."""
 
 from __future__ import annotations
 
@@ -43,6 +44,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK if stopped_cleanly else EXIT_FAILURE
 
 
+def cmd_build(args: argparse.Namespace) -> int:
+    return EXIT_OK if supervisor.build(load_settings(), loglevel=args.loglevel) else EXIT_FAILURE
+
+
 def cmd_seed(args: argparse.Namespace) -> int:
     cfg = load_settings()
     try:
@@ -55,7 +60,7 @@ def cmd_seed(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """`serve` and `seed`."""
+    """`serve`, `build` and `seed`."""
     serve = sub.add_parser("serve", help="start PocketBase, seed the demo and serve the web app")
     serve.add_argument("--no-seed", action="store_true", help="do not (re)seed the demo tenants")
     serve.add_argument("--start-timeout", type=float, default=600, help="seconds to wait for the web app (default 600)")
@@ -72,6 +77,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="the data machine of several: PocketBase (with Litestream when R42_REPLICA_URL is set), "
                             "Redis (R42_REDIS_PORT) and the Chroma server (R42_CHROMA_PORT) on R42_BIND, no web app")
     serve.set_defaults(func=cmd_serve)
+
+    build = sub.add_parser("build", help="build the web app for these settings and stop: the next `serve` with the "
+                                         "same settings (or a web machine given its build folder) starts without "
+                                         "building")
+    build.add_argument("--loglevel", default="warning", choices=["debug", "info", "warning", "error"])
+    build.set_defaults(func=cmd_build)
 
     seed = sub.add_parser("seed", help="load demo data")
     seed.add_argument("what", choices=["demo"], help="what to seed")

@@ -77,7 +77,7 @@ def git_status(root: Path = ROOT) -> str:
 # What a copy of the tree must not carry: the checkout's own build output and local state (at its top only:
 # `frontend/reflex.lock` and `tests/data` are sources), caches anywhere. `tools` is linked, not copied; a served
 # app may be writing the rest while the copy is made.
-TOP_ONLY = {".git", ".venv", ".web", "data", "tools", ".states", "reflex.lock", "uploaded_files"}
+TOP_ONLY = {".git", ".venv", ".web", ".web-e2e", "data", "tools", ".states", "reflex.lock", "uploaded_files"}
 ANYWHERE = ("__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".*.r42-serve.lock")
 
 
@@ -121,6 +121,26 @@ def serve_command(root: Path, *args: str) -> tuple[list[str], dict[str, str]]:
     if root == ROOT:
         return [str(Path(sys.executable).parent / "r42"), "serve", *args], {}
     return [sys.executable, "-m", "r42_app.cli", "serve", *args], {"PYTHONPATH": str(root)}
+
+
+def prebuilt() -> tuple[int, Path] | None:
+    """This worker's frontend, built while the unit tests ran (`make test` sets R42_E2E_PREBUILT: tests/prebuild.py):
+    (port, build folder), or None to build as usual (no plan, its build failed, or its port was taken meanwhile)."""
+    if not os.environ.get("R42_E2E_PREBUILT"):
+        return None
+    from tests.prebuild import wait_for
+
+    built = wait_for(os.environ.get("PYTEST_XDIST_WORKER", "gw0"))
+    if built is None:
+        return None
+    import socket
+
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", built[0]))
+        except OSError:
+            return None
+    return built
 
 
 @pytest.fixture(scope="session")
@@ -189,12 +209,15 @@ def served_app(tmp_path_factory, fake_claude, attacker, app_root) -> ServedApp:
     (two of three two-worker runs, issue 45)."""
     data_dir = tmp_path_factory.mktemp("e2e-data")
     write_mcp_config(data_dir, attacker)
-    port, pb_port = free_port(), free_port()
+    built = prebuilt()
+    port, pb_port = built[0] if built else free_port(), free_port()
     env = {**os.environ, "R42_DATA_DIR": str(data_dir), "R42_PORT": str(port), "R42_PB_PORT": str(pb_port),
            "R42_DEMO_PASSWORD": DEMO_PASSWORD, "ANTHROPIC_API_KEY": "test-key",
            "ANTHROPIC_BASE_URL": fake_claude.url, "R42_MODEL": "claude-test",
            "R42_MODEL_TIMEOUT": "10", "R42_CHAT_PER_MINUTE": "600", "R42_CHAT_BURST": "50"}  # many tests, one learner
     env.pop("R42_PB_URL", None)
+    if built:
+        env["REFLEX_WEB_WORKDIR"] = str(built[1])
     command, extra = serve_command(app_root)
     env.update(extra)
     log = data_dir / "serve.log"

@@ -110,13 +110,16 @@ def backends_of(cluster: Cluster) -> dict[str, str]:
     return tags
 
 
-def test_the_second_web_machine_serves_the_first_ones_build(cluster):
+def test_the_web_app_is_built_once_and_both_web_machines_serve_that_build(cluster):
     """Issue 49's build reuse, across machines (issue 50): the pages talk to the public address, not to the machine,
-    so the second machine, given the first one's build folder, serves it as it is. The same fingerprint lets a
-    second `make run` of an unchanged tree skip Reflex's compile and bundle (~20 s of a restart)."""
+    so the operator builds once (`r42 build`, in the first machine's build folder) and every web machine, given that
+    folder, serves it as it is; neither compiles nor bundles. The same fingerprint lets a second `make run` of an
+    unchanged tree skip Reflex's compile and bundle (~20 s of a restart)."""
     first, second = (web.log_tail(200_000) for web in cluster.webs)
-    assert "Creating Production Build" in first
-    assert "the web app is unchanged since its last build" in second and "Creating Production Build" not in second
+    built, served = first.split("r42: the web app is built in", 1)
+    assert "Creating Production Build" in built
+    for log in (served, second):
+        assert "the web app is unchanged since its last build" in log and "Creating Production Build" not in log
     for web in cluster.webs:  # each serves the built pages itself, wired to the balancer's address
         events = httpx.get(f"{web.url}/", timeout=10)
         assert events.status_code == 200 and "<html" in events.text.lower()

@@ -65,3 +65,16 @@ def test_without_a_public_address_the_pages_talk_to_the_bound_one(tmp_path, monk
     first = build_fingerprint(root)
     monkeypatch.setenv("R42_BIND", "127.0.0.4")
     assert build_fingerprint(root) != first
+
+
+def test_where_bun_is_is_not_part_of_the_build(tmp_path, monkeypatch):
+    """A copy of the tree links the same tools under another path (`r42 serve` points REFLEX_BUN_PATH at the
+    tree's own `tools`): the browser tests' second worker serves a build made from the source tree (issue 45)."""
+    root = tree(tmp_path)
+    monkeypatch.setenv("R42_PORT", "3000")
+    monkeypatch.setenv("REFLEX_BUN_PATH", "/work/r42/tools/bin/bun")
+    first = build_fingerprint(root)
+    monkeypatch.setenv("REFLEX_BUN_PATH", "/tmp/copy/r42/tools/bin/bun")
+    assert build_fingerprint(root) == first
+    monkeypatch.setenv("REFLEX_ENV_MODE", "dev")  # another REFLEX_ setting still counts
+    assert build_fingerprint(root) != first

@@ -172,16 +172,19 @@ class Cluster:
     # -- starting -------------------------------------------------------------------------------------------
 
     def start(self) -> Cluster:
-        """The data machine, then the web machines one after another (the second serves the first's build),
-        then the load balancer."""
+        """The data machine; the web app built once (`r42 build`, with the first web machine's settings); the web
+        machines together, each serving that build from its own folder; then the load balancer."""
         self.base.mkdir(parents=True, exist_ok=True)
         self.start_data()
+        self.build()
         for web in self.webs:
-            self.start_web(web)
+            self.start_web(web, wait=False)
+        for web in self.webs:
+            self._wait_ready(web)
         self.start_lb()
         return self
 
-    def _spawn(self, machine: Machine, *args: str) -> None:
+    def _spawn(self, machine: Machine, *args: str, wait: bool = True) -> None:
         machine.data_dir.mkdir(parents=True, exist_ok=True)
         machine.data_dir.chmod(0o700)
         with open(machine.log, "ab") as out:
@@ -190,10 +193,14 @@ class Cluster:
                                             stdin=subprocess.DEVNULL, start_new_session=True,
                                             preexec_fn=die_with_parent())
         machine.starts += 1
+        if wait:
+            self._wait_ready(machine)
+
+    def _wait_ready(self, machine: Machine) -> None:
         deadline = time.monotonic() + self.start_timeout
         ready = READY[machine.role]
         while machine.log_tail(200_000).count(ready) < machine.starts:
-            if machine.proc.poll() is not None or time.monotonic() > deadline:
+            if machine.proc is None or machine.proc.poll() is not None or time.monotonic() > deadline:
                 _kill_tree(machine.proc)
                 raise RuntimeError(f"the {machine.name} machine did not start:\n{machine.log_tail()}")
             time.sleep(0.5)
@@ -209,7 +216,25 @@ class Cluster:
         return {"REFLEX_REDIS_URL": f"redis://default:{password}@{DATA_HOST}:{self.redis_port}/0",
                 "R42_CHROMA_TOKEN": token}
 
-    def start_web(self, web: Machine) -> None:
+    def build(self) -> None:
+        """What an operator does before starting web machines: build the web app once, in the first web machine's
+        build folder (`r42 build`: the pages talk to the public address, so every web machine serves this build).
+        An unchanged app is not built again."""
+        first = self.webs[0]
+        first.env.update(self._secrets())
+        own = Path(first.env["REFLEX_WEB_WORKDIR"])
+        if not own.exists() and (self.root / ".web" / "reflex.install_frontend_packages.cached").exists():
+            _copy_build_folder(self.root / ".web", own, with_build=False)  # packages installed: only build
+        self.say(f"building the web app for {self.public_url}")
+        first.data_dir.mkdir(parents=True, exist_ok=True)
+        with open(first.log, "ab") as out:
+            done = subprocess.run([sys.executable, "-m", "r42_app.cli", "build"], cwd=self.root, env=first.env,
+                                  stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                  preexec_fn=die_with_parent(), timeout=self.start_timeout, check=False)
+        if done.returncode:
+            raise RuntimeError(f"the web app's build failed:\n{first.log_tail()}")
+
+    def start_web(self, web: Machine, wait: bool = True) -> None:
         """What an operator does for a new web machine: copy superuser.json (and the MCP config) from the data
         machine, point it at the data machine, start it. A machine after the first gets the first one's build."""
         web.data_dir.mkdir(parents=True, exist_ok=True)
@@ -225,7 +250,7 @@ class Cluster:
             elif (self.root / ".web" / "reflex.install_frontend_packages.cached").exists():
                 _copy_build_folder(self.root / ".web", own, with_build=False)  # packages installed: only build
         self.say(f"starting web machine {web.name} on {web.host}:{web.port}")
-        self._spawn(web, "--web-only")
+        self._spawn(web, "--web-only", wait=wait)
 
     def start_lb(self) -> None:
         servers = "\n".join(f"    server {web.name} {web.host}:{web.port} check" for web in self.webs)

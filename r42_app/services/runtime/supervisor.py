@@ -250,6 +250,29 @@ def _web_only_problem(cfg: Settings) -> str:
     return ""
 
 
+def build(cfg: Settings, *, loglevel: str = "warning") -> bool:
+    """`r42 build`: the web app's frontend for these settings (R42_PORT, R42_PUBLIC_URL, REFLEX_WEB_WORKDIR), built
+    as `serve` would build it and recorded, and nothing served. The next `serve` with the same settings (or a web
+    machine given this build folder) serves it at once; an unchanged app is not built again. True when it is built."""
+    try:
+        web_lock = WebDirLock(cfg.port).acquire()  # not while a server uses this build folder
+    except RuntimeError as exc:
+        _err(str(exc))
+        return False
+    try:
+        _restore_frontend_lock()
+        say(f"building the web app for {cfg.frontend_url} (the first build takes a minute)")
+        done = subprocess.run(
+            [sys.executable, "-m", "r42_app.reflex_main", "build", "--env", "prod", "--frontend-port", str(cfg.port),
+             "--backend-port", str(cfg.port), "--backend-host", cfg.bind, "--loglevel", loglevel],
+            cwd=ROOT, env=_reflex_env(cfg), stdin=subprocess.DEVNULL, preexec_fn=die_with_parent(), check=False)
+        if done.returncode:
+            _err(f"the web app's build failed (exit status {done.returncode})")
+        return done.returncode == 0
+    finally:
+        web_lock.release()
+
+
 def serve(cfg: Settings, *, workers: int, chroma_server: bool, loglevel: str, start_timeout: float,
           prepare: Callable[[str, Callable[[str], None]], None] | None = None,
           stopped_early: Callable[[], bool] = lambda: False, role: str = "all") -> bool:
