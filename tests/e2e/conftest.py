@@ -103,9 +103,11 @@ def tree_copy(base: Path, reuse_frontend: bool = False) -> Path:
     copy = base / "r42"
     shutil.copytree(ROOT, copy, ignore=_not_copied)
     (copy / "tools").symlink_to(ROOT / "tools")
-    web, lock = ROOT / ".web", ROOT / "reflex.lock"
-    installed = (web / "node_modules").is_dir() and (web / "reflex.install_frontend_packages.cached").exists()
-    if reuse_frontend and installed and lock.is_dir():
+    lock = ROOT / "reflex.lock"
+    # the tree's own build folder, or in a fresh clone the first browser worker's (built while the unit tests ran)
+    web = next((w for w in (ROOT / ".web", ROOT / ".web-e2e" / "gw0") if (w / "node_modules").is_dir()
+                and (w / "reflex.install_frontend_packages.cached").exists()), None)
+    if reuse_frontend and web is not None and lock.is_dir():
         shutil.copytree(web, copy / ".web", ignore=shutil.ignore_patterns("node_modules", "build"))
         (copy / ".web" / "node_modules").symlink_to(web / "node_modules")
         shutil.copytree(lock, copy / "reflex.lock")
