@@ -3,7 +3,7 @@
 import reflex as rx
 from reflex_components_core.react_router.dom import ReactRouterLink
 
-from r42_app.components.i18n import t
+from r42_app.components.i18n import t, tv
 from r42_app.components.theme import TYPE_COLORS
 from r42_app.core.dates import DAY_FORMAT
 
@@ -16,8 +16,9 @@ def type_color(topic_type) -> rx.Var:
 
 
 def type_badge(topic_type, label) -> rx.Component:
-    """A coloured badge naming the topic type (high contrast: the soft text alone is under 4.5:1 at 12 px)."""
-    return rx.badge(label, color_scheme=type_color(topic_type), variant="soft", radius="full", high_contrast=True)
+    """A coloured badge naming the topic type (high contrast: the soft text alone is under 4.5:1 at 12 px); `label` is
+    its Dutch name as a state keeps it (core/kb.py TYPE_LABELS), shown in the reader's language."""
+    return rx.badge(tv(label), color_scheme=type_color(topic_type), variant="soft", radius="full", high_contrast=True)
 
 
 def form_label(text, control_id: str, **props) -> rx.Component:

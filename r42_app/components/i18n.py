@@ -2,6 +2,7 @@
 "Onderwerpen" to a Dutch reader and the English catalogue's "Topics" to an English one, switching at once when the
 person chooses another language (LanguageState.language; the words come from r42_app/locale/<lang>/LC_MESSAGES/r42.po,
 entries without a code). Before the first event of a page (and for a word without a translation) the Dutch shows.
+A label a state sets (a status) is marked with N_ where it is defined and shown with `tv(State.label)`.
 
 tests/unit/test_catalogues.py finds every `t("...")` and `N_("...")` of the package: each must be in the catalogue,
 translated, and every such catalogue entry used."""
@@ -16,7 +17,7 @@ from reflex.vars.base import VarData
 from r42_app.core.messages import CATALOGUE, N_
 from r42_app.state.language import LanguageState
 
-__all__ = ["N_", "language_marker", "t", "tf", "tm"]
+__all__ = ["N_", "language_marker", "t", "tf", "tm", "tv"]
 
 
 def t(text: str) -> rx.Var[str]:
@@ -41,6 +42,15 @@ def tm(code: str, **fields: object) -> rx.Var[str]:
     """A message of the catalogue by its code (core/messages.py) as a page shows it: in the reader's language,
     switching with it (msg() would say it once, in the language of whoever built the page)."""
     return tf(CATALOGUE[code], **fields) if fields else t(CATALOGUE[code])
+
+
+def tv(value: object) -> rx.Var[str]:
+    """A label a state keeps in Dutch (one of a fixed set, each marked with N_ where it is defined) in the reader's
+    language, looked up as the page shows it: it switches at once with the language, and the state's value (what
+    its logic and tests compare) stays Dutch. A value that is no page word (a name, a date) shows as it is."""
+    var, ui = rx.Var.create(value), LanguageState.ui  # typeof: a name such as "constructor" is no page word
+    return rx.Var(_js_expr=f"(typeof {ui}?.[{var}] === \"string\" ? {ui}[{var}] : {var})", _var_type=str,
+                  _var_data=VarData.merge(ui._get_all_var_data(), var._get_all_var_data()))
 
 
 def language_marker() -> rx.Component:

@@ -1,6 +1,6 @@
-"""Days as a Dutch reader writes them (issue 49): "01-12-2026" in a date field, "1 dec." on a chart's axis, whatever
-the browser's locale. A browser's own date field shows mm/dd/yyyy to an American-English browser in a Dutch app, so
-the admin pages' range fields are text fields in this format, read by `parse_day`."""
+"""Days as a Dutch reader writes them (issue 49): "01-12-2026" in a date field, "1 dec" on a chart's axis ("1 Dec"
+in English), whatever the browser's locale. A browser's own date field shows mm/dd/yyyy to an American-English
+browser in a Dutch app, so the admin pages' range fields are text fields in this format, read by `parse_day`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import re
 from datetime import date
 
 from babel.dates import format_date
+
+from r42_app.core.messages import LOCALES, current_language
 
 DAY_FORMAT = "dd-mm-jjjj"  # what the fields ask for (their placeholder)
 _DUTCH = re.compile(r"(\d{1,2})[-/.](\d{1,2})[-/.](\d{4})")
@@ -31,5 +33,5 @@ def day_text(day: date) -> str:
 
 
 def short_day(day: date) -> str:
-    """"1 dec.": a day on a chart's axis, the Dutch way (Babel's nl_NL data)."""
-    return format_date(day, "d MMM", locale="nl_NL")
+    """"1 dec": a day on a chart's axis, its month in the reader's language ("1 Dec"; Babel's data)."""
+    return format_date(day, "d MMM", locale=LOCALES[current_language()])

@@ -16,7 +16,7 @@ import networkx as nx
 
 from r42_app.core.errors import UserError
 from r42_app.core.kb import RELATION_LABELS, RELATION_TYPES, TOPIC_TYPES, TYPE_LABELS, Relation, Topic, check_slug
-from r42_app.core.messages import msg
+from r42_app.core.messages import msg, word
 from r42_app.core.tools import (  # noqa: F401 - the limits are this module's too (importers read them here)
     MAX_DESCRIPTION,
     MAX_ID,
@@ -226,8 +226,8 @@ def read_stored_delta(raw: Any) -> dict[str, Any]:
 
 
 def describe_delta(delta: Any, labels: dict[str, str] | None = None) -> list[str]:
-    """What a proposed edit would add, in Dutch words: topics with their type ("Nieuw onderwerp: Wezenpensioen
-    (Concept)"), relations with the labels the topic pages use ("Wezenpensioen → is onderdeel van →
+    """What a proposed edit would add, in the language of the moment: topics with their type ("Nieuw onderwerp:
+    Wezenpensioen (Concept)"), relations with the labels the topic pages use ("Wezenpensioen → is onderdeel van →
     Nabestaandenpensioen"; a new topic by its label, an existing one by its label in `labels`, slug to label,
     else by its id). A malformed delta is described as such (never an exception)."""
     try:
@@ -235,8 +235,8 @@ def describe_delta(delta: Any, labels: dict[str, str] | None = None) -> list[str
     except StoredDeltaError:
         return [msg("delta.unreadable")] if delta else []
     names = {**(labels or {}), **{t["id"]: t["label"] for t in clean["topics"]}}
-    lines = [msg("delta.new_topic", label=t["label"], type=TYPE_LABELS.get(t["type"], t["type"]))
+    lines = [msg("delta.new_topic", label=t["label"], type=word(TYPE_LABELS.get(t["type"], t["type"])))
              for t in clean["topics"]]
-    lines += [f"{names.get(r['source'], r['source'])} → {RELATION_LABELS.get(r['type'], r['type'])} → "
+    lines += [f"{names.get(r['source'], r['source'])} → {word(RELATION_LABELS.get(r['type'], r['type']))} → "
               f"{names.get(r['target'], r['target'])}" for r in clean["relations"]]
     return lines

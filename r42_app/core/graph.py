@@ -14,6 +14,7 @@ import networkx as nx
 
 from r42_app.core.delta import StoredDeltaError, read_stored_delta
 from r42_app.core.kb import RELATION_LABELS, TYPE_LABELS, Relation, Topic
+from r42_app.core.messages import word
 from r42_app.core.text import fold, link_texts
 
 # Canvas colours of the topic types (Radix step 9 of the colours the badges use: blue, orange, grass).
@@ -36,8 +37,9 @@ class GraphNode:
     pending: bool = False
 
     def as_dict(self) -> dict[str, Any]:
+        """What the canvas draws; its type's name in the language of the moment (the canvas looks up no words)."""
         return {"id": self.id, "label": self.label, "type": self.type,
-                "type_label": TYPE_LABELS.get(self.type, self.type), "color": self.color, "val": self.val,
+                "type_label": word(TYPE_LABELS.get(self.type, self.type)), "color": self.color, "val": self.val,
                 "degree": self.degree, "pending": self.pending}
 
 
@@ -50,7 +52,7 @@ class GraphLink:
 
     def as_dict(self) -> dict[str, Any]:
         return {"source": self.source, "target": self.target, "type": self.type, "pending": self.pending,
-                "label": RELATION_LABELS.get(self.type, self.type)}  # what the graph writes on the link
+                "label": word(RELATION_LABELS.get(self.type, self.type))}  # what the graph writes on the link
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,12 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from r42_app.core.messages import N_
+
 ROLES = ("learner", "admin")
 STATES = ("invited", "active", "deactivated")
-ROLE_NAMES = {"learner": "deelnemer", "admin": "beheerder"}  # as the pages say them
-STATE_NAMES = {"invited": "uitgenodigd", "active": "actief", "deactivated": "gedeactiveerd"}
+ROLE_NAMES = {"learner": N_("deelnemer"), "admin": N_("beheerder")}  # as the pages say them
+STATE_NAMES = {"invited": N_("uitgenodigd"), "active": N_("actief"), "deactivated": N_("gedeactiveerd")}
 # what a CSV's role column may say (Dutch or English, any case); empty is a learner
 ROLE_WORDS = {"learner": "learner", "leerling": "learner", "deelnemer": "learner", "cursist": "learner",
               "student": "learner", "admin": "admin", "beheerder": "admin", "administrator": "admin"}

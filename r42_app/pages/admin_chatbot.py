@@ -3,7 +3,7 @@
 import reflex as rx
 
 from r42_app.components.common import card_cell, error_callout, form_label, skeleton_lines
-from r42_app.components.i18n import t, tf
+from r42_app.components.i18n import t, tf, tv
 from r42_app.components.shell import page_frame
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_HELP, CAPABILITY_LABELS, OVERRIDE_LABELS, OVERRIDE_VALUES
 from r42_app.state.chatbot_settings import AccessUserRow, ChangeRow
@@ -121,7 +121,7 @@ def user_row(row: AccessUserRow) -> rx.Component:
         rx.table.cell(rx.vstack(rx.text(row.name, size="2", weight="medium"),
                                 rx.text(row.email, size="1", color_scheme="gray"), spacing="0"),
                       class_name="card-title"),
-        card_cell(t("Rol"), rx.text(row.role, size="2")),
+        card_cell(t("Rol"), rx.text(tv(row.role), size="2")),
         *[card_cell(t(CAPABILITY_LABELS[c]), rx.cond(row.legacy, rx.text("—", color_scheme="gray"),
                                                   override_select(row, c)))
           for c in CAPABILITIES],
@@ -135,7 +135,8 @@ def user_row(row: AccessUserRow) -> rx.Component:
                                             class_name="convert-legacy"),
                                   spacing="2", align="center")),
                 rx.cond(row.effective.length() > 0,
-                        rx.flex(rx.foreach(row.effective, lambda label: rx.badge(label, variant="surface", size="1")),
+                        rx.flex(rx.foreach(row.effective,
+                                           lambda label: rx.badge(tv(label), variant="surface", size="1")),
                                 wrap="wrap", gap="1"),
                         rx.text(t("R42 uit"), size="1", color_scheme="red")),
                 spacing="1",

@@ -3,7 +3,7 @@
 import reflex as rx
 
 from r42_app.components.common import card_cell, day_field, empty_state, error_callout, skeleton_lines
-from r42_app.components.i18n import t, tf
+from r42_app.components.i18n import t, tf, tv
 from r42_app.components.shell import page_frame
 from r42_app.state.costs import CHART_KEYS, CHART_LABELS, CostRow
 from r42_app.state.costs import CostsState as S
@@ -82,11 +82,12 @@ def horizontal_bars(data, id: str) -> rx.Component:
     )
 
 
-def cost_table(rows, first: rx.Var[str], id: str) -> rx.Component:
+def cost_table(rows, first: rx.Var[str], id: str, words: bool = False) -> rx.Component:
+    """`words`: the rows' names are page words (the capabilities' labels), not people's."""
     def row(r: CostRow) -> rx.Component:
-        return rx.table.row(rx.table.cell(r.label, class_name="card-title"), card_cell(t("Aanroepen"), r.events),
-                            card_cell(t("Tokens"), r.tokens), card_cell("USD", r.usd),
-                            card_cell(t("Credits"), r.credits))
+        return rx.table.row(rx.table.cell(tv(r.label) if words else r.label, class_name="card-title"),
+                            card_cell(t("Aanroepen"), r.events), card_cell(t("Tokens"), r.tokens),
+                            card_cell("USD", r.usd), card_cell(t("Credits"), r.credits))
 
     return rx.box(rx.table.root(
         rx.table.header(rx.table.row(*[rx.table.column_header_cell(h)
@@ -129,7 +130,8 @@ def report() -> rx.Component:
                 card(t("Gebruikers met de hoogste kosten"), horizontal_bars(S.top_users, "cost-top-users")),
                 columns=rx.breakpoints(initial="1", md="2"), spacing="3", width="100%",
             ),
-            card(t("Per onderdeel"), cost_table(S.capability_rows, t("Onderdeel"), "cost-capability-table")),
+            card(t("Per onderdeel"),
+                 cost_table(S.capability_rows, t("Onderdeel"), "cost-capability-table", words=True)),
             card(t("Per gebruiker"), cost_table(S.user_rows, t("Gebruiker"), "cost-user-table")),
             spacing="3", width="100%",
         ),

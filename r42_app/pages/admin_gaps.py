@@ -73,14 +73,24 @@ def gap_card(r: GapRow) -> rx.Component:
     )
 
 
+def week_label(w: WeekBar) -> rx.Var[str]:
+    """"Week 12: 3 vragen van 40 in een kennishiaat": the bar's title, and what a screen reader reads."""
+    return rx.cond(w.ungrounded == 1,
+                   tf("Week {week}: {count} vraag van {total} in een kennishiaat", week=w.week, count=w.ungrounded,
+                      total=w.total),
+                   tf("Week {week}: {count} vragen van {total} in een kennishiaat", week=w.week, count=w.ungrounded,
+                      total=w.total))
+
+
 def week_bar(w: WeekBar) -> rx.Component:
+    label = week_label(w)
     return rx.vstack(
         rx.box(rx.box(height=w.height, width="100%", background="var(--orange-9)", border_radius="3px 3px 0 0",
-                      title=w.label),
+                      title=label),
                height="90px", width="100%", display="flex", align_items="flex-end"),
         rx.text(w.ungrounded, size="1", weight="medium"),
         rx.text(w.week, size="1", color_scheme="gray", white_space="nowrap"),
-        rx.el.span(w.label, class_name="sr-only"),
+        rx.el.span(label, class_name="sr-only"),
         spacing="1", align="center", flex="1", min_width="0", role="listitem",
     )
 
@@ -121,7 +131,7 @@ def pager() -> rx.Component:
     return rx.cond(S.pages > 1, rx.hstack(
         rx.button(rx.icon("chevron_left", size=14), t("Vorige"), size="1", variant="soft", disabled=S.page <= 1,
                   on_click=S.go_to(S.page - 1), id="gaps-prev"),
-        rx.text(S.page_label, size="1", aria_live="polite"),
+        rx.text(tf("Pagina {page} van {pages}", page=S.page, pages=S.pages), size="1", aria_live="polite"),
         rx.button(t("Volgende"), rx.icon("chevron_right", size=14), size="1", variant="soft",
                   disabled=S.page >= S.pages, on_click=S.go_to(S.page + 1), id="gaps-next"),
         spacing="3", align="center", justify="center", width="100%",

@@ -13,14 +13,16 @@ from r42_app.components.common import (
     label_file_input,
     skeleton_lines,
 )
-from r42_app.components.i18n import N_, t, tf
+from r42_app.components.i18n import N_, t, tf, tv
 from r42_app.components.shell import page_frame
+from r42_app.core.messages import LANGUAGE_NAMES
 from r42_app.core.people import MAX_IMPORT_BYTES, MAX_IMPORT_ROWS
 from r42_app.pages.admin_people_lti import lti_section
 from r42_app.state.language import LanguageState
 from r42_app.state.people import CSV_UPLOAD_ID, BadRowView, ChangeView, PersonRow
 from r42_app.state.people import PeopleState as S
 from r42_app.state.sso_settings import SsoSettingsState as O
+from r42_app.state.tenant_language import TenantLanguageState as L
 
 # 5,000 as the reader writes it (the value of a sentence, not a word of the catalogue)
 IMPORT_ROWS = rx.cond(LanguageState.language == "nl", f"{MAX_IMPORT_ROWS:,}".replace(",", "."), f"{MAX_IMPORT_ROWS:,}")
@@ -233,11 +235,11 @@ def person_row(row: PersonRow) -> rx.Component:
                                 rx.text(row.email, size="1", color_scheme="gray", class_name="clip-text"),
                                 spacing="0"), class_name="card-title"),
         card_cell(t("Rol"), role_select(row)),
-        card_cell(t("Status"), rx.badge(row.state_label, color_scheme=row.state_color, variant="soft",
+        card_cell(t("Status"), rx.badge(tv(row.state_label), color_scheme=row.state_color, variant="soft",
                                      high_contrast=True)),
         card_cell(t("Laatst aangemeld (UTC)"), rx.vstack(
-            rx.text(row.last_sign_in, size="1"),
-            rx.cond(row.via != "", rx.text(row.via, size="1", color_scheme="gray", class_name="person-via")),
+            rx.text(tv(row.last_sign_in), size="1"),
+            rx.cond(row.via != "", rx.text(tv(row.via), size="1", color_scheme="gray", class_name="person-via")),
             spacing="0")),
         card_cell("", actions(row)),
         class_name="person-row", data_email=row.email,
@@ -308,7 +310,9 @@ def change_row(c: ChangeView) -> rx.Component:
     return rx.table.row(
         rx.table.cell(rx.text(c.when, size="1"), class_name="card-title"),
         card_cell(t("Door"), rx.text(c.actor, size="1")), card_cell(t("Wie"), rx.text(c.target, size="1")),
-        card_cell(t("Wat"), rx.text(c.what, size="1")), card_cell(t("Van → naar"), rx.text(c.change, size="1")),
+        card_cell(t("Wat"), rx.text(tv(c.what), size="1")),
+        card_cell(t("Van → naar"), rx.text(rx.cond((c.before != "") | (c.after != ""),
+                                                   rx.fragment(tv(c.before), " → ", tv(c.after))), size="1")),
     )
 
 
@@ -438,6 +442,23 @@ def sso_section() -> rx.Component:
     )
 
 
+def language_section() -> rx.Component:
+    """"Taal van je organisatie": what R42 speaks to people who chose no language of their own."""
+    return card_section(
+        t("Taal van je organisatie"),
+        t("R42 spreekt deze taal met iedereen die zelf geen taal koos; ieder kan in het menu onder zijn naam een "
+          "eigen taal kiezen."),
+        rx.cond(L.loading, skeleton_lines(1, "32px"),
+                rx.radio_group.root(
+                    *[rx.radio_group.item(name, value=code, id=f"tenant-language-{code}", custom_attrs={"lang": code})
+                      for code, name in LANGUAGE_NAMES.items()],  # each language's name in itself
+                    value=L.language, on_change=L.choose, disabled=L.saving, direction="row", spacing="5",
+                    aria_label=t("Taal van je organisatie"), id="tenant-language",
+                )),
+        id="language-section",
+    )
+
+
 def body() -> rx.Component:
     return rx.vstack(
         rx.hstack(
@@ -456,7 +477,8 @@ def body() -> rx.Component:
         rx.cond(S.load_error != "", error_callout(S.load_error)),
         link_callout(),
         rx.cond(S.loading, skeleton_lines(8, "40px"),
-                rx.vstack(people_table(), recent_changes(), sso_section(), lti_section(), spacing="4",
+                rx.vstack(people_table(), recent_changes(), language_section(), sso_section(), lti_section(),
+                          spacing="4",
                           width="100%")),
         invite_dialog(), import_dialog(), confirm_dialog(),
         spacing="4", width="100%",

@@ -4,7 +4,7 @@ for this organisation, a one-time registration URL for Moodle and Brightspace, a
 import reflex as rx
 
 from r42_app.components.common import card_cell, card_section, copy_box, form_label, skeleton_lines
-from r42_app.components.i18n import N_, t, tf
+from r42_app.components.i18n import N_, t, tf, tv
 from r42_app.state.lti_settings import LtiSettingsState as L
 from r42_app.state.lti_settings import PlatformRow
 
@@ -14,7 +14,7 @@ def platform_row(p: PlatformRow) -> rx.Component:
         rx.table.cell(rx.text(p.issuer, size="2", weight="medium", overflow_wrap="anywhere"), class_name="card-title"),
         card_cell(t("Client-ID"), rx.text(p.client_id, size="2", overflow_wrap="anywhere")),
         card_cell(t("Deployments"), rx.text(p.deployments, size="2", overflow_wrap="anywhere")),
-        card_cell(t("Docenten worden"), rx.text(p.instructors, size="2")),
+        card_cell(t("Docenten worden"), rx.text(tv(p.instructors), size="2")),
         card_cell("", rx.button(rx.icon("unlink", size=14), t("Ontkoppelen"), variant="soft", color_scheme="red",
                                 size="1", on_click=L.ask_remove(p.key),
                                 custom_attrs={"aria-label": tf("Ontkoppel {issuer}", issuer=p.issuer)})),
@@ -72,7 +72,7 @@ def by_hand() -> rx.Component:
         rx.text(t("Voor Canvas (Developer Keys › LTI Key): geef de leeromgeving deze adressen, en vul daarna hier in "
                   "wat zij toont."), size="2"),
         rx.foreach(L.tool_urls, lambda pair: rx.vstack(
-            rx.text(pair[0], size="1", weight="medium"),
+            rx.text(tv(pair[0]), size="1", weight="medium"),
             rx.code(pair[1], size="2", variant="ghost", overflow_wrap="anywhere"),
             spacing="0", width="100%")),
         rx.cond(

@@ -4,7 +4,7 @@ and the demo server's messages for the admins."""
 import reflex as rx
 
 from r42_app.components.common import card_cell, empty_state, error_callout, skeleton_lines
-from r42_app.components.i18n import t, tf
+from r42_app.components.i18n import t, tf, tv
 from r42_app.components.shell import page_frame
 from r42_app.state.tools import STATUS_LABELS, CallRow, MessageRow, ServerRow, ToolRow
 from r42_app.state.tools import ToolsState as S
@@ -19,7 +19,7 @@ def server_row(s: ServerRow) -> rx.Component:
     return rx.table.row(
         rx.table.cell(rx.text(s.name, weight="medium"), class_name="card-title"),
         card_cell(t("Verbinding"), s.transport),
-        card_cell(t("Status"), rx.badge(s.state_label, color_scheme=rx.match(s.state, ("connected", "green"),
+        card_cell(t("Status"), rx.badge(tv(s.state_label), color_scheme=rx.match(s.state, ("connected", "green"),
                                                                             ("failed", "red"), "gray"))),
         card_cell(t("Hulpmiddelen"), s.tools), card_cell(t("Sinds"), rx.text(s.since, size="1", color_scheme="gray")),
         card_cell(t("Laatste fout"), rx.text(s.error, size="1", color_scheme="red")),
@@ -42,7 +42,7 @@ def call_row(c: CallRow) -> rx.Component:
     return rx.table.row(
         rx.table.cell(rx.text(c.when, size="1"), class_name="card-title"),
         card_cell(t("Gebruiker"), rx.text(c.user, size="1")), card_cell(t("Hulpmiddel"), rx.code(c.tool, size="1")),
-        card_cell(t("Uitkomst"), rx.badge(c.status_label, color_scheme=rx.match(c.status, ("ok", "green"),
+        card_cell(t("Uitkomst"), rx.badge(tv(c.status_label), color_scheme=rx.match(c.status, ("ok", "green"),
                                                                             ("declined", "gray"), ("expired", "gray"),
                                                                             "red"))),
         card_cell(t("Duur"), rx.text(c.duration, size="1")),

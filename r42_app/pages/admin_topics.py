@@ -12,7 +12,7 @@ from r42_app.components.common import (
     skeleton_lines,
     type_badge,
 )
-from r42_app.components.i18n import t, tf
+from r42_app.components.i18n import t, tf, tv
 from r42_app.components.markdown import safe_markdown
 from r42_app.components.shell import page_frame
 from r42_app.core.documents import MAX_FILE_BYTES, MAX_FILES
@@ -107,7 +107,7 @@ def document_row(row: DocumentRow) -> rx.Component:
             rx.spacer(),
             rx.cond(row.status == "reading", rx.spinner(size="1")),
             rx.cond(row.status == "queued", rx.icon("hourglass", size=14, color="var(--amber-10)", aria_hidden="true")),
-            rx.badge(row.status_label, color_scheme=row.tone, variant="soft", class_name="doc-status"),
+            rx.badge(tv(row.status_label), color_scheme=row.tone, variant="soft", class_name="doc-status"),
             align="center",
             spacing="2",
             width="100%",
@@ -373,8 +373,8 @@ def relation_row(row: AdminRelationRow) -> rx.Component:
     return rx.hstack(
         rx.cond(
             row.outgoing,
-            rx.text(rx.text.strong(t("deze")), " ", row.phrase, " ", rx.text.strong(row.other_label), size="2"),
-            rx.text(rx.text.strong(row.other_label), " ", row.phrase, " ", rx.text.strong(t("deze")), size="2"),
+            rx.text(rx.text.strong(t("deze")), " ", tv(row.phrase), " ", rx.text.strong(row.other_label), size="2"),
+            rx.text(rx.text.strong(row.other_label), " ", tv(row.phrase), " ", rx.text.strong(t("deze")), size="2"),
         ),
         rx.icon_button(rx.icon("x", size=14), variant="ghost", color_scheme="red", aria_label=t("Relatie verwijderen"),
                        on_click=E.remove_relation(row.source, row.target, row.type)),

@@ -4,7 +4,7 @@ import reflex as rx
 
 from r42_app.components.common import empty_state, error_callout, link_button, type_badge
 from r42_app.components.force_graph import r42_graph
-from r42_app.components.i18n import t, tf
+from r42_app.components.i18n import t, tf, tv
 from r42_app.components.shell import page_frame
 from r42_app.core.graph import PENDING_HEX, TYPE_HEX
 from r42_app.core.kb import TYPE_LABELS
@@ -89,7 +89,7 @@ def overlay() -> rx.Component:
 
 def neighbour_row(row: NeighbourRow) -> rx.Component:
     return rx.hstack(
-        rx.text(row.phrase, size="1", color_scheme="gray", width="118px", flex_shrink="0", padding_top="2px"),
+        rx.text(tv(row.phrase), size="1", color_scheme="gray", width="118px", flex_shrink="0", padding_top="2px"),
         rx.flex(
             rx.el.button(row.label, on_click=G.focus(row.slug), type="button", class_name="graph-neighbour",
                          font_style=rx.cond(row.pending, "italic", "normal")),

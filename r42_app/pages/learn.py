@@ -3,7 +3,7 @@
 import reflex as rx
 
 from r42_app.components.common import empty_state, error_callout, link_button, skeleton_lines, type_badge, type_color
-from r42_app.components.i18n import t, tf
+from r42_app.components.i18n import t, tf, tv
 from r42_app.components.markdown import safe_markdown
 from r42_app.components.shell import page_frame
 from r42_app.components.theme import CONTENT_MAX, NAV_HEIGHT, PROSE, SIDEBAR_WIDTH
@@ -19,7 +19,7 @@ def type_filter() -> rx.Component:
         rx.segmented_control.item(t("Alles"), value="all"),
         rx.foreach(
             LearnState.type_counts,
-            lambda tc: rx.segmented_control.item(tc.label, value=tc.type),
+            lambda tc: rx.segmented_control.item(tv(tc.label), value=tc.type),
         ),
         value=rx.cond(LearnState.type_filter == "", "all", LearnState.type_filter),
         on_change=LearnState.set_type_filter,
@@ -223,7 +223,7 @@ def overview() -> rx.Component:
 def relation_item(link: RelationLink) -> rx.Component:
     """`phrase → Topic` as a link to the related topic."""
     return rx.hstack(
-        rx.text(link.phrase, size="2", color_scheme="gray", min_width="170px"),
+        rx.text(tv(link.phrase), size="2", color_scheme="gray", min_width="170px"),
         rx.link(link.label, href="/topics/" + link.slug, size="2", weight="medium"),
         align="center",
         spacing="3",

@@ -3,7 +3,7 @@
 import reflex as rx
 
 from r42_app.components.common import error_callout, link_button
-from r42_app.components.i18n import t, tf, tm
+from r42_app.components.i18n import t, tf, tm, tv
 from r42_app.components.shell import page_frame
 from r42_app.core.quiz import QUIZ_MAX_MINUTES
 from r42_app.state.quiz import SCOPE_LABELS, UIReview
@@ -82,8 +82,9 @@ def verdict() -> rx.Component:
 
 def announcer() -> rx.Component:
     """The polite live region: always in the page, so that screen readers hear each verdict as it is set."""
-    return rx.box(Q.verdict_text, id="quiz-live", role="status", aria_live="polite", aria_atomic="true",
-                  class_name="sr-only")
+    heard = rx.cond(Q.was_right, tm("quiz.verdict_right"), tm("quiz.verdict_wrong", answer=Q.right_answer))
+    return rx.box(rx.cond(Q.revealed, heard, ""), id="quiz-live", role="status", aria_live="polite",
+                  aria_atomic="true", class_name="sr-only")
 
 
 def stop_dialog() -> rx.Component:
@@ -110,15 +111,15 @@ def stop_dialog() -> rx.Component:
 
 def question() -> rx.Component:
     """One question at a time, with progress; Enter or the button goes on."""
+    progress = tf("Vraag {number} van {total}", number=Q.index + 1, total=Q.questions.length())
     return rx.card(
         rx.vstack(
             rx.hstack(
-                rx.text(tf("Vraag {number} van {total}", number=Q.index + 1, total=Q.questions.length()), size="2",
-                        color_scheme="gray", id="quiz-progress"),
-                rx.badge(Q.current.kind, variant="soft", radius="full"),
+                rx.text(progress, size="2", color_scheme="gray", id="quiz-progress"),
+                rx.badge(tv(Q.current.kind), variant="soft", radius="full"),
                 justify="between", width="100%",
             ),
-            rx.progress(value=Q.progress, width="100%", size="1", aria_label=Q.progress_label, id="quiz-bar"),
+            rx.progress(value=Q.progress, width="100%", size="1", aria_label=progress, id="quiz-bar"),
             rx.heading(Q.current.prompt, size=rx.breakpoints(initial="4", sm="5"), id="quiz-question",
                        overflow_wrap="anywhere", tab_index=-1, custom_attrs=focus_mark("question")),
             rx.radio_group.root(

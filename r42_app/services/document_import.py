@@ -17,7 +17,7 @@ from typing import Any
 
 from r42_app.core.documents import MAX_FILE_BYTES, DocumentRefused, ParsedDocument, kind_of
 from r42_app.core.identity import Tenant
-from r42_app.core.messages import msg, nl_number
+from r42_app.core.messages import msg, number
 from r42_app.services.store.documents import DocumentStore, DocumentWrite
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ class FileOutcome:
 
 def topic_count(n: int) -> str:
     """"1 onderwerp", "3 onderwerpen"."""
-    return msg("doc.one_topic") if n == 1 else msg("doc.topics", count=nl_number(n))
+    return msg("doc.one_topic") if n == 1 else msg("doc.topics", count=number(n))
 
 
 def refused(filename: str, exc: DocumentRefused) -> FileOutcome:

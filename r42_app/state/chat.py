@@ -30,7 +30,7 @@ from r42_app.core.chat_view import (
 )
 from r42_app.core.identity import SignedInUser
 from r42_app.core.mcp import ConfirmationError
-from r42_app.core.messages import msg, nl_number
+from r42_app.core.messages import msg, number
 from r42_app.services.runtime.liveness import STREAM_REFRESH_S, worker_tag
 from r42_app.services.runtime.shared_state import SharedStateUnavailable
 from r42_app.services.store.pb import PBError
@@ -96,7 +96,7 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
         if not text:
             return
         if len(text) > MAX_MESSAGE_CHARS:
-            self.error = msg("chat.too_long", length=nl_number(len(text)), maximum=nl_number(MAX_MESSAGE_CHARS))
+            self.error = msg("chat.too_long", length=number(len(text)), maximum=number(MAX_MESSAGE_CHARS))
             return
         if self.streaming:
             self.queued = text

@@ -19,7 +19,7 @@ from r42_app.core.capabilities import (
     resolve_capabilities,
     with_override,
 )
-from r42_app.core.messages import msg
+from r42_app.core.messages import N_, msg
 from r42_app.core.text import fold
 from r42_app.services.store.access import AccessError, UserAccess
 from r42_app.services.store.pb import PBError
@@ -103,7 +103,7 @@ class ChatbotSettingsState(AdminPageMixin, rx.State):
         row = self._edits.get(u.id, u.row)
         overrides = dict(row.overrides) if row and not row.is_legacy else {}
         effective = resolve_capabilities(self.default, row)
-        return AccessUserRow(u.id, u.name, u.email, "Beheerder" if u.role == "admin" else "Leerling",
+        return AccessUserRow(u.id, u.name, u.email, N_("Beheerder") if u.role == "admin" else N_("Leerling"),
                              bool(row and row.is_legacy),
                              ", ".join(_labels(row.capability_scopes)) if row and row.is_legacy else "",
                              effective=_labels(effective), changed=u.id in self._edits,

@@ -14,7 +14,7 @@ from r42_app.container import services
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, CHAT_GENERAL, QA_HELP
 from r42_app.core.costs import USD_PER_CREDIT, CostLine
 from r42_app.core.dates import day_text, parse_day, short_day
-from r42_app.core.messages import N_, msg
+from r42_app.core.messages import N_, msg, word
 from r42_app.services.store.costs import CreditError, day_range
 from r42_app.services.store.pb import PBError
 from r42_app.state.admin_page import AdminPageMixin
@@ -101,8 +101,8 @@ class CostsState(AdminPageMixin, rx.State):
         self.cache_share = f"{round(100 * total.cache_read_share)}%"
         self.per_day = [{"day": short_day(date.fromisoformat(d)),
                          **{k: round(report.by_day[d].get(k, 0.0), 4) for k in CHART_KEYS}} for d in report.days]
-        self.per_capability = [{"name": CHART_LABELS.get(line.key, line.key), "usd": round(line.cost_usd, 4)}
-                               for line in report.by_capability]
+        self.per_capability = [{"name": word(CHART_LABELS.get(line.key, line.key)), "usd": round(line.cost_usd, 4)}
+                               for line in report.by_capability]  # the chart looks up no words: said here
         self.top_users = [{"name": line.key, "usd": round(line.cost_usd, 4)} for line in report.by_user[:10]]
         self.capability_rows = [_row(line, CHART_LABELS.get(line.key, line.key)) for line in report.by_capability]
         self.user_rows = [_row(line, line.key) for line in report.by_user]

@@ -29,7 +29,7 @@ import reflex as rx
 from r42_app.container import services
 from r42_app.core.documents import MAX_FILE_BYTES, MAX_FILES, kind_of, name_key, upload_name
 from r42_app.core.kb import TOPIC_TYPES
-from r42_app.core.messages import msg, nl_number
+from r42_app.core.messages import N_, msg, number
 from r42_app.services.document_import import FileOutcome
 from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
@@ -41,8 +41,9 @@ log = logging.getLogger(__name__)
 UPLOAD_ID = "documents-upload"
 STALE_UPLOAD_S = 24 * 3600  # uploads left behind by a worker that stopped mid-way are removed after this
 
-STATUS_LABELS = {"waiting": "Wacht", "queued": "In de wachtrij", "reading": "Bezig met lezen…",
-                 "created": "Toegevoegd", "updated": "Bijgewerkt", "unchanged": "Ongewijzigd", "refused": "Geweigerd"}
+STATUS_LABELS = {"waiting": N_("Wacht"), "queued": N_("In de wachtrij"), "reading": N_("Bezig met lezen…"),
+                 "created": N_("Toegevoegd"), "updated": N_("Bijgewerkt"), "unchanged": N_("Ongewijzigd"),
+                 "refused": N_("Geweigerd")}
 STATUS_TONES = {"waiting": "gray", "queued": "amber", "reading": "blue", "created": "green", "updated": "green",
                 "unchanged": "gray", "refused": "red"}
 
@@ -257,10 +258,9 @@ class DocumentUploadState(rx.State):
                 self.doc_sent = 0
                 self._batch = ""
                 if any(counts.values()):
-                    self.doc_summary = msg("doc.summary", created=nl_number(counts["created"]),
-                                           updated=nl_number(counts["updated"]),
-                                           unchanged=nl_number(counts["unchanged"]),
-                                           refused=nl_number(counts["refused"]))
+                    self.doc_summary = msg("doc.summary", created=number(counts["created"]),
+                                           updated=number(counts["updated"]), unchanged=number(counts["unchanged"]),
+                                           refused=number(counts["refused"]))
         from r42_app.state.admin_topics import AdminTopicListState
 
         yield AdminTopicListState.load_list

@@ -9,11 +9,12 @@ import logging
 from datetime import UTC, date, datetime, time, timedelta
 
 import reflex as rx
+from babel.dates import format_datetime
 
 from r42_app.container import services
 from r42_app.core.dates import day_text, parse_day
 from r42_app.core.gaps import MIN_ASKERS_SHOWN
-from r42_app.core.messages import msg, plural
+from r42_app.core.messages import LOCALES, current_language, msg
 from r42_app.core.retrieval import topic_url
 from r42_app.core.text import clip
 from r42_app.services.store.pb import PBError
@@ -23,12 +24,11 @@ log = logging.getLogger(__name__)
 PER_PAGE = 10
 EXAMPLES_SHOWN = 5
 DEFAULT_DAYS = 30
-MONTHS = ("jan", "feb", "mrt", "apr", "mei", "jun", "jul", "aug", "sep", "okt", "nov", "dec")
 
 
-def when_nl(moment: datetime) -> str:
-    local = moment.astimezone(UTC)
-    return f"{local.day} {MONTHS[local.month - 1]} {local.year}, {local:%H:%M}"
+def when_text(moment: datetime) -> str:
+    """"3 dec 2026, 14:05" (UTC), the month in the reader's language ("3 Dec 2026, 14:05"; Babel's)."""
+    return format_datetime(moment.astimezone(UTC), "d MMM y, HH:mm", tzinfo=UTC, locale=LOCALES[current_language()])
 
 
 def _topic_labels(user) -> dict[str, str]:
@@ -83,7 +83,6 @@ class WeekBar:
     ungrounded: int = 0
     total: int = 0
     height: str = "0%"
-    label: str = ""
 
 
 class GapsState(AdminPageMixin, rx.State):
@@ -114,10 +113,6 @@ class GapsState(AdminPageMixin, rx.State):
         start = (self.page - 1) * PER_PAGE
         return self.rows[start:start + PER_PAGE]
 
-    @rx.var
-    def page_label(self) -> str:
-        return f"Pagina {self.page} van {self.pages}"
-
     async def _refresh(self, user) -> None:
         since = datetime.combine(date.fromisoformat(self.since), time.min, UTC)
         until = datetime.combine(date.fromisoformat(self.until), time.max, UTC)
@@ -131,9 +126,7 @@ class GapsState(AdminPageMixin, rx.State):
                                                  asyncio.to_thread(lambda: services().gaps.weekly(user.tenant_id)))
         self.page = min(self.page, self.pages) if self.rows else 1
         most = max((w[1] for w in weekly), default=0) or 1
-        self.weeks = [WeekBar(str(int(week[-2:])), bad, total, f"{round(100 * bad / most)}%",
-                              f"Week {int(week[-2:])}: {plural(bad, 'vraag', 'vragen')} van {total} in een "
-                              "kennishiaat")
+        self.weeks = [WeekBar(str(int(week[-2:])), bad, total, f"{round(100 * bad / most)}%")
                       for week, bad, total in weekly]
 
     @staticmethod
@@ -141,7 +134,7 @@ class GapsState(AdminPageMixin, rx.State):
         examples = v.gap.examples(20)
         shown = v.gap.askers_shown
         askers = msg("gaps.askers", count=shown) if shown else msg("gaps.askers_few", minimum=MIN_ASKERS_SHOWN)
-        return GapRow(v.gap.id, v.gap.count, askers, when_nl(v.gap.last), v.status,
+        return GapRow(v.gap.id, v.gap.count, askers, when_text(v.gap.last), v.status,
                       v.gap.heading(), [example(q) for q in examples[:EXAMPLES_SHOWN]],
                       max(0, len(examples) - EXAMPLES_SHOWN),
                       [GapTopic(s, topic_url(s), labels.get(s) or s) for s in v.gap.closest],

@@ -13,7 +13,7 @@ import reflex as rx
 from r42_app.container import services
 from r42_app.core.graph import GraphView, build_view, excerpt, neighbours, search_nodes
 from r42_app.core.kb import INVERSE_RELATION_LABELS, RELATION_LABELS, TYPE_LABELS, Relation
-from r42_app.core.messages import msg, nl_number
+from r42_app.core.messages import msg, number
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
@@ -114,7 +114,7 @@ class GraphState(rx.State):
         self.topic_count = len(topics)
         self.relation_count = len(relations)
         self.pending_count = view.pending_count
-        self.counts = msg("graph.counts", topics=nl_number(len(topics)), relations=nl_number(len(relations)))
+        self.counts = msg("graph.counts", topics=number(len(topics)), relations=number(len(relations)))
         self.show_pending = user.is_admin
         await self._search()
 

@@ -15,7 +15,7 @@ import reflex as rx
 
 from r42_app.container import services
 from r42_app.core.errors import UserError
-from r42_app.core.messages import msg
+from r42_app.core.messages import N_, msg
 from r42_app.services.store.pb import PBError
 from r42_app.state.admin_page import AdminPageMixin
 
@@ -46,14 +46,14 @@ class LtiSettingsState(AdminPageMixin, rx.State):
     async def _refresh(self, user) -> None:
         regs = await asyncio.to_thread(services().lti.list, user.tenant)
         self.platforms = [PlatformRow(issuer=r.issuer, client_id=r.client_id, deployments=", ".join(r.deployment_ids),
-                                      instructors="beheerder" if r.instructor_role == "admin" else "deelnemer",
+                                      instructors=N_("beheerder") if r.instructor_role == "admin" else N_("deelnemer"),
                                       key=f"{r.issuer}\n{r.client_id}")
                           for r in regs]
         base = services().settings.link_base.rstrip("/")
-        self.tool_urls = [("Login-URL (initiate login)", f"{base}/lti/login"),
-                          ("Redirect-URI (launch)", f"{base}/lti/launch"),
-                          ("Sleutels (public keyset / JWKS)", f"{base}/lti/jwks"),
-                          ("Tool-URL (target link)", f"{base}/")]
+        self.tool_urls = [(N_("Login-URL (initiate login)"), f"{base}/lti/login"),
+                          (N_("Redirect-URI (launch)"), f"{base}/lti/launch"),
+                          (N_("Sleutels (public keyset / JWKS)"), f"{base}/lti/jwks"),
+                          (N_("Tool-URL (target link)"), f"{base}/")]
 
     @rx.event
     async def load(self):

@@ -12,7 +12,7 @@ import logging
 import reflex as rx
 
 from r42_app.container import services
-from r42_app.core.messages import msg
+from r42_app.core.messages import N_, msg
 from r42_app.core.people import MAX_IMPORT_BYTES, ROLE_NAMES, STATE_NAMES
 from r42_app.services.store.forget import ForgetError
 from r42_app.services.store.pb import PBError
@@ -25,7 +25,9 @@ log = logging.getLogger(__name__)
 PAGE_SIZE = 25
 CSV_UPLOAD_ID = "people-csv"
 STATE_COLORS = {"invited": "amber", "active": "green", "deactivated": "gray"}
-VIA = {"sso": "via je organisatie", "lti": "via de leeromgeving"}
+VIA = {"sso": N_("via je organisatie"), "lti": N_("via de leeromgeving")}
+STATE_LABELS = {"invited": N_("Uitgenodigd"), "active": N_("Actief"), "deactivated": N_("Gedeactiveerd")}
+NEVER = N_("Nooit")  # the last sign-in of someone who never signed in
 
 
 @dataclasses.dataclass
@@ -56,12 +58,13 @@ class ChangeView:
     actor: str = ""
     target: str = ""
     what: str = ""
-    change: str = ""
+    before: str = ""  # a role or state by its Dutch name (core/people.py), or as stored
+    after: str = ""
 
 
-WHAT_LABELS = {"invite": "uitgenodigd", "withdraw": "uitnodiging ingetrokken", "role": "rol", "state": "status",
-               "import": "lijst geïmporteerd", "accepted": "uitnodiging aangenomen", "reset link": "wachtwoordlink",
-               "password reset": "nieuw wachtwoord gekozen"}
+WHAT_LABELS = {"invite": N_("uitgenodigd"), "withdraw": N_("uitnodiging ingetrokken"), "role": N_("rol"),
+               "state": N_("status"), "import": N_("lijst geïmporteerd"), "accepted": N_("uitnodiging aangenomen"),
+               "reset link": N_("wachtwoordlink"), "password reset": N_("nieuw wachtwoord gekozen")}
 
 
 def _label(value: str) -> str:
@@ -70,8 +73,8 @@ def _label(value: str) -> str:
 
 def _row(p: Person, me: str) -> PersonRow:
     return PersonRow(p.id, p.name, p.email, p.role, ROLE_NAMES[p.role].capitalize(), p.state,
-                     STATE_NAMES[p.state].capitalize(), STATE_COLORS[p.state],
-                     p.last_sign_in[:16].replace("T", " ") if p.last_sign_in else "Nooit", p.id == me,
+                     STATE_LABELS[p.state], STATE_COLORS[p.state],
+                     p.last_sign_in[:16].replace("T", " ") if p.last_sign_in else NEVER, p.id == me,
                      VIA.get(p.signs_in_with, ""))
 
 
@@ -128,9 +131,8 @@ class PeopleState(AdminPageMixin, rx.State):
         self.rows, self.total = [_row(p, user.id) for p in found], total
         self.mail_on = services().settings.mail_on
         self.changes = [ChangeView(c["at"][:16].replace("T", " "), c["actor"], c["target"],
-                                   WHAT_LABELS.get(c["what"], c["what"]),
-                                   f"{_label(c['before'])} → {_label(c['after'])}" if c["before"] or c["after"]
-                                   else "") for c in changes]
+                                   WHAT_LABELS.get(c["what"], c["what"]), _label(c["before"]), _label(c["after"]))
+                        for c in changes]
 
     @rx.event
     async def load(self):
@@ -143,8 +145,9 @@ class PeopleState(AdminPageMixin, rx.State):
         await self._reload(user, "people.load_failed")
         from r42_app.state.lti_settings import LtiSettingsState  # the page's "Leeromgevingen" card
         from r42_app.state.sso_settings import SsoSettingsState  # the page's "Inloggen met je organisatie" card
+        from r42_app.state.tenant_language import TenantLanguageState  # the page's "Taal van je organisatie" card
 
-        return [SsoSettingsState.load, LtiSettingsState.load]
+        return [TenantLanguageState.load, SsoSettingsState.load, LtiSettingsState.load]
 
     async def _again(self) -> None:
         user = await self._admin()

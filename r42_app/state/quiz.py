@@ -103,18 +103,6 @@ class QuizState(rx.State):
         return self.index >= len(self.questions) - 1
 
     @rx.var
-    def progress_label(self) -> str:
-        """The progress bar's accessible name."""
-        return f"Vraag {self.index + 1} van {len(self.questions)}" if self.questions else ""
-
-    @rx.var
-    def verdict_text(self) -> str:
-        """What the polite live region announces once an answer is checked ("" before)."""
-        if not self.revealed:
-            return ""
-        return msg("quiz.verdict_right") if self.was_right else msg("quiz.verdict_wrong", answer=self.right_answer)
-
-    @rx.var
     def progress(self) -> int:
         return round(100 * self.index / len(self.questions)) if self.questions else 0
 

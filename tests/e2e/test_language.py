@@ -81,3 +81,42 @@ def test_a_person_switches_to_english_by_keyboard_and_every_browser_of_theirs_fo
     expect(nav).to_contain_text("Onderwerpen")
     expect(page.locator("html")).to_have_attribute("lang", "nl")
     ctx.close()
+
+
+def test_an_admin_gives_the_organisation_english_and_its_people_without_a_choice_follow(served_app, browser):
+    """The organisation's language (/admin/people, by keyboard): people who chose none of their own see R42 in it
+    from their next page; someone who chose Dutch keeps Dutch. The acme tenant, put back after."""
+    from r42_app.services.store.tenants import Tenants
+
+    pb = served_app.superuser()
+    tenants = Tenants(pb)
+    with throwaway_user(pb, role="admin", prefix="orgtaal", tenant_slug="acme") as (admin, _), \
+            throwaway_user(pb, prefix="orgtaal", tenant_slug="acme") as (learner, _), \
+            throwaway_user(pb, prefix="orgtaal", tenant_slug="acme") as (dutch, dutch_row):
+        pb.update("users", dutch_row["id"], {"language": "nl"})  # chose Dutch herself
+        try:
+            ctx = browser.new_context(locale="nl-NL", bypass_csp=True)
+            page = ctx.new_page()
+            sign_in(page, served_app, admin, path="/admin/people", fresh=True)
+            section = page.locator("#language-section")
+            expect(section).to_contain_text("Taal van je organisatie")
+            expect(page.locator("#tenant-language-nl")).to_have_attribute("aria-checked", "true")
+            page.locator("#tenant-language-nl").focus()
+            page.keyboard.press("ArrowRight")  # the arrows move within the group, Space chooses
+            expect(page.locator("#tenant-language-en")).to_be_focused()
+            page.keyboard.press("Space")
+            expect(page.get_by_text("R42 spreekt nu English")).to_be_visible()
+            expect(page.locator("#tenant-language-en")).to_have_attribute("aria-checked", "true")
+            assert tenants.language("acme") == "en"
+            expect(page.get_by_text("R42 spreekt nu English")).to_have_count(0, timeout=15_000)
+            assert violations(page) == []
+            ctx.close()
+
+            for email, words, lang in ((learner, "Knowledge graph", "en"), (dutch, "Kennisgraaf", "nl")):
+                other = browser.new_context(locale="nl-NL").new_page()
+                sign_in(other, served_app, email, fresh=True)
+                expect(other.locator("nav[aria-label]")).to_contain_text(words)
+                expect(other.locator("html")).to_have_attribute("lang", lang)
+                other.context.close()
+        finally:
+            tenants.set_language("acme", "nl")

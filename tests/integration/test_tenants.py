@@ -37,7 +37,7 @@ def test_an_operator_creates_lists_and_renames_a_tenant(pb_server, admin_pb, see
     assert f"created tenant '{slug}'" in made.stdout and f"r42 kb import --tenant {slug}" in made.stdout
     row = listed(pb_server)[slug]
     assert row == {"slug": slug, "name": "Bakkerij Brood & Zo", "state": "active", "people": 0, "topics": 0,
-                   "credits": 1000}
+                   "credits": 1000, "language": "nl"}
     stored = admin_pb.first("tenants", f'slug = "{slug}"')
     assert stored["chatbot_enabled"] is True and set(stored["chatbot_default_capabilities"]) == {
         "qa_help", "kb_search", "data_write"}
@@ -50,8 +50,18 @@ def test_an_operator_creates_lists_and_renames_a_tenant(pb_server, admin_pb, see
     table = run_cli(pb_server, "tenant", "list")
     line = next(line for line in table.stdout.splitlines() if line.startswith(slug))
     assert "Bakkerij Brood" in line and line.split()[-1] == "active"
-    assert table.stdout.splitlines()[0].split() == ["SLUG", "NAME", "PEOPLE", "TOPICS", "CREDITS", "STATE"]
+    assert table.stdout.splitlines()[0].split() == ["SLUG", "NAME", "PEOPLE", "TOPICS", "CREDITS", "LANGUAGE",
+                                                     "STATE"]
     assert "demo" in listed(pb_server) and listed(pb_server)["demo"]["people"] >= 4  # the seeded people count
+
+    # its language (issue 52): what its people see who chose none of their own
+    english = run_cli(pb_server, "tenant", "language", "--slug", slug, "--set", "en")
+    assert english.returncode == 0 and "speaks en" in english.stdout, english.stderr
+    assert listed(pb_server)[slug]["language"] == "en"
+    assert run_cli(pb_server, "tenant", "language", "--slug", slug).stdout.strip() == "en"
+    bad = run_cli(pb_server, "tenant", "language", "--slug", slug, "--set", "de")
+    assert bad.returncode == 2 and "language must be one of nl, en" in bad.stderr
+    assert admin_pb.first("tenants", f'slug = "{slug}"')["language"] == "en"  # untouched
 
 
 @pytest.mark.parametrize("slug, name, why", [

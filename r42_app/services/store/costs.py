@@ -35,7 +35,7 @@ from r42_app.core.costs import (
 )
 from r42_app.core.errors import UserError
 from r42_app.core.identity import Tenant
-from r42_app.core.messages import nl_number
+from r42_app.core.messages import number
 from r42_app.services.store.audit import audit_request
 from r42_app.services.store.batched import Batched
 from r42_app.services.store.group_commit import MAX_BATCH, GroupCommit
@@ -202,7 +202,7 @@ class CreditStore:
         for value in (set_to, add):
             if value is not None and (not math.isfinite(value) or abs(value) > MAX_CREDITS):
                 raise CreditError("credits.out_of_range", f"credits must be a number between -{MAX_CREDITS:,} and "
-                                  f"{MAX_CREDITS:,}", maximum=nl_number(MAX_CREDITS))
+                                  f"{MAX_CREDITS:,}", maximum=number(MAX_CREDITS))
         if set_to is not None and set_to < 0:
             raise CreditError("credits.below_zero", "credits cannot be set below 0")
         before = self.show(tenant)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from r42_app.core.capabilities import CAPABILITIES, DEFAULT_CAPABILITIES
 from r42_app.core.errors import UserError
 from r42_app.core.identity import Tenant
+from r42_app.core.messages import DEFAULT_LANGUAGE, LANGUAGES, language_of
 from r42_app.core.tenants import DEFAULT_CREDITS, STATES, name_problem, slug_problem
 from r42_app.services.store.pb import PBError, PocketBase, quote
 
@@ -29,14 +30,20 @@ class TenantRow:
     topics: int
     credits: float
     unlimited: bool
+    language: str = DEFAULT_LANGUAGE
 
     def to_json(self) -> dict:
         return {"slug": self.slug, "name": self.name, "state": self.state, "people": self.people,
-                "topics": self.topics, "credits": None if self.unlimited else self.credits}
+                "topics": self.topics, "credits": None if self.unlimited else self.credits,
+                "language": self.language}
 
 
 def _state(row: dict) -> str:
     return "disabled" if row.get("state") == "disabled" else "active"
+
+
+def _language(row: dict) -> str:
+    return language_of(row.get("language")) or DEFAULT_LANGUAGE
 
 
 class Tenants:
@@ -84,7 +91,8 @@ class Tenants:
             people = self.pb.list("users", filter=flt, per_page=1, fields="id", total=True)["totalItems"]
             topics = self.pb.list("topics", filter=flt, per_page=1, fields="id", total=True)["totalItems"]
             out.append(TenantRow(row["id"], row["slug"], row["name"], _state(row), int(people), int(topics),
-                                 float(row.get("credits") or 0), bool(row.get("credits_unlimited"))))
+                                 float(row.get("credits") or 0), bool(row.get("credits_unlimited")),
+                                 _language(row)))
         return out
 
     def rename(self, slug: str, name: str) -> tuple[str, str]:
@@ -103,4 +111,20 @@ class Tenants:
         if _state(row) == state:
             return False
         self.pb.update("tenants", row["id"], {"state": state})
+        return True
+
+    def language(self, slug: str) -> str:
+        """The organisation's language: what its people see who chose none of their own (issue 52)."""
+        return _language(self._row(slug))
+
+    def set_language(self, slug: str, language: str) -> bool:
+        """The organisation's language; False when it was that already (nothing written). People who chose a
+        language of their own keep it."""
+        if not isinstance(language, str) or language not in LANGUAGES:
+            raise TenantError("tenant.bad_language", f"language must be one of {', '.join(LANGUAGES)}, "
+                              f"not {str(language)[:20]!r}", languages=", ".join(LANGUAGES))
+        row = self._row(slug)
+        if _language(row) == language:
+            return False
+        self.pb.update("tenants", row["id"], {"language": language})
         return True
