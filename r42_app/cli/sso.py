@@ -18,7 +18,6 @@ from pathlib import Path
 from r42_app.cli.common import EXIT_OK, _fail
 from r42_app.container import connected
 from r42_app.core.sso import SsoError
-from r42_app.services.adapters.oidc import OidcError
 from r42_app.services.store.tenants import TenantError
 from r42_app.settings import load_settings
 
@@ -42,6 +41,8 @@ def _callback(svc) -> str:
 
 
 def cmd_set(args: argparse.Namespace) -> int:
+    from r42_app.services.adapters.oidc import OidcError  # here: joserfc is for this command only (~0.05 s)
+
     with connected(load_settings()) as svc:
         try:
             secret = _secret(args.client_secret_file)

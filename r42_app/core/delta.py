@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-import networkx as nx
-
 from r42_app.core.errors import UserError
 from r42_app.core.kb import RELATION_LABELS, RELATION_TYPES, TOPIC_TYPES, TYPE_LABELS, Relation, Topic, check_slug
 from r42_app.core.messages import msg, word
@@ -138,6 +136,8 @@ def validate_delta(delta: Any, kb: KnowledgeGraph,
             relations.append(edge)
     if problems:
         return Rejected(tuple(problems))
+
+    import networkx as nx  # here, not at the top: a command or page that checks no edit starts sooner
 
     for acyclic in ACYCLIC_TYPES:
         graph = nx.DiGraph([(r.source, r.target) for r in kb.relations if r.type == acyclic])
