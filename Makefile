@@ -28,7 +28,7 @@ export REFLEX_CHECK_LATEST_VERSION := false
 export REFLEX_BUN_PATH := $(CURDIR)/$(BUN)
 export NPM_CONFIG_REGISTRY ?= $(shell npm config get registry 2>/dev/null || echo https://registry.npmjs.org/)
 
-.PHONY: help setup run demo-cluster check clean-cache test test-fast test-deep test-profile test-deps haproxy bench clean
+.PHONY: help setup run demo-cluster check clean-cache test test-fast test-deep test-profile screenshots test-deps haproxy bench clean
 
 help:
 	@echo "make run    set up (first time) and serve R42 on http://127.0.0.1:$${R42_PORT:-3000}/"
@@ -39,6 +39,7 @@ help:
 	@echo "make test-fast  unit and integration tests, no browser, no \`slow\` ones (under 3 minutes)"
 	@echo "make test-deep  the property-based (hypothesis) tests with many more examples than CI runs"
 	@echo "make test-profile  where the time of .ci/run goes, in a fresh clone (writes docs/TESTING.md)"
+	@echo "make screenshots  every page in Dutch and English, desktop and phone, into screenshots/ (with axe)"
 	@echo "make bench  run the benchmarks in bench/"
 	@echo "make clean  remove the venv, tools and build output (keeps ./data)"
 	@echo "make clean-cache  empty the caches this machine's clones share ($(R42_CACHE))"
@@ -183,6 +184,11 @@ test-fast: setup
 # times the examples that CI's `ci` profile runs. Nightly, or after a change to what they test.
 test-deep: setup
 	HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest tests/unit tests/integration -m hypothesis -n auto $(PYTEST_ARGS)
+
+# Every page in Dutch and English, desktop and phone, learner and admin: PNGs in screenshots/ and axe's serious and
+# critical findings (tests/screenshots.py; exit 1 on any).
+screenshots: setup test-deps
+	$(BIN)/python -m tests.screenshots $(SHOTS_ARGS)
 
 # Where the time of `.ci/run` goes (setup, check, each half of the tests; busy and idle cores; the slowest modules,
 # tests and fixtures), measured in a fresh clone of HEAD and written into docs/TESTING.md: tests/profile.py.

@@ -2,12 +2,16 @@
 too); a person switches Nederlands / English in the account menu, by keyboard, and the page speaks it at once; the
 choice is stored on the person, so another browser of theirs opens in it; both languages pass axe."""
 
+import json
+import re
+
 import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import throwaway_user
-from tests.e2e.conftest import sign_in
+from tests.e2e.conftest import end_active_quizzes, sign_in
 from tests.e2e.test_a11y import VIEWPORTS, violations
+from tests.e2e.test_chat import ask, open_chat
 
 
 @pytest.fixture
@@ -120,3 +124,83 @@ def test_an_admin_gives_the_organisation_english_and_its_people_without_a_choice
                 other.context.close()
         finally:
             tenants.set_language("acme", "nl")
+
+
+def drop_rows_of(pb, user_id: str) -> None:
+    """Every row that points at the person (the quiz's session, costs, the chat's log), so they can be deleted."""
+    collections = pb.send("GET", "/api/collections", params={"perPage": 200})["items"]
+    users = next(c["id"] for c in collections if c["name"] == "users")
+    for collection in collections:
+        fields = [f["name"] for f in collection.get("fields", []) if f.get("type") == "relation"
+                  and f.get("collectionId") == users]
+        for name in fields:
+            for row in pb.all(collection["name"], filter=f'{name} = "{user_id}"', fields="id"):
+                pb.delete(collection["name"], row["id"])
+
+
+def english_person(served_app, role="learner"):
+    """A person of the demo tenant who chose English (as the account menu or `PATCH /api/me` stores it)."""
+    made = throwaway_user(served_app.superuser(), role=role, prefix="english", name="Emma English")
+    email, row = made.__enter__()
+    served_app.superuser().update("users", row["id"], {"language": "en"})
+    return made, email
+
+
+def test_the_learners_walk_in_english_chat_with_sources_and_the_quiz_lock(served_app, browser, claude):
+    """The learner's main walk in English: the pages and the chat window speak English, the answer cites its
+    sources under "Sources", a quiz counts "Question 1 of 8" and hides R42 until it is stopped."""
+    made, email = english_person(served_app)
+    try:
+        ctx = browser.new_context(locale="nl-NL", bypass_csp=True)  # a Dutch browser: her choice wins
+        page = ctx.new_page()
+        sign_in(page, served_app, email, path="/topics/aow", fresh=True)
+        expect(page.locator("html")).to_have_attribute("lang", "en")
+        expect(page.locator("nav[aria-label]")).to_contain_text("Knowledge graph")
+        open_chat(page)
+        expect(page.locator("#r42-input")).to_have_attribute("placeholder", "Ask your question…")
+        claude.reply_text("The AOW is the state pension [ref:1].")
+        ask(page, "What is the AOW?")
+        answer = page.locator(".r42-assistant").last
+        expect(answer).to_contain_text("state pension")
+        expect(page.locator(".r42-sources-title").last).to_have_text("Sources")
+        assert "answer in English" in json.dumps(claude.requests[-1]["body"]["system"])  # the turn's tail
+        assert violations(page, still=False) == []
+
+        page.goto(served_app.url + "/testen")
+        page.click("#quiz-start")
+        expect(page.locator("#quiz-progress")).to_have_text(re.compile(r"^Question 1 of \d+$"))
+        expect(page.locator("#r42-launcher")).to_be_hidden()
+        page.click("#quiz-stop")
+        expect(page.get_by_role("alertdialog")).to_contain_text("Stop the quiz?")
+        page.click("#quiz-stop-confirm")
+        expect(page.locator("#r42-launcher")).to_be_visible()
+        ctx.close()
+    finally:
+        end_active_quizzes(served_app)
+        drop_rows_of(served_app.superuser(), served_app.superuser().first("users", f'email = "{email}"')["id"])
+        made.__exit__(None, None, None)
+
+
+def test_the_admins_walk_in_english_topics_people_and_costs(served_app, browser):
+    """The admin's main pages in English, with numbers the English way, and no axe finding."""
+    made, email = english_person(served_app, role="admin")
+    try:
+        ctx = browser.new_context(locale="nl-NL", bypass_csp=True)
+        page = ctx.new_page()
+        sign_in(page, served_app, email, path="/admin/topics", fresh=True)
+        expect(page.locator("html")).to_have_attribute("lang", "en")
+        expect(page.locator("#main")).to_contain_text("Add documents")
+        expect(page.locator("tbody tr").first).to_be_visible()
+        assert violations(page) == []
+        page.goto(served_app.url + "/admin/people")
+        expect(page.locator("#main h1, #main h2").first).to_have_text("People")
+        page.click("#people-invite-open")
+        expect(page.get_by_role("dialog")).to_contain_text("Invite")
+        page.keyboard.press("Escape")
+        assert violations(page) == []
+        page.goto(served_app.url + "/admin/costs")
+        expect(page.locator("#main")).to_contain_text("Costs and credits")
+        assert violations(page) == []
+        ctx.close()
+    finally:
+        made.__exit__(None, None, None)
