@@ -6,7 +6,7 @@ import reflex as rx
 
 from r42_app.components.account import password_field, password_hint
 from r42_app.components.common import error_callout, form_label, link_button
-from r42_app.components.i18n import t, tf, tm
+from r42_app.components.i18n import language_marker, t, tf, tm
 from r42_app.state.account import AccountState as S
 
 
@@ -16,11 +16,12 @@ def _logo() -> rx.Component:
 
 
 def _card(*children: rx.Component, card_id: str, **events) -> rx.Component:
-    """A card in the middle of the page, as the sign-in card (`events`: the card's on_mount/on_unmount)."""
-    return rx.el.main(rx.center(
+    """A card in the middle of the page, as the sign-in card (`events`: the card's on_mount/on_unmount), in a page
+    whose <html lang> follows the reader's language."""
+    return rx.fragment(language_marker(), rx.el.main(rx.center(
         rx.card(rx.vstack(_logo(), *children, spacing="4", align="center", width="100%"),
                 size="4", width="100%", max_width="420px", id=card_id, **events),
-        min_height="100vh", padding="16px"), id="main")
+        min_height="100vh", padding="16px"), id="main"))
 
 
 def link_form() -> rx.Component:

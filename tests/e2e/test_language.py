@@ -34,6 +34,9 @@ def test_an_english_browser_gets_the_sign_in_page_in_english_and_a_dutch_one_in_
     expect(page.locator("#forgot-link")).to_have_text("Forgot your password?")
     expect(page.locator("html")).to_have_attribute("lang", "en")
     assert violations(page) == []
+    page.click("#forgot-link")  # the pages a signed-out person reaches speak it too, <html lang> with them
+    expect(page.locator("#forgot-card")).to_contain_text("Forgot password")
+    expect(page.locator("html")).to_have_attribute("lang", "en")
     ctx.close()
 
     dutch = browser.new_context(locale="nl-NL").new_page()
