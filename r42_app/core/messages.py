@@ -171,6 +171,13 @@ def number(n: int | float, language: str | None = None) -> str:
     return format_decimal(n, locale=LOCALES[lang])
 
 
+def amount(n: int | float, decimals: int = 2, language: str | None = None) -> str:
+    """A number with a fixed count of decimals, the reader's way: 1.234,50 in Dutch, 1,234.50 in English (Babel)."""
+    lang = language_of(language) or current_language()
+    return format_decimal(n, format="#,##0" + ("." + "0" * decimals if decimals > 0 else ""), locale=LOCALES[lang],
+                          decimal_quantization=True)
+
+
 def nl_number(n: int) -> str:
     """A whole number the Dutch way (12.345)."""
     return number(n, "nl")

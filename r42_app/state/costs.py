@@ -14,7 +14,7 @@ from r42_app.container import services
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, CHAT_GENERAL, QA_HELP
 from r42_app.core.costs import USD_PER_CREDIT, CostLine
 from r42_app.core.dates import day_text, parse_day, short_day
-from r42_app.core.messages import N_, msg, word
+from r42_app.core.messages import N_, amount, current_language, msg, word
 from r42_app.services.store.costs import CreditError, day_range
 from r42_app.services.store.pb import PBError
 from r42_app.state.admin_page import AdminPageMixin
@@ -26,13 +26,17 @@ CHART_KEYS = (CHAT_GENERAL, *(c for c in CAPABILITIES if c != QA_HELP))
 CHART_LABELS = {CHAT_GENERAL: N_("Antwoorden"), **CAPABILITY_LABELS}
 
 
-def nl(value: float, decimals: int = 2) -> str:
-    """1234.5 -> "1.234,50" (Dutch separators)."""
-    return f"{value:,.{decimals}f}".replace(",", "_").replace(".", ",").replace("_", ".")
+def typed_amount(text: str) -> float:
+    """A number of credits as the reader types it: "2500,5" (Dutch: a comma, or as before a dot, is the decimal
+    point) or "2,500.5" (English: a comma groups thousands). ValueError when it is no number."""
+    cleaned = str(text).strip().replace(" ", "").replace("\u00a0", "")
+    cleaned = cleaned.replace(",", "") if current_language() == "en" else cleaned.replace(",", ".")
+    return float(cleaned)
 
 
 def usd(value: float) -> str:
-    return "$\u00a0" + nl(value, 4 if abs(value) < 1 else 2)  # a non-breaking space: never "$" alone on a line
+    """$ 0,0015 / $ 0.0015 (the reader's separators; four decimals under a dollar)."""
+    return "$\u00a0" + amount(value, 4 if abs(value) < 1 else 2)  # a non-breaking space: never "$" alone on a line
 
 
 @dataclasses.dataclass
@@ -47,9 +51,8 @@ class CostRow:
 
 def _row(line: CostLine, label: str) -> CostRow:
     u = line.usage
-    return CostRow(line.key, label, nl(line.events, 0), nl(u.input_tokens + u.output_tokens + u.cache_write_tokens
-                                                           + u.cache_read_tokens, 0), usd(line.cost_usd),
-                   nl(line.credits))
+    tokens = u.input_tokens + u.output_tokens + u.cache_write_tokens + u.cache_read_tokens
+    return CostRow(line.key, label, amount(line.events, 0), amount(tokens, 0), usd(line.cost_usd), amount(line.credits))
 
 
 class CostsState(AdminPageMixin, rx.State):
@@ -93,11 +96,11 @@ class CostsState(AdminPageMixin, rx.State):
         u = total.usage
         self.events = total.events
         self.total_usd = usd(total.cost_usd)
-        self.credits_used = nl(total.credits)
+        self.credits_used = amount(total.credits)
         self.unlimited = credits.unlimited
-        self.credits_left = msg("credits.unlimited") if credits.unlimited else nl(credits.credits)
+        self.credits_left = msg("credits.unlimited") if credits.unlimited else amount(credits.credits)
         self.out_of_credit = not credits.unlimited and credits.credits < 1
-        self.tokens = nl(u.input_tokens + u.output_tokens + u.cache_write_tokens + u.cache_read_tokens, 0)
+        self.tokens = amount(u.input_tokens + u.output_tokens + u.cache_write_tokens + u.cache_read_tokens, 0)
         self.cache_share = f"{round(100 * total.cache_read_share)}%"
         self.per_day = [{"day": short_day(date.fromisoformat(d)),
                          **{k: round(report.by_day[d].get(k, 0.0), 4) for k in CHART_KEYS}} for d in report.days]
@@ -159,14 +162,14 @@ class CostsState(AdminPageMixin, rx.State):
         if user is None:
             return rx.toast.error(msg("costs.refused"))
         try:
-            amount = float(self.add_amount.replace(",", "."))
+            added = typed_amount(self.add_amount)
         except ValueError:
             return rx.toast.error(msg("credits.bad_amount"))
         try:
-            await asyncio.to_thread(services().credits.change, user.tenant, user.id, user.email, add=amount)
+            await asyncio.to_thread(services().credits.change, user.tenant, user.id, user.email, add=added)
         except CreditError as exc:
             log.warning("credit change refused for tenant %s: %s", user.tenant.slug, exc)
             return rx.toast.error(exc.user_message)
         self.add_amount = ""
         await self._refresh(user)
-        return rx.toast.success(msg("credits.added", amount=nl(amount), usd=nl(amount * USD_PER_CREDIT)))
+        return rx.toast.success(msg("credits.added", amount=amount(added), usd=amount(added * USD_PER_CREDIT)))

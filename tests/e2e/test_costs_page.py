@@ -2,12 +2,12 @@
 events, the charts are drawn, and the CSV export holds those events."""
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from playwright.sync_api import expect
 
-from r42_app.state.costs import nl
+from r42_app.core.messages import amount
 from tests.e2e.conftest import sign_in
 from tests.e2e.test_chat import ask, open_chat
 
@@ -22,7 +22,7 @@ def shown_number(page, selector) -> float:
 
 def demo_events_this_month(pb):
     demo = pb.first("tenants", 'slug = "demo"')
-    first = datetime.now(timezone.utc).date().replace(day=1).isoformat() + " 00:00:00.000Z"
+    first = datetime.now(UTC).date().replace(day=1).isoformat() + " 00:00:00.000Z"
     return pb.all("ai_cost_events", filter=f'tenant = "{demo["id"]}" && created >= "{first}"')
 
 
@@ -52,7 +52,7 @@ def test_the_cost_page_shows_what_the_chats_cost(served_app, page, claude):
     assert shown_number(admin, "#cost-credits-used") == pytest.approx(sum(e["credits"] for e in events), abs=0.01)
     tokens = sum(e[k] for e in events for k in ("input_tokens", "output_tokens", "cache_write_tokens",
                                                   "cache_read_tokens"))
-    expect(admin.locator("#cost-tokens")).to_have_text(nl(tokens, 0))
+    expect(admin.locator("#cost-tokens")).to_have_text(amount(tokens, 0))
     expect(admin.locator("#cost-per-day .recharts-bar-rectangle").first).to_be_visible()
     expect(admin.locator("#cost-capability-table")).to_contain_text("Antwoorden")
     expect(admin.locator("#cost-user-table")).to_contain_text("Lotte de Leerling")
@@ -63,7 +63,7 @@ def test_the_cost_page_shows_what_the_chats_cost(served_app, page, claude):
 
     # issue 49: in a Dutch app, days the Dutch way in an English browser (Playwright's is en-US): the fields say
     # dd-mm-jjjj, the chart's axis "1 dec"; the two credit cards say what each counts (they do not add up)
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     expect(admin.locator("#cost-since")).to_have_value(f"01-{today.month:02d}-{today.year}")
     expect(admin.locator("#cost-until")).to_have_value(f"{today.day:02d}-{today.month:02d}-{today.year}")
     ticks = admin.locator("#cost-per-day .recharts-xAxis-tick-labels text").all_text_contents()

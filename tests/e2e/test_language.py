@@ -203,6 +203,9 @@ def test_the_admins_walk_in_english_topics_people_and_costs(served_app, browser)
         assert violations(page) == []
         page.goto(served_app.url + "/admin/costs")
         expect(page.locator("#main")).to_contain_text("Costs and credits")
+        # numbers the English way ("1,000.00", "$ 0.0000"), not the Dutch "1.000,00"
+        expect(page.locator("#cost-credits-left")).to_have_text(re.compile(r"^[\d,]+\.\d\d$|^Unlimited$"))
+        expect(page.locator("#cost-usd")).to_have_text(re.compile(r"^\$\s[\d,]*\d\.\d{2,4}$"))
         assert violations(page) == []
         ctx.close()
     finally:

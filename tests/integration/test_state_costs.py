@@ -3,7 +3,8 @@ a range is checked, and an admin's top-up is written and audited."""
 
 import pytest
 
-from r42_app.state.costs import CostsState, nl, usd
+from r42_app.core.messages import amount
+from r42_app.state.costs import CostsState, usd
 from tests.integration.test_state_guards import call, signed_in_root, substate
 
 pytestmark = pytest.mark.anyio
@@ -38,7 +39,7 @@ async def test_an_admin_tops_up_and_it_is_audited(demo, admin_pb):
     await call(page, CostsState.set_add_amount, "2500,5")
     await call(page, CostsState.add_credits)
     assert admin_pb.get("tenants", demo["id"])["credits"] == pytest.approx(demo["credits"] + 2500.5)
-    assert page.credits_left == nl(demo["credits"] + 2500.5)
+    assert page.credits_left == amount(demo["credits"] + 2500.5)
     audit = admin_pb.all("audit_log", filter='tool = "credits.change"', sort="-created")[0]
     assert audit["arguments"]["actor"] == "admin@example.com" and audit["arguments"]["what"] == "add 2500.5"
 

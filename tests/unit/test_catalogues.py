@@ -13,6 +13,7 @@ from babel.messages.pofile import read_po
 from r42_app.core.messages import (
     CATALOGUES,
     LANGUAGES,
+    amount,
     best_language,
     catalogue_path,
     current_language,
@@ -112,6 +113,19 @@ def test_numbers_and_plurals_in_the_readers_locale():
     assert number(0.5, "nl") == "0,5" and number(0.5, "en") == "0.5"
     with speaking("en"):
         assert number(12345) == "12,345"
+    # the costs page's amounts (issue 52: "$ 0,0015" and "1.000,00" were Dutch for everyone)
+    assert amount(1234.5) == "1.234,50" and amount(0.0015, 4) == "0,0015" and amount(1000, 0) == "1.000"
+    assert amount(1234.5, language="en") == "1,234.50" and amount(0.0015, 4, "en") == "0.0015"
+
+
+def test_credits_are_read_as_the_reader_types_them():
+    from r42_app.state.costs import typed_amount
+
+    assert typed_amount("2500,5") == typed_amount(" 2500.5 ") == 2500.5  # Dutch: a comma or a dot is the point
+    with speaking("en"):
+        assert typed_amount("2,500.5") == 2500.5  # English: a comma groups thousands
+    with pytest.raises(ValueError):
+        typed_amount("twaalf")
 
 
 @pytest.mark.parametrize(("header", "language"), [
