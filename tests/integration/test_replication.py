@@ -27,6 +27,8 @@ from r42_app.services.runtime.replication import (
 from r42_app.services.store.pb import PocketBase
 from tests.conftest import free_port
 
+pytestmark = pytest.mark.slow  # Litestream and PocketBase processes started, killed and restored (~20 s)
+
 
 def run_cli(env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "r42_app.cli", *args], capture_output=True, text=True, timeout=120,
