@@ -97,7 +97,7 @@ class LtiPlatform:
                   CLAIM + "deployment_id": self.knobs.get("deployment_id", self.deployment_id),
                   CLAIM + "target_link_uri": self.target,
                   CLAIM + "roles": roles, CLAIM + "context": {"id": "course-1", "title": "Pensioen 101"},
-                  CLAIM + "launch_presentation": {"locale": "nl-NL", "document_target": "iframe",
+                  CLAIM + "launch_presentation": {"locale": self.knobs.get("locale", "nl-NL"), "document_target": "iframe",
                                                   "return_url": f"{self.issuer}/course/1"}}
         if self.message_type == "LtiDeepLinkingRequest":
             claims[DL_CLAIM + "deep_linking_settings"] = {

@@ -80,6 +80,26 @@ async def test_a_learner_and_an_instructor_land_signed_in_on_the_linked_page(api
     assert path == "/" and teacher.user.role == "admin" and teacher.user.name == "Dora Docent"
 
 
+async def test_the_lms_locale_is_the_persons_language_until_they_choose_one_in_r42(api_env, admin_pb, lms):
+    """Issue 52: Moodle says the learner reads English: R42 speaks English to them from the launch on; a language
+    the person chose in R42 (the account menu) stays theirs; a locale R42 does not speak changes nothing."""
+    _tenant, platform = lms
+    origin = services().settings.link_base
+    platform.knobs["locale"] = "en-GB"
+    _path, session = await signed_in((await open_from(platform, f"{origin}/topics/aow"))[0])
+    assert session.user.language == "en" and admin_pb.get("users", session.user.id)["language"] == "en"
+
+    admin_pb.update("users", session.user.id, {"language": "nl"})  # chose Dutch in R42 later
+    platform.knobs["locale"] = "en-US"
+    _path, again = await signed_in((await open_from(platform, f"{origin}/topics/aow"))[0])
+    assert again.user.language == "nl" and admin_pb.get("users", session.user.id)["language"] == "nl"
+
+    platform.person = {"sub": "u-de", "email": "", "name": "Dieter", "roles": platform.person["roles"]}
+    platform.knobs["locale"] = "de-DE"  # not a language of R42: the organisation's
+    _path, german = await signed_in((await open_from(platform, f"{origin}/topics/aow"))[0])
+    assert german.user.language == "nl" and admin_pb.get("users", german.user.id)["language"] == ""
+
+
 @pytest.mark.parametrize(("knob", "value", "code", "status"), [
     ("aud", "een-andere-tool", "lti.token_invalid", 400),
     ("iss", "https://nep-lms.example", "lti.token_invalid", 400),

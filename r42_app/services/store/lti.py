@@ -13,6 +13,7 @@ from typing import Any
 
 from r42_app.core.identity import Tenant
 from r42_app.core.lti import Launch, LtiError, Registration, registration
+from r42_app.core.messages import language_of
 from r42_app.services.store.audit import audit_request
 from r42_app.services.store.pb import BatchRequest, PocketBase, pb_time, quote
 from r42_app.services.store.people import create_vouched
@@ -93,7 +94,8 @@ class LtiStore:
     def person(self, reg: Registration, tenant: Tenant, launch: Launch) -> str:
         """The user id of the launch's person in the registration's tenant: by (platform, sub); else by e-mail
         within the tenant (then linked); else created as the launch's role. Deactivated people are refused; a
-        person of another tenant with the same e-mail is not taken over (a new account is not made either)."""
+        person of another tenant with the same e-mail is not taken over (a new account is not made either). The
+        launch's locale becomes the person's language when R42 speaks it and they chose none in R42."""
         key = lti_id(reg.issuer, launch.subject)
         row = self.pb.first("users", f"lti_id = {quote(key)}")
         if row is None and launch.email:
@@ -105,12 +107,14 @@ class LtiStore:
         if row is not None and row.get("state") == "deactivated":
             raise LtiError("lti.deactivated", f"user {row.get('id')} is deactivated")
         now = pb_time(datetime.now(UTC))
+        speaks = language_of(launch.locale) or ""  # the LMS's language for the person, if R42 speaks it (issue 52)
         if row is None:
             # an LMS need not share the e-mail address: such a person gets one that cannot receive mail
             email = launch.email or f"lti-{secrets.token_hex(8)}@lti.invalid"
             made = create_vouched(self.pb, tenant, {
                 "email": email, "name": launch.name or email.split("@")[0], "role": launch.role,
-                "verified": bool(launch.email), "lti_id": key, "signs_in_with": "lti", "last_sign_in": now},
+                "verified": bool(launch.email), "lti_id": key, "signs_in_with": "lti", "last_sign_in": now,
+                "language": speaks},
                 "lti", f"lti_id = {quote(key)}")
             if made is None:
                 raise LtiError("lti.failed", f"could not create {email}")
@@ -118,5 +122,7 @@ class LtiStore:
         body = {"lti_id": key, "signs_in_with": "lti", "last_sign_in": now}
         if row.get("state") == "invited":
             body["state"] = "active"
+        if speaks and not row.get("language"):  # a language the person chose in R42 stays theirs
+            body["language"] = speaks
         self.pb.update("users", str(row["id"]), body)
         return str(row["id"])
