@@ -272,6 +272,10 @@ class Settings:
         "R42_PARSE_SLOTS", parse=count(64),
         doc="documents one backend worker reads at once (each in a child of up to 1 GB); one tenant takes at most "
             "all but one of them, so another tenant's file never waits behind its flood"))
+    parse_timeout: float = field(default=20.0, metadata=env(
+        "R42_PARSE_TIMEOUT", parse=seconds(300), shown="20",
+        doc="seconds a document may take to be read, plus 4 per MB of it (at most 300); a file that takes longer "
+            "is refused, and its slot is free for the next"))
 
     @property
     def injection_model_file(self) -> Path:

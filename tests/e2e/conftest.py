@@ -125,19 +125,22 @@ def serve_command(root: Path, *args: str) -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-m", "r42_app.cli", "serve", *args], {"PYTHONPATH": str(root)}
 
 
-def prebuilt() -> tuple[int, Path] | None:
-    """This worker's frontend, built while the unit tests ran (`make test` sets R42_E2E_PREBUILT: tests/prebuild.py):
-    (port, build folder), or None to build as usual (no plan, its build failed, or its port was taken meanwhile)."""
+def prebuilt(name: str = "") -> tuple[int, Path] | None:
+    """This worker's frontend (or the one named, as test_workers.py's), built while the unit tests ran (`make test`
+    sets R42_E2E_PREBUILT: tests/prebuild.py): (port, build folder), or None to build as usual (no plan, its build
+    failed, or its port was taken meanwhile)."""
     if not os.environ.get("R42_E2E_PREBUILT"):
         return None
     from tests.prebuild import wait_for
 
-    built = wait_for(os.environ.get("PYTEST_XDIST_WORKER", "gw0"))
+    built = wait_for(name or os.environ.get("PYTEST_XDIST_WORKER", "gw0"))
     if built is None:
         return None
     import socket
 
     with socket.socket() as probe:
+        # as a server binds (SO_REUSEADDR): a port whose last connections wait out TIME_WAIT is free to listen on
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", built[0]))
         except OSError:
@@ -208,15 +211,24 @@ def served_app(tmp_path_factory, fake_claude, attacker, app_root) -> ServedApp:
     """The real app as `make run` starts it, on its own ports and data dir, with Claude faked. The model timeout is
     10 s (the SDK's: a response, and every chunk of one, within that): it was 3, and on two busy cores the fake,
     a thread of the test process, now and then took longer to answer, so a turn of an unrelated test timed out
-    (two of three two-worker runs, issue 45)."""
+    (two of three two-worker runs, issue 45). Under `make test` it serves the frontend built while the unit tests
+    ran, and starts on a copy of the data a first start left (seeded and indexed meanwhile: tests/prebuild.py), as a
+    second `make run` does; a fresh start's own seeding and indexing is test_shutdown.py's and test_workers.py's."""
     data_dir = tmp_path_factory.mktemp("e2e-data")
-    write_mcp_config(data_dir, attacker)
     built = prebuilt()
+    if built:  # and the data its first start leaves, seeded and indexed meanwhile (tests/prebuild.py make_data)
+        from tests.prebuild import copy_data
+
+        copy_data(data_dir)
+    write_mcp_config(data_dir, attacker)
     port, pb_port = built[0] if built else free_port(), free_port()
     env = {**os.environ, "R42_DATA_DIR": str(data_dir), "R42_PORT": str(port), "R42_PB_PORT": str(pb_port),
            "R42_DEMO_PASSWORD": DEMO_PASSWORD, "ANTHROPIC_API_KEY": "test-key",
            "ANTHROPIC_BASE_URL": fake_claude.url, "R42_MODEL": "claude-test",
-           "R42_MODEL_TIMEOUT": "10", "R42_CHAT_PER_MINUTE": "600", "R42_CHAT_BURST": "50"}  # many tests, one learner
+           "R42_MODEL_TIMEOUT": "10", "R42_CHAT_PER_MINUTE": "600", "R42_CHAT_BURST": "50",  # many tests, one learner
+           # a file may take 10 s to be read, not 20: test_documents' never-ending PDF holds its slot (and a core)
+           # that long; the real files of the tests are read in under a second
+           "R42_PARSE_TIMEOUT": "10"}
     env.pop("R42_PB_URL", None)
     if built:
         env["REFLEX_WEB_WORKDIR"] = str(built[1])

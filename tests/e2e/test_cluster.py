@@ -19,12 +19,12 @@ import psutil
 import pytest
 from playwright.sync_api import expect
 
-from r42_app.services.runtime.cluster import Cluster
+from r42_app.services.runtime.cluster import Cluster, _copy_build_folder
 from r42_app.services.runtime.liveness import worker_tag
 from r42_app.services.runtime.replication import restore
 from r42_app.services.store.pb import PocketBase
 from tests.conftest import DEMO_PASSWORD, free_port
-from tests.e2e.conftest import sign_in, tree_copy
+from tests.e2e.conftest import prebuilt, sign_in, tree_copy
 from tests.e2e.test_chat import ask, open_chat
 
 pytestmark = pytest.mark.slow
@@ -47,14 +47,19 @@ def cluster(tmp_path_factory, fake_claude):
            "R42_CHAT_BURST": "50", "R42_MCP_ENABLED": "false"}
     lines: list[str] = []
     root = tree_copy(base, reuse_frontend=True)  # not this tree: its `assets/` is the session's app's to write
-    cluster = Cluster(base / "machines", free_port(), env=env, pb_port=free_port(), redis_port=free_port(),
-                      chroma_port=free_port(), web_ports=(free_port(), free_port()), say=lines.append,
-                      start_timeout=600, root=root)
+    built = prebuilt("cluster")  # built for the load balancer's port while the unit tests ran (`make test`)
+    if built:  # the first web machine's build folder: its `r42 build` finds the app unchanged
+        _copy_build_folder(built[1], base / "machines" / "web-a" / ".web", with_build=True)
+    prebuild_log = built[1].parent / f"{built[1].name}.log" if built else None
+    cluster = Cluster(base / "machines", built[0] if built else free_port(), env=env, pb_port=free_port(),
+                      redis_port=free_port(), chroma_port=free_port(), web_ports=(free_port(), free_port()),
+                      say=lines.append, start_timeout=600, root=root)
     try:
         cluster.start()
     except RuntimeError as exc:
         cluster.stop()
         pytest.fail(f"the cluster did not start: {exc}\n" + "\n".join(lines))
+    cluster.prebuild_log = prebuild_log  # type: ignore[attr-defined]
     yield cluster
     cluster.stop()
     for machine in [cluster.data, *cluster.webs]:
@@ -117,7 +122,12 @@ def test_the_web_app_is_built_once_and_both_web_machines_serve_that_build(cluste
     unchanged tree skip Reflex's compile and bundle (~20 s of a restart)."""
     first, second = (web.log_tail(200_000) for web in cluster.webs)
     built, served = first.split("r42: the web app is built in", 1)
-    assert "Creating Production Build" in built
+    if cluster.prebuild_log is None:
+        assert "Creating Production Build" in built
+    else:  # built while the unit tests ran, in a folder of its own (tests/prebuild.py), and copied in as it was:
+        # the first machine's `r42 build` found it current and built nothing
+        assert "Creating Production Build" in cluster.prebuild_log.read_text(errors="replace")
+        assert "the web app is unchanged since its last build" in built and "Creating Production Build" not in built
     for log in (served, second):
         assert "the web app is unchanged since its last build" in log and "Creating Production Build" not in log
     for web in cluster.webs:  # each serves the built pages itself, wired to the balancer's address

@@ -117,7 +117,7 @@ def test_a_file_that_waits_for_another_files_parse_says_in_de_wachtrij(served_ap
     (the served app has one backend worker, two parse slots). A second tab's file waits for the first tab's slow
     file, and says so, instead of hanging on "Bezig met lezen…"."""
     slow = tmp_path / "traag.pdf"
-    slow.write_bytes(files.looping_pdf())  # read until its time limit (about 20 s), then refused
+    slow.write_bytes(files.looping_pdf())  # read until its time limit (10 s in the served app), then refused
     quick = tmp_path / "snel.md"
     quick.write_text("# Snel gelezen\n\nDit korte document wacht op zijn beurt.\n")
     kb = KBStore(served_app.superuser())
@@ -125,7 +125,7 @@ def test_a_file_that_waits_for_another_files_parse_says_in_de_wachtrij(served_ap
     try:
         sign_in(page, served_app, "admin@example.com", path="/admin/topics")
         # the second tab of the same admin is open and loaded before the slow file starts: the quick file must be
-        # sent while the slow one is read (~20 s), and on a busy machine a page load alone took half of that
+        # sent while the slow one is read (~10 s), and on a busy machine a page load alone took 10 s
         other = page.context.new_page()
         other.goto(served_app.url + "/admin/topics")
         expect(other.locator("#documents")).to_contain_text("Documenten toevoegen", timeout=30_000)

@@ -28,7 +28,7 @@ from r42_app.services.runtime.liveness import worker_tag
 from r42_app.services.runtime.shared_state import BEAT_PREFIX
 from r42_app.services.runtime.sidecars import redis_binary
 from tests.conftest import DEMO_PASSWORD, free_port
-from tests.e2e.conftest import sign_in, tree_copy
+from tests.e2e.conftest import prebuilt, sign_in, tree_copy
 from tests.e2e.test_chat import ask, open_chat
 from tests.e2e.test_graph_chips import proposal
 
@@ -50,14 +50,17 @@ class WorkersApp:
 @pytest.fixture(scope="module")
 def workers_app(tmp_path_factory, fake_claude):
     base = tmp_path_factory.mktemp("workers")
-    copy = tree_copy(base, reuse_frontend=True)
-    data, port, pb_port = base / "data", free_port(), free_port()
+    built = prebuilt("workers")  # its frontend, built while the unit tests ran (`make test`), else it builds now
+    copy = tree_copy(base, reuse_frontend=built is None)
+    data, port, pb_port = base / "data", built[0] if built else free_port(), free_port()
     env = {**os.environ, "PYTHONPATH": str(copy), "R42_DATA_DIR": str(data), "R42_PORT": str(port),
            "R42_PB_PORT": str(pb_port), "R42_DEMO_PASSWORD": DEMO_PASSWORD, "ANTHROPIC_API_KEY": "test-key",
            "ANTHROPIC_BASE_URL": fake_claude.url, "R42_MODEL": "claude-test", "R42_MODEL_TIMEOUT": "30",
            "R42_CHAT_PER_MINUTE": "600", "R42_CHAT_BURST": "50"}
     for name in ("R42_PB_URL", "REFLEX_REDIS_URL", "R42_REDIS_URL", "CHROMA_URL", "R42_BACKEND_WORKERS"):
         env.pop(name, None)
+    if built:
+        env["REFLEX_WEB_WORKDIR"] = str(built[1])
     data.mkdir()
     log = data / "serve.log"
     with open(log, "wb") as out:

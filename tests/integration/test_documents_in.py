@@ -233,7 +233,7 @@ async def test_the_app_answers_other_users_while_a_hostile_file_is_read(api_env,
 
     reading = threading.Event()
 
-    def timeout(size):  # asked for the file's time limit as its reading starts
+    def timeout(size, base=20.0):  # asked for the file's time limit as its reading starts
         reading.set()
         return 8.0
 

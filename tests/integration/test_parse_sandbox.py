@@ -15,6 +15,7 @@ from r42_app.core.documents import DocumentRefused
 from r42_app.services.adapters import parse_sandbox
 from r42_app.services.adapters.documents import parse_bytes
 from r42_app.services.adapters.parse_sandbox import default_timeout, parse_file
+from r42_app.settings import load_settings
 from tests.fakes import documents as fake
 
 pytestmark = pytest.mark.slow  # heavy: parsers in sandboxed subprocesses, slow and memory-hungry files (~25 s)
@@ -92,6 +93,18 @@ def test_the_default_timeout_grows_with_the_size():
     assert default_timeout(0) == 20
     assert default_timeout(10 * 1024 * 1024) == 60
     assert default_timeout(100 * 1024 * 1024) == 300
+    assert default_timeout(1024 * 1024, base=5) == 9  # R42_PARSE_TIMEOUT moves the base
+
+
+def test_r42_parse_timeout_refuses_a_file_that_takes_longer(monkeypatch):
+    """An operator's shorter limit holds: the never-ending PDF is refused after R42_PARSE_TIMEOUT seconds (plus its
+    size's share), with the limit in the message; a bad value is refused at start with the setting's name."""
+    monkeypatch.setenv("R42_PARSE_TIMEOUT", "2")
+    e = refused("lus.pdf", fake.looping_pdf())
+    assert e.kind == "timeout" and e.fields["seconds"] == 2  # 2 s plus 4 s per MB of a 1 KB file
+    monkeypatch.setenv("R42_PARSE_TIMEOUT", "0")
+    with pytest.raises(SystemExit, match="R42_PARSE_TIMEOUT"):
+        load_settings()
 
 
 def test_one_tenants_queue_of_slow_files_does_not_hold_up_another_tenants_file(monkeypatch):

@@ -48,9 +48,9 @@ PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 CHILD_NICE = 10
 
 
-def default_timeout(size: int) -> float:
-    """Seconds a file of `size` bytes may take: 20 s plus 4 s per MB, at most 300 s."""
-    return min(MAX_TIMEOUT_S, BASE_TIMEOUT_S + TIMEOUT_PER_MB_S * size / (1024 * 1024))
+def default_timeout(size: int, base: float = BASE_TIMEOUT_S) -> float:
+    """Seconds a file of `size` bytes may take: `base` (R42_PARSE_TIMEOUT, 20 s) plus 4 s per MB, at most 300 s."""
+    return min(MAX_TIMEOUT_S, base + TIMEOUT_PER_MB_S * size / (1024 * 1024))
 
 
 def _package_root() -> str:
@@ -125,14 +125,19 @@ def parse_slots() -> ParseSlots:
 
 def parse_file(filename: str, data: bytes, *, timeout_s: float | None = None, memory_mb: int = DEFAULT_MEMORY_MB,
                tenant: str = "", on_wait: Callable[[str], None] | None = None) -> ParsedDocument:
-    """`parse_bytes(filename, data)` in a child process, stopped after `timeout_s` seconds (default: by size,
-    see `default_timeout`) or when it needs more than `memory_mb` MB. Raises DocumentRefused (with the filename)
-    for a refused file, a timeout, too much memory or a crash. The file waits for one of this process's parse
-    slots in `tenant`'s queue (ParseSlots); `on_wait` hears when it waits and when it starts."""
+    """`parse_bytes(filename, data)` in a child process, stopped after `timeout_s` seconds (default: by size from
+    R42_PARSE_TIMEOUT, see `default_timeout`) or when it needs more than `memory_mb` MB. Raises DocumentRefused
+    (with the filename) for a refused file, a timeout, too much memory or a crash. The file waits for one of this
+    process's parse slots in `tenant`'s queue (ParseSlots); `on_wait` hears when it waits and when it starts."""
     if len(data) > MAX_FILE_BYTES:  # not worth a process: the parser would refuse it at once
         raise DocumentRefused("too_large", f"{len(data)} bytes", filename=filename,
                               size=round(len(data) / (1024 * 1024), 1), maximum=MAX_FILE_BYTES // (1024 * 1024))
-    timeout = default_timeout(len(data)) if timeout_s is None else max(0.01, float(timeout_s))
+    if timeout_s is None:
+        from r42_app.settings import load_settings
+
+        timeout = default_timeout(len(data), load_settings().parse_timeout)
+    else:
+        timeout = max(0.01, float(timeout_s))
     header = json.dumps({"filename": filename, "size": len(data)}).encode("utf-8") + b"\n"
     cpu = max(1, int(timeout) + 1)  # CPU seconds: the wall clock is the real limit; this one catches a spin
     args = [sys.executable, "-m", MODULE, "--memory-mb", str(int(memory_mb)), "--cpu-s", str(cpu),
