@@ -164,8 +164,9 @@ test-deps: $(AXE) haproxy
 # so (docs/TESTING.md); E2E_WORKERS=1 runs them in one process. Modules go out in the order tests/conftest.py sorts
 # them: the slow ones first, the ones that stop a served app last. PYTEST_ARGS: one run of just that.
 E2E_WORKERS ?= 2
-# While the unit half runs, the browser workers' frontends are built in the background at the lowest priority, so
-# the browser half's served apps start without building (tests/prebuild.py).
+# While the unit half runs, the browser half's start-ups are made in the background at the lowest priority (the
+# workers' frontends, their first seeded and indexed data, the two-worker app's and the cluster's frontends), so its
+# served apps start without building, seeding or embedding (tests/prebuild.py).
 test: setup test-deps
 ifeq ($(strip $(PYTEST_ARGS)),)
 	@$(BIN)/python -m tests.prebuild start $(E2E_WORKERS)

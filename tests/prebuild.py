@@ -73,7 +73,8 @@ def start(workers: int) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "tests.prebuild", "run"], cwd=ROOT, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     PLAN.write_text(json.dumps({"workers": plan, "pid": proc.pid}))
-    print(f"building the browser tests' frontends in the background ({FOLDER.relative_to(ROOT)}, lowest priority)")
+    print(f"building the browser tests' frontends and first data in the background ({FOLDER.relative_to(ROOT)}, "
+          "lowest priority)")
 
 
 def run() -> None:
