@@ -168,13 +168,8 @@ def copy_data(into: Path, timeout: float = 600) -> bool:
     """Copy the prebuilt data dir (`make_data`) into `into` (an empty data dir), leaving out what belongs to the run
     that made it (its logs, its run folder, its MCP config), once it is made; False when there is none (no plan,
     or making it failed: the served app then seeds and indexes as it always did)."""
-    if not PLAN.exists():
+    if not PLAN.exists() or not _finished(DATA, timeout):
         return False
-    deadline = time.monotonic() + timeout
-    while not (FOLDER / f"{DATA.name}.done").exists():
-        if (FOLDER / f"{DATA.name}.failed").exists() or time.monotonic() > deadline:
-            return False
-        time.sleep(0.5)
     shutil.copytree(DATA, into, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("run", "*.log", "mcp.json", "mcp-*.jsonl"))
     return True
@@ -204,14 +199,20 @@ def wait_for(worker: str, timeout: float = 600) -> tuple[int, Path] | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     folder = Path(plan["folder"])
+    return (int(plan["port"]), folder) if _finished(folder, timeout) else None
+
+
+def _finished(made: Path, timeout: float) -> bool:
+    """Wait for what `run` makes at `made` (a build folder, the data dir): True once its `done` marker is there,
+    False on its `failed` marker or after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if (folder.parent / f"{folder.name}.done").exists():
-            return int(plan["port"]), folder
-        if (folder.parent / f"{folder.name}.failed").exists():
-            return None
+        if (made.parent / f"{made.name}.done").exists():
+            return True
+        if (made.parent / f"{made.name}.failed").exists():
+            return False
         time.sleep(0.5)
-    return None
+    return False
 
 
 if __name__ == "__main__":
