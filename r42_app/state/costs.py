@@ -50,9 +50,8 @@ class CostRow:
 
 
 def _row(line: CostLine, label: str) -> CostRow:
-    u = line.usage
-    tokens = u.input_tokens + u.output_tokens + u.cache_write_tokens + u.cache_read_tokens
-    return CostRow(line.key, label, amount(line.events, 0), amount(tokens, 0), usd(line.cost_usd), amount(line.credits))
+    return CostRow(line.key, label, amount(line.events, 0), amount(line.usage.total, 0), usd(line.cost_usd),
+                   amount(line.credits))
 
 
 class CostsState(AdminPageMixin, rx.State):
@@ -93,14 +92,13 @@ class CostsState(AdminPageMixin, rx.State):
         report, credits = await asyncio.gather(asyncio.to_thread(svc.cost_reports.report, user.tenant, since, until),
                                                asyncio.to_thread(svc.credits.show, user.tenant))
         total = report.total
-        u = total.usage
         self.events = total.events
         self.total_usd = usd(total.cost_usd)
         self.credits_used = amount(total.credits)
         self.unlimited = credits.unlimited
         self.credits_left = msg("credits.unlimited") if credits.unlimited else amount(credits.credits)
         self.out_of_credit = not credits.unlimited and credits.credits < 1
-        self.tokens = amount(u.input_tokens + u.output_tokens + u.cache_write_tokens + u.cache_read_tokens, 0)
+        self.tokens = amount(total.usage.total, 0)
         self.cache_share = f"{round(100 * total.cache_read_share)}%"
         self.per_day = [{"day": short_day(date.fromisoformat(d)),
                          **{k: round(report.by_day[d].get(k, 0.0), 4) for k in CHART_KEYS}} for d in report.days]
