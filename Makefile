@@ -196,9 +196,13 @@ screenshots: setup test-deps
 test-profile: setup
 	$(BIN)/python -m tests.profile $(PROFILE_ARGS)
 
-# py-spy (MIT, a wheel from PyPI) samples the served app for `python -m bench turn-cpu`'s profile.
+# py-spy (MIT, a wheel from PyPI) samples the served app for `python -m bench turn-cpu`'s profile; moto's S3 server
+# (Apache-2.0, from PyPI, in tools/moto, outside the venv) is the S3 bucket `python -m bench replication` replicates to.
 bench: setup
 	@$(BIN)/python -c "import importlib.metadata as m; m.version('py-spy')" 2>/dev/null || $(BIN)/pip install -q py-spy==0.4.3
+	@[ -d tools/moto/moto ] || { echo "installing moto's S3 server into tools/moto"; mkdir -p tools; \
+	  $(BIN)/pip install -q --target tools/moto "moto[s3]==5.2.5" flask-cors==6.0.5 >tools/moto.log 2>&1 \
+	  || { cat tools/moto.log; rm -rf tools/moto; exit 1; }; }
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:

@@ -8,16 +8,25 @@ transaction, written by the cost recorder's own `write_events`); after LOAD_S se
 replicator) are SIGKILLed and the database deleted, as a lost disk would. Then it is brought back: from the
 replica (`r42 restore --from-replica`'s function) or from the backup (uploaded to a fresh PocketBase, as
 `r42 backup restore` does). Recovery point: the acknowledged rows that are gone, and the age at the kill of the
-newest one kept. Recovery time: from the start of the restore until PocketBase answers with the data."""
+newest one kept. Recovery time: from the start of the restore until PocketBase answers with the data.
+
+A third path replicates to an S3 bucket (`s3://bucket/path?endpoint=…`) when moto's S3 server is at hand
+(`make bench` puts the moto wheel, Apache-2.0, in tools/moto; no S3 service on this machine): the same Litestream
+over HTTP to a server on loopback, so its figures show the S3 client's way, not a cloud's latency."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import httpx
 
 from bench.common import free_port
 from r42_app.core.costs import Round, Usage
@@ -33,6 +42,44 @@ LOAD_S = 20.0
 ROWS: dict[str, list[tuple[int, int, float, float]]] = {}
 REFUSED: list[str] = []  # turns whose direct cost write PocketBase refused (they went through the outbox)
 RUNS = 3
+MOTO = Path(__file__).resolve().parents[1] / "tools" / "moto"  # moto's S3 server (make bench installs it)
+
+
+class S3Server:
+    """moto's S3 server on loopback, with one bucket; the AWS settings Litestream reads set in this process."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> S3Server:
+        env = {**os.environ, "PYTHONPATH": str(MOTO)}
+        self.proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.put(f"{self.endpoint}/r42-bench", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        else:
+            raise RuntimeError("moto's S3 server did not answer")
+        os.environ.update({"AWS_ACCESS_KEY_ID": "r42-bench", "AWS_SECRET_ACCESS_KEY": "r42-bench",
+                           "AWS_REGION": "us-east-1"})
+        return self
+
+    def url(self, path: str) -> str:
+        return f"s3://r42-bench/{path}?endpoint={self.endpoint}&forcePathStyle=true"
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+S3: S3Server | None = None
 
 
 def load(pb: PocketBase, tenant_id: str, seconds: float) -> list[tuple[str, float]]:
@@ -68,9 +115,9 @@ def one(kind: str) -> tuple[int, int, float, float]:
         server = PocketBaseServer(pb_dir, free_port()).start()
         pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
         tenant = Tenants(pb).create("bench-rep", "Bench")
-        url = f"file://{base / 'replica'}"
-        replicator = Replicator(pb_dir / "data.db", url, data / "litestream.log").start() if kind == "replica" \
-            else None
+        url = S3.url(base.name) if kind == "s3" and S3 is not None else f"file://{base / 'replica'}"
+        replicator = Replicator(pb_dir / "data.db", url, data / "litestream.log").start() \
+            if kind in ("replica", "s3") else None
         backup = create_backup(pb, base / "backups") if kind == "backup" else None
         made = load(pb, tenant.id, LOAD_S)
         killed = time.time()
@@ -84,7 +131,7 @@ def one(kind: str) -> tuple[int, int, float, float]:
             replicator.proc = None
         shutil.rmtree(pb_dir)  # the disk is gone
         began = time.monotonic()
-        if kind == "replica":
+        if kind in ("replica", "s3"):
             restore(url, pb_dir / "data.db")
             ensure_superuser(pb_dir, data / "superuser.json")
             server.start()
@@ -109,13 +156,24 @@ def one(kind: str) -> tuple[int, int, float, float]:
 
 
 def run() -> str:
+    global S3
+    paths = [("backup", "today: the last `r42 backup create` (taken as the load starts)"),
+             ("replica", "Litestream replica in a folder (`R42_REPLICA_URL=file://…`)")]
+    if (MOTO / "moto").is_dir():
+        paths.append(("s3", "Litestream replica in an S3 bucket (`s3://…?endpoint=`, moto's server on loopback)"))
+    else:
+        print("  (no tools/moto: the S3 path is left out; `make bench` installs it)", file=sys.stderr)
+    with S3Server() if len(paths) == 3 else contextlib.nullcontext() as S3:
+        return _run(paths)
+
+
+def _run(paths: list[tuple[str, str]]) -> str:
     out = [(f"### PocketBase after a lost disk: recovery point and time ({RUNS} runs each, {LOAD_S:.0f} s of writes, "
            "one writer, a question-log row and a cost event per turn)"), "",
            "| path | run | rows written | rows lost | newest row kept: age at the kill | recovery time |",
            "|---|---|---|---|---|---|"]
     medians = {}
-    for kind, label in (("backup", "today: the last `r42 backup create` (taken as the load starts)"),
-                        ("replica", "Litestream replica (`R42_REPLICA_URL`)")):
+    for kind, label in paths:
         rows = ROWS[kind] = [one(kind) for _ in range(RUNS)]
         for n, (written, lost, age, took) in enumerate(rows, start=1):
             out.append(f"| {label} | {n} | {written} | {lost} | {age:.2f} s | {took:.2f} s |")

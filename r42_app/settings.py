@@ -181,7 +181,8 @@ class Settings:
     replica_url: str = field(default="", repr=False, metadata=env(
         "R42_REPLICA_URL", parse=parse_stripped, shown="(off)",
         doc="replicate PocketBase's database as it is written, with Litestream: `file:///path` or `s3://bucket/path` "
-            "(S3 credentials in the usual AWS_* variables); `r42 restore --from-replica` brings it back"))
+            "(S3 credentials in the usual AWS_* variables; another S3-compatible store: "
+            "`?endpoint=https://…&forcePathStyle=true`); `r42 restore --from-replica` brings it back"))
     redis_url: str = field(default="", repr=False, metadata=env(
         "REFLEX_REDIS_URL", "R42_REDIS_URL", shown="(in memory; several workers: an embedded Redis)",
         doc="your Redis for the state several backend workers share, with its password in the URL"))

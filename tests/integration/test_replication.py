@@ -166,3 +166,31 @@ def test_the_doctor_reports_replication(cluster, monkeypatch):
     [off] = [c.as_dict() for c in Doctor(load_settings(), pb, None, None).replication()]  # type: ignore[arg-type]
     assert off["status"] == "WARN" and off["replication"]["state"] == "off"
     assert httpx.get(f"{server.url}/api/health").status_code == 200
+
+
+def test_an_s3_replica_starts_where_aws_ca_bundle_is_set(tmp_path, monkeypatch):
+    """Behind a company's proxy AWS_CA_BUNDLE is often set for every AWS tool; Litestream 0.5 then refuses any S3
+    replica at start ("unable to add custom RootCAs HTTPClient") and R42 never replicated. It is handed to
+    Litestream as SSL_CERT_FILE instead (replication.litestream_env), so the real binary starts replicating to the
+    bucket (here an endpoint nobody answers on: it starts, and retries the upload, as it would through an outage)."""
+    import sqlite3
+
+    db = tmp_path / "data.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("pragma journal_mode=wal")
+        conn.execute("create table t (x)")
+        conn.execute("insert into t values (1)")
+    system = Path("/etc/ssl/certs/ca-certificates.crt")
+    bundle = tmp_path / "company-ca.pem"  # the company's roots (here the system's, where there are any)
+    bundle.write_text(system.read_text() if system.exists() else "")
+    for name, value in (("AWS_CA_BUNDLE", str(bundle)), ("AWS_ACCESS_KEY_ID", "r42-test"),
+                        ("AWS_SECRET_ACCESS_KEY", "r42-test"), ("AWS_REGION", "us-east-1")):
+        monkeypatch.setenv(name, value)
+    url = f"s3://r42-replica/pb?endpoint=http://127.0.0.1:{free_port()}&forcePathStyle=true"
+    replicator = Replicator(db, url, tmp_path / "litestream.log").start(timeout=20)
+    try:
+        time.sleep(1.0)
+        assert replicator.proc is not None and replicator.proc.poll() is None, (tmp_path / "litestream.log").read_text()
+        assert "RootCAs" not in (tmp_path / "litestream.log").read_text()
+    finally:
+        replicator.stop()

@@ -37,12 +37,13 @@ def stop_process(proc: subprocess.Popen | None, timeout: float = 10.0) -> None:
 
 
 def spawn_and_wait(command: list[str], log_file: Path, answers, name: str, where: str, timeout: float,
-                   cwd: Path | None = None, on_spawn=None, stdin_data: bytes | None = None) -> subprocess.Popen:
+                   cwd: Path | None = None, on_spawn=None, stdin_data: bytes | None = None,
+                   env: dict[str, str] | None = None) -> subprocess.Popen:
     """Start a child server (its own session, umask 077, output to `log_file`, mode 0600, stopped by the kernel
     if this process dies: `die_with_parent`) and wait until `answers()`; raise RuntimeError, with the log to look
     at, if it exits or stays silent. `stdin_data` is written to its standard input, which is then closed (a secret
     it reads there is on no command line). `on_spawn(proc)` hears of the process at once, so a stop requested
-    while it starts up can reach it."""
+    while it starts up can reach it. `env`: the child's environment (else this process's)."""
     fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     with os.fdopen(fd, "ab") as log:
         log.write(f"r42: starting {shown(command)}\n".encode())
@@ -50,7 +51,7 @@ def spawn_and_wait(command: list[str], log_file: Path, answers, name: str, where
         try:
             proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd,
                                     stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
-                                    umask=PRIVATE_UMASK, preexec_fn=die_with_parent())
+                                    umask=PRIVATE_UMASK, preexec_fn=die_with_parent(), env=env)
         except OSError as exc:
             raise RuntimeError(f"{name} could not be started: {exc.strerror} ({command[0]})") from None
     close_to_others(log_file)

@@ -58,6 +58,19 @@ def check_url(url: str) -> str:
     raise ReplicationError(f"R42_REPLICA_URL must be file:///absolute/path or s3://bucket/path, got {value[:80]!r}")
 
 
+def litestream_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Litestream's environment: this process's, but with `AWS_CA_BUNDLE` given as `SSL_CERT_FILE`. Litestream 0.5
+    refuses every S3 replica while AWS_CA_BUNDLE is set ("cannot load aws config: unable to add custom RootCAs
+    HTTPClient": its own HTTP client cannot take the AWS SDK's bundle), and behind a company's proxy that variable is
+    often set for every AWS tool. Go reads `SSL_CERT_FILE` as the file of trusted roots (the system's certificate
+    folder is still read), so the bundle is trusted all the same."""
+    env = dict(os.environ if environ is None else environ)
+    bundle = env.pop("AWS_CA_BUNDLE", "")
+    if bundle:
+        env["SSL_CERT_FILE"] = bundle
+    return env
+
+
 def redacted(url: str) -> str:
     """The URL without credentials, for logs and `r42 doctor`."""
     parts = urlsplit(url)
@@ -96,7 +109,7 @@ class Replicator:
             folder.mkdir(parents=True, exist_ok=True)
         command = [str(litestream_binary()), "replicate", "-log-level", "info", str(self.db), self.url]
         self.proc = spawn_and_wait(command, self.log_file, self._started, self.name, f"to {redacted(self.url)}",
-                                   timeout, cwd=self.db.parent, on_spawn=on_spawn)
+                                   timeout, cwd=self.db.parent, on_spawn=on_spawn, env=litestream_env())
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -188,7 +201,7 @@ def restore(url: str, db: Path, at: str = "", timeout: float = 600.0) -> dict:
     if at:
         command += ["-timestamp", parse_at(at)]
     began = time.monotonic()
-    done = subprocess.run([*command, url], capture_output=True, text=True, timeout=timeout, env=os.environ.copy())
+    done = subprocess.run([*command, url], capture_output=True, text=True, timeout=timeout, env=litestream_env())
     if done.returncode != 0 or not staging.exists():
         staging.unlink(missing_ok=True)
         said = (done.stderr or done.stdout).strip().splitlines()
