@@ -21,18 +21,26 @@ Approaches (the same Retriever, the same e5 vectors, hybrid mode, top 5 as a tur
 - fused by leaning (shipped): core/conversation.py reads how much the question leans on the conversation, and
   fuses by that (`Understood.weight`; a question that stands on its own is searched alone);
 - standalone rewrite: the hand-written rewrite, alone (the ceiling an offline method aims at).
+
+Variants measured and not kept (off unless asked for): R42_BENCH_GRAPH (the earlier topic's neighbours in the graph),
+R42_BENCH_ADAPT (towards the context as far as the question's words are unknown to the KB), R42_BENCH_ANSWER=1 (the
+offline answer R42 gave to the question before, in the context). R42_BENCH_SETS: only these sets; R42_BENCH_NO_CPU:
+no CPU table.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from bench.common import pocketbase
+from r42_app.core.chat import offline_answer
 from r42_app.core.conversation import Understood
 from r42_app.core.metrics import ndcg_at_k
 from r42_app.services.adapters.embeddings import make_embedder
@@ -69,6 +77,20 @@ def mean(values: list[float]) -> float:
 
 ADAPT_VARIANTS = [float(b) for b in os.environ.get("R42_BENCH_ADAPT", "").split(",") if b]
 GRAPH_VARIANTS = [float(b) for b in os.environ.get("R42_BENCH_GRAPH", "").split(",") if b]
+ANSWER_VARIANT = bool(os.environ.get("R42_BENCH_ANSWER"))  # the earlier turn's offline answer in the context
+REF = re.compile(r"\[ref:\d+\]")
+
+
+def earlier_answer(retriever: Retriever, tenant, questions: list[str]) -> str:
+    """The offline answer R42 gave to the last of `questions` (as a turn without a model writes it), chips out."""
+    grounding = retriever.ground(tenant, questions, "hybrid", TOP)
+    index = retriever.index(tenant)
+    snippets = grounding.result.snippets(index)
+    texts = {s.slug: f"{t.description}\n\n{s.text}" for s in snippets
+             if (t := index.topics[index.by_slug[s.slug]] if s.slug in index.by_slug else None) is not None}
+    answer = offline_answer(grounding.understood.grounding, snippets, texts=texts,
+                            grounded=grounding.result.relevance.grounded, near=grounding.result.relevance.near)
+    return REF.sub("", answer).strip()
 
 
 def approaches(retriever: Retriever):
@@ -100,12 +122,20 @@ def approaches(retriever: Retriever):
             return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP, adapt=by))
         return rank
 
+    def with_answer(tenant, row):  # the earlier questions and the answer to the last of them, as the context
+        understood = retriever.understand(tenant, [*row["turns"], row["question"]])
+        if understood.fuses:
+            understood = replace(understood, context=(*understood.context,
+                                                      earlier_answer(retriever, tenant, row["turns"])))
+        return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP))
+
     def standalone(tenant, row):
         return slugs(retriever.kb_search(tenant, row["standalone"], "hybrid", TOP))
 
     return [("alone (before)", alone), ("joined, always", forced(1.0)), ("fused 0.5, always", forced(0.5)),
             ("fused by leaning (shipped)", shipped), *((f"… + graph {b}", graph(b)) for b in GRAPH_VARIANTS),
             *((f"… + unknown words {a}", adapted(a)) for a in ADAPT_VARIANTS),
+            *([("… + the earlier answer", with_answer)] if ANSWER_VARIANT else []),
             ("standalone rewrite (by hand)", standalone)]
 
 
