@@ -229,10 +229,23 @@ function deleteRelationsOf(app, record) {
   for (const row of rows) app.delete(row);
 }
 
+// A transaction that reads and then writes, with the write lock taken first. Litestream (R42_REPLICA_URL)
+// checkpoints PocketBase's WAL now and then, holding the write lock while it waits for readers to finish; a
+// transaction that has read holds a reader's snapshot while it waits for that same lock, so each waited for the
+// other until a timeout, and SQLite then refused the write ("database is locked (517)": the snapshot had gone
+// stale), after ~7 s: 3 cost writes in 2,645 turns (docs/BENCHMARKS.md). Taking the lock first (a write that
+// changes nothing) waits without a snapshot, as BEGIN IMMEDIATE would.
+function writeTransaction(app, fn) {
+  app.runInTransaction((tx) => {
+    tx.nonconcurrentDB().newQuery("UPDATE _params SET id = id WHERE 0").execute();
+    fn(tx);
+  });
+}
+
 // Runs `write` (the rest of the hook chain) and `after` in one transaction, joining the caller's if there
 // is one (a batch request). A plain REST write is not in a transaction by itself.
 function inTransaction(e, after) {
-  e.app.runInTransaction((txApp) => {
+  writeTransaction(e.app, (txApp) => {
     e.app = txApp; // the INSERT/UPDATE/DELETE further down the chain uses the transaction
     after.before && after.before(txApp);
     e.next();
@@ -421,7 +434,7 @@ function claimOutbox(e) {
     const payload = parseJSONField(row, "payload");
     return payload && payload.topic ? `${payload.tenant}/${payload.topic}` : "";
   };
-  e.app.runInTransaction((txApp) => {
+  writeTransaction(e.app, (txApp) => {
     const busy = new Set();
     const held = txApp.findRecordsByFilter("outbox", `(status = "pending" || status = "failed") && (${typeFilter})`
       + " && lease_until > {:now} && claimed_by != {:worker}", "", CLAIM_MAX_HELD, 0, Object.assign({}, params, { worker }));
@@ -605,7 +618,7 @@ function recordCosts(e) {
   }
   let written = 0;
   let duplicates = 0;
-  e.app.runInTransaction((tx) => {
+  writeTransaction(e.app, (tx) => {
     const eventsCollection = tx.findCollectionByNameOrId("ai_cost_events");
     const dailyCollection = tx.findCollectionByNameOrId("ai_cost_daily");
     const tenants = {};

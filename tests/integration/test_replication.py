@@ -194,3 +194,49 @@ def test_an_s3_replica_starts_where_aws_ca_bundle_is_set(tmp_path, monkeypatch):
         assert "RootCAs" not in (tmp_path / "litestream.log").read_text()
     finally:
         replicator.stop()
+
+
+def test_a_cost_write_waits_for_another_writer_instead_of_failing_on_a_stale_snapshot(tmp_path):
+    """Litestream's checkpoint holds PocketBase's write lock for a moment and writes; a cost write that had already
+    read inside its transaction then found its snapshot stale and was refused ("database is locked (517)", after a
+    ~7 s wait: 3 of 2,645 turns under load). The hook takes the write lock before it reads (r42_rules.js
+    writeTransaction), so it waits and then writes. Here another connection holds the lock for a second and commits."""
+    import sqlite3
+    import threading
+
+    from r42_app.core.costs import Round, Usage
+    from r42_app.services.store.costs import CostRecorder, PriceTable
+
+    data = tmp_path / "data"
+    creds = ensure_superuser(data / "pb_data", data / "superuser.json")
+    server = PocketBaseServer(data / "pb_data", free_port()).start()
+    try:
+        pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
+        tenant = pb.create("tenants", {"slug": "lock-test", "name": "Lock", "credits": 100})
+        recorder = CostRecorder(pb, PriceTable.load())
+        events = recorder.events("f" * 32, tenant["id"], "", "claude-haiku-4-5", [Round(Usage(1200, 80, 0, 1000))])
+        other = sqlite3.connect(data / "pb_data" / "data.db", isolation_level=None, timeout=10)
+        other.execute("begin immediate")  # as Litestream's checkpoint: the write lock held, then a write
+        other.execute("create table if not exists r42_lock_test (x)")
+        other.execute("insert into r42_lock_test values (1)")
+        outcome: dict = {}
+
+        def write() -> None:
+            try:
+                recorder.write_events([e.as_dict() for e in events])
+                outcome["ok"] = True
+            except Exception as exc:  # shown by the assertion below
+                outcome["error"] = exc
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        time.sleep(1.0)
+        other.execute("commit")
+        other.close()
+        writer.join(30)
+        assert outcome.get("ok"), outcome
+        stored = pb.all("ai_cost_events", filter=f'turn_id = "{"f" * 32}"')
+        assert len(stored) == len(events)
+        assert pb.get("tenants", tenant["id"])["credits"] < 100  # debited once, in the same transaction
+    finally:
+        server.stop()
