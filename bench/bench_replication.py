@@ -53,21 +53,27 @@ class S3Server:
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen | None = None
 
+    AWS = {"AWS_ACCESS_KEY_ID": "r42-bench", "AWS_SECRET_ACCESS_KEY": "r42-bench", "AWS_REGION": "us-east-1"}
+
     def __enter__(self) -> S3Server:
         env = {**os.environ, "PYTHONPATH": str(MOTO)}
+        log = open(MOTO.parent / "moto-server.log", "ab")  # noqa: SIM115 (the server's, for as long as it runs)
         self.proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
-                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     env=env, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
                 if httpx.put(f"{self.endpoint}/r42-bench", timeout=1).status_code == 200:
                     break
             except httpx.HTTPError:
-                time.sleep(0.2)
+                pass
+            time.sleep(0.2)
         else:
-            raise RuntimeError("moto's S3 server did not answer")
-        os.environ.update({"AWS_ACCESS_KEY_ID": "r42-bench", "AWS_SECRET_ACCESS_KEY": "r42-bench",
-                           "AWS_REGION": "us-east-1"})
+            self.__exit__()
+            raise RuntimeError(f"moto's S3 server did not answer (see {MOTO.parent / 'moto-server.log'})")
+        self.saved = {name: os.environ.get(name) for name in self.AWS}
+        os.environ.update(self.AWS)
         return self
 
     def url(self, path: str) -> str:
@@ -77,6 +83,11 @@ class S3Server:
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait(10)
+        for name, value in getattr(self, "saved", {}).items():  # the caller's own AWS settings back
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 S3: S3Server | None = None

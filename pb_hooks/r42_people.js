@@ -65,7 +65,7 @@ function invitePeople(e) {
       links.length > 1000) {
     throw new BadRequestError("Need people: a list of 1 to 1000 {id, email, name, role, tenant}.");
   }
-  e.app.runInTransaction((tx) => {
+  require(`${__hooks}/r42_rules.js`).writeTransaction(e.app, (tx) => {
     const users = tx.findCollectionByNameOrId("users");
     const secret = unknownSecret(users);
     for (const person of people) {

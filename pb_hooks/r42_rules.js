@@ -230,12 +230,16 @@ function deleteRelationsOf(app, record) {
 }
 
 // A transaction that reads and then writes, with the write lock taken first. Litestream (R42_REPLICA_URL)
-// checkpoints PocketBase's WAL now and then, holding the write lock while it waits for readers to finish; a
-// transaction that has read holds a reader's snapshot while it waits for that same lock, so each waited for the
-// other until a timeout, and SQLite then refused the write ("database is locked (517)": the snapshot had gone
-// stale), after ~7 s: 3 cost writes in 2,645 turns (docs/BENCHMARKS.md). Taking the lock first (a write that
-// changes nothing) waits without a snapshot, as BEGIN IMMEDIATE would.
+// writes and checkpoints PocketBase's WAL now and then; a transaction that had read kept its snapshot while it
+// waited for the write lock, and when it got it after such a write the snapshot was stale: SQLite refused the write
+// ("database is locked (517)") once PocketBase's own retries (~7 s) ran out: 3 cost writes in 2,645 turns
+// (docs/BENCHMARKS.md). Taking the lock first (a write that changes nothing) waits without a snapshot, as BEGIN
+// IMMEDIATE would. Inside a transaction already begun (a batch request) it has read already, so it just runs.
 function writeTransaction(app, fn) {
+  if (app.isTransactional()) {
+    fn(app);
+    return;
+  }
   app.runInTransaction((tx) => {
     tx.nonconcurrentDB().newQuery("UPDATE _params SET id = id WHERE 0").execute();
     fn(tx);
@@ -780,6 +784,7 @@ function compact(e) {
 }
 
 module.exports = {
+  writeTransaction,
   recordCosts,
   tokenChecks,
   turnGuard,

@@ -196,6 +196,22 @@ def test_an_s3_replica_starts_where_aws_ca_bundle_is_set(tmp_path, monkeypatch):
         replicator.stop()
 
 
+def test_litestream_keeps_an_operators_own_certificate_file_beside_the_aws_bundle(tmp_path):
+    """Where both are set, Litestream's SSL_CERT_FILE holds the operator's certificates and the AWS bundle's."""
+    from r42_app.services.runtime.replication import litestream_env
+
+    own, bundle = tmp_path / "own.pem", tmp_path / "aws.pem"
+    own.write_text("-----BEGIN CERTIFICATE-----\nOWN\n-----END CERTIFICATE-----\n")
+    bundle.write_text("-----BEGIN CERTIFICATE-----\nAWS\n-----END CERTIFICATE-----\n")
+    env = litestream_env({"AWS_CA_BUNDLE": str(bundle), "SSL_CERT_FILE": str(own), "PATH": "/bin"})
+    assert "AWS_CA_BUNDLE" not in env and env["PATH"] == "/bin"
+    merged = Path(env["SSL_CERT_FILE"]).read_text()
+    assert "OWN" in merged and "AWS" in merged
+    alone = litestream_env({"AWS_CA_BUNDLE": str(bundle)})
+    assert alone["SSL_CERT_FILE"] == str(bundle)
+    assert "SSL_CERT_FILE" not in litestream_env({"PATH": "/bin"})
+
+
 def test_a_cost_write_waits_for_another_writer_instead_of_failing_on_a_stale_snapshot(tmp_path):
     """Litestream's checkpoint holds PocketBase's write lock for a moment and writes; a cost write that had already
     read inside its transaction then found its snapshot stale and was refused ("database is locked (517)", after a

@@ -13,12 +13,14 @@ supervises it like its other children, and `r42 doctor` reports it (`replication
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -62,12 +64,28 @@ def litestream_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     """Litestream's environment: this process's, but with `AWS_CA_BUNDLE` given as `SSL_CERT_FILE`. Litestream 0.5
     refuses every S3 replica while AWS_CA_BUNDLE is set ("cannot load aws config: unable to add custom RootCAs
     HTTPClient": its own HTTP client cannot take the AWS SDK's bundle), and behind a company's proxy that variable is
-    often set for every AWS tool. Go reads `SSL_CERT_FILE` as the file of trusted roots (the system's certificate
-    folder is still read), so the bundle is trusted all the same."""
+    often set for every AWS tool. On Linux, Go reads `SSL_CERT_FILE` as the file of trusted roots (the system's
+    certificate folder is still read unless SSL_CERT_DIR says otherwise), so the bundle is trusted all the same.
+    An SSL_CERT_FILE of the operator's own is kept: both files' certificates go into one file beside the bundle's
+    copy in the temp folder. Paths are made absolute (Litestream runs in the database's folder)."""
     env = dict(os.environ if environ is None else environ)
     bundle = env.pop("AWS_CA_BUNDLE", "")
-    if bundle:
-        env["SSL_CERT_FILE"] = bundle
+    if not bundle:
+        return env
+    bundle = os.path.abspath(bundle)
+    own = env.get("SSL_CERT_FILE", "")
+    if own and os.path.abspath(own) != bundle:
+        try:
+            merged = Path(own).read_bytes().rstrip() + b"\n" + Path(bundle).read_bytes()
+        except OSError:
+            return {**env, "SSL_CERT_FILE": bundle}
+        path = Path(tempfile.gettempdir()) / f"r42-litestream-ca-{hashlib.sha256(merged).hexdigest()[:16]}.pem"
+        if not path.exists():
+            staging = path.with_suffix(f".{os.getpid()}.tmp")
+            staging.write_bytes(merged)
+            staging.replace(path)
+        bundle = str(path)
+    env["SSL_CERT_FILE"] = bundle
     return env
 
 
