@@ -31,7 +31,7 @@ import httpx
 from bench.common import free_port
 from r42_app.core.costs import Round, Usage
 from r42_app.core.questions import QuestionEntry
-from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
+from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser, spawn_and_wait
 from r42_app.services.runtime.replication import Replicator, restore
 from r42_app.services.store.backup import create_backup, restore_backup
 from r42_app.services.store.costs import OUTBOX_COST, CostRecorder, PriceTable
@@ -56,22 +56,17 @@ class S3Server:
     AWS = {"AWS_ACCESS_KEY_ID": "r42-bench", "AWS_SECRET_ACCESS_KEY": "r42-bench", "AWS_REGION": "us-east-1"}
 
     def __enter__(self) -> S3Server:
-        env = {**os.environ, "PYTHONPATH": str(MOTO)}
-        log = open(MOTO.parent / "moto-server.log", "ab")  # noqa: SIM115 (the server's, for as long as it runs)
-        self.proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
-                                     env=env, stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        def answers() -> bool:
             try:
-                if httpx.put(f"{self.endpoint}/r42-bench", timeout=1).status_code == 200:
-                    break
+                return httpx.get(self.endpoint, timeout=1).status_code == 200
             except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        else:
-            self.__exit__()
-            raise RuntimeError(f"moto's S3 server did not answer (see {MOTO.parent / 'moto-server.log'})")
+                return False
+
+        # started and awaited as R42 starts its own children (its log, and gone with this process)
+        self.proc = spawn_and_wait([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+                                   MOTO.parent / "moto-server.log", answers, "moto's S3 server", self.endpoint, 30,
+                                   env={**os.environ, "PYTHONPATH": str(MOTO)})
+        httpx.put(f"{self.endpoint}/r42-bench", timeout=5).raise_for_status()
         self.saved = {name: os.environ.get(name) for name in self.AWS}
         os.environ.update(self.AWS)
         return self
