@@ -37,6 +37,7 @@ BENCHMARKS = {
     "hostile": "bench_hostile",
     "people": "bench_people",
     "conversation": "bench_conversation",
+    "rewrite": "bench_rewrite",
     "gap-signal": "bench_gap_signal",
     "replication": "bench_replication",
     "vector-engine": "bench_vector_engine",

@@ -30,12 +30,14 @@ no CPU table.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -168,8 +170,10 @@ def p95(values: list[float]) -> float:
     return sorted(values)[max(0, int(round(0.95 * len(values))) - 1)]
 
 
-def run() -> str:
-    out = []
+@contextlib.contextmanager
+def seeded_retriever() -> Iterator[tuple[Retriever, KBStore, dict]]:
+    """A fresh PocketBase with the two seed KBs (demo, acme), indexed with e5 in a Chroma of its own, and a warm
+    Retriever over them: (retriever, kb, {slug: tenant})."""
     with pocketbase() as (pb, _), tempfile.TemporaryDirectory() as chroma_dir:
         kb = KBStore(pb)
         for slug in ("demo", "acme"):
@@ -182,9 +186,15 @@ def run() -> str:
         indexer.drain()
         retriever = Retriever(kb, vectors, embedder)
         tenants = {slug: kb.require_tenant(slug) for slug in ("demo", "acme")}
-        ranks = approaches(retriever)
         for slug in tenants:  # warm: index, vectors, the model
             retriever.kb_search(tenants[slug], "pensioen", "hybrid", TOP)
+        yield retriever, kb, tenants
+
+
+def run() -> str:
+    out = []
+    with seeded_retriever() as (retriever, _kb, tenants):
+        ranks = approaches(retriever)
         out += ["### Follow-up questions and topic switches: a turn's sources (hybrid, top 5)", "",
                 "Each cell: hit@3 (a relevant topic among the first 3 sources) / nDCG@5 (the set's graded labels). "
                 "The standalone rewrite is the same question rewritten by hand to stand on its own.", ""]

@@ -21,6 +21,7 @@ from r42_app.settings import Settings, load_settings
 if TYPE_CHECKING:
     from r42_app.chat.external_runtime import ExternalRuntime
     from r42_app.chat.gap_draft import DraftDeps
+    from r42_app.chat.rewrite import QuestionRewriter
     from r42_app.chat.tools import ToolRegistry
     from r42_app.chat.turn import ChatDeps
     from r42_app.services.adapters.embeddings import Embedder
@@ -481,8 +482,25 @@ class Services:
                             limiter=self.rate_limiter, tools=self.tools, suggestions=self.suggestions,
                             costs=None if llm is None else self.cost_recorder, upgrade_url=self.settings.upgrade_url,
                             external=self.external, rag_snippets=self.settings.rag_snippets_enabled,
-                            questions=self.questions)
+                            questions=self.questions, rewriter=self.rewriter)
         return self._once("chat", build)
+
+    @property
+    def rewriter(self) -> QuestionRewriter | None:
+        """The fast tier's rewrite of follow-up questions (R42_QUESTION_REWRITE=true, with a model), else None. Its
+        model has a client of its own, which does not retry (its time is short)."""
+        def build() -> QuestionRewriter | None:
+            from r42_app.chat.rewrite import QuestionRewriter
+            from r42_app.services.adapters.llm import AnthropicLLM
+
+            cfg = self.settings
+            if self.llm is None or not cfg.question_rewrite:
+                return None
+            llm = self._once("rewrite_llm", lambda: AnthropicLLM(  # no retry: a second try would not fit the time
+                cfg.anthropic_api_key, cfg.question_rewrite_model, base_url=cfg.anthropic_base_url,
+                timeout=cfg.question_rewrite_timeout, max_retries=0))
+            return QuestionRewriter(llm, self.cost_recorder, cfg.question_rewrite_timeout)
+        return self._once("rewriter", build)
 
     # -- life -------------------------------------------------------------------------------
 
@@ -492,9 +510,10 @@ class Services:
         chat = self._built.get("chat")
         if chat is not None and chat.costs is not None:
             await chat.costs.flush()
-        llm = self._built.get("llm")
-        if llm is not None and hasattr(llm, "aclose"):
-            await llm.aclose()
+        for name in ("llm", "rewrite_llm"):
+            llm = self._built.get(name)
+            if llm is not None and hasattr(llm, "aclose"):
+                await llm.aclose()
 
     async def aclose(self) -> None:
         """Close what holds connections, in the caller's event loop (the Anthropic client's pool is async)."""

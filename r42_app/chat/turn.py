@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from r42_app.chat import events
 from r42_app.chat.coalesce import coalesce_text
 from r42_app.chat.external_runtime import ExternalRuntime
+from r42_app.chat.rewrite import QuestionRewriter
 from r42_app.chat.tools import ToolRegistry, TurnContext, builtin_registry
 from r42_app.core.capabilities import DEFAULT_CAPABILITIES, QA_HELP
 from r42_app.core.chat import (
@@ -116,6 +117,7 @@ class ChatDeps:
     external: ExternalRuntime | None = None  # audit, rate limit and confirmations of external (MCP) tool calls
     rag_snippets: bool = True  # False: R42_RAG_SNIPPETS_ENABLED=false, no search snippets in the model's prompt
     questions: QuestionSink | None = None  # each turn's question, pseudonymous (None: not logged)
+    rewriter: QuestionRewriter | None = None  # R42_QUESTION_REWRITE: the fast tier rewrites follow-ups first
 
 
 class _OneAtATime:
@@ -294,8 +296,9 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     assert user is not None
     set_language(user.language)  # the offline answer's sentences, the refusals and notices: in the person's language
     kept, dropped = trim_history(messages)
-    permit, grounded = await ground_turn(user, user_questions(messages), mode, deps, permit, token)
     turn_id = uuid.uuid4().hex
+    permit, grounded = await ground_turn(user, user_questions(messages), mode, deps, permit, token,
+                                         rewrite=[(m.role, m.content) for m in kept], turn_id=turn_id)
     if grounded.snippets and (deps.rag_snippets or deps.llm is None):  # what [ref:N] will point at, before any text
         yield events.Sources(tuple(events.Source(s.ref, s.slug, s.label, s.anchor, s.url) for s in grounded.snippets))
     tally = Tally()
@@ -316,13 +319,21 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
 
 
 async def ground_turn(user: SignedInUser, questions: list[str], mode: str, deps: ChatDeps,
-                      permit: TurnPermit | None, token: str) -> tuple[TurnPermit, Grounded]:
+                      permit: TurnPermit | None, token: str, rewrite: list[tuple[str, str]] | None = None,
+                      turn_id: str = "") -> tuple[TurnPermit, Grounded]:
     """The guard (unless the caller passed its permit) and the grounding, side by side: a refusal wins over a
-    grounding failure. One user's turns are grounded one at a time (see _OneAtATime)."""
+    grounding failure. One user's turns are grounded one at a time (see _OneAtATime). With `deps.rewriter` and
+    a question that has earlier ones, the guard comes first, then the model's rewrite of the question (`rewrite`:
+    the conversation as (role, text), chat/rewrite.py), then the grounding on it."""
     tenant = user.tenant
+    rewritten = ""
+    if deps.rewriter is not None and rewrite and len(questions) > 1:
+        if permit is None:  # the model reads nothing of a turn the guard refuses (a quiz, no credit, no capability)
+            permit = await check_turn(user, deps, token=token)
+        rewritten = await deps.rewriter.standalone(rewrite, turn_id, user.tenant_id, user.id)
 
     def search() -> tuple[Grounding, TenantIndex]:  # one thread hop, not three
-        return deps.retriever.ground(tenant, questions, mode, 5), deps.retriever.index(tenant)
+        return deps.retriever.ground(tenant, questions, mode, 5, rewritten=rewritten), deps.retriever.index(tenant)
 
     async def ground() -> tuple[Grounding, TenantIndex]:
         async with _GROUNDING.hold(user.id):
@@ -463,7 +474,7 @@ def _log_question(deps: ChatDeps, permit: TurnPermit, grounded: Grounded, channe
     entry = QuestionEntry(user.tenant_id, deps.questions.user_key(user.tenant_id, user.id), understood.question,
                           channel, mode, result.mode_used, result.hits[0].score if result.hits else 0.0,
                           result.relevance.semantic, tuple(s.slug for s in grounded.snippets), tuple(cited),
-                          grounded.relevant, deps.llm is None, turn_id, understood.text if understood.leans else "")
+                          grounded.relevant, deps.llm is None, turn_id, understood.reread)
     try:
         deps.questions.queue(entry)
     except ValueError as exc:  # a row the log cannot take never fails the answer it describes

@@ -26,6 +26,7 @@ DATA_WRITE = "data_write"
 EXTERNAL_TOOLS = "external_tools"
 CAPABILITIES = (QA_HELP, KB_SEARCH, DATA_WRITE, EXTERNAL_TOOLS)
 CHAT_GENERAL = "chat_general"  # cost accounting only: a model round without tool calls; never granted
+QUESTION_REWRITE = "question_rewrite"  # cost accounting only: the model's standalone rewrite of a follow-up question
 DEFAULT_CAPABILITIES = frozenset({QA_HELP, KB_SEARCH, DATA_WRITE})  # new tenants; external tools stay off
 
 INHERIT, GRANT, DENY = "inherit", "grant", "deny"

@@ -2,7 +2,8 @@
 
 Every model round reports its usage (input, output, cache write, cache read tokens). A round whose
 response called tools is apportioned across the capabilities of those tools, split by the number
-of calls per capability; a round without tool calls goes to the pseudo-capability `chat_general`.
+of calls per capability; a round without tool calls goes to the pseudo-capability `chat_general`, and a call made
+for one purpose is accounted to it (`Round.accounted`: `question_rewrite`, the rewrite of a follow-up question).
 A turn emits one cost event per capability it used, summed over its rounds. Tokens are split as
 whole numbers with the largest-remainder rule, so a turn's events add up to exactly what the model
 reported.
@@ -18,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from r42_app.core.capabilities import CHAT_GENERAL, capability_from_tool_name
+from r42_app.core.capabilities import CAPABILITIES, CHAT_GENERAL, capability_from_tool_name
 from r42_app.core.errors import UserError
 from r42_app.core.messages import msg
 
@@ -59,10 +60,13 @@ class Round:
 
     usage: Usage
     tool_names: tuple[str, ...] = ()
+    accounted: str = ""  # a call made for one purpose: all of it goes to this pseudo-capability (question_rewrite)
 
     @property
     def capabilities(self) -> tuple[str, ...]:
         """One entry per tool call; a round without calls (or a call of an unknown tool) is chat_general."""
+        if self.accounted:
+            return (self.accounted,)
         if not self.tool_names:
             return (CHAT_GENERAL,)
         return tuple(capability_from_tool_name(n) or CHAT_GENERAL for n in self.tool_names)
@@ -161,7 +165,7 @@ def cost_events(turn_id: str, tenant_id: str, user_id: str, model: str, rounds: 
             continue
         usd = round(price.cost(usage), 9)
         out.append(AICostEvent(event_id(turn_id, capability), tenant_id, user_id, turn_id,
-                               CHAT_STREAM if capability == CHAT_GENERAL else TOOL_CALL, f"chatbot:{capability}",
+                               TOOL_CALL if capability in CAPABILITIES else CHAT_STREAM, f"chatbot:{capability}",
                                model, usage, usd, credits_for(usd)))
     return out
 

@@ -8,7 +8,8 @@ from r42_app.components.shell import page_frame
 from r42_app.state.costs import CHART_KEYS, CHART_LABELS, CostRow
 from r42_app.state.costs import CostsState as S
 
-CHART_COLORS = {"chat_general": "#3e63dd", "kb_search": "#0090ff", "data_write": "#46a758", "external_tools": "#f76b15"}
+CHART_COLORS = {"chat_general": "#3e63dd", "kb_search": "#0090ff", "data_write": "#46a758", "external_tools": "#f76b15",
+                "question_rewrite": "#8e4ec6"}
 
 
 def stat(label: rx.Var[str], value, note: rx.Component, id: str) -> rx.Component:

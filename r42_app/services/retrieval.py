@@ -670,6 +670,8 @@ class Retriever:
         side that weighs most, but from the question alone when its own words are not the KB's (`_carries`). A
         question that stands on its own is one plain kb_search. `weight` (the share of the
         search in context) is the understood question's own unless given (the benchmark's fixed alternatives)."""
+        if understood.rewritten:  # the model's standalone rewrite (chat/rewrite.py) is searched as a first question
+            return self.kb_search(tenant, understood.rewritten, mode, top_k)
         if not understood.fuses:
             return self.kb_search(tenant, understood.question, mode, top_k)
         top_k = max(1, min(int(top_k), MAX_TOP_K))
@@ -702,10 +704,14 @@ class Retriever:
             out.hits.append(SearchHit(h.slug, h.label, h.type, score, h.text, h.anchor, h.passages))
         return out
 
-    def ground(self, tenant: Tenant, questions: list[str], mode: str = "hybrid", top_k: int = 5) -> Grounding:
+    def ground(self, tenant: Tenant, questions: list[str], mode: str = "hybrid", top_k: int = 5,
+               rewritten: str = "") -> Grounding:
         """A turn's grounding, for the chat (window and API) and `r42 search|context --history` alike: the last of
-        the user's `questions` (oldest first) understood in its conversation, the KB context for it, its sources."""
+        the user's `questions` (oldest first) understood in its conversation, the KB context for it, its sources.
+        `rewritten`: the model's standalone rewrite of the last question (chat/rewrite.py), which is then searched."""
         understood = self.understand(tenant, questions, mode)
+        if rewritten:
+            understood = replace(understood, rewritten=rewritten)
         return Grounding(understood, self.build_kb_context(tenant, understood.grounding),
                          self.search_in_conversation(tenant, understood, mode, top_k))
 

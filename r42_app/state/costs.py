@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime
 import reflex as rx
 
 from r42_app.container import services
-from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, CHAT_GENERAL, QA_HELP
+from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_LABELS, CHAT_GENERAL, QA_HELP, QUESTION_REWRITE
 from r42_app.core.costs import USD_PER_CREDIT, CostLine
 from r42_app.core.dates import day_text, parse_day, short_day
 from r42_app.core.messages import N_, amount, current_language, msg, word
@@ -22,8 +22,8 @@ from r42_app.state.admin_page import AdminPageMixin
 log = logging.getLogger(__name__)
 
 # the stacks of the per-day chart: what costs are apportioned to (qa_help has no tools of its own)
-CHART_KEYS = (CHAT_GENERAL, *(c for c in CAPABILITIES if c != QA_HELP))
-CHART_LABELS = {CHAT_GENERAL: N_("Antwoorden"), **CAPABILITY_LABELS}
+CHART_KEYS = (CHAT_GENERAL, *(c for c in CAPABILITIES if c != QA_HELP), QUESTION_REWRITE)
+CHART_LABELS = {CHAT_GENERAL: N_("Antwoorden"), **CAPABILITY_LABELS, QUESTION_REWRITE: N_("Vervolgvragen begrijpen")}
 
 
 def typed_amount(text: str) -> float:

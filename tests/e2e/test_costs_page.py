@@ -81,3 +81,25 @@ def test_the_cost_page_shows_what_the_chats_cost(served_app, page, claude):
     admin.click("#cost-apply")
     expect(admin.get_by_role("alert")).to_be_visible()
     expect(admin.locator("#cost-totals")).to_contain_text(f"{len(events)} kostenregels")
+
+
+def test_the_rewrite_of_follow_up_questions_has_its_own_line(served_app, page):
+    """R42_QUESTION_REWRITE's calls are paid as `chatbot:question_rewrite`: the costs page names them (its table,
+    the chart's legend) instead of showing the raw key."""
+    import uuid
+
+    from r42_app.core.costs import Round, Usage
+    from r42_app.services.store.costs import CostRecorder, PriceTable
+
+    pb = served_app.superuser()
+    demo = pb.first("tenants", 'slug = "demo"')
+    learner = pb.first("users", 'email = "learner@example.com"')
+    recorder = CostRecorder(pb, PriceTable.load())
+    events = recorder.events(f"rewrite-{uuid.uuid4().hex}", demo["id"], learner["id"], "claude-haiku-4-5",
+                             [Round(Usage(300, 20), accounted="question_rewrite")])
+    assert recorder.write_events([e.as_dict() for e in events])["written"] == 1
+    sign_in(page, served_app, "admin@example.com", path="/admin/costs")
+    table = page.locator("#cost-capability-table")
+    expect(table).to_contain_text("Vervolgvragen begrijpen")
+    expect(table).not_to_contain_text("question_rewrite")
+    expect(page.locator("#cost-per-day .recharts-legend-wrapper")).to_contain_text("Vervolgvragen begrijpen")

@@ -99,3 +99,106 @@ async def test_offline_a_follow_up_about_something_the_kb_does_not_know_is_not_g
     await services().questions.flush()
     [row] = services().admin_pb.all("question_log", filter=f'turn_id = "{events[-1]["turn_id"]}"')
     assert row["grounded"] is False and row["understood"].endswith("En hoe bak ik een appeltaart?")
+
+
+# -- the model's rewrite (R42_QUESTION_REWRITE=true; chat/rewrite.py) -------------------------------------------
+
+PARTNER = [{"role": "user", "content": "Wat is partnerpensioen?"},
+           {"role": "assistant", "content": "Partnerpensioen is een uitkering voor de partner na overlijden [ref:1]."}]
+CHILDREN = "En voor de kinderen?"
+REWRITTEN = "Welk pensioen krijgen de kinderen als een deelnemer overlijdt?"
+
+
+@pytest.fixture
+async def rewriting(api_env, monkeypatch):
+    monkeypatch.setenv("R42_QUESTION_REWRITE", "true")
+    monkeypatch.setenv("R42_QUESTION_REWRITE_MODEL", "claude-test-fast")
+    await rebuild_services()
+    return api_env
+
+
+def rewrite_requests(fake):
+    return [r["body"] for r in fake.requests if r["body"]["max_tokens"] <= 120]
+
+
+async def test_with_the_rewrite_on_a_follow_up_is_grounded_on_the_models_standalone_question(rewriting, learner,
+                                                                                             admin_pb):
+    from r42_app.container import services
+
+    rewriting.reply_text(REWRITTEN, usage={"input_tokens": 180, "output_tokens": 14})
+    rewriting.reply_text("Kinderen krijgen wezenpensioen [ref:1].")
+    events = await chat(learner.token, [*PARTNER, {"role": "user", "content": CHILDREN}])
+    [rewrite, answer] = [r["body"] for r in rewriting.requests]
+    # the fast tier got the conversation (both sides) and the question as typed, and nothing else to do
+    assert rewrite["model"] == "claude-test-fast" and "tools" not in rewrite
+    prompt = rewrite["messages"][0]["content"]
+    assert "Learner: Wat is partnerpensioen?" in prompt and "Assistant: Partnerpensioen is" in prompt
+    assert prompt.index(CHILDREN) > prompt.index("</conversation>")
+    # the turn's sources and the model's KB context are the rewrite's: wezenpensioen first
+    assert sources(events)[0] == "wezenpensioen", sources(events)
+    system = json.dumps(answer["system"], ensure_ascii=False)
+    assert "- wezenpensioen · Wezenpensioen" in system[system.index("KNOWLEDGE BASE CONTEXT"):]
+    assert answer["model"] == "claude-test" and answer["messages"][-1]["content"] == CHILDREN  # as typed
+    # the question log keeps the words typed and the rewrite; the rewrite is paid under its own capability
+    await services().questions.flush()
+    [row] = admin_pb.all("question_log", filter=f'turn_id = "{events[-1]["turn_id"]}"')
+    assert (row["question"], row["understood"]) == (CHILDREN, REWRITTEN)
+    await services().chat.costs.flush()
+    costs = {e["source"]: e for e in admin_pb.all("ai_cost_events", filter=f'turn_id = "{events[-1]["turn_id"]}"')}
+    assert set(costs) == {"chatbot:question_rewrite", "chatbot:chat_general"}
+    paid = costs["chatbot:question_rewrite"]
+    assert (paid["input_tokens"], paid["output_tokens"], paid["model"]) == (180, 14, "claude-test-fast")
+    assert paid["credits"] > 0
+
+
+async def test_with_the_rewrite_on_a_first_question_is_not_rewritten(rewriting, learner):
+    rewriting.reply_text("Partnerpensioen is een uitkering [ref:1].")
+    events = await chat(learner.token, PARTNER[:1])
+    assert len(rewriting.requests) == 1 and not rewrite_requests(rewriting)
+    assert sources(events)[0] == "partnerpensioen"
+
+
+@pytest.mark.parametrize("trouble", ["server error", "slow", "an answer instead of a question", "empty"])
+async def test_when_the_rewrite_fails_the_turn_is_grounded_offline_as_without_it(rewriting, learner, trouble,
+                                                                                monkeypatch, admin_pb):
+    """Whatever the fast tier does, the learner gets the answer, grounded as the offline path grounds it."""
+    from r42_app.container import services
+
+    services().chat.rewriter.timeout_s = 0.5
+    if trouble == "server error":
+        rewriting.fail(500)  # not retried: the next script is the answer
+    elif trouble == "slow":
+        rewriting.reply_text(REWRITTEN, delay=1.5)
+    elif trouble == "an answer instead of a question":
+        rewriting.reply_text("Kinderen krijgen wezenpensioen.\n\nDat is een uitkering tot hun 18e of 27e.")
+    else:
+        rewriting.reply_text(" ")
+    rewriting.reply_text("Het antwoord [ref:1].")
+    events = await chat(learner.token, [*EARLIER, {"role": "user", "content": FOLLOW_UP}])
+    assert [e["type"] for e in events if e["type"] == "error"] == []
+    assert "".join(e["text"] for e in events if e["type"] == "text") == "Het antwoord [ref:1]."
+    assert {"waardeoverdracht", "waardeoverdracht-uitvoeren"} & set(sources(events)[:2]), sources(events)
+    await services().questions.flush()
+    [row] = admin_pb.all("question_log", filter=f'turn_id = "{events[-1]["turn_id"]}"')
+    assert row["understood"] == f"Hoe werkt waardeoverdracht? … {FOLLOW_UP}"  # the offline understanding
+
+
+async def test_with_the_rewrite_on_a_refused_turn_sends_the_model_nothing(rewriting, learner, admin_pb):
+    """Out of credit, in the window's path (`run_turn` without a permit: its guard runs inside the turn): the guard
+    refuses before the rewrite, so not even the question reaches the model."""
+    from r42_app.chat.turn import ChatRefused, run_turn
+    from r42_app.container import services
+    from r42_app.services.store.auth import AuthService
+
+    tenant = admin_pb.first("tenants", 'slug = "demo"')
+    admin_pb.update("tenants", tenant["id"], {"credits": 0, "credits_unlimited": False})
+    try:
+        signed_in = AuthService(services().settings.pb_url, services().admin_pb).verify(learner.token).user
+        with pytest.raises(ChatRefused) as refused:
+            async for _ in run_turn(signed_in, [*PARTNER, {"role": "user", "content": CHILDREN}], services().chat,
+                                    "fts", token=learner.token):
+                pass
+        assert refused.value.kind == "quota_exceeded" and rewriting.requests == []
+    finally:
+        admin_pb.update("tenants", tenant["id"], {"credits": tenant["credits"],
+                                                  "credits_unlimited": tenant.get("credits_unlimited", False)})

@@ -7,10 +7,15 @@ from r42_app.core.chat import ChatMessage
 from r42_app.core.conversation import (
     FUSE_FROM,
     LEANS,
+    REWRITE_MAX_CHARS,
+    REWRITE_MESSAGE_CHARS,
+    REWRITE_TURNS,
     Understood,
     fuse,
     leaning,
+    parse_rewrite,
     points_early,
+    rewrite_request,
     understand,
     user_questions,
 )
@@ -122,3 +127,50 @@ def test_a_long_earlier_message_is_cut_and_the_question_itself_is_not():
     u = understand([pasted, "En voor de kinderen? " + "x" * 900])
     assert len(u.context[0]) <= 601 and u.context[0].startswith("Wat is partnerpensioen?")
     assert u.question.endswith("x" * 900)
+
+
+# -- the model's rewrite (R42_QUESTION_REWRITE) --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("Welk pensioen krijgen de kinderen als een deelnemer overlijdt?",
+     "Welk pensioen krijgen de kinderen als een deelnemer overlijdt?"),
+    ('  "How long does a transfer of value take?"\n', "How long does a transfer of value take?"),
+    ("Standalone question: Hoe lang duurt een waardeoverdracht?", "Hoe lang duurt een waardeoverdracht?"),
+    ("**Herschreven vraag:** „Wie beslist over indexatie?”", "Wie beslist over indexatie?"),
+    ("Wat is\u200b de franchise?", "Wat is de franchise?"),  # what nobody sees goes
+])
+def test_the_models_reply_is_read_as_one_question(reply, expected):
+    assert parse_rewrite(reply) == expected
+
+
+@pytest.mark.parametrize("reply", [
+    "", "   ", "\n\n", '""', "?!", "Standalone question:",
+    "Kinderen krijgen wezenpensioen.\n\nDat duurt tot hun 18e.",  # an answer, not a question
+    "Wat " + "heel " * 80 + "lang?",  # longer than a question is
+])
+def test_a_reply_that_is_not_one_question_is_not_used(reply):
+    assert parse_rewrite(reply) == ""
+    assert len("Wat " + "heel " * 80 + "lang?") > REWRITE_MAX_CHARS
+
+
+def test_the_rewrite_request_holds_the_recent_conversation_as_data_and_the_question_last():
+    earlier = [("user" if i % 2 == 0 else "assistant", f"bericht {i} " + "woord " * 200) for i in range(10)]
+    request = rewrite_request([*earlier, ("user", "En voor de kinderen?")])
+    prompt = request["messages"][0]["content"]
+    assert [m["role"] for m in request["messages"]] == ["user"] and "standalone" in request["system"][0]["text"]
+    assert "bericht 3 " not in prompt and "bericht 4 " in prompt and "bericht 9 " in prompt  # the last REWRITE_TURNS
+    assert REWRITE_TURNS == 6 and all(len(line) <= REWRITE_MESSAGE_CHARS + 12 for line in prompt.splitlines())
+    assert prompt.index("En voor de kinderen?") > prompt.index("</conversation>")
+    with pytest.raises(ValueError):
+        rewrite_request([("user", "Wat is AOW?"), ("assistant", "De AOW is ...")])
+
+
+def test_a_rewritten_question_is_what_the_turn_grounds_and_logs():
+    offline = Understood("En voor de kinderen?", ("Wat is partnerpensioen?",), 0.8)
+    assert offline.reread == "Wat is partnerpensioen? … En voor de kinderen?"
+    from dataclasses import replace
+    rewritten = replace(offline, rewritten="Welk pensioen krijgen de kinderen?")
+    assert rewritten.grounding == rewritten.text == rewritten.reread == "Welk pensioen krijgen de kinderen?"
+    same = Understood("Wat is de AOW?", ("Wat is partnerpensioen?",), 0.0, rewritten="Wat is de AOW?")
+    assert same.reread == ""  # the model repeated it: it stands on its own

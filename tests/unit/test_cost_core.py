@@ -93,3 +93,12 @@ def test_credit_access_needs_the_minimum_or_an_unlimited_plan():
     with pytest.raises(QuotaExceeded) as overdrawn:
         assert_tenant_ai_credit_access(TenantCredits(-3.0))
     assert overdrawn.value.metadata["credits_remaining"] == 0.0
+
+
+def test_a_call_made_for_one_purpose_is_accounted_to_it():
+    from r42_app.core.costs import CHAT_STREAM, Price, cost_events
+    rounds = [Round(Usage(180, 14), accounted="question_rewrite")]
+    assert apportion(rounds) == {"question_rewrite": Usage(180, 14)}
+    [event] = cost_events("turn-1", "t1", "u1", "fast", rounds, Price(1.0, 5.0))
+    assert (event.source, event.capability, event.usage) == ("chatbot:question_rewrite", CHAT_STREAM, Usage(180, 14))
+    assert event.id != event_id("turn-1", "chat_general")  # beside the turn's own events, never instead of one

@@ -1,0 +1,72 @@
+"""The model's standalone rewrite of a follow-up question (issue 47, item 3; `R42_QUESTION_REWRITE=true`).
+
+"Wat is partnerpensioen?" … "En voor de kinderen?": before such a turn is grounded, the fast tier
+(`R42_QUESTION_REWRITE_MODEL`) may rewrite the last question so that it stands on its own ("Welk pensioen krijgen
+de kinderen als een deelnemer overlijdt?"), and the turn's search, KB context, offline sentences and question log
+take that rewrite (core/conversation.py `Understood.rewritten`). Only a question with earlier ones in its
+conversation is sent, only after the turn's guard has passed (no model call in a quiz, without the capability or
+without credit), and the call is paid as the turn's `chatbot:question_rewrite` cost event ("Vervolgvragen
+begrijpen" on /admin/costs). Whatever goes wrong (the model fails, is slower than `R42_QUESTION_REWRITE_TIMEOUT`,
+or answers something that is not one question) the turn goes on with the offline understanding, as without a
+model: the rewrite can make a turn's grounding better, never stop it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from r42_app.core.capabilities import QUESTION_REWRITE
+from r42_app.core.conversation import REWRITE_MAX_TOKENS, parse_rewrite, rewrite_request
+from r42_app.core.costs import Round, Usage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class QuestionRewriter:
+    """The rewrite call: `llm` (AnthropicLLM of the fast tier: its `model` and `stream`), where its cost goes
+    (CostRecorder's `publish`, None: not recorded) and how long it may take."""
+
+    llm: Any
+    costs: Any = None
+    timeout_s: float = 2.0
+
+    async def standalone(self, conversation: Sequence[tuple[str, str]], turn_id: str, tenant_id: str,
+                         user_id: str) -> str:
+        """The last question of `conversation` ((role, text) pairs, oldest first) as a standalone question, or ""
+        (no earlier question, the call failed or timed out, or the reply is not one question)."""
+        if sum(1 for role, _ in conversation if role == "user") < 2 or conversation[-1][0] != "user":
+            return ""
+        request = rewrite_request(conversation)
+        pieces: list[str] = []
+        usage: dict[str, int] = {}
+
+        async def read() -> None:
+            nonlocal usage
+            async for event in self.llm.stream(request["system"], request["messages"], [],
+                                               max_tokens=REWRITE_MAX_TOKENS):
+                if event.kind == "text":
+                    pieces.append(event.text)
+                elif event.kind in ("usage", "stop") and event.usage:
+                    usage = event.usage
+
+        try:
+            await asyncio.wait_for(read(), self.timeout_s)
+        except TimeoutError:
+            log.warning("question rewrite took over %.0f s: grounded without it", self.timeout_s)
+            return ""
+        except Exception as exc:  # noqa: BLE001 - LLMError or anything else: the offline understanding goes on
+            log.warning("question rewrite failed (%s): grounded without it", getattr(exc, "kind", type(exc).__name__))
+            return ""
+        finally:  # what the call used is paid, whatever came of it
+            if usage and self.costs is not None:
+                self.costs.publish(turn_id, tenant_id, user_id, self.llm.model,
+                                   [Round(Usage.from_sdk(usage), accounted=QUESTION_REWRITE)])
+        rewritten = parse_rewrite("".join(pieces))
+        if not rewritten:
+            log.warning("question rewrite unusable (%d characters): grounded without it", len("".join(pieces)))
+        return rewritten
