@@ -24,8 +24,9 @@ Approaches (the same Retriever, the same e5 vectors, hybrid mode, top 5 as a tur
 
 Variants measured and not kept (off unless asked for): R42_BENCH_GRAPH (the earlier topic's neighbours in the graph),
 R42_BENCH_ADAPT (towards the context as far as the question's words are unknown to the KB), R42_BENCH_ANSWER=1 (the
-offline answer R42 gave to the question before, in the context). R42_BENCH_SETS: only these sets; R42_BENCH_NO_CPU:
-no CPU table.
+offline answer R42 gave to the question before, in the context), R42_BENCH_WITHIN (the search in context picks
+the candidates, the question's own search orders them by this share). R42_BENCH_SETS: only these sets;
+R42_BENCH_NO_CPU: no CPU table.
 """
 
 from __future__ import annotations
@@ -80,6 +81,10 @@ def mean(values: list[float]) -> float:
 ADAPT_VARIANTS = [float(b) for b in os.environ.get("R42_BENCH_ADAPT", "").split(",") if b]
 GRAPH_VARIANTS = [float(b) for b in os.environ.get("R42_BENCH_GRAPH", "").split(",") if b]
 ANSWER_VARIANT = bool(os.environ.get("R42_BENCH_ANSWER"))  # the earlier turn's offline answer in the context
+# a leaning question: the search in context picks the candidates (its first R42_BENCH_WITHIN_N), the question's own
+# search weighs in by this share among them only ("within"), e.g. R42_BENCH_WITHIN=0.3,0.5
+WITHIN_VARIANTS = [float(b) for b in os.environ.get("R42_BENCH_WITHIN", "").split(",") if b]
+WITHIN_N = int(os.environ.get("R42_BENCH_WITHIN_N", "8"))
 REF = re.compile(r"\[ref:\d+\]")
 
 
@@ -131,6 +136,22 @@ def approaches(retriever: Retriever):
                                                       earlier_answer(retriever, tenant, row["turns"])))
         return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP))
 
+    def within(share: float):
+        def rank(tenant, row):
+            understood = retriever.understand(tenant, [*row["turns"], row["question"]])
+            if not understood.leans:
+                return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP))
+            alone = {h.slug: h.score for h in retriever.kb_search(tenant, row["question"], "hybrid", 20).hits}
+            joined = retriever.kb_search(tenant, understood.in_context, "hybrid", 20).hits[:WITHIN_N]
+            if not joined:
+                return []
+            top_j = max(h.score for h in joined) or 1.0
+            top_a = max((alone.get(h.slug, 0.0) for h in joined), default=0.0) or 1.0
+            scored = [((1 - share) * h.score / top_j + share * max(0.0, alone.get(h.slug, 0.0)) / top_a, h.slug)
+                      for h in joined]
+            return [slug for _, slug in sorted(scored, key=lambda x: -x[0])][:TOP]
+        return rank
+
     def standalone(tenant, row):
         return slugs(retriever.kb_search(tenant, row["standalone"], "hybrid", TOP))
 
@@ -138,6 +159,7 @@ def approaches(retriever: Retriever):
             ("fused by leaning (shipped)", shipped), *((f"… + graph {b}", graph(b)) for b in GRAPH_VARIANTS),
             *((f"… + unknown words {a}", adapted(a)) for a in ADAPT_VARIANTS),
             *([("… + the earlier answer", with_answer)] if ANSWER_VARIANT else []),
+            *((f"… within context {w}", within(w)) for w in WITHIN_VARIANTS),
             ("standalone rewrite (by hand)", standalone)]
 
 

@@ -7,8 +7,10 @@ own part of the added latency; a real fast-tier call adds its own, cut off at R4
 quality of its rewrites. The fake answers each rewrite with the set's hand-written standalone question, so the
 "on" sources show what the turn does with a rewrite as good as a person's (they should equal the standalone column
 of `python -m bench conversation`: a check of the path, not of a model). Only the development sets are run.
-The cost is estimated from the rewrite request's measured size (characters, at 3 characters a token, which
-overcounts Dutch and English text) and the fast tier's price in r42_app/config/model_prices.json.
+The earlier answers in the conversations are R42's offline answers to the earlier questions (the KB's own
+sentences). The cost is estimated from the rewrite request's measured size (characters, at 3 characters a token,
+which overcounts Dutch and English text) and the fast tier's price in r42_app/config/model_prices.json; with the
+largest request there can be (every message it reads at its limit) as the bound.
 """
 
 from __future__ import annotations
@@ -17,14 +19,15 @@ import asyncio
 import json
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from bench.bench_conversation import SETS, hit_at, mean, rows, seeded_retriever
+from bench.bench_conversation import SETS, earlier_answer, hit_at, mean, rows, seeded_retriever
 from bench.common import ms, p50, p95
 from r42_app.chat import events
 from r42_app.chat.rewrite import QuestionRewriter
 from r42_app.chat.turn import ChatDeps, run_turn
-from r42_app.core.conversation import REWRITE_MAX_TOKENS
+from r42_app.core.conversation import REWRITE_MAX_TOKENS, REWRITE_TURNS, rewrite_request
 from r42_app.core.identity import SignedInUser
 from r42_app.core.metrics import ndcg_at_k
 from r42_app.services.adapters.llm import AnthropicLLM
@@ -38,12 +41,20 @@ TIMEOUT_S = 1.0
 ANSWER = "Een kort antwoord [ref:1]."
 
 
-def messages_of(row: dict) -> list[dict]:
-    """The conversation as the window sends it: each earlier question and an answer, then the question."""
+def messages_of(row: dict, answer: Callable[[list[str]], str]) -> list[dict]:
+    """The conversation as the window sends it: each earlier question and R42's answer to it (`answer`, from the
+    questions so far: the offline answer, the KB's own sentences), then the question."""
     out: list[dict] = []
-    for turn in row["turns"]:
-        out += [{"role": "user", "content": turn}, {"role": "assistant", "content": "Een eerder antwoord [ref:1]."}]
+    for n, turn in enumerate(row["turns"]):
+        out += [{"role": "user", "content": turn}, {"role": "assistant", "content": answer(row["turns"][:n + 1])}]
     return [*out, {"role": "user", "content": row["question"]}]
+
+
+def longest_request() -> int:
+    """The characters of the largest rewrite request there can be: every message it reads at its limit."""
+    earlier = [("user" if i % 2 else "assistant", "woord " * 2000) for i in range(REWRITE_TURNS)]
+    request = rewrite_request([*earlier, ("user", "vraag " * 2000)])
+    return len(json.dumps(request["system"], ensure_ascii=False)) + len(request["messages"][0]["content"])
 
 
 async def timed_turn(user: SignedInUser, messages: list[dict], deps: ChatDeps) -> tuple[float, float, list[str]]:
@@ -76,7 +87,7 @@ async def measure() -> dict:
             dev = [(title, name, slug) for title, name, slug in SETS if "held out" not in title]
             for title, name, slug in dev:
                 for row in rows(name):
-                    messages = messages_of(row)
+                    messages = messages_of(row, lambda qs, t=tenants[slug]: earlier_answer(retriever, t, qs))
                     fake.reset()
                     fake.reply_text(ANSWER)
                     t_off = await timed_turn(users[slug], messages, off)
@@ -97,7 +108,8 @@ async def measure() -> dict:
                 fake.reset()
                 fake.reply_text(row["standalone"], delay=TIMEOUT_S + 1.0)
                 fake.reply_text(ANSWER)
-                out["slow"].append((await timed_turn(users[dev[0][2]], messages_of(row), slow))[:2])
+                messages = messages_of(row, lambda qs: earlier_answer(retriever, tenants[dev[0][2]], qs))
+                out["slow"].append((await timed_turn(users[dev[0][2]], messages, slow))[:2])
             await llm.aclose()
             await fast.aclose()
     finally:
@@ -114,6 +126,7 @@ def run() -> str:
     tokens_in = [c / CHARS_PER_TOKEN for c, _ in got["chars"]]
     tokens_out = [o / CHARS_PER_TOKEN + 2 for _, o in got["chars"]]  # the question and its end
     usd = [(i * price["input"] + o * price["output"]) / 1_000_000 for i, o in zip(tokens_in, tokens_out)]
+    bound = (longest_request() / CHARS_PER_TOKEN * price["input"] + max(tokens_out) * price["output"]) / 1_000_000
     slow_first, slow_text = [f for f, _ in got["slow"]], [t for _, t in got["slow"]]
 
     def row(label: str, *cells: str) -> str:
@@ -134,7 +147,10 @@ def run() -> str:
          f"({max(c for c, _ in got['chars'])} at most), so about {statistics.median(tokens_in):.0f} input tokens and "
          f"{statistics.median(tokens_out):.0f} output tokens at {CHARS_PER_TOKEN:.0f} characters a token: "
          f"${statistics.median(usd):.6f} a follow-up at the median ({1000 * statistics.median(usd):.2f} credits), "
-         f"${max(usd):.6f} at most, at {DEFAULT_MODEL}'s price (${price['input']}/${price['output']} per million)."),
+         f"${max(usd):.6f} at most, at {DEFAULT_MODEL}'s price (${price['input']}/${price['output']} per million). "
+         f"The earlier answers are R42's offline answers; a model's are longer, up to the "
+         f"{REWRITE_TURNS} messages' limit: the largest request there can be is {longest_request()} characters, "
+         f"${bound:.6f} ({1000 * bound:.2f} credits)."),
         "", "### The turn's sources with the rewrite (the fake rewriting as the sets' authors did)", "",
         "Each cell hit@3 / nDCG@5 of the `sources` event.", "",
         "| set | part | rewrite off | rewrite on |", "|---|---|---|---|"]

@@ -12,6 +12,7 @@ passed in), install it with `use()`, and `close()` it afterwards.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from r42_app.services.store.tenants import Tenants
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 _UNSET: Any = object()
 
 
@@ -494,7 +496,11 @@ class Services:
             from r42_app.services.adapters.llm import AnthropicLLM
 
             cfg = self.settings
-            if self.llm is None or not cfg.question_rewrite:
+            if not cfg.question_rewrite:
+                return None
+            if self.llm is None:
+                log.warning("R42_QUESTION_REWRITE is on but there is no model (ANTHROPIC_API_KEY): follow-up "
+                            "questions are understood offline")
                 return None
             llm = self._once("rewrite_llm", lambda: AnthropicLLM(  # no retry: a second try would not fit the time
                 cfg.anthropic_api_key, cfg.question_rewrite_model, base_url=cfg.anthropic_base_url,

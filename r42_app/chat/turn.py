@@ -298,7 +298,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     kept, dropped = trim_history(messages)
     turn_id = uuid.uuid4().hex
     permit, grounded = await ground_turn(user, user_questions(messages), mode, deps, permit, token,
-                                         rewrite=[(m.role, m.content) for m in kept], turn_id=turn_id)
+                                         rewrite=[(m.role, m.content) for m in messages], turn_id=turn_id)
     if grounded.snippets and (deps.rag_snippets or deps.llm is None):  # what [ref:N] will point at, before any text
         yield events.Sources(tuple(events.Source(s.ref, s.slug, s.label, s.anchor, s.url) for s in grounded.snippets))
     tally = Tally()
@@ -324,7 +324,8 @@ async def ground_turn(user: SignedInUser, questions: list[str], mode: str, deps:
     """The guard (unless the caller passed its permit) and the grounding, side by side: a refusal wins over a
     grounding failure. One user's turns are grounded one at a time (see _OneAtATime). With `deps.rewriter` and
     a question that has earlier ones, the guard comes first, then the model's rewrite of the question (`rewrite`:
-    the conversation as (role, text), chat/rewrite.py), then the grounding on it."""
+    the conversation as (role, text), as sent, not merged: the questions are those of `questions`; chat/rewrite.py),
+    then the grounding on it."""
     tenant = user.tenant
     rewritten = ""
     if deps.rewriter is not None and rewrite and len(questions) > 1:

@@ -168,8 +168,8 @@ class Understood:
     @property
     def reread(self) -> str:
         """What the question log keeps beside the learner's words: the question as understood, when it is not
-        just those words ("" otherwise)."""
-        return self.text if self.text != self.question else ""
+        just those words (the same words in another case, spacing or punctuation are the same: "" then)."""
+        return self.text if words(self.text) != words(self.question) else ""
 
     def chain(self) -> tuple[str, ...]:
         """What a next question leaning on this one leans on: this one, and its own context when it leaned."""
@@ -226,7 +226,7 @@ def near_in_graph(ranked: Sequence[tuple[str, float]], near: set[str], weight: f
 
 # -- the model's rewrite (optional: R42_QUESTION_REWRITE; chat/rewrite.py calls the model) ----------------------
 
-REWRITE_TURNS = 6  # the conversation's last messages (both sides) the rewrite reads
+REWRITE_TURNS = 6  # the messages before the question (both sides) the rewrite reads
 REWRITE_MESSAGE_CHARS = 500  # each cut at a word after this many characters (an answer's gist, a question whole)
 REWRITE_MAX_CHARS = 300  # a longer reply is not a question (an answer, an essay): the offline path is used
 REWRITE_MAX_TOKENS = 120
@@ -245,33 +245,49 @@ _LEAD_IN = re.compile(
 _QUOTES = "\"'`“”‘’„«»"
 
 
+def _as_data(text: str, limit: int) -> str:
+    """A message as the rewrite request quotes it: cut first (a pasted page costs no more than its start), what
+    nobody sees out, on one line, and no angle bracket that could close the request's own tags."""
+    text = clip(visible_text(str(text)[:limit * 4]), limit)
+    return text.replace("<", "‹").replace(">", "›")
+
+
 def rewrite_request(conversation: Sequence[tuple[str, str]]) -> dict:
     """The model request for the standalone rewrite of the conversation's last message (a user's question):
-    `conversation` is (role, text) pairs, oldest first, "user" or "assistant". The earlier messages go in as data
-    (their last REWRITE_TURNS, each clipped), the question whole (up to REWRITE_MAX_CHARS*2)."""
+    `conversation` is (role, text) pairs, oldest first, "user" or "assistant". The REWRITE_TURNS messages before
+    the question go in as data (each clipped), then the question (up to REWRITE_MAX_CHARS*2)."""
     if not conversation or conversation[-1][0] != "user":
         raise ValueError("the conversation does not end with a question")
     *earlier, (_role, question) = conversation
-    lines = [f"{'Learner' if role == 'user' else 'Assistant'}: {clip(visible_text(text), REWRITE_MESSAGE_CHARS)}"
-             for role, text in earlier[-REWRITE_TURNS:] if text.strip()]
+    lines = [f"{'Learner' if role == 'user' else 'Assistant'}: {_as_data(text, REWRITE_MESSAGE_CHARS)}"
+             for role, text in [m for m in earlier if str(m[1]).strip()][-REWRITE_TURNS:]]
     prompt = ("<conversation>\n" + "\n".join(lines) + "\n</conversation>\n\n<last_question>\n"
-              + clip(visible_text(question), REWRITE_MAX_CHARS * 2) + "\n</last_question>\n\n"
+              + _as_data(question, REWRITE_MAX_CHARS * 2) + "\n</last_question>\n\n"
               "The standalone question:")
     return {"system": [{"type": "text", "text": REWRITE_SYSTEM}], "messages": [{"role": "user", "content": prompt}]}
 
 
-def parse_rewrite(reply: str) -> str:
-    """The model's reply as a standalone question, or "" when it is not one that can be used: empty, several lines
-    of text, longer than REWRITE_MAX_CHARS, or without a word. A lead-in ("Standalone question:") and surrounding
-    quotes go; what a reader cannot see goes (core/visible.py)."""
-    lines = [line.strip() for line in visible_text(str(reply)).strip().splitlines() if line.strip()]
+def parse_rewrite(reply: object, question: str = "") -> str:
+    """The model's reply as a standalone question, or "" when it is not one that can be used: not text, empty,
+    several lines, longer than REWRITE_MAX_CHARS, without a word, or a statement where the learner asked a question
+    (`question` ends in "?" and the reply does not: an answer, not a rewrite). A lead-in ("Standalone question:")
+    and surrounding quotes go, in either order; what a reader cannot see goes (core/visible.py). (A reply the
+    model was cut off in is refused by the caller, which sees the stop reason.)"""
+    if not isinstance(reply, str):
+        return ""
+    lines = [line.strip() for line in visible_text(reply).strip().splitlines() if line.strip()]
     if len(lines) != 1:
         return ""
-    text = _LEAD_IN.sub("", lines[0]).strip()
-    while len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
-        text = text[1:-1].strip()
+    text, before = lines[0], ""
+    while text != before:
+        before = text
+        text = _LEAD_IN.sub("", text).strip()
+        if len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
+            text = text[1:-1].strip()
     text = " ".join(text.split())
     if not text or len(text) > REWRITE_MAX_CHARS or not words(text):
+        return ""
+    if question.rstrip().endswith("?") and not text.endswith("?"):
         return ""
     return text
 

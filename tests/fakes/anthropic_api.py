@@ -32,6 +32,7 @@ class Script:
     chunk_delay: float = 0.0  # seconds between text deltas
     held: bool = False  # stop after the first text delta until the test calls `release()` (a mid-stream state)
     echo_tool_result: str = ""  # answer with this prefix and the text of the last tool result it was sent
+    stop_reason: str = ""  # instead of end_turn / tool_use (e.g. max_tokens: the model was cut off)
     usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 1200, "output_tokens": 40,
                                                             "cache_creation_input_tokens": 1000,
                                                             "cache_read_input_tokens": 0})
@@ -172,6 +173,7 @@ class FakeAnthropic:
                     yield _sse("content_block_delta", {"type": "content_block_delta", "index": index,
                                                        "delta": {"type": "input_json_delta", "partial_json": part}})
             yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+        stop = script.stop_reason or stop
         yield _sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                                      "usage": usage})
         yield _sse("message_stop", {"type": "message_stop"})

@@ -136,8 +136,11 @@ async def test_with_the_rewrite_on_a_follow_up_is_grounded_on_the_models_standal
     assert prompt.index(CHILDREN) > prompt.index("</conversation>")
     # the turn's sources and the model's KB context are the rewrite's: wezenpensioen first
     assert sources(events)[0] == "wezenpensioen", sources(events)
-    system = json.dumps(answer["system"], ensure_ascii=False)
-    assert "- wezenpensioen · Wezenpensioen" in system[system.index("KNOWLEDGE BASE CONTEXT"):]
+    system = "\n".join(block["text"] for block in answer["system"])
+    demo = services().retriever.tenant("demo")
+    assert services().retriever.build_kb_context(demo, REWRITTEN).text in system  # the rewrite's KB context ...
+    offline = services().retriever.ground(demo, ["Wat is partnerpensioen?", CHILDREN]).context.text
+    assert offline != services().retriever.build_kb_context(demo, REWRITTEN).text  # ... not the offline one
     assert answer["model"] == "claude-test" and answer["messages"][-1]["content"] == CHILDREN  # as typed
     # the question log keeps the words typed and the rewrite; the rewrite is paid under its own capability
     await services().questions.flush()
@@ -158,7 +161,8 @@ async def test_with_the_rewrite_on_a_first_question_is_not_rewritten(rewriting, 
     assert sources(events)[0] == "partnerpensioen"
 
 
-@pytest.mark.parametrize("trouble", ["server error", "slow", "an answer instead of a question", "empty"])
+@pytest.mark.parametrize("trouble", ["server error", "slow", "an answer instead of a question", "a one-line answer",
+                                     "cut off", "empty"])
 async def test_when_the_rewrite_fails_the_turn_is_grounded_offline_as_without_it(rewriting, learner, trouble,
                                                                                 monkeypatch, admin_pb):
     """Whatever the fast tier does, the learner gets the answer, grounded as the offline path grounds it."""
@@ -171,6 +175,10 @@ async def test_when_the_rewrite_fails_the_turn_is_grounded_offline_as_without_it
         rewriting.reply_text(REWRITTEN, delay=1.5)
     elif trouble == "an answer instead of a question":
         rewriting.reply_text("Kinderen krijgen wezenpensioen.\n\nDat is een uitkering tot hun 18e of 27e.")
+    elif trouble == "a one-line answer":
+        rewriting.reply_text("Een waardeoverdracht duurt meestal drie tot zes maanden.")
+    elif trouble == "cut off":
+        rewriting.reply_text("Hoe lang duurt het voordat een waardeoverdracht van mijn", stop_reason="max_tokens")
     else:
         rewriting.reply_text(" ")
     rewriting.reply_text("Het antwoord [ref:1].")
@@ -202,3 +210,35 @@ async def test_with_the_rewrite_on_a_refused_turn_sends_the_model_nothing(rewrit
     finally:
         admin_pb.update("tenants", tenant["id"], {"credits": tenant["credits"],
                                                   "credits_unlimited": tenant.get("credits_unlimited", False)})
+
+
+async def test_with_the_rewrite_on_a_topic_switch_stays_itself(rewriting, learner, admin_pb):
+    """A complete new question: the model repeats it, the turn is grounded as the question alone, and the log
+    has no "understood" beside it (the same words, whatever their spacing)."""
+    from r42_app.container import services
+
+    switch = "Wat is de dekkingsgraad van een pensioenfonds?"
+    rewriting.reply_text("wat is de  dekkingsgraad van een pensioenfonds?")
+    rewriting.reply_text("De dekkingsgraad [ref:1].")
+    events = await chat(learner.token, [*EARLIER, {"role": "user", "content": switch}])
+    assert sources(events)[0] == "dekkingsgraad"
+    assert not {"waardeoverdracht", "waardeoverdracht-uitvoeren"} & set(sources(events))
+    await services().questions.flush()
+    [row] = admin_pb.all("question_log", filter=f'turn_id = "{events[-1]["turn_id"]}"')
+    assert (row["question"], row["understood"]) == (switch, "")
+
+
+async def test_a_rewrite_that_times_out_mid_reply_is_still_paid(rewriting, learner, admin_pb):
+    """The model started (and billed) its reply, then was too slow: the turn goes on without it, and what the call
+    used so far is the turn's question_rewrite event."""
+    from r42_app.container import services
+
+    services().chat.rewriter.timeout_s = 0.5
+    rewriting.reply_text(*"Hoe lang duurt een waardeoverdracht?".split(" "), chunk_delay=0.4,
+                         usage={"input_tokens": 250, "output_tokens": 9})
+    rewriting.reply_text("Enkele maanden [ref:1].")
+    events = await chat(learner.token, [*EARLIER, {"role": "user", "content": FOLLOW_UP}])
+    assert "".join(e["text"] for e in events if e["type"] == "text") == "Enkele maanden [ref:1]."
+    await services().chat.costs.flush()
+    costs = {e["source"]: e for e in admin_pb.all("ai_cost_events", filter=f'turn_id = "{events[-1]["turn_id"]}"')}
+    assert costs["chatbot:question_rewrite"]["input_tokens"] == 250  # from the reply's start (message_start)

@@ -101,4 +101,4 @@ def test_a_call_made_for_one_purpose_is_accounted_to_it():
     assert apportion(rounds) == {"question_rewrite": Usage(180, 14)}
     [event] = cost_events("turn-1", "t1", "u1", "fast", rounds, Price(1.0, 5.0))
     assert (event.source, event.capability, event.usage) == ("chatbot:question_rewrite", CHAT_STREAM, Usage(180, 14))
-    assert event.id != event_id("turn-1", "chat_general")  # beside the turn's own events, never instead of one
+    assert event.id == event_id("turn-1", "question_rewrite")  # beside the turn's own events, never instead of one
