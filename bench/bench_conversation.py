@@ -25,7 +25,8 @@ Approaches (the same Retriever, the same e5 vectors, hybrid mode, top 5 as a tur
 Variants measured and not kept (off unless asked for): R42_BENCH_GRAPH (the earlier topic's neighbours in the graph),
 R42_BENCH_ADAPT (towards the context as far as the question's words are unknown to the KB), R42_BENCH_ANSWER=1 (the
 offline answer R42 gave to the question before, in the context), R42_BENCH_WITHIN (the search in context picks
-the candidates, the question's own search orders them by this share). R42_BENCH_SETS: only these sets;
+the candidates, the question's own search orders them by this share), R42_BENCH_GAIN (the leaning raised by how
+much nearer the question's best passage is in its context than alone). R42_BENCH_SETS: only these sets;
 R42_BENCH_NO_CPU: no CPU table.
 """
 
@@ -85,6 +86,8 @@ ANSWER_VARIANT = bool(os.environ.get("R42_BENCH_ANSWER"))  # the earlier turn's 
 # search weighs in by this share among them only ("within"), e.g. R42_BENCH_WITHIN=0.3,0.5
 WITHIN_VARIANTS = [float(b) for b in os.environ.get("R42_BENCH_WITHIN", "").split(",") if b]
 WITHIN_N = int(os.environ.get("R42_BENCH_WITHIN_N", "8"))
+# the conversation's gain (core/conversation.py with_gain): "slope@from" pairs, e.g. R42_BENCH_GAIN=10@0.02,20@0.02
+GAIN_VARIANTS = [tuple(float(x) for x in v.split("@")) for v in os.environ.get("R42_BENCH_GAIN", "").split(",") if v]
 REF = re.compile(r"\[ref:\d+\]")
 
 
@@ -152,6 +155,12 @@ def approaches(retriever: Retriever):
             return [slug for _, slug in sorted(scored, key=lambda x: -x[0])][:TOP]
         return rank
 
+    def gained(slope: float, start: float):
+        def rank(tenant, row):
+            understood = retriever.understand(tenant, [*row["turns"], row["question"]], gain=(slope, start))
+            return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP))
+        return rank
+
     def standalone(tenant, row):
         return slugs(retriever.kb_search(tenant, row["standalone"], "hybrid", TOP))
 
@@ -160,6 +169,7 @@ def approaches(retriever: Retriever):
             *((f"… + unknown words {a}", adapted(a)) for a in ADAPT_VARIANTS),
             *([("… + the earlier answer", with_answer)] if ANSWER_VARIANT else []),
             *((f"… within context {w}", within(w)) for w in WITHIN_VARIANTS),
+            *((f"… + gain {a:g} from {b:g}", gained(a, b)) for a, b in GAIN_VARIANTS),
             ("standalone rewrite (by hand)", standalone)]
 
 

@@ -41,6 +41,8 @@ MAX_WEIGHT = 1.0  # ... up to its context's search alone (that search reads the 
 FUSE_FROM = 0.1  # below this, the question alone is searched (no second search)
 ADAPT = 0.0  # how far a leaning question whose words the KB does not know moves towards its context
 GRAPH_BOOST = 0.0  # a leaning question's topics near the earlier one in the graph get this much more (x weight)
+GAIN_FROM = 0.02  # the conversation's gain (below) from which a question leans more ...
+GAIN_SLOPE = 0.0  # ... by this much per unit of gain (0: not used)
 
 # Words that point back to something said before. Dutch and English; folded (no diacritics), lower case.
 POINTING = frozenset(
@@ -105,6 +107,13 @@ def leaning(question: str, names_a_topic: bool = False) -> float:
     if names_a_topic and not comparing:
         score -= 0.5 if not pointing else 0.25
     return max(0.0, min(1.0, score))
+
+
+def with_gain(leaning: float, gain: float, slope: float = GAIN_SLOPE, start: float = GAIN_FROM) -> float:
+    """`leaning`, raised as far as the conversation makes the question meet the knowledge base better: `gain` is the
+    best passage's cosine for the question in its context minus that for the question alone (a follow-up's words
+    find their topic once the earlier question is with them; a new question's do not, or less)."""
+    return max(0.0, min(1.0, leaning + slope * max(0.0, gain - start)))
 
 
 def points_early(question: str, own: Sequence[str] | None = None) -> bool:

@@ -18,6 +18,7 @@ from r42_app.core.conversation import (
     rewrite_request,
     understand,
     user_questions,
+    with_gain,
 )
 
 
@@ -184,3 +185,11 @@ def test_a_rewritten_question_is_what_the_turn_grounds_and_logs():
     assert same.reread == ""  # the model repeated it: it stands on its own
     spaced = Understood("Wat is de AOW?", ("Wat is partnerpensioen?",), 0.0, rewritten="wat is de  AOW ?")
     assert spaced.reread == ""  # the same words
+
+
+def test_the_conversations_gain_raises_the_leaning_only_past_its_start_and_up_to_one():
+    """(A variant of the benchmark; 0 in the app.) A question that meets the KB better in its context leans more."""
+    assert with_gain(0.15, 0.01, slope=10, start=0.02) == 0.15  # no gain worth the name
+    assert with_gain(0.15, 0.05, slope=10, start=0.02) == pytest.approx(0.45)
+    assert with_gain(0.8, 0.2, slope=10, start=0.02) == 1.0
+    assert with_gain(0.3, 0.5) == 0.3  # the app's own slope is 0: nothing changes
