@@ -26,7 +26,8 @@ Variants measured and not kept (off unless asked for): R42_BENCH_GRAPH (the earl
 R42_BENCH_ADAPT (towards the context as far as the question's words are unknown to the KB), R42_BENCH_ANSWER=1 (the
 offline answer R42 gave to the question before, in the context), R42_BENCH_WITHIN (the search in context picks
 the candidates, the question's own search orders them by this share), R42_BENCH_GAIN (the leaning raised by how
-much nearer the question's best passage is in its context than alone). R42_BENCH_SETS: only these sets;
+much nearer the question's best passage is in its context than alone), R42_BENCH_EMPHASIS (the question's own
+words this many times more in the search in context). R42_BENCH_SETS: only these sets;
 R42_BENCH_NO_CPU: no CPU table.
 """
 
@@ -45,7 +46,7 @@ from pathlib import Path
 
 from bench.common import pocketbase
 from r42_app.core.chat import offline_answer
-from r42_app.core.conversation import Understood
+from r42_app.core.conversation import Understood, own_words
 from r42_app.core.metrics import ndcg_at_k
 from r42_app.services.adapters.embeddings import make_embedder
 from r42_app.services.adapters.vector_store import VectorStore
@@ -88,6 +89,8 @@ WITHIN_VARIANTS = [float(b) for b in os.environ.get("R42_BENCH_WITHIN", "").spli
 WITHIN_N = int(os.environ.get("R42_BENCH_WITHIN_N", "8"))
 # the conversation's gain (core/conversation.py with_gain): "slope@from" pairs, e.g. R42_BENCH_GAIN=10@0.02,20@0.02
 GAIN_VARIANTS = [tuple(float(x) for x in v.split("@")) for v in os.environ.get("R42_BENCH_GAIN", "").split(",") if v]
+# the question's own words once more in the search in context (so the earlier question does not drown them)
+EMPHASIS_VARIANTS = [int(n) for n in os.environ.get("R42_BENCH_EMPHASIS", "").split(",") if n]
 REF = re.compile(r"\[ref:\d+\]")
 
 
@@ -161,6 +164,15 @@ def approaches(retriever: Retriever):
             return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP))
         return rank
 
+    def emphasised(times: int):
+        def rank(tenant, row):
+            understood = retriever.understand(tenant, [*row["turns"], row["question"]])
+            own = " ".join(own_words(row["question"]))
+            if understood.fuses and own:
+                understood = replace(understood, context=(*understood.context, *[own] * times))
+            return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP))
+        return rank
+
     def standalone(tenant, row):
         return slugs(retriever.kb_search(tenant, row["standalone"], "hybrid", TOP))
 
@@ -170,6 +182,7 @@ def approaches(retriever: Retriever):
             *([("… + the earlier answer", with_answer)] if ANSWER_VARIANT else []),
             *((f"… within context {w}", within(w)) for w in WITHIN_VARIANTS),
             *((f"… + gain {a:g} from {b:g}", gained(a, b)) for a, b in GAIN_VARIANTS),
+            *((f"… own words ×{n + 1}", emphasised(n)) for n in EMPHASIS_VARIANTS),
             ("standalone rewrite (by hand)", standalone)]
 
 

@@ -145,12 +145,13 @@ def test_error_state_and_retry(served_app, page, claude):
 
 
 def test_timeout_shows_the_error_state_and_retry_works(served_app, page, claude):
-    claude.reply_text("Te laat.", delay=25).reply_text("Te laat.", delay=25)  # R42_MODEL_TIMEOUT=10, one SDK retry
+    claude.reply_text("Te laat.", delay=25)  # R42_MODEL_TIMEOUT=10: the window says so after 10 s, not asked again
     claude.reply_text("Nu wel op tijd.")
     sign_in(page, served_app, "learner@example.com")
     open_chat(page)
     ask(page, "Hoe werkt indexatie?")
     expect(page.locator("#r42-error")).to_contain_text("te lang", timeout=60_000)
+    assert len(claude.requests) == 1  # the SDK did not try again behind the learner's back
     page.click("#r42-retry")
     expect(page.locator(".r42-assistant").last).to_contain_text("Nu wel op tijd.", timeout=30_000)
 

@@ -126,6 +126,20 @@ async def test_timeout_is_an_error(make_deps, claude, learner):
     assert events[-1]["type"] == "error" and events[-1]["kind"] == "timeout"
 
 
+async def test_the_timeout_is_what_the_learner_waits_not_each_sdk_attempt(indexed, claude, learner):
+    """R42_MODEL_TIMEOUT bounds the wait for the answer to start, the SDK's retry included: a model that does not
+    answer in time is not asked again behind the learner's back (which made the window wait twice the setting)."""
+    kb, _, _, retriever = indexed
+    llm = AnthropicLLM("test-key", "claude-test", base_url=claude.url, timeout=0.5, max_retries=1)  # as the app
+    try:
+        claude.reply_text("Te laat.", delay=2.0).reply_text("Ook te laat.", delay=2.0)
+        events = await collect(run_turn(learner, ask("Wat is de AOW?"), ChatDeps(retriever=retriever, kb=kb, llm=llm)))
+        assert events[-1]["type"] == "error" and events[-1]["kind"] == "timeout"
+        assert len(claude.requests) == 1
+    finally:
+        await llm.aclose()
+
+
 async def test_offline_answer_cites_the_knowledge_base(make_deps, claude, learner):
     events = await collect(run_turn(learner, ask("Wat is de dekkingsgraad?"), make_deps(offline=True)))
     text = "".join(e["text"] for e in events if e["type"] == "text")

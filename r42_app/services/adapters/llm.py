@@ -6,6 +6,8 @@ becomes an `LLMError` with a kind and a catalogue code (`user_message`, what a l
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -111,6 +113,7 @@ class AnthropicLLM:
     def __init__(self, api_key: str, model: str, base_url: str = "", timeout: float = 60.0, max_retries: int = 1,
                  http_client: Any = None):
         self.model = model
+        self.timeout = timeout  # also the budget for the response to start, the SDK's retries included
         _cheap_idle_probe()
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url or None, timeout=timeout, max_retries=max_retries,
@@ -159,7 +162,13 @@ class AnthropicLLM:
         calls: list[LLMEvent] = []
         blocks: dict[int, tuple[LLMEvent, list[str]]] = {}  # index -> (the tool call, its JSON pieces)
         try:
-            async with self.client.messages.with_streaming_response.create(stream=True, **kwargs) as response:
+            async with contextlib.AsyncExitStack() as stack:
+                try:  # R42_MODEL_TIMEOUT is what a learner waits for the answer to start, not per SDK attempt
+                    async with asyncio.timeout(self.timeout):
+                        response = await stack.enter_async_context(
+                            self.client.messages.with_streaming_response.create(stream=True, **kwargs))
+                except TimeoutError as exc:
+                    raise LLMError("timeout", f"no response within {self.timeout:g} s, retries included") from exc
                 http = response.http_response
                 async for sse in AsyncStream.raw_events(http):
                     kind = sse.event
@@ -204,6 +213,8 @@ class AnthropicLLM:
                         for name, value in _usage(event.get("usage")).items():  # output_tokens always; the rest if sent
                             if value or name == "output_tokens":
                                 usage[name] = value
+        except LLMError:
+            raise
         except anthropic.AnthropicError as exc:
             raise map_error(exc) from exc
         except Exception as exc:  # the transport failing mid-stream (peer reset, truncated body), a garbled event
