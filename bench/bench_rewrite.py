@@ -1,5 +1,5 @@
 """The model's rewrite of follow-up questions (issue 47, item 3; R42_QUESTION_REWRITE): what it adds to a turn's
-first event and what it costs, through the real turn (`run_turn`: guard-free, real PocketBase, Chroma and e5, the
+first event and what it costs, through the real turn (`run_turn` with its guard, real PocketBase, Chroma and e5, the
 `anthropic` SDK against the fake Messages API on loopback), rewrite off and on, interleaved per conversation.
 
 What cannot be measured here is a real model: its response time (the fake answers at once, so the figures are R42's
@@ -28,9 +28,11 @@ from r42_app.chat import events
 from r42_app.chat.rewrite import QuestionRewriter
 from r42_app.chat.turn import ChatDeps, run_turn
 from r42_app.core.conversation import REWRITE_MAX_TOKENS, REWRITE_TURNS, rewrite_request
-from r42_app.core.identity import SignedInUser
+from r42_app.core.identity import SignedInUser, Tenant
 from r42_app.core.metrics import ndcg_at_k
 from r42_app.services.adapters.llm import AnthropicLLM
+from r42_app.services.store.access import AccessStore
+from r42_app.services.store.pb import PocketBase
 from r42_app.settings import DEFAULT_MODEL
 from tests.fakes.anthropic_api import FakeAnthropic
 
@@ -57,6 +59,15 @@ def longest_request() -> int:
     return len(json.dumps(request["system"], ensure_ascii=False)) + len(request["messages"][0]["content"])
 
 
+def bench_user(pb: PocketBase, tenant: Tenant) -> SignedInUser:
+    """A learner of `tenant` in PocketBase (the turn's guard checks the person is there), on an unlimited plan."""
+    pb.update("tenants", tenant.id, {"credits_unlimited": True})
+    email = f"bench-{tenant.slug}@example.com"
+    row = pb.create("users", {"email": email, "password": "bench-password-1", "passwordConfirm": "bench-password-1",
+                              "name": "Bench", "role": "learner", "tenant": tenant.id})
+    return SignedInUser(row["id"], email, "Bench", "learner", tenant.id, tenant.slug, tenant.name)
+
+
 async def timed_turn(user: SignedInUser, messages: list[dict], deps: ChatDeps) -> tuple[float, float, list[str]]:
     """(seconds to the turn's first event, to its first text, the sources' slugs)."""
     start = time.perf_counter()
@@ -79,11 +90,13 @@ async def measure() -> dict:
         with seeded_retriever() as (retriever, kb, tenants):
             llm = AnthropicLLM("bench", "claude-bench", base_url=fake.url, max_retries=0)
             fast = AnthropicLLM("bench", DEFAULT_MODEL, base_url=fake.url, max_retries=0)
-            off = ChatDeps(retriever=retriever, kb=kb, llm=llm)
-            on = ChatDeps(retriever=retriever, kb=kb, llm=llm, rewriter=QuestionRewriter(fast, None, 2.0))
-            slow = ChatDeps(retriever=retriever, kb=kb, llm=llm, rewriter=QuestionRewriter(fast, None, TIMEOUT_S))
-            users = {slug: SignedInUser("bench-user", "b@example.com", "Bench", "learner", t.id, t.slug, t.name)
-                     for slug, t in tenants.items()}
+            guards = AccessStore(kb.pb)  # the guard as the app runs it: beside the grounding, or before the rewrite
+            off = ChatDeps(retriever=retriever, kb=kb, llm=llm, guards=guards)
+            on = ChatDeps(retriever=retriever, kb=kb, llm=llm, guards=guards,
+                          rewriter=QuestionRewriter(fast, None, 2.0))
+            slow = ChatDeps(retriever=retriever, kb=kb, llm=llm, guards=guards,
+                            rewriter=QuestionRewriter(fast, None, TIMEOUT_S))
+            users = {slug: bench_user(kb.pb, t) for slug, t in tenants.items()}
             dev = [(title, name, slug) for title, name, slug in SETS if "held out" not in title]
             for title, name, slug in dev:
                 for row in rows(name):
