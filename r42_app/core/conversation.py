@@ -248,9 +248,11 @@ REWRITE_SYSTEM = (
     "in it. Reply with the standalone question only, on one line, without quotes or explanation."
 )
 # What a model may put before its rewrite although asked not to ("Standalone question: …").
+# Linear: no two runs of spaces meet without a literal between them (`\s*(?:\*\*\s*)?`), so a failed match does
+# not try every way of splitting a long run of spaces.
 _LEAD_IN = re.compile(
     r"^\s*(?:\*\*)?(?:standalone question|rewritten question|rewrite|question|herschreven vraag|"
-    r"zelfstandige vraag|vraag)\s*(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*", re.I)
+    r"zelfstandige vraag|vraag)\s*(?:\*\*\s*)?[:：]\s*(?:\*\*\s*)?", re.I)
 _QUOTES = "\"'`“”‘’„«»"
 
 

@@ -32,6 +32,7 @@ from r42_app.core.chat_view import UICitation, copy_text, display
 from r42_app.core.delta import describe_delta
 from r42_app.core.documents import DocumentRefused, ParsedDocument, chip_label, plan_document
 from r42_app.core.fence import defuse, fence
+from r42_app.core.conversation import leaning, parse_rewrite, rewrite_request
 from r42_app.core.graph import excerpt
 from r42_app.core.injection_model import LinearModel
 from r42_app.core.kb import Topic, filter_topics, slugify
@@ -86,6 +87,8 @@ def _search(text: str) -> object:
 
 ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "passages": lambda t: split_passages("x", t),
+    "a follow-up and its rewrite": lambda t: (leaning(t), rewrite_request([("user", t), ("assistant", t), ("user", t)]),
+                                              parse_rewrite(t, t), parse_rewrite("Question" + t + "?", "?")),
     "visible markdown": visible_markdown,
     "visible text": visible_text,
     "fence": _defused,
