@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import statistics
 import tempfile
 import time
@@ -45,8 +44,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from bench.common import pocketbase
-from r42_app.core.chat import offline_answer
-from r42_app.core.conversation import Understood, own_words
+from r42_app.chat.turn import offline_answer_for
+from r42_app.core.chat import REF_RE
+from r42_app.core.conversation import Understood, own_words, with_gain
 from r42_app.core.metrics import ndcg_at_k
 from r42_app.services.adapters.embeddings import make_embedder
 from r42_app.services.adapters.vector_store import VectorStore
@@ -91,19 +91,13 @@ WITHIN_N = int(os.environ.get("R42_BENCH_WITHIN_N", "8"))
 GAIN_VARIANTS = [tuple(float(x) for x in v.split("@")) for v in os.environ.get("R42_BENCH_GAIN", "").split(",") if v]
 # the question's own words once more in the search in context (so the earlier question does not drown them)
 EMPHASIS_VARIANTS = [int(n) for n in os.environ.get("R42_BENCH_EMPHASIS", "").split(",") if n]
-REF = re.compile(r"\[ref:\d+\]")
 
 
 def earlier_answer(retriever: Retriever, tenant, questions: list[str]) -> str:
     """The offline answer R42 gave to the last of `questions` (as a turn without a model writes it), chips out."""
     grounding = retriever.ground(tenant, questions, "hybrid", TOP)
     index = retriever.index(tenant)
-    snippets = grounding.result.snippets(index)
-    texts = {s.slug: f"{t.description}\n\n{s.text}" for s in snippets
-             if (t := index.topics[index.by_slug[s.slug]] if s.slug in index.by_slug else None) is not None}
-    answer = offline_answer(grounding.understood.grounding, snippets, texts=texts,
-                            grounded=grounding.result.relevance.grounded, near=grounding.result.relevance.near)
-    return REF.sub("", answer).strip()
+    return REF_RE.sub("", offline_answer_for(grounding, index, grounding.result.snippets(index))).strip()
 
 
 def approaches(retriever: Retriever):
@@ -158,9 +152,15 @@ def approaches(retriever: Retriever):
             return [slug for _, slug in sorted(scored, key=lambda x: -x[0])][:TOP]
         return rank
 
-    def gained(slope: float, start: float):
+    def gained(slope: float, start: float):  # the leaning raised by the conversation's gain (core `with_gain`)
         def rank(tenant, row):
-            understood = retriever.understand(tenant, [*row["turns"], row["question"]], gain=(slope, start))
+            understood = retriever.understand(tenant, [*row["turns"], row["question"]])
+            if understood.context:
+                alone = retriever.kb_search(tenant, understood.question, "hybrid", 1).relevance.semantic
+                joined = retriever.kb_search(tenant, understood.in_context, "hybrid", 1).relevance.semantic
+                if alone is not None and joined is not None:
+                    understood = replace(understood, leaning=with_gain(understood.leaning, joined - alone, slope,
+                                                                       start))
             return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP))
         return rank
 

@@ -31,7 +31,7 @@ import httpx
 from bench.common import free_port
 from r42_app.core.costs import Round, Usage
 from r42_app.core.questions import QuestionEntry
-from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser, spawn_and_wait
+from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser, spawn_and_wait, stop_process
 from r42_app.services.runtime.replication import Replicator, restore
 from r42_app.services.store.backup import create_backup, restore_backup
 from r42_app.services.store.costs import OUTBOX_COST, CostRecorder, PriceTable
@@ -75,9 +75,7 @@ class S3Server:
         return f"s3://r42-bench/{path}?endpoint={self.endpoint}&forcePathStyle=true"
 
     def __exit__(self, *exc) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait(10)
+        stop_process(self.proc)
         for name, value in getattr(self, "saved", {}).items():  # the caller's own AWS settings back
             if value is None:
                 os.environ.pop(name, None)

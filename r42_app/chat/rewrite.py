@@ -37,13 +37,10 @@ class QuestionRewriter:
 
     async def standalone(self, conversation: Sequence[tuple[str, str]], turn_id: str, tenant_id: str,
                          user_id: str) -> str:
-        """The last question of `conversation` ((role, text) pairs, oldest first) as a standalone question, or ""
-        (no earlier question, the call failed or timed out, the model was cut off, or the reply is not one
-        question). `turn_id` is the turn's: the call's cost event is the turn's `question_rewrite` event."""
-        if not turn_id:
-            raise ValueError("a rewrite is paid as part of a turn: turn_id is required")
-        if sum(1 for role, _ in conversation if role == "user") < 2 or conversation[-1][0] != "user":
-            return ""
+        """The last question of `conversation` ((role, text) pairs, oldest first, ending with the question; the
+        caller sends only a question that has earlier ones) as a standalone question, or "" (the call failed or timed
+        out, the model was cut off, or the reply is not one question). `turn_id` is the turn's: the call's cost event
+        is the turn's `question_rewrite` event."""
         request = rewrite_request(conversation)
         pieces: list[str] = []
         usage: dict[str, int] = {}

@@ -297,8 +297,7 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
     set_language(user.language)  # the offline answer's sentences, the refusals and notices: in the person's language
     kept, dropped = trim_history(messages)
     turn_id = uuid.uuid4().hex
-    permit, grounded = await ground_turn(user, user_questions(messages), mode, deps, permit, token,
-                                         rewrite=[(m.role, m.content) for m in messages], turn_id=turn_id)
+    permit, grounded = await ground_turn(user, messages, mode, deps, permit, token, turn_id)
     if grounded.snippets and (deps.rag_snippets or deps.llm is None):  # what [ref:N] will point at, before any text
         yield events.Sources(tuple(events.Source(s.ref, s.slug, s.label, s.anchor, s.url) for s in grounded.snippets))
     tally = Tally()
@@ -318,20 +317,20 @@ async def run_turn(user: SignedInUser | None, raw_messages: Any, deps: ChatDeps,
         yield event
 
 
-async def ground_turn(user: SignedInUser, questions: list[str], mode: str, deps: ChatDeps,
-                      permit: TurnPermit | None, token: str, rewrite: list[tuple[str, str]] | None = None,
-                      turn_id: str = "") -> tuple[TurnPermit, Grounded]:
-    """The guard (unless the caller passed its permit) and the grounding, side by side: a refusal wins over a
-    grounding failure. One user's turns are grounded one at a time (see _OneAtATime). With `deps.rewriter` and
-    a question that has earlier ones, the guard comes first, then the model's rewrite of the question (`rewrite`:
-    the conversation as (role, text), as sent, not merged: the questions are those of `questions`; chat/rewrite.py),
-    then the grounding on it."""
+async def ground_turn(user: SignedInUser, messages: list[ChatMessage], mode: str, deps: ChatDeps,
+                      permit: TurnPermit | None, token: str, turn_id: str) -> tuple[TurnPermit, Grounded]:
+    """The guard (unless the caller passed its permit) and the grounding of the last of the (validated) `messages`,
+    side by side: a refusal wins over a grounding failure. One user's turns are grounded one at a time (see
+    _OneAtATime). With `deps.rewriter` and a question that has earlier ones, the guard comes first, then the model's
+    rewrite of the question (the messages as sent, not merged; chat/rewrite.py), then the grounding on it."""
     tenant = user.tenant
+    questions = user_questions(messages)
     rewritten = ""
-    if deps.rewriter is not None and rewrite and len(questions) > 1:
+    if deps.rewriter is not None and len(questions) > 1:
         if permit is None:  # the model reads nothing of a turn the guard refuses (a quiz, no credit, no capability)
             permit = await check_turn(user, deps, token=token)
-        rewritten = await deps.rewriter.standalone(rewrite, turn_id, user.tenant_id, user.id)
+        rewritten = await deps.rewriter.standalone([(m.role, m.content) for m in messages], turn_id, user.tenant_id,
+                                                   user.id)
 
     def search() -> tuple[Grounding, TenantIndex]:  # one thread hop, not three
         return deps.retriever.ground(tenant, questions, mode, 5, rewritten=rewritten), deps.retriever.index(tenant)
@@ -358,13 +357,18 @@ async def ground_turn(user: SignedInUser, questions: list[str], mode: str, deps:
 
 
 async def offline_answer_of(grounded: Grounded) -> str:
-    """The answer without a model: the topics' descriptions and the snippets' passages that fit the question (the
-    chip of a sentence opens the topic at the snippet's best passage). Reading them is CPU: off the event loop."""
-    index, snippets, result = grounded.index, grounded.snippets, grounded.grounding.result
+    """The answer without a model (`offline_answer_for`). Reading the texts is CPU: off the event loop."""
+    return await asyncio.to_thread(offline_answer_for, grounded.grounding, grounded.index, grounded.snippets)
+
+
+def offline_answer_for(grounding: Grounding, index: TenantIndex, snippets: list[Snippet]) -> str:
+    """The topics' descriptions and the snippets' passages that fit the question as understood (the chip of a
+    sentence opens the topic at the snippet's best passage). Blocking: CPU."""
     texts = {s.slug: f"{t.description}\n\n{s.text}" for s in snippets
              if (t := index.topics[index.by_slug[s.slug]] if s.slug in index.by_slug else None) is not None}
-    return await asyncio.to_thread(offline_answer, grounded.grounding.understood.grounding, snippets, texts=texts,
-                                   grounded=grounded.relevant, near=result.relevance.near)
+    relevance = grounding.result.relevance
+    return offline_answer(grounding.understood.grounding, snippets, texts=texts, grounded=relevance.grounded,
+                          near=relevance.near)
 
 
 async def model_rounds(llm: LLM, deps: ChatDeps, permit: TurnPermit, grounded: Grounded, kept: list[ChatMessage],

@@ -22,8 +22,6 @@ import numpy as np
 
 from r42_app.core.conversation import (
     ADAPT,
-    GAIN_FROM,
-    GAIN_SLOPE,
     GRAPH_BOOST,
     MAX_WEIGHT,
     Understood,
@@ -31,7 +29,6 @@ from r42_app.core.conversation import (
     near_in_graph,
     own_words,
     understand,
-    with_gain,
 )
 from r42_app.core.identity import Tenant
 from r42_app.core.relevance import Relevance
@@ -639,7 +636,7 @@ class Retriever:
         return len(index.passages)
 
     def understand(self, tenant: Tenant, questions: list[str], mode: str = "hybrid",
-                   earlier_topic: bool = False, gain: tuple[float, float] | None = None) -> Understood:
+                   earlier_topic: bool = False) -> Understood:
         """The last of the user's `questions` (oldest first) as understood in its conversation (core/conversation.py):
         a topic named by its label is read from the tenant's index. `earlier_topic`: also search the earlier turn's
         first source (in the turn's `mode`) when the last question is fused with its context: only the benchmark's
@@ -653,12 +650,6 @@ class Retriever:
             return hits[0].label if hits else ""
 
         understood = understand(questions, lambda text: bool(index.named(text)), about if earlier_topic else None)
-        slope, start = (GAIN_SLOPE, GAIN_FROM) if gain is None else gain
-        if slope > 0 and understood.context and mode != "fts":
-            alone = self.kb_search(tenant, understood.question, mode, 1).relevance.semantic
-            joined = self.kb_search(tenant, understood.in_context, mode, 1).relevance.semantic
-            if alone is not None and joined is not None:
-                understood = replace(understood, leaning=with_gain(understood.leaning, joined - alone, slope, start))
         return replace(understood, about_slug=first[0]) if first else understood
 
     def _carries(self, tenant: Tenant, question: str) -> bool:

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from r42_app.api import api
+from r42_app.core.conversation import REWRITE_MAX_TOKENS
 from tests.integration.conftest import rebuild_services
 
 pytestmark = pytest.mark.anyio
@@ -118,7 +119,7 @@ async def rewriting(api_env, monkeypatch):
 
 
 def rewrite_requests(fake):
-    return [r["body"] for r in fake.requests if r["body"]["max_tokens"] <= 120]
+    return [r["body"] for r in fake.requests if r["body"]["max_tokens"] <= REWRITE_MAX_TOKENS]
 
 
 async def test_with_the_rewrite_on_a_follow_up_is_grounded_on_the_models_standalone_question(rewriting, learner,

@@ -13,7 +13,6 @@ supervises it like its other children, and `r42 doctor` reports it (`replication
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -60,14 +59,16 @@ def check_url(url: str) -> str:
     raise ReplicationError(f"R42_REPLICA_URL must be file:///absolute/path or s3://bucket/path, got {value[:80]!r}")
 
 
-def litestream_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+def litestream_env(environ: dict[str, str] | None = None, folder: Path | None = None) -> dict[str, str]:
     """Litestream's environment: this process's, but with `AWS_CA_BUNDLE` given as `SSL_CERT_FILE`. Litestream 0.5
     refuses every S3 replica while AWS_CA_BUNDLE is set ("cannot load aws config: unable to add custom RootCAs
     HTTPClient": its own HTTP client cannot take the AWS SDK's bundle), and behind a company's proxy that variable is
     often set for every AWS tool. On Linux, Go reads `SSL_CERT_FILE` as the file of trusted roots (the system's
     certificate folder is still read unless SSL_CERT_DIR says otherwise), so the bundle is trusted all the same.
-    An SSL_CERT_FILE of the operator's own is kept: both files' certificates go into one file beside the bundle's
-    copy in the temp folder. Paths are made absolute (Litestream runs in the database's folder)."""
+    An SSL_CERT_FILE of the operator's own is kept: both files' certificates go into one file, `litestream-ca.pem` in
+    `folder` (the database's own folder: not a shared temp folder, where another user could put a file of that name
+    first), or a new private file when no folder is given. Paths are made absolute (Litestream runs in the
+    database's folder)."""
     env = dict(os.environ if environ is None else environ)
     bundle = env.pop("AWS_CA_BUNDLE", "")
     if not bundle:
@@ -79,12 +80,17 @@ def litestream_env(environ: dict[str, str] | None = None) -> dict[str, str]:
             merged = Path(own).read_bytes().rstrip() + b"\n" + Path(bundle).read_bytes()
         except OSError:
             return {**env, "SSL_CERT_FILE": bundle}
-        path = Path(tempfile.gettempdir()) / f"r42-litestream-ca-{hashlib.sha256(merged).hexdigest()[:16]}.pem"
-        if not path.exists():
+        if folder is None:
+            handle, name = tempfile.mkstemp(prefix="r42-litestream-ca-", suffix=".pem")
+            with os.fdopen(handle, "wb") as out:
+                out.write(merged)
+            bundle = name
+        else:
+            path = Path(folder).resolve() / "litestream-ca.pem"
             staging = path.with_suffix(f".{os.getpid()}.tmp")
             staging.write_bytes(merged)
             staging.replace(path)
-        bundle = str(path)
+            bundle = str(path)
     env["SSL_CERT_FILE"] = bundle
     return env
 
@@ -127,7 +133,8 @@ class Replicator:
             folder.mkdir(parents=True, exist_ok=True)
         command = [str(litestream_binary()), "replicate", "-log-level", "info", str(self.db), self.url]
         self.proc = spawn_and_wait(command, self.log_file, self._started, self.name, f"to {redacted(self.url)}",
-                                   timeout, cwd=self.db.parent, on_spawn=on_spawn, env=litestream_env())
+                                   timeout, cwd=self.db.parent, on_spawn=on_spawn,
+                                   env=litestream_env(folder=self.db.parent))
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -219,7 +226,8 @@ def restore(url: str, db: Path, at: str = "", timeout: float = 600.0) -> dict:
     if at:
         command += ["-timestamp", parse_at(at)]
     began = time.monotonic()
-    done = subprocess.run([*command, url], capture_output=True, text=True, timeout=timeout, env=litestream_env())
+    done = subprocess.run([*command, url], capture_output=True, text=True, timeout=timeout,
+                          env=litestream_env(folder=db.parent))
     if done.returncode != 0 or not staging.exists():
         staging.unlink(missing_ok=True)
         said = (done.stderr or done.stdout).strip().splitlines()
