@@ -60,6 +60,17 @@ def test_a_parser_that_needs_too_much_memory_is_stopped():
     assert e.kind == "memory" and "geheugen" in e.user_message
 
 
+def test_a_broken_file_is_called_broken_behind_a_parent_that_holds_much_memory():
+    # the served app holds a model and an index; a child started by vfork inherited that high-water mark in
+    # ru_maxrss, so a broken PDF was refused as "too much memory" behind it (seen once in a test run's worker)
+    held = bytearray(b"\x01") * (300 * 1024 * 1024)  # 300 MB, every page touched
+    try:
+        e = refused("kapot.pdf", fake.truncated_pdf(), memory_mb=400)  # a half of 400 MB: under what the parent holds
+    finally:
+        del held
+    assert e.kind == "corrupt" and "geheugen" not in e.user_message
+
+
 def test_a_child_that_answers_garbage_or_crashes_is_failed(monkeypatch):
     monkeypatch.setattr(parse_sandbox, "MODULE", "json.tool")  # reads the header, chokes on the bytes: exit 1
     assert refused("x.txt", b"hallo").kind == "failed"

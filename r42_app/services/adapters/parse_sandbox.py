@@ -202,9 +202,20 @@ def _limit_self(memory_mb: int, cpu_s: int, parent: int) -> None:
 
 
 def _peak_mb() -> float:
-    """The child's peak resident memory so far. A file called broken after the parse held half of the child's limit
-    most likely failed for memory: pypdf catches a MemoryError in places and goes on, and then fails elsewhere."""
-    import resource
+    """The child's own peak resident memory so far. A file called broken after the parse held half of the child's
+    limit most likely failed for memory: pypdf catches a MemoryError in places and goes on, and then fails elsewhere.
+
+    Linux's VmHWM is this program's own high-water mark. `ru_maxrss` is not: Linux keeps it across the exec that
+    started the child, and the parent's pages count when it was started by vfork (as subprocess does), so behind an
+    app holding a model every broken file read as a memory failure."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except (OSError, ValueError, IndexError):
+        pass
+    import resource  # elsewhere: the best there is
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
