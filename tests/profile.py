@@ -114,14 +114,17 @@ def profile(here: bool) -> Profile:
     result = Profile()
     result.phases.append(run_phase("setup", ["make", "setup", "test-deps"], work, env, log))
     result.phases.append(run_phase("check", ["make", "check"], work, env, log))
-    # The two halves exactly as `make test` starts them, each with a junit report and fixture durations.
-    halves = (("unit + integration", ["tests/unit", "tests/integration", "-n", "auto", "--dist", "loadscope"]),
-              ("browser", ["tests/e2e", "-n", os.environ.get("E2E_WORKERS", "1"), "--dist", "loadscope"]))
-    for i, (name, args) in enumerate(halves):
+    # The two halves exactly as `make test` starts them (the browser half's builds made in the background while the
+    # unit half runs, on E2E_WORKERS workers: the Makefile's default), each with a junit report and fixture durations.
+    workers = os.environ.get("E2E_WORKERS", "2")
+    subprocess.run([python, "-m", "tests.prebuild", "start", workers], cwd=work, env=env, check=True)
+    halves = (("unit + integration", ["tests/unit", "tests/integration", "-n", "auto", "--dist", "loadscope"], {}),
+              ("browser", ["tests/e2e", "-n", workers, "--dist", "loadscope"], {"R42_E2E_PREBUILT": "1"}))
+    for i, (name, args, extra) in enumerate(halves):
         junit = log.parent / f"junit-{i}.xml"
         before = log.stat().st_size if log.exists() else 0
         phase = run_phase(name, [python, "-m", "pytest", *args, f"--junitxml={junit}", f"--durations={SLOWEST * 2}",
-                                 "-p", "no:cacheprovider"], work, env, log)
+                                 "-p", "no:cacheprovider"], work, {**env, **extra}, log)
         phase.junit = junit
         with log.open("rb") as f:
             f.seek(before)
@@ -129,6 +132,7 @@ def profile(here: bool) -> Profile:
         result.tests += read_junit(junit)
         result.setups += [(float(s), nodeid) for s, when, nodeid in DURATION.findall(phase.output) if when == "setup"]
         result.phases.append(phase)
+    subprocess.run([python, "-m", "tests.prebuild", "stop"], cwd=work, env=env, check=False)  # a build left running
     return result
 
 
