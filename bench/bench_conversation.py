@@ -27,7 +27,8 @@ R42_BENCH_ADAPT (towards the context as far as the question's words are unknown 
 offline answer R42 gave to the question before, in the context), R42_BENCH_WITHIN (the search in context picks
 the candidates, the question's own search orders them by this share), R42_BENCH_GAIN (the leaning raised by how
 much nearer the question's best passage is in its context than alone), R42_BENCH_EMPHASIS (the question's own
-words this many times more in the search in context). R42_BENCH_SETS: only these sets;
+words this many times more in the search in context), R42_BENCH_PRODUCT (the two searches' normalised scores
+multiplied, not added: a topic must be found by both). R42_BENCH_SETS: only these sets;
 R42_BENCH_NO_CPU: no CPU table.
 """
 
@@ -91,6 +92,11 @@ WITHIN_N = int(os.environ.get("R42_BENCH_WITHIN_N", "8"))
 GAIN_VARIANTS = [tuple(float(x) for x in v.split("@")) for v in os.environ.get("R42_BENCH_GAIN", "").split(",") if v]
 # the question's own words once more in the search in context (so the earlier question does not drown them)
 EMPHASIS_VARIANTS = [int(n) for n in os.environ.get("R42_BENCH_EMPHASIS", "").split(",") if n]
+# both searches must agree: a fused question's topics by the product of their two normalised scores (the question's
+# own search to the power `share`, the search in context to 1 - share; a topic one search misses counts `floor`):
+# "share@floor" pairs, e.g. R42_BENCH_PRODUCT=0.5@0.3
+PRODUCT_VARIANTS = [tuple(float(x) for x in v.split("@")) for v in os.environ.get("R42_BENCH_PRODUCT", "").split(",")
+                    if v]
 
 
 def earlier_answer(retriever: Retriever, tenant, questions: list[str]) -> str:
@@ -173,6 +179,23 @@ def approaches(retriever: Retriever):
             return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP))
         return rank
 
+    def product(share: float, floor: float):
+        def rank(tenant, row):
+            understood = retriever.understand(tenant, [*row["turns"], row["question"]])
+            if not understood.fuses:
+                return slugs(retriever.search_in_conversation(tenant, understood, "hybrid", TOP))
+            pool = 20
+            sides = []
+            for text in (row["question"], understood.in_context):
+                hits = retriever.kb_search(tenant, text, "hybrid", pool).hits
+                top = max((h.score for h in hits), default=0.0) or 1.0
+                sides.append({h.slug: max(0.0, h.score) / top for h in hits})
+            alone, joined = sides
+            scored = {slug: max(floor, alone.get(slug, 0.0)) ** share * max(floor, joined.get(slug, 0.0)) ** (1 - share)
+                      for slug in alone.keys() | joined.keys()}
+            return [slug for slug, _ in sorted(scored.items(), key=lambda kv: -kv[1])][:TOP]
+        return rank
+
     def standalone(tenant, row):
         return slugs(retriever.kb_search(tenant, row["standalone"], "hybrid", TOP))
 
@@ -183,6 +206,7 @@ def approaches(retriever: Retriever):
             *((f"… within context {w}", within(w)) for w in WITHIN_VARIANTS),
             *((f"… + gain {a:g} from {b:g}", gained(a, b)) for a, b in GAIN_VARIANTS),
             *((f"… own words ×{n + 1}", emphasised(n)) for n in EMPHASIS_VARIANTS),
+            *((f"… product {a:g} floor {b:g}", product(a, b)) for a, b in PRODUCT_VARIANTS),
             ("standalone rewrite (by hand)", standalone)]
 
 
