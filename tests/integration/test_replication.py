@@ -256,3 +256,28 @@ def test_a_cost_write_waits_for_another_writer_instead_of_failing_on_a_stale_sna
         assert pb.get("tenants", tenant["id"])["credits"] < 100  # debited once, in the same transaction
     finally:
         server.stop()
+
+
+def test_an_earlier_runs_log_does_not_make_a_replica_that_never_starts_look_started(tmp_path, monkeypatch):
+    """litestream.log is appended to across runs: a start reads only its own lines. Before, the "replicating to" of
+    an earlier good run made a start against a bucket Litestream cannot reach (here: no region, a dead endpoint, so it
+    hangs looking the bucket up) return at once, and `r42 serve` said the database was replicated."""
+    import sqlite3
+
+    db = tmp_path / "data.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("pragma journal_mode=wal")
+        conn.execute("create table t (x)")
+    log = tmp_path / "litestream.log"
+    log.write_text('time=2026-12-06T10:00:00Z level=INFO msg="replicating to" name=file type=file\n')
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_CA_BUNDLE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in (("AWS_ACCESS_KEY_ID", "r42-test"), ("AWS_SECRET_ACCESS_KEY", "r42-test"),
+                        ("AWS_ENDPOINT_URL_S3", f"http://127.0.0.1:{free_port()}")):
+        monkeypatch.setenv(name, value)
+    replicator = Replicator(db, "s3://nobody-answers/db", log)
+    try:
+        with pytest.raises(RuntimeError, match="did not answer"):
+            replicator.start(timeout=3)
+    finally:
+        replicator.stop()

@@ -24,6 +24,11 @@ MIGRATIONS_DIR = ROOT / "pb_migrations"
 HOOKS_DIR = ROOT / "pb_hooks"  # rules that hold for every writer (pb_hooks/r42.pb.js)
 
 
+# A child that never answered has nothing to finish: a short grace before the kill (Litestream retrying a bucket it
+# cannot reach ignores SIGTERM).
+STARTUP_STOP_S = 2.0
+
+
 def stop_process(proc: subprocess.Popen | None, timeout: float = 10.0) -> None:
     """Terminate a child server and wait for it; kill it if it does not stop within `timeout`."""
     if proc is None or proc.poll() is not None:
@@ -70,7 +75,7 @@ def spawn_and_wait(command: list[str], log_file: Path, answers, name: str, where
         if answers():
             return proc
         time.sleep(0.05)
-    stop_process(proc)
+    stop_process(proc, STARTUP_STOP_S)
     raise RuntimeError(f"{name} did not answer {where} within {timeout:.0f}s; see {log_file}")
 
 

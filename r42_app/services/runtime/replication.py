@@ -117,10 +117,15 @@ class Replicator:
         self.url = check_url(url)
         self.log_file = Path(log_file)
         self.proc: subprocess.Popen[bytes] | None = None
+        self._log_from = 0  # where this start's lines begin in the log (it is appended to across runs)
 
     def _started(self) -> bool:
+        """Whether this start's Litestream said it replicates: only its own lines count (an earlier run's "replicating
+        to" made a replica that now fails look started)."""
         try:
-            text = self.log_file.read_text(errors="replace")
+            with self.log_file.open("rb") as log:
+                log.seek(self._log_from)
+                text = log.read().decode(errors="replace")
         except OSError:
             return False
         return "replicating to" in text or "snapshot complete" in text or "initialized db" in text
@@ -132,6 +137,10 @@ class Replicator:
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True)
         command = [str(litestream_binary()), "replicate", "-log-level", "info", str(self.db), self.url]
+        try:
+            self._log_from = self.log_file.stat().st_size
+        except OSError:
+            self._log_from = 0
         self.proc = spawn_and_wait(command, self.log_file, self._started, self.name, f"to {redacted(self.url)}",
                                    timeout, cwd=self.db.parent, on_spawn=on_spawn,
                                    env=litestream_env(folder=self.db.parent))
