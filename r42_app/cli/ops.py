@@ -131,7 +131,10 @@ def cmd_restore(args: argparse.Namespace) -> int:
         return _fail("no replica: set R42_REPLICA_URL (or pass --replica URL) to where PocketBase was replicated")
     if pocketbase_running(cfg):
         return _fail(f"PocketBase at {cfg.pb_url} is running: stop R42 first (a restore replaces its database)")
+    from r42_app.services.runtime.private import private_data_dir
+
     try:
+        private_data_dir(cfg.data_dir)  # after a lost disk it is made here: its owner's, as `r42 serve` makes it
         done = restore(url, cfg.pb_data_dir / "data.db", args.at or "")
     except ReplicationError as exc:
         return _fail(str(exc), EXIT_FAILURE)

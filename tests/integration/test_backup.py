@@ -18,7 +18,7 @@ from tests.conftest import DEMO_PASSWORD, free_port
 def cli(data_dir, url, *args):
     env = {**os.environ, "R42_PB_URL": url, "R42_DATA_DIR": str(data_dir)}
     return subprocess.run([sys.executable, "-m", "r42_app.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, umask=0o022)  # an operator's usual umask: files 0644 unless made private
 
 
 @pytest.fixture
@@ -55,6 +55,10 @@ def test_a_backup_round_trip_brings_everything_back(own_pocketbase, tmp_path):
     made = cli(data, server.url, "backup", "create", str(target))
     assert made.returncode == 0, made.stderr
     assert target.stat().st_size > 10_000 and "rag-backfill" in made.stdout
+    # it holds password hashes and the keys that sign sessions: its owner's only, and nothing half-written beside it
+    assert target.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")] == []
+    assert pb.send("GET", "/api/backups") == []  # PocketBase's own copy is gone
 
     for row in pb.all("suggestions"):  # lose data
         pb.delete("suggestions", row["id"])
@@ -74,3 +78,58 @@ def test_a_backup_round_trip_brings_everything_back(own_pocketbase, tmp_path):
     # the question log's key came back with the data: `r42 user forget` still finds a user's old questions
     assert stored_secret(pb, "question_log", tmp_path / "no-such-file") == secret
 
+
+
+def test_a_download_that_breaks_leaves_the_older_backup_and_no_half_file(tmp_path):
+    """The connection drops a tenth of the way through the zip: the operator gets a BackupError saying so (not a
+    traceback), the backup that was at the target before is as it was, no partial file is left, and PocketBase is
+    asked to delete its copy. (The peer is a socket that stops mid-answer, as a broken network does.)"""
+    import http.server
+    import threading
+
+    from r42_app.services.store.backup import BackupError, create_backup
+    from r42_app.services.store.pb import PocketBase
+
+    deleted: list[str] = []
+
+    class Breaking(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *_args):
+            pass
+
+        def _json(self, body: bytes) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self):  # noqa: N802 (the handler's names)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self._json(b'{"token": "t"}' if self.path.startswith("/api/files/token") else b"{}")
+
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Length", str(1_000_000))
+            self.end_headers()
+            self.wfile.write(b"PK" + b"x" * 99_998)
+            self.wfile.flush()
+            self.connection.close()
+
+        def do_DELETE(self):  # noqa: N802
+            deleted.append(self.path)
+            self.send_response(204)
+            self.end_headers()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Breaking)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        target = tmp_path / "nightly.zip"
+        target.write_bytes(b"the backup of last night")
+        with pytest.raises(BackupError, match="downloading the backup failed"):
+            create_backup(PocketBase(f"http://127.0.0.1:{server.server_address[1]}"), target)
+        assert target.read_bytes() == b"the backup of last night"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["nightly.zip"]
+        assert len(deleted) == 1 and deleted[0].startswith("/api/backups/r42-")
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -6,6 +6,7 @@ replication and a stopped one."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,7 +33,7 @@ pytestmark = pytest.mark.slow  # Litestream and PocketBase processes started, ki
 
 def run_cli(env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "r42_app.cli", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **env})
+                          env={**os.environ, **env}, umask=0o022)  # an operator's usual umask
 
 
 @pytest.fixture
@@ -77,13 +78,14 @@ def test_a_killed_pocketbase_with_its_database_gone_comes_back_from_the_replica(
     server.proc = replicator.proc = None
     doctor_like = status(db, env["R42_REPLICA_URL"], running=False)
     assert doctor_like.state == "stopped" and doctor_like.target == env["R42_REPLICA_URL"]
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    shutil.rmtree(data / "pb_data")  # the disk is lost: PocketBase's folder with it
 
     done = run_cli(env, "restore", "--from-replica", "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["restored"] == str(db) and summary["at"] == "latest" and summary["kept_aside"] == ""
+    # made again under an operator's usual umask, yet its owner's only (it holds password hashes and signing keys)
+    assert (data / "pb_data").stat().st_mode & 0o077 == 0 and db.stat().st_mode & 0o077 == 0
     server.start()
     creds = json.loads((data / "superuser.json").read_text())
     again = PocketBase(server.url).as_superuser(creds["email"], creds["password"])

@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from r42_app.services.runtime.pb_server import spawn_and_wait, stop_process
+from r42_app.services.runtime.private import PRIVATE_UMASK
 
 DB_NAME = "data.db"  # PocketBase's own database in pb_data (its logs, auxiliary.db, are not replicated)
 SYNC_S = 1.0  # Litestream's default sync interval: the recovery point to expect
@@ -227,7 +228,7 @@ def restore(url: str, db: Path, at: str = "", timeout: float = 600.0) -> dict:
     changes when the restore fails. Call with PocketBase stopped. Returns what was done."""
     url = check_url(url)
     db = Path(db)
-    db.parent.mkdir(parents=True, exist_ok=True)
+    db.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a fresh data dir, as after a lost disk: its owner's
     staging = db.with_name(db.name + ".restoring")
     for leftover in (staging, Path(f"{staging}-wal"), Path(f"{staging}-shm")):
         leftover.unlink(missing_ok=True)
@@ -236,7 +237,7 @@ def restore(url: str, db: Path, at: str = "", timeout: float = 600.0) -> dict:
         command += ["-timestamp", parse_at(at)]
     began = time.monotonic()
     done = subprocess.run([*command, url], capture_output=True, text=True, timeout=timeout,
-                          env=litestream_env(folder=db.parent))
+                          env=litestream_env(folder=db.parent), umask=PRIVATE_UMASK)  # the database: owner only
     if done.returncode != 0 or not staging.exists():
         staging.unlink(missing_ok=True)
         said = (done.stderr or done.stdout).strip().splitlines()

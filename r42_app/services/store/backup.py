@@ -7,6 +7,7 @@ The Chroma directory is not in the backup: it is derived data, and `r42 chatbot 
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from datetime import UTC, datetime
@@ -28,23 +29,43 @@ def backup_name() -> str:
 
 
 def create_backup(pb: PocketBase, target: Path) -> Path:
-    """Ask PocketBase for a backup and download it to `target` (a file, or a directory for the default name)."""
+    """Ask PocketBase for a backup and download it to `target` (a file, or a directory for the default name).
+
+    The zip holds everything (password hashes, the keys that sign sessions, the app's secrets), so it is made
+    readable by its owner only (0600, whatever the umask), and it is downloaded beside `target` and renamed into
+    place once whole: a download that breaks leaves no truncated zip under the backup's name, and an older backup
+    there stays as it was. PocketBase's own copy is deleted also when the download fails."""
     name = backup_name()
     if target.is_dir():
         target = target / name
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     try:
         pb.send("POST", "/api/backups", body={"name": name})
         token = pb.send("POST", "/api/files/token")["token"]
     except PBError as exc:
         raise BackupError(f"PocketBase could not make a backup: {exc}") from exc
-    with httpx.stream("GET", f"{pb.base_url}/api/backups/{name}", params={"token": token}, timeout=300) as resp:
-        if resp.status_code != 200:
-            raise BackupError(f"downloading the backup failed (HTTP {resp.status_code})")
-        with target.open("wb") as fh:
-            for chunk in resp.iter_bytes():
-                fh.write(chunk)
-    pb.send("DELETE", f"/api/backups/{name}")  # the copy is in `target` now; keep PocketBase's dir small
+    part = target.with_name(f".{target.name}.{os.getpid()}.part")
+    try:
+        with httpx.stream("GET", f"{pb.base_url}/api/backups/{name}", params={"token": token}, timeout=300) as resp:
+            if resp.status_code != 200:
+                raise BackupError(f"downloading the backup failed (HTTP {resp.status_code})")
+            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                for chunk in resp.iter_bytes():
+                    fh.write(chunk)
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(part, target)
+    except httpx.HTTPError as exc:
+        raise BackupError(f"downloading the backup failed: {exc}; {target} was not written") from exc
+    except OSError as exc:
+        raise BackupError(f"the backup could not be written to {target}: {exc.strerror or exc}") from exc
+    finally:
+        part.unlink(missing_ok=True)
+        try:  # the copy is in `target` now, or the download failed: keep PocketBase's dir small either way
+            pb.send("DELETE", f"/api/backups/{name}")
+        except PBError:
+            pass
     return target
 
 
