@@ -558,35 +558,103 @@ def pocketbase_running(settings: Settings) -> bool:
 @contextlib.contextmanager
 def connected(settings: Settings, wait_s: float = 0.0) -> Iterator[Services]:
     """A container on a superuser connection to the running PocketBase, or to one started just for this block
-    (a CLI command). With `wait_s` and R42_PB_URL set, a PocketBase that is still starting is waited for."""
+    (a CLI command). With `wait_s` and R42_PB_URL set, a PocketBase that is still starting is waited for.
+
+    Commands at once on one data dir share one PocketBase (`_EmbeddedTurns`): they take turns to look for one and
+    start it, and the command that started it stops it only when no other command uses it any more."""
     import time
 
-    from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
-    from r42_app.services.runtime.private import private_data_dir
-
-    server: PocketBaseServer | None = None
-    deadline = time.monotonic() + (wait_s if settings.pb_url_override else 0)
-    running = pocketbase_running(settings)
-    while not running and time.monotonic() < deadline:
-        time.sleep(1)
+    if settings.pb_url_override:
+        deadline = time.monotonic() + wait_s
         running = pocketbase_running(settings)
-    if not running:
-        if settings.pb_url_override:
+        while not running and time.monotonic() < deadline:
+            time.sleep(1)
+            running = pocketbase_running(settings)
+        if not running:
             raise PocketBaseUnreachable(f"PocketBase at {settings.pb_url} is not reachable")
-        try:
-            private_data_dir(settings.data_dir)
-            ensure_superuser(settings.pb_data_dir, settings.superuser_file)
-            server = PocketBaseServer(settings.pb_data_dir, settings.pb_port, origins=settings.allowed_origins).start()
-        except RuntimeError as exc:  # says what failed, secrets masked
-            raise PocketBaseUnreachable(str(exc)) from None
+        with _services_on(settings) as container:
+            yield container
+        return
+    with _EmbeddedTurns(settings) as _turns, _services_on(settings) as container:
+        yield container
+
+
+@contextlib.contextmanager
+def _services_on(settings: Settings) -> Iterator[Services]:
     container = Services(settings)
     try:
         _ = container.admin_pb  # signs in now: a wrong superuser file fails here, not halfway through a command
         yield container
     finally:
         container.close()
-        if server:
-            server.stop()
+
+
+class _EmbeddedTurns:
+    """The data dir's PocketBase for one CLI command: the one running (`r42 serve`'s, or another command's), else
+    one started for this command. Two locks in the data dir (flock: released by the kernel when a process dies):
+    `.pocketbase-start.lock`, held while a command looks for a PocketBase and starts one (two commands at once
+    started two on one database, and the second one's died on the taken port while its command went on), and
+    `.pocketbase-users.lock`, held shared by every command that uses one, so the command that started it waits for
+    the others before it stops it (it stopped it under them)."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.server: Any = None
+        self._start_fd = self._users_fd = -1
+
+    def __enter__(self) -> _EmbeddedTurns:
+        import fcntl
+        import os
+
+        from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
+        from r42_app.services.runtime.private import private_data_dir
+
+        data = self.settings.data_dir
+        data.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._start_fd = os.open(data / ".pocketbase-start.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        self._users_fd = os.open(data / ".pocketbase-users.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self._start_fd, fcntl.LOCK_EX)
+        try:
+            if not pocketbase_running(self.settings):
+                private_data_dir(data)
+                ensure_superuser(self.settings.pb_data_dir, self.settings.superuser_file)
+                self.server = PocketBaseServer(self.settings.pb_data_dir, self.settings.pb_port,
+                                               origins=self.settings.allowed_origins).start()
+            fcntl.flock(self._users_fd, fcntl.LOCK_SH)
+        except RuntimeError as exc:  # says what failed, secrets masked
+            self._close()
+            raise PocketBaseUnreachable(str(exc)) from None
+        except BaseException:
+            self._close()
+            raise
+        fcntl.flock(self._start_fd, fcntl.LOCK_UN)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        import fcntl
+        import sys
+
+        try:
+            if self.server is not None:
+                fcntl.flock(self._start_fd, fcntl.LOCK_EX)  # nobody starts using it while it stops
+                fcntl.flock(self._users_fd, fcntl.LOCK_UN)
+                try:
+                    fcntl.flock(self._users_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    print("waiting for the other r42 commands that use this PocketBase to finish, then stopping it",
+                          file=sys.stderr, flush=True)
+                    fcntl.flock(self._users_fd, fcntl.LOCK_EX)
+                self.server.stop()
+        finally:
+            self._close()
+
+    def _close(self) -> None:
+        import os
+
+        for fd in (self._start_fd, self._users_fd):
+            if fd >= 0:
+                os.close(fd)  # closing releases its locks
+        self._start_fd = self._users_fd = -1
 
 
 _current: Services | None = None

@@ -274,3 +274,36 @@ def test_a_failing_superuser_upsert_says_what_failed_and_never_the_password(tmp_
     assert password not in said
     leaks = [name for name, text in files_under(data).items() if password in text and name != "superuser.json"]
     assert leaks == []
+
+
+USER_OF_POCKETBASE = """
+import sys, time
+from r42_app.container import connected
+from r42_app.settings import load_settings
+with connected(load_settings()) as svc:
+    end, asked = time.monotonic() + float(sys.argv[1]), 0
+    while time.monotonic() < end:
+        svc.admin_pb.all("tenants")  # a command at work: fails if its PocketBase went away under it
+        asked += 1
+        time.sleep(0.2)
+print("asked", asked, flush=True)
+"""
+
+
+def test_two_commands_at_once_share_one_pocketbase_and_the_first_done_does_not_stop_it_under_the_other(tmp_path):
+    """No `r42 serve`: each CLI command starts PocketBase on the data dir for itself. Two at once started two on one
+    database (the second died on the taken port while its command went on), and the one that finished first stopped
+    the PocketBase the other was using. Now they take turns to start one, and the first waits for the other."""
+    data = tmp_path / "data"
+    port = free_port()
+    env = {**os.environ, "R42_DATA_DIR": str(data), "R42_PB_PORT": str(port)}
+    env.pop("R42_PB_URL", None)
+    short, long = (subprocess.Popen([sys.executable, "-c", USER_OF_POCKETBASE, seconds], env=env, text=True,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE) for seconds in ("2", "5"))
+    outs = [p.communicate(timeout=120) for p in (short, long)]
+    assert [p.returncode for p in (short, long)] == [0, 0], [err[-600:] for _out, err in outs]
+    assert all(out.startswith("asked ") and int(out.split()[1]) > 3 for out, _err in outs), outs
+    assert "pocketbase.log" not in " ".join(err for _o, err in outs)  # nobody's PocketBase exited under it
+    with pytest.raises(httpx.HTTPError):  # the last user gone, the PocketBase started for them is stopped
+        httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
+    assert open_to_others(data) == []  # the lock files too
