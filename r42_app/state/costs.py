@@ -163,6 +163,8 @@ class CostsState(AdminPageMixin, rx.State):
             added = typed_amount(self.add_amount)
         except ValueError:
             return rx.toast.error(msg("credits.bad_amount"))
+        if added == 0:  # nothing to add, and "0 credits toegevoegd" would say something happened
+            return rx.toast.error(msg("credits.bad_amount"))
         try:
             await asyncio.to_thread(services().credits.change, user.tenant, user.id, user.email, add=added)
         except CreditError as exc:
@@ -170,4 +172,6 @@ class CostsState(AdminPageMixin, rx.State):
             return rx.toast.error(exc.user_message)
         self.add_amount = ""
         await self._refresh(user)
+        if added < 0:  # taken off: not "added", and R42 may answer less, not again
+            return rx.toast.success(msg("credits.removed", amount=amount(-added), usd=amount(-added * USD_PER_CREDIT)))
         return rx.toast.success(msg("credits.added", amount=amount(added), usd=amount(added * USD_PER_CREDIT)))

@@ -42,6 +42,14 @@ async def test_an_admin_tops_up_and_it_is_audited(demo, admin_pb):
     assert page.credits_left == amount(demo["credits"] + 2500.5)
     audit = admin_pb.all("audit_log", filter='tool = "credits.change"', sort="-created")[0]
     assert audit["arguments"]["actor"] == "admin@example.com" and audit["arguments"]["what"] == "add 2500.5"
+    # nothing to add is refused, not "0 credits toegevoegd"; taking off says so, not "added … can answer again"
+    await call(page, CostsState.set_add_amount, "0")
+    assert "Vul een aantal credits in" in str(await call(page, CostsState.add_credits))
+    assert admin_pb.get("tenants", demo["id"])["credits"] == pytest.approx(demo["credits"] + 2500.5)
+    await call(page, CostsState.set_add_amount, "-500")
+    said = str(await call(page, CostsState.add_credits))
+    assert f"{amount(500)} credits afgeschreven" in said and "toegevoegd" not in said
+    assert admin_pb.get("tenants", demo["id"])["credits"] == pytest.approx(demo["credits"] + 2000.5)
 
 
 async def test_a_backwards_range_is_refused_with_a_message(demo):
