@@ -44,9 +44,15 @@ class AccountState(rx.State):
     forgot_sent: bool = False
     forgot_error: str = ""
     forgot_ready: bool = False  # the page's load has run (its reset cannot wipe an answer any more)
+    forgot_mail_on: bool = True  # R42 sends mail here: else the page says whom to ask instead of asking an address
     # "Wachtwoord wijzigen"
     change_open: bool = False
     change_error: str = ""
+
+    async def _speak(self) -> None:
+        """This event's messages in the reader's language: the person's, before sign-in the browser's (an event's
+        language is its own: without this, an English visitor's refusals came in Dutch)."""
+        await (await self.get_state(AuthState)).user()
 
     # -- the link pages -------------------------------------------------------------------------
 
@@ -55,6 +61,7 @@ class AccountState(rx.State):
         """on_load of `/welkom` and `/nieuw-wachtwoord`: what the link in the address is for, or why it no longer
         works (nothing is used up by looking)."""
         self.link_checking, self.link_error, self.form_error, self.link_kind = True, "", "", ""
+        await self._speak()
         self._token = str(self.router.page.params.get("token", ""))[:200]
         yield
         try:
@@ -92,6 +99,7 @@ class AccountState(rx.State):
         """"Wachtwoord opslaan": the link is used, the password set, and the person signed in on this tab."""
         password, again = str(form.get("password", "")), str(form.get("password_again", ""))
         self.form_error = ""
+        await self._speak()
         if self.link_sso_href:  # no password for this domain: the link page shows the organisation's sign-in
             self.form_error = msg("auth.sso_only")
             return
@@ -132,6 +140,7 @@ class AccountState(rx.State):
     async def request_reset(self, form: dict):
         """The same answer whether the address is known or not; a few requests a minute per browser address."""
         self.forgot_error = ""
+        await self._speak()
         if _RESETS.take(self.router.session.client_ip or "?") > 0:
             self.forgot_error = msg("auth.too_many_attempts")
             return
@@ -153,6 +162,7 @@ class AccountState(rx.State):
     @rx.event
     def load_forgot(self):
         self.forgot_sent, self.forgot_error, self.forgot_ready = False, "", True
+        self.forgot_mail_on = services().settings.mail_on  # a setting read once at start: no I/O
 
     @rx.event
     def leave_forgot(self):

@@ -265,6 +265,8 @@ class AuthState(rx.State):
         """The sign-in card: an e-mail of an organisation that signs in through its own provider goes there (the
         page returns here afterwards); any other gets the password field."""
         self.signin_error = ""
+        # this event's messages in the language the card is in (the browser's): an event's language is its own
+        await self._speak(best_language(self.router.headers.accept_language))
         # a field that is not on the card (no password for an organisation's own sign-in) comes as None
         email, password = str(form.get("email") or "").strip(), str(form.get("password") or "")
         if email and not password:

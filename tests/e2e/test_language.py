@@ -34,8 +34,14 @@ def test_an_english_browser_gets_the_sign_in_page_in_english_and_a_dutch_one_in_
     expect(page.locator("#forgot-link")).to_have_text("Forgot your password?")
     expect(page.locator("html")).to_have_attribute("lang", "en")
     assert violations(page) == []
+    # a refusal speaks the card's language too (it came in Dutch: an event's language is its own)
+    page.fill("#email", "nobody-here@example.com")  # (no account's sign-in limit used up)
+    page.fill("#password", "not the password")
+    page.click("#sign-in")
+    expect(page.locator("#signin-error")).to_have_text("Email address or password is incorrect.")
     page.click("#forgot-link")  # the pages a signed-out person reaches speak it too, <html lang> with them
     expect(page.locator("#forgot-card")).to_contain_text("Forgot password")
+    expect(page.locator("#forgot-no-mail")).to_contain_text("does not send email here")  # this app sends none
     expect(page.locator("html")).to_have_attribute("lang", "en")
     ctx.close()
 

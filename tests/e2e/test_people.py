@@ -114,6 +114,9 @@ def test_a_used_or_made_up_link_says_it_no_longer_works(served_app, page):
 
 def test_forgot_password_without_mail_says_to_ask_the_admin(served_app, page):
     page.goto(served_app.url + "/wachtwoord-vergeten")
+    # said before an address is typed, and no promise of a mail (it promised one, then said there is none)
+    expect(page.locator("#forgot-no-mail")).to_contain_text("R42 verstuurt hier geen mail")
+    expect(page.locator("#forgot-card")).not_to_contain_text("Je krijgt een mail")
     page.fill("#forgot-email", "learner@example.com")
     page.click("#forgot-send")
     expect(page.locator("#forgot-error")).to_contain_text("Vraag je beheerder")
