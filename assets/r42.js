@@ -112,6 +112,8 @@
       if (skip && document.activeElement && document.activeElement.id === 'r42-reason') { skip.click(); return; }
       var b = document.getElementById('r42-close');
       if (b) { b.click(); afterClose(); return; }
+      var d = document.querySelector('#learn-sidebar.open #topics-close');  /* the phone's topic drawer */
+      if (d && d.offsetParent !== null) { d.click(); return; }
       var p = document.getElementById('graph-panel-close');
       if (p) p.click();
       return;

@@ -78,8 +78,12 @@ def no_matches() -> rx.Component:
 
 
 def sidebar() -> rx.Component:
-    """Filters and the topic list, on the left of every learn screen."""
+    """Filters and the topic list, on the left of every learn screen (on a phone a drawer over the page, with its
+    own close button: the drawer covers the one that opened it; Escape closes it too)."""
     return rx.vstack(
+        rx.button(rx.icon("x", size=16), t("Sluit de lijst"), variant="soft", size="2",
+                  on_click=LearnState.close_topics, class_name="phone-only", id="topics-close",
+                  aria_controls="learn-sidebar", align_self="end"),
         search_box(),
         type_filter(),
         rx.cond(

@@ -145,6 +145,18 @@ class LearnState(rx.State):
     @rx.event
     def toggle_topics(self):
         self.show_topics = not self.show_topics
+        if self.show_topics:  # into the drawer: its filter first
+            return rx.set_focus("topic-filter")
+        return None
+
+    @rx.event
+    def close_topics(self):
+        """The drawer's own close button (Escape clicks it: assets/r42.js): closed, the focus back on what opened
+        it."""
+        if not self.show_topics:
+            return None
+        self.show_topics = False
+        return rx.set_focus("topics-toggle")
 
     @rx.event
     async def load_index(self):
