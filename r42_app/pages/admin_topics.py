@@ -136,6 +136,14 @@ def document_row(row: DocumentRow) -> rx.Component:
     )
 
 
+
+def named_rejections(rejected: rx.Var) -> rx.Var:
+    """The drop zone's turned-away files as the server can read them: each file's name and error codes (the File
+    itself reaches the server as its bytes, without its name)."""
+    return rx.Var(_js_expr=f"(({rejected}) || []).map(r => ({{name: String((r && r.file && (r.file.path || "
+                           f"r.file.name)) || ''), codes: ((r && r.errors) || []).map(e => String(e && e.code))}}))",
+                  _var_type=list)
+
 def documents_card() -> rx.Component:
     """"Documenten toevoegen": drop or pick files; each is read, checked and turned into topics, one by one."""
     return rx.card(
@@ -181,7 +189,7 @@ def documents_card() -> rx.Component:
                 # first say at once if the upload would be refused (too many in flight), then send it
                 on_drop=[D.upload_starting, D.upload_documents(rx.upload_files(
                     upload_id=UPLOAD_ID, on_upload_progress=D.upload_progress))],
-                on_drop_rejected=D.files_rejected,
+                on_drop_rejected=lambda rejected: D.files_rejected(named_rejections(rejected)),
                 border="2px dashed var(--gray-6)",
                 border_radius="10px",
                 padding="20px",

@@ -126,6 +126,7 @@ class DocumentUploadState(rx.State):
     doc_type: str = "concept"
     doc_sent: int = 0  # percent of the upload's bytes sent
     doc_summary: str = ""
+    _refused_early: list[DocumentRow] = []  # the drop's files the drop zone turned away (files_rejected)
     doc_error: str = ""
     _names: list[str] = []
     _batch: str = ""
@@ -143,16 +144,16 @@ class DocumentUploadState(rx.State):
 
     @rx.event
     def files_rejected(self, rejections: list):
-        """Files the drop zone turned away before sending (too large, too many, another kind)."""
+        """Files the drop zone turned away before sending (too large, too many, another kind), each as the page
+        sends it: {"name": the file's name, "codes": react-dropzone's error codes} (the page maps them: the File
+        itself reaches the server as its bytes, without its name). Anything else is a file without a name."""
         if self.doc_busy:  # the rows are the running import's
             return rx.toast.info(msg("doc.busy"))
         rows = []
         for item in rejections[:MAX_FILES] if isinstance(rejections, list) else []:
-            name = str((item.get("file") or {}).get("path") or (item.get("file") or {}).get("name") or "bestand") \
-                if isinstance(item, dict) else "bestand"
-            name = name.rsplit("/", 1)[-1][:255]
-            codes = {str(e.get("code")) for e in item.get("errors", []) if isinstance(e, dict)} \
-                if isinstance(item, dict) else set()
+            item = item if isinstance(item, dict) else {}
+            name = str(item.get("name") or "").replace("\\", "/").rsplit("/", 1)[-1][:255] or msg("doc.a_file")
+            codes = {str(c) for c in item.get("codes", [])[:10]} if isinstance(item.get("codes"), list) else set()
             if "file-too-large" in codes:
                 message = msg("doc.too_large", filename=name, size="> 50", maximum=MAX_FILE_BYTES // 1024 // 1024)
             elif "too-many-files" in codes:
@@ -160,8 +161,12 @@ class DocumentUploadState(rx.State):
             else:
                 message = msg("doc.unsupported", filename=name)
             rows.append(DocumentRow(name, "", "refused", STATUS_LABELS["refused"], "red", message))
+        # beside good files the upload of those follows this event: their rows come first, these stay listed and
+        # counted (upload_documents, import_documents); alone, these are the answer
+        self._refused_early = rows
         self.doc_rows = rows
-        self.doc_summary = ""
+        self.doc_summary = msg("doc.summary", created=number(0), updated=number(0), unchanged=number(0),
+                               refused=number(len(rows))) if rows else ""
 
     @rx.event
     async def upload_starting(self):
@@ -175,6 +180,7 @@ class DocumentUploadState(rx.State):
             return
         if self.doc_busy:
             return
+        self._refused_early = []  # a new drop: files_rejected, after this event, says which of it were turned away
         cfg = services().settings
         # the page grants this tab's upload permit when it loads; a file dropped before that load finished (a busy
         # server) was refused by the upload route without a word. The upload is sent after this event, so it holds.
@@ -194,13 +200,14 @@ class DocumentUploadState(rx.State):
         if self.doc_busy:
             return rx.toast.info(msg("doc.busy"))
         self.doc_error = ""
-        self.doc_summary = ""
         if len(files) > MAX_FILES:
+            self.doc_summary = ""
             self.doc_error = msg("doc.too_many_files", maximum=MAX_FILES)
             return
         names = [upload_name(f.name) for f in files]
-        if not names:
+        if not names:  # only files the drop zone turned away: their rows (files_rejected) are the answer
             return
+        self.doc_summary = ""
         self.doc_busy = True
         try:
             self._batch = await asyncio.to_thread(_put_aside, [f.file for f in files])
@@ -212,17 +219,18 @@ class DocumentUploadState(rx.State):
         self._names = names
         sizes = await asyncio.to_thread(_sizes, self._batch, len(names))
         self.doc_rows = [DocumentRow(name, _size_label(size), "waiting", STATUS_LABELS["waiting"], "gray")
-                         for name, size in zip(names, sizes, strict=True)]
+                         for name, size in zip(names, sizes, strict=True)] + self._refused_early
         return DocumentUploadState.import_documents
 
     @rx.event(background=True)
     async def import_documents(self):
         async with self:
             batch, names, topic_type = self._batch, list(self._names), self.doc_type
+            refused_early, self._refused_early = len(self._refused_early), []
             auth = await self.get_state(AuthState)
             user = await auth.admin(True)
         folder = _uploads_dir() / batch if batch else None
-        counts = {"created": 0, "updated": 0, "unchanged": 0, "refused": 0}
+        counts = {"created": 0, "updated": 0, "unchanged": 0, "refused": refused_early}
         seen: set[str] = set()
         try:
             if user is None or folder is None:

@@ -3,6 +3,7 @@ sentence deep in the PDF and open its source chip on the right page; the origina
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 import uuid
@@ -153,3 +154,36 @@ def test_a_file_that_waits_for_another_files_parse_says_in_de_wachtrij(served_ap
     finally:
         if kb.topic(demo, "snel"):
             kb.delete_topic(demo, "snel")
+
+
+def test_a_file_of_another_kind_is_named_and_refused_not_dropped_without_a_word(served_app, page, tmp_path):
+    """The drop zone takes only the kinds it reads; one of another kind (a photo) was turned away in the browser
+    without a row, a count or a message. Alone or beside a good file, it is listed as refused, by name."""
+    photo = tmp_path / "foto.png"
+    photo.write_bytes(files.PNG_1PX)
+    note = tmp_path / "notitie-foto.md"
+    note.write_text("# Fotoregels\n\nFoto's van het magazijn maak je alleen met toestemming van de ploegleider.\n")
+    pb = served_app.superuser()
+    kb = KBStore(pb)
+    demo = kb.require_tenant("demo")
+    try:
+        sign_in(page, served_app, "admin@example.com", path="/admin/topics")
+        expect(page.locator("#documents")).to_contain_text("Documenten toevoegen")
+        with page.expect_file_chooser() as chooser:
+            page.locator(".doc-drop").click()
+        chooser.value.set_files([str(photo)])
+        rows = page.locator("#doc-results .doc-row")
+        expect(rows).to_have_count(1)
+        expect(rows.first.locator(".doc-status")).to_have_text("Geweigerd")
+        expect(rows.first.locator(".doc-message")).to_contain_text("foto.png")
+
+        with page.expect_file_chooser() as chooser:
+            page.locator(".doc-drop").click()
+        chooser.value.set_files([str(note), str(photo)])
+        expect(page.locator("#doc-summary")).to_contain_text("1 toegevoegd", timeout=60_000)
+        expect(page.locator("#doc-summary")).to_contain_text("1 geweigerd")
+        expect(rows).to_have_count(2)
+        expect(page.locator("#doc-results")).to_contain_text("foto.png")
+    finally:
+        with contextlib.suppress(Exception):
+            kb.delete_topic(demo, "notitie-foto")
