@@ -114,7 +114,7 @@ def user_menu() -> rx.Component:
                 rx.text(AuthState.user_name, weight="medium", size="2"),
                 rx.text(AuthState.user_email, size="1", color_scheme="gray"),
                 rx.text(
-                    rx.cond(AuthState.is_admin, t("Beheerder"), t("Leerling")), " · ", AuthState.tenant_name,
+                    rx.cond(AuthState.is_admin, t("Beheerder"), t("Deelnemer")), " · ", AuthState.tenant_name,
                     size="1", color_scheme="gray",
                 ),
                 padding="8px 12px",

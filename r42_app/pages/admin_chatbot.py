@@ -27,7 +27,7 @@ def question_log_switch() -> rx.Component:
     return section(
         t("Vragen bewaren voor Kennishiaten"),
         t("R42 bewaart de vragen van leerlingen zonder hun naam (je ziet hoe vaak en door hoeveel leerlingen, niet "
-          "wie), zodat Kennishiaten laat zien wat de kennisbank nog niet beantwoordt. Leerlingen krijgen dat één keer "
+          "wie), zodat Kennishiaten laat zien wat de kennisbank nog niet beantwoordt. Deelnemers krijgen dat één keer "
           "te zien in het chatvenster. Uit: er worden geen nieuwe vragen bewaard."),
         rx.text(tf("Een vraag wordt na {days} dagen verwijderd.", days=S.question_log_days), size="1",
                 color_scheme="gray", id="chatbot-question-log-days"),

@@ -75,7 +75,7 @@ def body() -> rx.Component:
                 S.visible.length() > 0,
                 rx.vstack(rx.foreach(S.visible, feedback_card), spacing="3", width="100%", id="feedback-list"),
                 empty_state("message_square_heart", t("Nog geen beoordelingen"),
-                            t("Leerlingen kunnen elk antwoord van R42 een duim omhoog of omlaag geven; "
+                            t("Deelnemers kunnen elk antwoord van R42 een duim omhoog of omlaag geven; "
                               "dat verschijnt hier.")),
             ),
         ),

@@ -103,7 +103,7 @@ class ChatbotSettingsState(AdminPageMixin, rx.State):
         row = self._edits.get(u.id, u.row)
         overrides = dict(row.overrides) if row and not row.is_legacy else {}
         effective = resolve_capabilities(self.default, row)
-        return AccessUserRow(u.id, u.name, u.email, N_("Beheerder") if u.role == "admin" else N_("Leerling"),
+        return AccessUserRow(u.id, u.name, u.email, N_("Beheerder") if u.role == "admin" else N_("Deelnemer"),
                              bool(row and row.is_legacy),
                              ", ".join(_labels(row.capability_scopes)) if row and row.is_legacy else "",
                              effective=_labels(effective), changed=u.id in self._edits,
