@@ -6,6 +6,7 @@ from pathlib import Path
 import reflex as rx
 
 from r42_app.api import api
+from r42_app.components.i18n import t, title_marker
 from r42_app.components.theme import STYLE
 from r42_app.flood_gate import flood_gate
 from r42_app.http_headers import security_headers
@@ -23,7 +24,7 @@ from r42_app.pages import (
     learn,
     quiz,
 )
-from r42_app.routes import PAGES
+from r42_app.routes import NOT_FOUND_TITLE, PAGES
 from r42_app.services.runtime import reflex_patches  # several workers: a reconnect keeps its session
 from r42_app.state.account import AccountState
 from r42_app.state.admin_topics import AdminTopicEditorState, AdminTopicListState
@@ -210,11 +211,19 @@ PAGE_PARTS = {  # path (r42_app/routes.py, with its title) -> page and its loade
 if sorted(PAGE_PARTS) != sorted(route for route, _title in PAGES):
     raise RuntimeError("r42_app/routes.py and PAGE_PARTS name different pages")
 
+def titled(component, route: str, title: str):
+    """The page with its title in the reader's language on the browser's tab (a topic page: the topic's name)."""
+    shown = rx.cond(LearnState.topic.label != "", LearnState.topic.label, t(title)) if route == "/topics/[slug]" \
+        else title
+    return lambda: rx.fragment(title_marker(shown), component())
+
+
 for route, title in PAGES:
     component, loader = PAGE_PARTS[route]
     page_loader(route, loader)
-    app.add_page(component, route=route, title=f"{title} · R42",
+    app.add_page(titled(component, route, title), route=route, title=f"{title} · R42",
                  on_load=[AuthState.check_session, ChatState.check_access, loader])
 # Any other address: the app's own "Pagina niet gevonden" (Reflex's default is a bare English line)
-app.add_page(learn.not_found_page, route=rx.constants.Page404.SLUG, title="Pagina niet gevonden · R42",
+app.add_page(titled(learn.not_found_page, "", NOT_FOUND_TITLE), route=rx.constants.Page404.SLUG,
+             title="Pagina niet gevonden · R42",
              on_load=[AuthState.check_session, ChatState.check_access])

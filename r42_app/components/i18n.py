@@ -17,7 +17,7 @@ from reflex.vars.base import VarData
 from r42_app.core.messages import CATALOGUE, N_
 from r42_app.state.language import LanguageState
 
-__all__ = ["N_", "language_marker", "t", "tf", "tm", "tv"]
+__all__ = ["N_", "language_marker", "t", "tf", "title_marker", "tm", "tv"]
 
 
 def t(text: str) -> rx.Var[str]:
@@ -57,3 +57,10 @@ def language_marker() -> rx.Component:
     """Carries the reader's language to the page's <html lang> (assets/r42.js follows it): a screen reader then
     reads the words in the right voice."""
     return rx.el.span(id="r42-lang", data_lang=LanguageState.language, hidden=True)
+
+
+def title_marker(title: rx.Var | str) -> rx.Component:
+    """Carries the page's title in the reader's language (a topic page: the topic's name) to the browser's tab
+    (assets/r42.js sets document.title to it and " · R42"): Reflex's titles are fixed when the app is built, in
+    Dutch, and every topic page was "Onderwerp"."""
+    return rx.el.span(id="r42-title", data_title=t(title) if isinstance(title, str) else title, hidden=True)

@@ -18,6 +18,20 @@ def test_an_unknown_address_is_said_in_dutch_inside_the_app_with_the_way_home(se
     page.click("#not-found-home")
     expect(page.locator("#welcome")).to_be_visible()
     expect(page).to_have_title("Onderwerpen · R42")
+    # a topic's tab says which topic (every one said "Onderwerp"); an English reader's tabs are English
+    page.goto(served_app.url + "/topics/aow")
+    expect(page.locator("#topic-title")).to_be_visible()
+    expect(page).to_have_title(page.locator("#topic-title").inner_text().strip() + " · R42")
+
+
+def test_an_english_readers_tabs_are_titled_in_english(served_app, browser):
+    ctx = browser.new_context(locale="en-GB")
+    page = ctx.new_page()
+    page.goto(served_app.url + "/wachtwoord-vergeten")
+    expect(page).to_have_title("Forgot password · R42")
+    page.goto(served_app.url + "/nope")
+    expect(page).to_have_title("Page not found · R42")
+    ctx.close()
 
 
 def test_a_fresh_sign_in_card_does_not_show_an_earlier_refusal(served_app, page):
