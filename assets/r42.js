@@ -396,7 +396,7 @@ window.r42Fill = function (text, tries) {
     var lang = marker && marker.getAttribute('data-lang');
     if (lang && document.documentElement.lang !== lang) document.documentElement.lang = lang;
     /* the tab's title in the reader's language, a topic page's the topic's name (components/i18n.py title_marker) */
-    var title = document.getElementById('r42-title');
+    var title = document.getElementById('r42-page-title');
     var words = title && title.getAttribute('data-title');
     if (words && document.title !== words + ' \u00b7 R42') document.title = words + ' \u00b7 R42';
   }

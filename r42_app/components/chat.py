@@ -5,7 +5,7 @@ import reflex as rx
 from r42_app.components.common import form_label
 from r42_app.components.i18n import t, tm
 from r42_app.components.markdown import safe_markdown
-from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_HELP, CAPABILITY_LABELS
+from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_HELP_FOR_YOU, CAPABILITY_LABELS
 from r42_app.core.chat_view import UIMessage
 from r42_app.state.auth import AuthState
 from r42_app.state.chat import ChatState
@@ -472,7 +472,7 @@ def capabilities_dialog() -> rx.Component:
                                 rx.icon("circle_check", size=18, color="var(--grass-9)", flex_shrink="0"),
                                 rx.icon("circle_minus", size=18, color="var(--gray-8)", flex_shrink="0")),
                         rx.vstack(rx.text(t(CAPABILITY_LABELS[c]), size="2", weight="medium"),
-                                  rx.text(t(CAPABILITY_HELP[c]), size="1", color_scheme="gray"), spacing="0"),
+                                  rx.text(t(CAPABILITY_HELP_FOR_YOU[c]), size="1", color_scheme="gray"), spacing="0"),
                         align="start", spacing="2", class_name="my-capability",
                         data_on=ChatState.my_capabilities.contains(CAPABILITY_LABELS[c]).to_string())
                       for c in CAPABILITIES],

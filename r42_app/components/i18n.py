@@ -63,4 +63,4 @@ def title_marker(title: rx.Var | str) -> rx.Component:
     """Carries the page's title in the reader's language (a topic page: the topic's name) to the browser's tab
     (assets/r42.js sets document.title to it and " · R42"): Reflex's titles are fixed when the app is built, in
     Dutch, and every topic page was "Onderwerp"."""
-    return rx.el.span(id="r42-title", data_title=t(title) if isinstance(title, str) else title, hidden=True)
+    return rx.el.span(id="r42-page-title", data_title=t(title) if isinstance(title, str) else title, hidden=True)

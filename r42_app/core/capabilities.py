@@ -45,6 +45,12 @@ CAPABILITY_HELP = {
     DATA_WRITE: N_("R42 mag nieuwe onderwerpen en relaties voorstellen; beheerders voegen ze direct toe."),
     EXTERNAL_TOOLS: N_("R42 mag gekoppelde externe hulpmiddelen (MCP) gebruiken."),
 }
+# The same, said to the person themselves ("What R42 may do for you" in the account menu): not an admin's words
+CAPABILITY_HELP_FOR_YOU = {
+    **CAPABILITY_HELP,
+    QA_HELP: N_("R42 beantwoordt je vragen."),
+    DATA_WRITE: N_("R42 mag nieuwe onderwerpen en relaties voorstellen; jij zegt of het doorgaat."),
+}
 OVERRIDE_LABELS = {INHERIT: N_("Standaard"), GRANT: N_("Toestaan"), DENY: N_("Weigeren")}
 
 # Built-in tools and the capability that offers them; MCP tools are registered as `<server>__<tool>`.

@@ -58,7 +58,8 @@ def gap_card(r: GapRow) -> rx.Component:
                     rx.text(t("Geen onderwerp kwam in de buurt."), size="1", color_scheme="gray")),
             rx.cond(r.topic != "",
                     rx.text(t("Onderwerp aangemaakt: "), rx.link(r.topic, href=r.topic_url), size="1")),
-            rx.hstack(
+            # a resolved gap is answered now: nothing left to make or ignore (its topic, if one was made, is above)
+            rx.cond(r.status != "resolved", rx.hstack(
                 rx.button(rx.icon("file_plus", size=14), t("Onderwerp aanmaken"), size="2",
                           on_click=S.create_topic(r.id), class_name="gap-create",
                           aria_label=tf("Onderwerp aanmaken voor: {title}", title=r.title)),
@@ -66,7 +67,7 @@ def gap_card(r: GapRow) -> rx.Component:
                           on_click=S.ignore(r.id), loading=S.busy_gap == r.id, class_name="gap-ignore",
                           aria_label=tf("Negeren: {title}", title=r.title)),
                 spacing="2", wrap="wrap",
-            ),
+            )),
             spacing="2", align="start", width="100%",
         ),
         width="100%", class_name="gap-row", data_gap=r.id, data_status=r.status,

@@ -48,11 +48,13 @@ def delete_dialog(row: AdminTopicRow) -> rx.Component:
                             tf("“{name}” komt uit het document {file}. Het onderwerp, zijn {count} hoofdstukken, hun "
                                "relaties en het originele bestand worden verwijderd. Dit kan niet ongedaan worden "
                                "gemaakt.", name=row.label, file=row.original, count=row.sections)),
-                    rx.cond(row.relation_count == 1,
-                            tf("“{name}” en zijn {count} relatie worden verwijderd. Dit kan niet ongedaan worden "
-                               "gemaakt.", name=row.label, count=row.relation_count),
-                            tf("“{name}” en zijn {count} relaties worden verwijderd. Dit kan niet ongedaan worden "
-                               "gemaakt.", name=row.label, count=row.relation_count)),
+                    rx.match(row.relation_count,
+                             (0, tf("“{name}” wordt verwijderd. Dit kan niet ongedaan worden gemaakt.",
+                                    name=row.label)),
+                             (1, tf("“{name}” en zijn {count} relatie worden verwijderd. Dit kan niet ongedaan "
+                                    "worden gemaakt.", name=row.label, count=row.relation_count)),
+                             tf("“{name}” en zijn {count} relaties worden verwijderd. Dit kan niet ongedaan worden "
+                                "gemaakt.", name=row.label, count=row.relation_count)),
                 ),
             ),
             rx.hstack(
@@ -384,7 +386,8 @@ def relation_row(row: AdminRelationRow) -> rx.Component:
             rx.text(rx.text.strong(t("deze")), " ", tv(row.phrase), " ", rx.text.strong(row.other_label), size="2"),
             rx.text(rx.text.strong(row.other_label), " ", tv(row.phrase), " ", rx.text.strong(t("deze")), size="2"),
         ),
-        rx.icon_button(rx.icon("x", size=14), variant="ghost", color_scheme="red", aria_label=t("Relatie verwijderen"),
+        rx.icon_button(rx.icon("x", size=14), variant="ghost", color_scheme="red",
+                       aria_label=tf("Relatie met {name} verwijderen", name=row.other_label),
                        on_click=E.remove_relation(row.source, row.target, row.type)),
         justify="between",
         align="center",

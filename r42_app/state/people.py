@@ -247,6 +247,9 @@ class PeopleState(AdminPageMixin, rx.State):
         email = link.person.email
         yield rx.toast.success(msg("people.invited_mailed", email=email) if link.mailed else
                                msg("people.invited", email=email))
+        # the keyboard goes on where the answer is: the link to hand over (it selects itself), else the button that
+        # invites the next person (the dialog closed under the focus, which fell to the page's body)
+        yield rx.set_focus("people-link" if not link.mailed else "people-invite-open")
 
     # -- per person -----------------------------------------------------------------------------
 

@@ -58,6 +58,9 @@ def test_a_deny_saved_on_the_page_removes_the_proposal_chip(served_app, browser,
     off = learner.locator('#my-capabilities [data-on="false"]')
     expect(off.filter(has_text="Aanvullingen voorstellen")).to_have_count(1)
     expect(off.filter(has_text="Vragen beantwoorden")).to_have_count(0)
+    # said to the person, not in an admin's words ("Zonder dit is R42 uit voor deze gebruiker")
+    expect(learner.locator("#my-capabilities")).to_contain_text("R42 beantwoordt je vragen.")
+    expect(learner.locator("#my-capabilities")).not_to_contain_text("deze gebruiker")
 
 
 def test_omzetten_keeps_a_legacy_rows_rights(served_app, page, temp_learner):

@@ -133,6 +133,7 @@ def test_unanswered_questions_become_a_topic_and_the_gap_is_resolved(served_app,
         time.sleep(1)
     expect(card.locator(".gap-status")).to_have_text("Opgelost")
     expect(card).to_contain_text(slug)  # the gap links to the topic made for it
+    expect(card.locator(".gap-create")).to_have_count(0)  # answered now: nothing left to make
     ctx.close()
 
 

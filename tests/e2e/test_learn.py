@@ -97,6 +97,8 @@ def test_admin_creates_relates_and_deletes_a_topic(served_app, page):
     page.fill("#relation-target", "pensioenregeling")  # typed, as the list offers it or not
     page.click("#add-relation")
     expect(page.locator(".admin-relation")).to_contain_text("Pensioenregeling")
+    # its remove button says which relation (each said "Relatie verwijderen")
+    expect(page.get_by_role("button", name="Relatie met Pensioenregeling verwijderen")).to_be_visible()
 
     page.goto(served_app.url + "/topics/pensioenknip-e2e")
     expect(page.locator("#topic-content strong")).to_have_text("vetgedrukte")
@@ -104,6 +106,7 @@ def test_admin_creates_relates_and_deletes_a_topic(served_app, page):
 
     page.goto(served_app.url + "/admin/topics")
     page.get_by_role("button", name="Verwijder Pensioenknip e2e").click()
+    expect(page.get_by_role("alertdialog")).to_contain_text("“Pensioenknip e2e” en zijn 1 relatie worden verwijderd")
     page.get_by_role("button", name="Verwijderen").click()
     expect(page.locator("#admin-topics")).not_to_contain_text("Pensioenknip e2e")
     page.goto(served_app.url + "/topics/pensioenknip-e2e")

@@ -224,6 +224,7 @@ def test_an_admin_invites_and_deactivates_with_the_keyboard_alone(served_app, pa
     expect(page.locator("#invite-send")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.locator("#people-link-callout")).to_contain_text(email)
+    expect(page.locator("#people-link")).to_be_focused()  # the keyboard goes on at the link to hand over
     person = pb.first("users", f'email = "{email}"')
     try:
         page.locator("#people-search").focus()
