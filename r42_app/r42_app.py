@@ -211,6 +211,7 @@ PAGE_PARTS = {  # path (r42_app/routes.py, with its title) -> page and its loade
 if sorted(PAGE_PARTS) != sorted(route for route, _title in PAGES):
     raise RuntimeError("r42_app/routes.py and PAGE_PARTS name different pages")
 
+
 def titled(component, route: str, title: str):
     """The page with its title in the reader's language on the browser's tab (a topic page: the topic's name)."""
     shown = rx.cond(LearnState.topic.label != "", LearnState.topic.label, t(title)) if route == "/topics/[slug]" \

@@ -138,13 +138,13 @@ def document_row(row: DocumentRow) -> rx.Component:
     )
 
 
-
 def named_rejections(rejected: rx.Var) -> rx.Var:
     """The drop zone's turned-away files as the server can read them: each file's name and error codes (the File
     itself reaches the server as its bytes, without its name)."""
     return rx.Var(_js_expr=f"(({rejected}) || []).map(r => ({{name: String((r && r.file && (r.file.path || "
                            f"r.file.name)) || ''), codes: ((r && r.errors) || []).map(e => String(e && e.code))}}))",
                   _var_type=list)
+
 
 def documents_card() -> rx.Component:
     """"Documenten toevoegen": drop or pick files; each is read, checked and turned into topics, one by one."""
