@@ -512,7 +512,7 @@ async def _people_call(call: Callable[..., T], *args: Any) -> T:
 async def people(request: Request) -> JSONResponse:
     """`GET /api/people?q=&role=&state=&page=&per_page=` -> {"items": [{"id", "email", "name", "role", "state",
     "last_sign_in"}], "page", "total"}; `POST /api/people` {"email", "name"?, "role"?} -> 201 {"id", "state":
-    "invited", "invite_url", "mailed"}. An admin's token; their own tenant only."""
+    "invited", "invite_url", "mailed", "mail_error", "again"}. An admin's token; their own tenant only."""
     user = (await _people_admin(request)).user
     if request.method == "GET":
         q = request.query_params

@@ -43,8 +43,13 @@ def cmd_invite(args: argparse.Namespace) -> int:
             link = svc.people.invite(tenant, CLI, args.email, args.name or "", args.role)
         except PeopleError as exc:
             return _fail(str(exc))
-    print(f"invited {link.person.email} ({link.person.name}) to {tenant.slug} as {link.person.role}; "
-          f"the link works 7 days, once")
+    if link.again:
+        print(f"{link.person.email} ({link.person.name}) was invited to {tenant.slug} already, as {link.person.role}: "
+              f"a new link (the previous one no longer works; name and role unchanged, `r42 user role` changes a "
+              f"role); it works 7 days, once")
+    else:
+        print(f"invited {link.person.email} ({link.person.name}) to {tenant.slug} as {link.person.role}; "
+              f"the link works 7 days, once")
     print(link_line(link))
     return EXIT_FAILURE if link.mail_error else EXIT_OK
 

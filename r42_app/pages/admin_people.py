@@ -15,6 +15,7 @@ from r42_app.components.common import (
 )
 from r42_app.components.i18n import N_, t, tf, tv
 from r42_app.components.shell import page_frame
+from r42_app.components.theme import ACCENT
 from r42_app.core.messages import LANGUAGE_NAMES
 from r42_app.core.people import MAX_IMPORT_BYTES, MAX_IMPORT_ROWS
 from r42_app.pages.admin_people_lti import lti_section
@@ -171,20 +172,32 @@ def confirm_dialog() -> rx.Component:
     return rx.alert_dialog.root(
         rx.alert_dialog.content(
             rx.alert_dialog.title(rx.match(S.confirm_kind, ("deactivate", t("Deactiveren?")),
-                                           ("withdraw", t("Uitnodiging intrekken?")), t("Verwijderen?")), " ",
+                                           ("withdraw", t("Uitnodiging intrekken?")),
+                                           ("admin", t("Beheerder maken?")), ("learner", t("Deelnemer maken?")),
+                                           ("learner_me", t("Zelf deelnemer worden?")), t("Verwijderen?")), " ",
                                   S.confirm_name),
             rx.alert_dialog.description(rx.match(
                 S.confirm_kind,
                 ("deactivate", t(DEACTIVATE_TEXT)),
                 ("withdraw", t("De link in de uitnodiging werkt dan niet meer.")),
+                ("admin", t("Een beheerder ziet en wijzigt alles van deze organisatie: onderwerpen, documenten, "
+                            "mensen, de instellingen van R42 en de credits.")),
+                ("learner", t("Die kan dan niets meer beheren; wat die als beheerder deed, blijft staan.")),
+                ("learner_me", t("Je kunt daarna zelf niets meer beheren. Alleen een andere beheerder kan je weer "
+                                 "beheerder maken.")),
                 t("Weg gaan: het account, de vragen in Kennishiaten en de beoordelingen. Zonder naam blijven: "
                   "voorstellen, kosten en het auditlog (als 'verwijderd-…'). Dit kan niet ongedaan worden gemaakt."),
             ), size="2"),
             rx.hstack(
                 rx.alert_dialog.cancel(rx.button(t("Annuleren"), variant="soft", color_scheme="gray")),
                 rx.alert_dialog.action(rx.button(rx.match(S.confirm_kind, ("deactivate", t("Deactiveren")),
-                                                          ("withdraw", t("Intrekken")), t("Verwijderen")),
-                                                 color_scheme="red", on_click=S.confirm, id="people-confirm")),
+                                                          ("withdraw", t("Intrekken")),
+                                                          ("admin", t("Beheerder maken")),
+                                                          ("learner", t("Deelnemer maken")),
+                                                          ("learner_me", t("Deelnemer worden")), t("Verwijderen")),
+                                                 color_scheme=rx.cond((S.confirm_kind == "admin")
+                                                                      | (S.confirm_kind == "learner"), ACCENT, "red"),
+                                                 on_click=S.confirm, id="people-confirm")),
                 justify="end", spacing="3", margin_top="16px",
             ),
             max_width="460px",
@@ -225,7 +238,7 @@ def role_select(row: PersonRow) -> rx.Component:
         rx.select.trigger(variant="ghost", aria_label=tf("Rol van {email}", email=row.email), class_name="person-role"),
         rx.select.content(rx.select.item(t("Deelnemer"), value="learner"),
                           rx.select.item(t("Beheerder"), value="admin")),
-        value=row.role, on_change=lambda value: S.set_role(row.id, value), size="1",
+        value=row.role, on_change=lambda value: S.ask_role(row.id, value, row.role, row.email, row.is_me), size="1",
     )
 
 

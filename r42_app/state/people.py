@@ -12,13 +12,14 @@ import logging
 import reflex as rx
 
 from r42_app.container import services
-from r42_app.core.messages import N_, msg
+from r42_app.core.messages import N_, msg, word
 from r42_app.core.people import MAX_IMPORT_BYTES, ROLE_NAMES, STATE_NAMES
 from r42_app.services.store.forget import ForgetError
 from r42_app.services.store.pb import PBError
 from r42_app.services.store.people import Actor, ImportReport, Link, PeopleError, Person
 from r42_app.services.uploads import keep_permit
 from r42_app.state.admin_page import AdminPageMixin
+from r42_app.state.auth import AuthState
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ class PeopleState(AdminPageMixin, rx.State):
     import_done_text: str = ""
     _csv: bytes = b""
     # confirmations
-    confirm_kind: str = ""  # deactivate | forget | withdraw
+    confirm_kind: str = ""  # deactivate | forget | withdraw | admin | learner | learner_me (a role change)
     confirm_id: str = ""
     confirm_name: str = ""
 
@@ -245,8 +246,13 @@ class PeopleState(AdminPageMixin, rx.State):
         self._show_link(link)
         await self._reload(user, "people.load_failed", show_loading=False)
         email = link.person.email
-        yield rx.toast.success(msg("people.invited_mailed", email=email) if link.mailed else
-                               msg("people.invited", email=email))
+        if link.again:  # invited before: a new link, the role as it was (the form's role is not applied unasked)
+            role = word(ROLE_NAMES[link.person.role])
+            yield rx.toast.info(msg("people.invited_again_mailed" if link.mailed else "people.invited_again",
+                                    email=email, role=role))
+        else:
+            yield rx.toast.success(msg("people.invited_mailed", email=email) if link.mailed else
+                                   msg("people.invited", email=email))
         # the keyboard goes on where the answer is: the link to hand over (it selects itself), else the button that
         # invites the next person (the dialog closed under the focus, which fell to the page's body)
         yield rx.set_focus("people-link" if not link.mailed else "people-invite-open")
@@ -254,10 +260,13 @@ class PeopleState(AdminPageMixin, rx.State):
     # -- per person -----------------------------------------------------------------------------
 
     @rx.event
-    async def set_role(self, person_id: str, role: str):
-        async for event in self._change(lambda p, t, a: p.set_role(t, a, person_id, role),
-                                        msg("people.role_changed")):
-            yield event
+    def ask_role(self, person_id: str, role: str, current: str, name: str, is_me: bool):
+        """The role list was changed: ask first (an admin sees and changes everything of the organisation; a person
+        made a learner can manage nothing, and an admin who makes themselves one cannot undo it)."""
+        if role == current or role not in ROLE_NAMES:
+            return
+        kind = "learner_me" if role == "learner" and is_me else role
+        self.confirm_kind, self.confirm_id, self.confirm_name = kind, person_id, name
 
     @rx.event
     async def activate(self, person_id: str):
@@ -295,10 +304,17 @@ class PeopleState(AdminPageMixin, rx.State):
             call, done = (lambda p, t, a: p.withdraw(t, a, person_id)), msg("people.withdrawn")
         elif kind == "forget":
             call, done = (lambda p, t, a: _forget(p, t, a, person_id)), msg("people.forgotten")
+        elif kind in ("admin", "learner", "learner_me"):
+            role = "admin" if kind == "admin" else "learner"
+            call, done = (lambda p, t, a: p.set_role(t, a, person_id, role)), msg("people.role_changed")
         else:
             return
         async for event in self._change(call, done):
             yield event
+        if kind == "learner_me" and not self.working:  # done (a refusal, e.g. the last admin, left the page as it was)
+            me = await (await self.get_state(AuthState)).user(fresh=True)
+            if me is None or not me.is_admin:  # no admin pages any more: to the learner's start page
+                yield rx.redirect("/")
 
     # -- import ---------------------------------------------------------------------------------
 

@@ -196,6 +196,16 @@ def test_a_double_click_on_uitnodigen_invites_once_and_the_shown_link_works(serv
         assert People(pb, Mailer(), served_app.url).peek(shown.split("token=")[1]).email == email
         audit = pb.all("audit_log", filter=f'tool = "people" && arguments.target = "{email}"')
         assert len(audit) == 1  # one invitation, not an invitation and a resend
+
+        # the same address again, as an admin: it says the person was invited already, as what, and that the
+        # earlier link stopped; the role the form held is not applied unasked
+        page.click("#people-invite-open")
+        page.fill("#invite-email", email)
+        page.select_option("#invite-role", "admin")
+        page.click("#invite-send")
+        expect(page.get_by_text(f"{email} was al uitgenodigd, als deelnemer")).to_be_visible()
+        expect(page.locator("#people-link")).not_to_have_value(shown)
+        assert pb.get("users", person["id"])["role"] == "learner"
     finally:
         pb.delete("users", person["id"])
 
@@ -234,6 +244,24 @@ def test_an_admin_invites_and_deactivates_with_the_keyboard_alone(served_app, pa
         # closes it, and the arrow key then moves nothing (seen once on a busy machine)
         expect(page.locator(".person-row")).to_have_count(1)
         expect(row).to_contain_text("Uitgenodigd")
+
+        # a role is changed only once it is confirmed: Escape leaves it as it was, the dialog's button changes it
+        role = row.locator(".person-role")
+        for confirm in (False, True):
+            role.focus()
+            page.keyboard.press("Enter")
+            page.keyboard.press("ArrowDown")  # from "Deelnemer" to "Beheerder"
+            page.keyboard.press("Enter")
+            expect(page.get_by_role("alertdialog")).to_contain_text("Beheerder maken?")
+            expect(page.get_by_role("alertdialog")).to_contain_text("ziet en wijzigt alles van deze organisatie")
+            if confirm:
+                page.keyboard.press("Tab")
+                expect(page.locator("#people-confirm")).to_be_focused()
+            page.keyboard.press("Enter" if confirm else "Escape")
+            expect(page.get_by_role("alertdialog")).to_have_count(0)
+            expect(role).to_have_text("Beheerder" if confirm else "Deelnemer")
+            assert pb.get("users", person["id"])["role"] == ("admin" if confirm else "learner")
+
         row.locator(".person-actions").focus()
         page.keyboard.press("Enter")
         expect(page.locator(".person-resend")).to_be_focused()

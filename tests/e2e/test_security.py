@@ -34,6 +34,24 @@ def test_a_demoted_admin_loses_the_admin_pages_in_an_open_tab(served_app, page, 
     assert pb.first("topics", f'tenant = "{demo["id"]}" && slug = "stale-admin-e2e"') is None
 
 
+def test_an_admin_who_makes_themselves_a_learner_is_asked_first_then_leaves_the_admin_pages(served_app, page,
+                                                                                            temp_admin):
+    email, user_id, pb = temp_admin
+    sign_in(page, served_app, email, path="/admin/people")
+    page.fill("#people-search", email)
+    row = page.locator(f'.person-row[data-email="{email}"]')
+    expect(page.locator(".person-row")).to_have_count(1)
+    row.locator(".person-role").click()
+    page.get_by_role("option", name="Deelnemer").click()
+    dialog = page.get_by_role("alertdialog")
+    expect(dialog).to_contain_text("Zelf deelnemer worden?")
+    expect(dialog).to_contain_text("Alleen een andere beheerder kan je weer beheerder maken")
+    page.click("#people-confirm")
+    page.wait_for_url(served_app.url + "/")  # no admin page to stay on
+    expect(page.locator("#admin-menu")).to_have_count(0)
+    assert pb.get("users", user_id)["role"] == "learner"
+
+
 def test_a_password_reset_signs_an_open_tab_out_with_a_message(served_app, page, temp_admin):
     email, user_id, pb = temp_admin
     sign_in(page, served_app, email, path="/admin/topics")

@@ -107,6 +107,25 @@ def test_expired_withdrawn_and_replaced_links_are_refused(admin_pb, org, people,
     assert admin_pb.first("users", 'email = "laat@mensen.nl"') is None  # the invited person went with it
 
 
+def test_inviting_an_invited_address_again_says_so_and_changes_nothing_but_the_link(admin_pb, org, people,
+                                                                                    smtp_server):
+    first = people.invite(org, Actor.cli(), "twee@mensen.nl", "Twee Keer", "admin")
+    assert not first.again
+    again = people.invite(org, Actor.cli(), "Twee@Mensen.nl", "Andere Naam", "learner")
+    assert again.again and again.person.id == first.person.id and again.mailed
+    # the role and name the form happened to hold are not applied unasked: an invited admin stays one
+    kept = people.get(org, first.person.id)
+    assert (kept.role, kept.name, kept.state) == ("admin", "Twee Keer", "invited")
+    assert again.to_json()["again"] is True and first.to_json()["again"] is False
+    with pytest.raises(PeopleError) as replaced:
+        people.peek(token_of(first.url))  # the first link stopped working
+    assert replaced.value.code == "people.link_unknown"
+    assert smtp_server.link("twee@mensen.nl") == again.url
+    assert len(admin_pb.all("users", filter='email = "twee@mensen.nl"')) == 1
+    assert msg("people.invited_again", email="twee@mensen.nl", role="beheerder").startswith(
+        "twee@mensen.nl was al uitgenodigd, als beheerder")
+
+
 @pytest.mark.parametrize("token", ["", "x" * 10, "x" * 500, "a" * 43, "../../etc/passwd-and-more-than-twenty"])
 def test_a_made_up_token_is_unknown(people, token):
     with pytest.raises(PeopleError) as refused:

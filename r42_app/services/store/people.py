@@ -19,7 +19,7 @@ import secrets
 import string
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -120,10 +120,11 @@ class Link:
     url: str
     mailed: bool
     mail_error: str = ""
+    again: bool = False  # an invitation of a person who was invited already: a new link, nothing else changed
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.person.id, "state": self.person.state, "invite_url": self.url, "mailed": self.mailed,
-                "mail_error": self.mail_error or None}
+                "mail_error": self.mail_error or None, "again": self.again}
 
 
 @dataclass
@@ -237,7 +238,8 @@ class People:
 
     def invite(self, tenant: Tenant, actor: Actor, email: str, name: str = "", role: str = "learner") -> Link:
         """Invite one person: a new, invited user of the tenant and a link (mailed when mail is on). An address of
-        an invited person of this tenant gets a new link; a member, or a person of another tenant, is refused."""
+        an invited person of this tenant gets a new link (`Link.again`; their name and role stay as they were: a
+        role is changed in the list, on purpose); a member, or a person of another tenant, is refused."""
         try:
             address = clean_email(email)
             clean = clean_name(name, address)
@@ -253,7 +255,7 @@ class People:
             if person.state != "invited":
                 raise PeopleError("people.already_member", "conflict", f"{address} is a member already",
                                   email=address)
-            return self._issue(tenant, actor, person, "invite")
+            return replace(self._issue(tenant, actor, person, "invite"), again=True)
         person_id = _new_id()
         try:
             self._create_invited(tenant, [{"id": person_id, "email": address, "name": clean, "role": chosen}], [],
