@@ -405,3 +405,54 @@ window.r42Fill = function (text, tries) {
                                          attributeFilter: ['data-lang', 'data-title'] });
   follow();
 })();
+
+// A move to another page inside the app (a link, or a redirect after "Aanmaken") unmounts what had the focus, so
+// it falls to <body> and the next Tab starts at the top of the page. Then it goes to the new page's heading (read
+// out by a screen reader) once the page shows one; focus that is somewhere on purpose is left where it is. A page
+// loaded afresh keeps the browser's own start (the skip links come first).
+(function () {
+  var path = location.pathname, wait = null;
+  function lost() { var at = document.activeElement; return !at || at === document.body || !at.isConnected; }
+  function land(tries) {
+    if (!lost()) return;
+    var main = document.getElementById('main');
+    var heading = main && main.querySelector('h1');
+    var target = heading || (tries >= 20 ? main : null);  /* the heading, once the page has loaded */
+    if (target) {
+      if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
+      target.focus({ preventScroll: true });
+      return;
+    }
+    if (tries < 20) wait = setTimeout(function () { land(tries + 1); }, 100);
+  }
+  new MutationObserver(function () {
+    if (location.pathname === path) return;
+    path = location.pathname;
+    clearTimeout(wait);
+    wait = setTimeout(function () { land(0); }, 50);
+  }).observe(document.documentElement, { childList: true, subtree: true });
+})();
+
+// A confirmation opened by the server (no trigger of its own to return to) leaves the focus on <body> when it
+// closes, and the list it changed may be drawn again under the focus. `r42FocusWhenClosed(selectors)`: once no
+// dialog is open, and for three seconds, focus that falls to <body> goes to the first of `selectors` (what opened
+// the dialog, once the list is back); the others are fallbacks, taken after a second without the first. Focus
+// the user moved somewhere else is left there.
+window.r42FocusWhenClosed = function (selectors) {
+  var start = Date.now(), placed = null;
+  (function tick() {
+    var open = document.querySelector('[role="alertdialog"], [role="dialog"]:not(#r42-window)');
+    var at = document.activeElement;
+    var lost = !at || at === document.body || !at.isConnected || (open && open.contains(at));
+    if (!open && (lost || (placed && at === placed))) {
+      var first = document.querySelector(selectors[0]);
+      var el = first;
+      for (var i = 1; !el && Date.now() - start > 1000 && i < selectors.length; i++) el = document.querySelector(selectors[i]);
+      if (el && el !== at) { el.focus(); placed = el; }
+      if (first && at === first) return;  /* where it belongs */
+    } else if (!open) {
+      return;  /* the user went on */
+    }
+    if (Date.now() - start < 3000) setTimeout(tick, 50);
+  })();
+};

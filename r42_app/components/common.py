@@ -51,7 +51,7 @@ def empty_state(icon: str, title, body, *actions: rx.Component) -> rx.Component:
         rx.vstack(
             rx.center(rx.icon(icon, size=28, color="var(--accent-9)"), class_name="empty-icon",
                       width="56px", height="56px", border_radius="50%", background="var(--accent-3)"),
-            rx.heading(title, size="4", weight="medium", text_align="center"),
+            rx.heading(title, size="4", weight="medium", text_align="center", as_="h2"),
             rx.text(body, color_scheme="gray", size="2", text_align="center", max_width="420px"),
             rx.hstack(*actions, spacing="2") if actions else rx.fragment(),
             align="center",
@@ -99,7 +99,8 @@ def card_section(title: Text, subtitle, *children: rx.Component, **props) -> rx.
     """A titled card of an admin page (its subtitle may be a Var)."""
     return rx.card(
         rx.vstack(
-            rx.vstack(rx.heading(title, size="4"), rx.text(subtitle, size="2", color_scheme="gray"), spacing="1"),
+            rx.vstack(rx.heading(title, size="4", as_="h2"), rx.text(subtitle, size="2", color_scheme="gray"),
+                      spacing="1"),
             *children, spacing="4", width="100%",
         ),
         width="100%", **props,

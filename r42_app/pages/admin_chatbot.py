@@ -6,7 +6,7 @@ from r42_app.components.common import card_cell, error_callout, form_label, skel
 from r42_app.components.i18n import t, tf, tv
 from r42_app.components.shell import page_frame
 from r42_app.core.capabilities import CAPABILITIES, CAPABILITY_HELP, CAPABILITY_LABELS, OVERRIDE_LABELS, OVERRIDE_VALUES
-from r42_app.state.chatbot_settings import AccessUserRow, ChangeRow
+from r42_app.state.chatbot_settings import SWITCH_ID, AccessUserRow, ChangeRow
 from r42_app.state.chatbot_settings import ChatbotSettingsState as S
 
 
@@ -14,7 +14,8 @@ def section(title: rx.Var[str], subtitle: rx.Var[str], *children: rx.Component, 
     """A titled card."""
     return rx.card(
         rx.vstack(
-            rx.vstack(rx.heading(title, size="4"), rx.text(subtitle, size="2", color_scheme="gray"), spacing="1"),
+            rx.vstack(rx.heading(title, size="4", as_="h2"), rx.text(subtitle, size="2", color_scheme="gray"),
+                      spacing="1"),
             *children,
             spacing="4", width="100%",
         ),
@@ -48,7 +49,7 @@ def master_switch() -> rx.Component:
         t("R42 voor je organisatie"),
         t("Staat R42 uit, dan kan niemand in je organisatie met R42 chatten; de knop rechtsonder zegt dat dan."),
         rx.hstack(
-            rx.switch(checked=S.enabled, on_change=S.switch, id="chatbot-enabled", size="3",
+            rx.switch(checked=S.enabled, on_change=S.switch, id=SWITCH_ID, size="3",
                       custom_attrs={"aria-labelledby": "chatbot-enabled-label"}),
             form_label(rx.cond(S.enabled, t("R42 staat aan"), t("R42 staat uit")), "chatbot-enabled", weight="medium",
                        id="chatbot-enabled-label"),
@@ -61,7 +62,7 @@ def master_switch() -> rx.Component:
                                               "een gesprek dat al openstaat. Je kunt R42 hier weer aanzetten.")),
                 rx.hstack(
                     rx.alert_dialog.cancel(rx.button(t("Annuleren"), variant="soft", color_scheme="gray",
-                                                     on_click=S.cancel_switch_off)),
+                                                     id="chatbot-disable-cancel")),
                     rx.alert_dialog.action(rx.button(t("Uitzetten"), color_scheme="red", on_click=S.confirm_switch_off,
                                                      id="chatbot-disable-confirm")),
                     justify="end", spacing="3", margin_top="16px",

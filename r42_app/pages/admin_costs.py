@@ -14,8 +14,8 @@ CHART_COLORS = {"chat_general": "#3e63dd", "kb_search": "#0090ff", "data_write":
 
 def stat(label: rx.Var[str], value, note: rx.Component, id: str) -> rx.Component:
     """One total: a big number, its label and a line of context."""
-    return rx.card(rx.vstack(rx.text(label, size="1", color_scheme="gray"), rx.heading(value, size="6", id=id), note,
-                             spacing="1"), width="100%")
+    return rx.card(rx.vstack(rx.text(label, size="1", color_scheme="gray"),
+                             rx.text(value, size="6", weight="bold", id=id, as_="p"), note, spacing="1"), width="100%")
 
 
 def note(*parts) -> rx.Component:
@@ -99,7 +99,7 @@ def cost_table(rows, first: rx.Var[str], id: str, words: bool = False) -> rx.Com
 
 
 def card(title: rx.Var[str], *children: rx.Component) -> rx.Component:
-    return rx.card(rx.vstack(rx.heading(title, size="4"), *children, spacing="3", width="100%"), width="100%")
+    return rx.card(rx.vstack(rx.heading(title, size="4", as_="h2"), *children, spacing="3", width="100%"), width="100%")
 
 
 def credits_card() -> rx.Component:

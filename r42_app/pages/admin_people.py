@@ -255,7 +255,7 @@ def person_row(row: PersonRow) -> rx.Component:
             rx.cond(row.via != "", rx.text(tv(row.via), size="1", color_scheme="gray", class_name="person-via")),
             spacing="0")),
         card_cell("", actions(row)),
-        class_name="person-row", data_email=row.email,
+        class_name="person-row", data_email=row.email, data_person=row.id,
     )
 
 

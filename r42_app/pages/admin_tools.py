@@ -11,8 +11,9 @@ from r42_app.state.tools import ToolsState as S
 
 
 def card(title: rx.Var[str], subtitle, *children: rx.Component, **props) -> rx.Component:
-    return rx.card(rx.vstack(rx.vstack(rx.heading(title, size="4"), rx.text(subtitle, size="2", color_scheme="gray"),
-                                       spacing="1"), *children, spacing="3", width="100%"), width="100%", **props)
+    return rx.card(rx.vstack(rx.vstack(rx.heading(title, size="4", as_="h2"),
+                                       rx.text(subtitle, size="2", color_scheme="gray"), spacing="1"),
+                             *children, spacing="3", width="100%"), width="100%", **props)
 
 
 def server_row(s: ServerRow) -> rx.Component:

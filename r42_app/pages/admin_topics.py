@@ -400,7 +400,7 @@ def relations_editor() -> rx.Component:
     """The edited topic's relations and a form to add one."""
     return rx.card(
         rx.vstack(
-            rx.heading(t("Relaties"), size="4"),
+            rx.heading(t("Relaties"), size="4", as_="h2"),
             rx.cond(
                 E.relation_rows.length() > 0,
                 rx.vstack(rx.foreach(E.relation_rows, relation_row), spacing="2", width="100%"),

@@ -111,7 +111,7 @@ def side_panel() -> rx.Component:
                                aria_label=t("Sluit het paneel"), id="graph-panel-close"),
                 justify="between", align="center", width="100%",
             ),
-            rx.heading(p.label, size="5", id="graph-panel-title"),
+            rx.heading(p.label, size="5", id="graph-panel-title", as_="h2"),
             rx.cond(p.pending,
                     rx.callout(t("Voorgesteld door R42, nog niet goedgekeurd."), icon="hourglass", color_scheme="gray",
                                size="1", width="100%")),
@@ -160,6 +160,7 @@ def canvas_area() -> rx.Component:
 
 def body() -> rx.Component:
     return rx.box(
+        rx.heading(t("Kennisgraaf"), class_name="sr-only"),  # the page's heading, for a screen reader
         rx.cond(
             G.loading,
             rx.center(rx.vstack(rx.spinner(size="3"), rx.text(t("Kennisgraaf laden…"), size="2", color_scheme="gray"),

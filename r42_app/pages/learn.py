@@ -241,7 +241,7 @@ def relations_block() -> rx.Component:
         (LearnState.outgoing.length() + LearnState.incoming.length()) > 0,
         rx.card(
             rx.vstack(
-                rx.heading(t("Samenhang"), size="4"),
+                rx.heading(t("Samenhang"), size="4", as_="h2"),
                 rx.text(LearnState.topic.label, " …", size="1", color_scheme="gray"),
                 rx.foreach(LearnState.outgoing, relation_item),
                 rx.cond(

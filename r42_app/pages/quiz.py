@@ -167,8 +167,8 @@ def result() -> rx.Component:
         rx.vstack(
             rx.heading(t("Je score"), size="6", tab_index=-1, custom_attrs=focus_mark("result"), id="quiz-result"),
             rx.hstack(
-                rx.heading(tf("{correct} van {total} goed", correct=Q.correct, total=Q.total), size="8",
-                           id="quiz-score"),
+                rx.text(tf("{correct} van {total} goed", correct=Q.correct, total=Q.total), size="8", weight="bold",
+                        id="quiz-score", as_="p"),
                 rx.badge(Q.percent, "%", size="3", radius="full",
                          color_scheme=rx.cond(Q.percent >= 70, "grass", rx.cond(Q.percent >= 50, "amber", "red"))),
                 align="center", spacing="3",

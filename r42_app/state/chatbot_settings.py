@@ -8,6 +8,7 @@ import dataclasses
 import logging
 
 import reflex as rx
+from reflex.event import EventSpec
 
 from r42_app.container import services
 from r42_app.core.capabilities import (
@@ -26,6 +27,14 @@ from r42_app.services.store.pb import PBError
 from r42_app.state.admin_page import AdminPageMixin
 
 log = logging.getLogger(__name__)
+
+SWITCH_ID = "chatbot-enabled"  # the master switch (pages/admin_chatbot.py)
+
+
+def _focus_switch() -> EventSpec:
+    """The switch-off confirmation opens without a trigger of its own: once it closes, the focus goes back to the
+    switch (assets/r42.js), not to the top of the page."""
+    return rx.call_script(f"window.r42FocusWhenClosed(['#{SWITCH_ID}'])")
 
 PAGE_SIZE = 50
 
@@ -220,16 +229,14 @@ class ChatbotSettingsState(AdminPageMixin, rx.State):
     @rx.event
     async def confirm_switch_off(self):
         self.confirm_off = False
-        return await self._set_enabled(False)
-
-    @rx.event
-    def cancel_switch_off(self):
-        self.confirm_off = False
+        # the dialog opened without a trigger of its own, so closing it leaves the focus nowhere: back on the switch
+        return [await self._set_enabled(False), _focus_switch()]
 
     @rx.event
     def dialog_open(self, is_open: bool):
         """Esc or a click outside closes the confirmation without switching off."""
-        self.confirm_off = bool(is_open) and self.confirm_off
+        was_open, self.confirm_off = self.confirm_off, bool(is_open) and self.confirm_off
+        return _focus_switch() if was_open and not self.confirm_off else None  # after "Uitzetten": confirm_switch_off
 
     @rx.event
     async def switch_question_log(self, on: bool):

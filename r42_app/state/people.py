@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 
 import reflex as rx
+from reflex.event import EventSpec
 
 from r42_app.container import services
 from r42_app.core.messages import N_, msg, word
@@ -77,6 +79,16 @@ def _row(p: Person, me: str) -> PersonRow:
                      STATE_LABELS[p.state], STATE_COLORS[p.state],
                      p.last_sign_in[:16].replace("T", " ") if p.last_sign_in else NEVER, p.id == me,
                      VIA.get(p.signs_in_with, ""))
+
+
+def _focus_back(kind: str, person_id: str) -> EventSpec:
+    """A confirmation opened from a person's row leaves the focus nowhere when it closes (the list is drawn again):
+    back to what opened it, the role or the "…" menu (assets/r42.js), or the search when the row is gone."""
+    person = "".join(c for c in person_id if c.isalnum())  # a PocketBase id; nothing else reaches the selector
+    where = {"admin": ".person-role", "learner": ".person-role", "learner_me": ".person-role",
+             "deactivate": ".person-actions"}.get(kind)  # withdrawn or removed: the row goes
+    first = [f'[data-person="{person}"] {where}'] if where and person else []
+    return rx.call_script(f"window.r42FocusWhenClosed({json.dumps([*first, '#people-search'])})")
 
 
 class PeopleState(AdminPageMixin, rx.State):
@@ -292,12 +304,16 @@ class PeopleState(AdminPageMixin, rx.State):
     @rx.event
     def cancel_confirm(self, open_: bool = False):
         if not open_:
+            # closed by "Annuleren", Escape or a click outside; after the confirm button, `confirm` says where to
+            back = _focus_back(self.confirm_kind, self.confirm_id) if self.confirm_kind else None
             self.confirm_kind = self.confirm_id = self.confirm_name = ""
+            return back
 
     @rx.event
     async def confirm(self):
         kind, person_id = self.confirm_kind, self.confirm_id
         self.confirm_kind = ""
+        yield _focus_back(kind, person_id)
         if kind == "deactivate":
             call, done = (lambda p, t, a: p.set_state(t, a, person_id, "deactivated")), msg("people.deactivated")
         elif kind == "withdraw":

@@ -62,6 +62,14 @@ def violations(page, *, still: bool = True) -> list[str]:
            }""",
         [EXCLUDED, WCAG_AA],
     )
+    # and one main heading: a screen reader's list of headings starts at the page's, its sections under it (a
+    # section titled as a second <h1> read as a page of its own); the chat window and an open dialog (a modal
+    # context, named by its own title) have their own
+    ones = page.evaluate("[...document.querySelectorAll('h1')].filter((h) => !h.closest('#r42-window,"
+                         " [role=dialog], [role=alertdialog]') && h.getClientRects().length)"
+                         ".map((h) => h.textContent.slice(0, 40))")
+    if len(ones) != 1:
+        found.append(f"one-h1: {len(ones)} <h1> on the page {ones}")
     return [f"{page.url}: {line}" for line in found]
 
 

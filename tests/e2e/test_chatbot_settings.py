@@ -88,9 +88,14 @@ def test_the_master_switch_turns_r42_off_on_the_next_page_load(served_app, brows
     admin = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
     try:
         sign_in(admin, served_app, "admin@example.com", path="/admin/chatbot")
-        admin.click("#chatbot-enabled")
-        admin.click("#chatbot-disable-confirm")
+        admin.locator("#chatbot-enabled").focus()  # with the keyboard: Space asks, Tab and Enter confirm
+        admin.keyboard.press("Space")
+        expect(admin.locator("#chatbot-disable-cancel")).to_be_focused()  # the dialog takes the focus: the safe one
+        admin.keyboard.press("Tab")
+        expect(admin.locator("#chatbot-disable-confirm")).to_be_focused()
+        admin.keyboard.press("Enter")
         expect(admin.get_by_text("R42 staat uit", exact=True)).to_be_visible()
+        expect(admin.locator("#chatbot-enabled")).to_be_focused()  # the keyboard goes on where it was
         learner.goto(served_app.url + "/graph")  # the next page load
         # the class comes from the page's state, so the page is live: one click opens the window. (Clicking again
         # until it showed, every 300 ms, toggled it shut again on a busy machine, where an event took longer.)

@@ -158,6 +158,9 @@ def test_a_double_click_on_aanmaken_creates_once_with_one_message(served_app, pa
     page.fill("#description", "Een onderwerp uit de browsertest.")
     page.dblclick("#save-topic")
     expect(page).to_have_url(re.compile(r"/admin/topics/dubbelklik-e2e$"))
+    # the button that had the focus went with the page: the keyboard goes on at the new page's heading, not at
+    # the top of the document
+    expect(page.locator("#main h1")).to_be_focused()
     expect(page.get_by_text("aangemaakt")).to_have_count(1)
     expect(page.get_by_text("Controleer de gemarkeerde velden")).to_have_count(0)
     toast_covers_nothing(page)

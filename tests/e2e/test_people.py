@@ -250,7 +250,9 @@ def test_an_admin_invites_and_deactivates_with_the_keyboard_alone(served_app, pa
         for confirm in (False, True):
             role.focus()
             page.keyboard.press("Enter")
-            page.keyboard.press("ArrowDown")  # from "Deelnemer" to "Beheerder"
+            expect(page.get_by_role("option", name="Deelnemer")).to_be_focused()
+            page.keyboard.press("ArrowDown")
+            expect(page.get_by_role("option", name="Beheerder")).to_be_focused()
             page.keyboard.press("Enter")
             expect(page.get_by_role("alertdialog")).to_contain_text("Beheerder maken?")
             expect(page.get_by_role("alertdialog")).to_contain_text("ziet en wijzigt alles van deze organisatie")
@@ -260,6 +262,7 @@ def test_an_admin_invites_and_deactivates_with_the_keyboard_alone(served_app, pa
             page.keyboard.press("Enter" if confirm else "Escape")
             expect(page.get_by_role("alertdialog")).to_have_count(0)
             expect(role).to_have_text("Beheerder" if confirm else "Deelnemer")
+            expect(role).to_be_focused()  # the keyboard goes on where it was
             assert pb.get("users", person["id"])["role"] == ("admin" if confirm else "learner")
 
         row.locator(".person-actions").focus()
