@@ -127,7 +127,7 @@ def user_row(row: AccessUserRow) -> rx.Component:
                                                   override_select(row, c)))
           for c in CAPABILITIES],
         card_cell(
-            t("Geldt nu"),
+            rx.cond(S.enabled, t("Geldt nu"), t("Geldt zodra R42 aanstaat")),
             rx.vstack(
                 rx.cond(row.legacy,
                         rx.hstack(rx.badge(t("Vaste lijst (oud)"), color_scheme="amber", variant="soft",
@@ -161,12 +161,16 @@ def users_table() -> rx.Component:
                     color_scheme="gray"),
             align="center", spacing="3", wrap="wrap",
         ),
+        rx.cond(~S.enabled,
+                rx.callout(t("R42 staat uit: niemand kan nu met R42 chatten. De tabel laat zien wat ieder mag "
+                             "zodra R42 weer aanstaat."), icon="power_off", color_scheme="amber", size="1",
+                           width="100%", id="chatbot-users-off")),
         rx.box(
             rx.table.root(
                 rx.table.header(rx.table.row(
                     rx.table.column_header_cell(t("Gebruiker")), rx.table.column_header_cell(t("Rol")),
                     *[rx.table.column_header_cell(t(CAPABILITY_LABELS[c])) for c in CAPABILITIES],
-                    rx.table.column_header_cell(t("Geldt nu")),
+                    rx.table.column_header_cell(rx.cond(S.enabled, t("Geldt nu"), t("Geldt zodra R42 aanstaat"))),
                 )),
                 rx.table.body(rx.foreach(S.rows, user_row)),
                 size="1", width="100%", id="access-table", class_name="r42-cards",

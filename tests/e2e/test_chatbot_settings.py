@@ -96,6 +96,10 @@ def test_the_master_switch_turns_r42_off_on_the_next_page_load(served_app, brows
         admin.keyboard.press("Enter")
         expect(admin.get_by_text("R42 staat uit", exact=True)).to_be_visible()
         expect(admin.locator("#chatbot-enabled")).to_be_focused()  # the keyboard goes on where it was
+        # the table of what each person may do no longer says it applies now
+        expect(admin.locator("#chatbot-users-off")).to_contain_text("niemand kan nu met R42 chatten")
+        expect(admin.locator("#access-table")).to_contain_text("Geldt zodra R42 aanstaat")
+        expect(admin.locator("#access-table")).not_to_contain_text("Geldt nu")
         learner.goto(served_app.url + "/graph")  # the next page load
         # the class comes from the page's state, so the page is live: one click opens the window. (Clicking again
         # until it showed, every 300 ms, toggled it shut again on a busy machine, where an event took longer.)
