@@ -5,7 +5,7 @@ import reflex as rx
 from r42_app.components.common import card_cell, day_field, empty_state, error_callout, skeleton_lines
 from r42_app.components.i18n import t, tf, tv
 from r42_app.components.shell import page_frame
-from r42_app.state.costs import CHART_KEYS, CHART_LABELS, CostRow
+from r42_app.state.costs import CHART_KEYS, CHART_LABELS, QUESTION_REWRITE, CostRow
 from r42_app.state.costs import CostsState as S
 
 CHART_COLORS = {"chat_general": "#3e63dd", "kb_search": "#0090ff", "data_write": "#46a758", "external_tools": "#f76b15",
@@ -63,7 +63,10 @@ def per_day_chart() -> rx.Component:
     """Cost per day, stacked by capability."""
     return rx.recharts.bar_chart(
         *[rx.recharts.bar(data_key=k, stack_id="cost", name=t(CHART_LABELS[k]), fill=CHART_COLORS[k])
-          for k in CHART_KEYS],
+          for k in CHART_KEYS if k != QUESTION_REWRITE],
+        rx.cond(S.shows_rewrite,  # only when follow-ups are rewritten by the model (off by default) or were
+                rx.recharts.bar(data_key=QUESTION_REWRITE, stack_id="cost", name=t(CHART_LABELS[QUESTION_REWRITE]),
+                                fill=CHART_COLORS[QUESTION_REWRITE])),
         rx.recharts.x_axis(data_key="day", tick_line=False, font_size=11),
         rx.recharts.y_axis(width=60, font_size=11, tick_formatter=NL_NUMBER),
         rx.recharts.graphing_tooltip(),

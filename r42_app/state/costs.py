@@ -73,6 +73,7 @@ class CostsState(AdminPageMixin, rx.State):
     user_rows: list[CostRow] = []
     add_amount: str = ""
     saving: bool = False
+    shows_rewrite: bool = False  # the chart's stack for follow-up rewrites: when they are on, or cost in the range
 
     @rx.var
     def since_text(self) -> str:
@@ -100,6 +101,8 @@ class CostsState(AdminPageMixin, rx.State):
         self.out_of_credit = not credits.unlimited and credits.credits < 1
         self.tokens = amount(total.usage.total, 0)
         self.cache_share = f"{round(100 * total.cache_read_share)}%"
+        self.shows_rewrite = svc.settings.question_rewrite or any(
+            report.by_day[d].get(QUESTION_REWRITE, 0.0) > 0 for d in report.days)
         self.per_day = [{"day": short_day(date.fromisoformat(d)),
                          **{k: round(report.by_day[d].get(k, 0.0), 4) for k in CHART_KEYS}} for d in report.days]
         self.per_capability = [{"name": word(CHART_LABELS.get(line.key, line.key)), "usd": round(line.cost_usd, 4)}
