@@ -445,9 +445,9 @@ window.r42FocusWhenClosed = function (selectors) {
     var at = document.activeElement;
     var lost = !at || at === document.body || !at.isConnected || (open && open.contains(at));
     if (!open && (lost || (placed && at === placed))) {
-      var first = document.querySelector(selectors[0]);
-      var el = first;
-      for (var i = 1; !el && Date.now() - start > 1000 && i < selectors.length; i++) el = document.querySelector(selectors[i]);
+      var first = document.querySelector(selectors[0]), el = first;
+      var late = Date.now() - start > 1000;  /* the list had time to come back without it */
+      for (var i = 1; !el && late && i < selectors.length; i++) el = document.querySelector(selectors[i]);
       if (el && el !== at) { el.focus(); placed = el; }
       if (first && at === first) return;  /* where it belongs */
     } else if (!open) {

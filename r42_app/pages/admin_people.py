@@ -238,7 +238,7 @@ def role_select(row: PersonRow) -> rx.Component:
         rx.select.trigger(variant="ghost", aria_label=tf("Rol van {email}", email=row.email), class_name="person-role"),
         rx.select.content(rx.select.item(t("Deelnemer"), value="learner"),
                           rx.select.item(t("Beheerder"), value="admin")),
-        value=row.role, on_change=lambda value: S.ask_role(row.id, value, row.role, row.email, row.is_me), size="1",
+        value=row.role, on_change=lambda value: S.ask_role(row.id, value), size="1",
     )
 
 

@@ -28,6 +28,7 @@ from r42_app.state.admin_page import AdminPageMixin
 
 log = logging.getLogger(__name__)
 
+PAGE_SIZE = 50
 SWITCH_ID = "chatbot-enabled"  # the master switch (pages/admin_chatbot.py)
 
 
@@ -35,8 +36,6 @@ def _focus_switch() -> EventSpec:
     """The switch-off confirmation opens without a trigger of its own: once it closes, the focus goes back to the
     switch (assets/r42.js), not to the top of the page."""
     return rx.call_script(f"window.r42FocusWhenClosed(['#{SWITCH_ID}'])")
-
-PAGE_SIZE = 50
 
 
 @dataclasses.dataclass

@@ -272,13 +272,15 @@ class PeopleState(AdminPageMixin, rx.State):
     # -- per person -----------------------------------------------------------------------------
 
     @rx.event
-    def ask_role(self, person_id: str, role: str, current: str, name: str, is_me: bool):
+    def ask_role(self, person_id: str, role: str):
         """The role list was changed: ask first (an admin sees and changes everything of the organisation; a person
-        made a learner can manage nothing, and an admin who makes themselves one cannot undo it)."""
-        if role == current or role not in ROLE_NAMES:
+        made a learner can manage nothing, and an admin who makes themselves one cannot undo it). The person as this
+        page listed them, not as the event says."""
+        row = next((r for r in self.rows if r.id == person_id), None)
+        if row is None or role == row.role or role not in ROLE_NAMES:
             return
-        kind = "learner_me" if role == "learner" and is_me else role
-        self.confirm_kind, self.confirm_id, self.confirm_name = kind, person_id, name
+        kind = "learner_me" if role == "learner" and row.is_me else role
+        self.confirm_kind, self.confirm_id, self.confirm_name = kind, row.id, row.email
 
     @rx.event
     async def activate(self, person_id: str):
@@ -327,7 +329,7 @@ class PeopleState(AdminPageMixin, rx.State):
             return
         async for event in self._change(call, done):
             yield event
-        if kind == "learner_me" and not self.working:  # done (a refusal, e.g. the last admin, left the page as it was)
+        if kind == "learner_me":  # (refused, as the last active admin, they are one still and stay)
             me = await (await self.get_state(AuthState)).user(fresh=True)
             if me is None or not me.is_admin:  # no admin pages any more: to the learner's start page
                 yield rx.redirect("/")
