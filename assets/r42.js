@@ -434,11 +434,12 @@ window.r42Fill = function (text, tries) {
 })();
 
 // A confirmation opened by the server (no trigger of its own to return to) leaves the focus on <body> when it
-// closes, and the list it changed may be drawn again under the focus. `r42FocusWhenClosed(selectors)`: once no
-// dialog is open, and for three seconds, focus that falls to <body> goes to the first of `selectors` (what opened
-// the dialog, once the list is back); the others are fallbacks, taken after a second without the first. Focus
-// the user moved somewhere else is left there.
-window.r42FocusWhenClosed = function (selectors) {
+// closes, and the list it changed may be drawn again under the focus; so does a control that was disabled while
+// it worked (the drop zone during an upload). `r42FocusIfLost(selectors)`: once no dialog is open, and for three
+// seconds, focus that falls to <body> goes to the first of `selectors` (what opened the dialog, once the list is
+// back); the others are fallbacks, taken after a second without the first. Focus the user moved somewhere else is
+// left there.
+window.r42FocusIfLost = function (selectors) {
   var start = Date.now(), placed = null;
   (function tick() {
     var open = document.querySelector('[role="alertdialog"], [role="dialog"]:not(#r42-window)');

@@ -35,7 +35,7 @@ SWITCH_ID = "chatbot-enabled"  # the master switch (pages/admin_chatbot.py)
 def _focus_switch() -> EventSpec:
     """The switch-off confirmation opens without a trigger of its own: once it closes, the focus goes back to the
     switch (assets/r42.js), not to the top of the page."""
-    return rx.call_script(f"window.r42FocusWhenClosed(['#{SWITCH_ID}'])")
+    return rx.call_script(f"window.r42FocusIfLost(['#{SWITCH_ID}'])")
 
 
 @dataclasses.dataclass

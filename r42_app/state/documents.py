@@ -272,6 +272,9 @@ class DocumentUploadState(rx.State):
         from r42_app.state.admin_topics import AdminTopicListState
 
         yield AdminTopicListState.load_list
+        # the drop zone was disabled while the files were read, and the focus fell off it: back on it (the results
+        # are read out by their own live region), so the keyboard goes on from where the upload started
+        yield rx.call_script("window.r42FocusIfLost(['.doc-drop'])")
 
     async def _import_one(self, n: int, user, name: str, data: bytes, topic_type: str) -> FileOutcome:
         """One file through the importer, in a thread; its row says "In de wachtrij" while it waits for a parse

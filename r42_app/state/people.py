@@ -88,7 +88,7 @@ def _focus_back(kind: str, person_id: str) -> EventSpec:
     where = {"admin": ".person-role", "learner": ".person-role", "learner_me": ".person-role",
              "deactivate": ".person-actions"}.get(kind)  # withdrawn or removed: the row goes
     first = [f'[data-person="{person}"] {where}'] if where and person else []
-    return rx.call_script(f"window.r42FocusWhenClosed({json.dumps([*first, '#people-search'])})")
+    return rx.call_script(f"window.r42FocusIfLost({json.dumps([*first, '#people-search'])})")
 
 
 class PeopleState(AdminPageMixin, rx.State):

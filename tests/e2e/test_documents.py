@@ -57,6 +57,7 @@ def test_admin_adds_documents_and_a_learner_gets_the_page_cited(served_app, page
         expect(bad.locator(".doc-message")).to_contain_text("kapot.pdf: de inhoud is geen PDF")
         expect(page.locator("#doc-summary")).to_contain_text("1 toegevoegd")
         expect(page.locator("#doc-summary")).to_contain_text("1 geweigerd")
+        expect(page.locator(".doc-drop")).to_be_focused()  # the keyboard goes on where the upload started
         links = good.locator("a.doc-topic")
         expect(links.first).to_have_text("Reisboek deelnemers")
         expect(links).to_have_count(3)  # the document and its two chapters, linked
