@@ -247,7 +247,8 @@ def clear_button() -> rx.Component:
                                           "Dit kan niet ongedaan worden gemaakt.")),
             rx.hstack(
                 rx.alert_dialog.cancel(rx.button(t("Annuleren"), variant="soft", color_scheme="gray")),
-                rx.alert_dialog.action(rx.button(t("Wissen"), color_scheme="red", on_click=ChatState.clear_thread,
+                rx.alert_dialog.action(rx.button(t("Wissen"), color_scheme="red", high_contrast=True,
+                                                 on_click=ChatState.clear_thread,
                                                  id="r42-clear-confirm")),
                 justify="end", spacing="3", margin_top="16px",
             ),

@@ -63,7 +63,8 @@ def master_switch() -> rx.Component:
                 rx.hstack(
                     rx.alert_dialog.cancel(rx.button(t("Annuleren"), variant="soft", color_scheme="gray",
                                                      id="chatbot-disable-cancel")),
-                    rx.alert_dialog.action(rx.button(t("Uitzetten"), color_scheme="red", on_click=S.confirm_switch_off,
+                    rx.alert_dialog.action(rx.button(t("Uitzetten"), color_scheme="red", high_contrast=True,
+                                                     on_click=S.confirm_switch_off,
                                                      id="chatbot-disable-confirm")),
                     justify="end", spacing="3", margin_top="16px",
                 ),

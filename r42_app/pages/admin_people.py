@@ -169,6 +169,7 @@ DEACTIVATE_TEXT = N_("Alle sessies van deze persoon eindigen meteen, op elk appa
 
 
 def confirm_dialog() -> rx.Component:
+    role_change = (S.confirm_kind == "admin") | (S.confirm_kind == "learner")  # not destructive: not red
     return rx.alert_dialog.root(
         rx.alert_dialog.content(
             rx.alert_dialog.title(rx.match(S.confirm_kind, ("deactivate", t("Deactiveren?")),
@@ -195,8 +196,8 @@ def confirm_dialog() -> rx.Component:
                                                           ("admin", t("Beheerder maken")),
                                                           ("learner", t("Deelnemer maken")),
                                                           ("learner_me", t("Deelnemer worden")), t("Verwijderen")),
-                                                 color_scheme=rx.cond((S.confirm_kind == "admin")
-                                                                      | (S.confirm_kind == "learner"), ACCENT, "red"),
+                                                 color_scheme=rx.cond(role_change, ACCENT, "red"),
+                                                 high_contrast=~role_change,  # white on red-9 is under 4.5:1
                                                  on_click=S.confirm, id="people-confirm")),
                 justify="end", spacing="3", margin_top="16px",
             ),
@@ -430,7 +431,8 @@ def sso_off_dialog() -> rx.Component:
                                           "heeft, vraagt een nieuw wachtwoord aan."), size="2"),
             rx.flex(
                 rx.alert_dialog.cancel(rx.button(t("Annuleren"), variant="soft", color_scheme="gray")),
-                rx.alert_dialog.action(rx.button(t("Uitzetten"), color_scheme="red", on_click=O.switch_off,
+                rx.alert_dialog.action(rx.button(t("Uitzetten"), color_scheme="red", high_contrast=True,
+                                                 on_click=O.switch_off,
                                                  id="sso-off-confirm")),
                 spacing="3", justify="end", margin_top="16px",
             ),

@@ -128,7 +128,8 @@ def remove_dialog() -> rx.Component:
                                           "houdt zijn account en kan een wachtwoord aanvragen."), size="2"),
             rx.flex(
                 rx.alert_dialog.cancel(rx.button(t("Annuleren"), variant="soft", color_scheme="gray")),
-                rx.alert_dialog.action(rx.button(t("Ontkoppelen"), color_scheme="red", on_click=L.remove,
+                rx.alert_dialog.action(rx.button(t("Ontkoppelen"), color_scheme="red", high_contrast=True,
+                                                 on_click=L.remove,
                                                  id="lti-remove-confirm")),
                 spacing="3", justify="end", margin_top="16px",
             ),

@@ -60,7 +60,8 @@ def delete_dialog(row: AdminTopicRow) -> rx.Component:
             rx.hstack(
                 rx.alert_dialog.cancel(rx.button(t("Annuleren"), variant="soft", color_scheme="gray")),
                 rx.alert_dialog.action(
-                    rx.button(t("Verwijderen"), color_scheme="red", on_click=L.delete_topic(row.slug))
+                    rx.button(t("Verwijderen"), color_scheme="red", high_contrast=True,
+                              on_click=L.delete_topic(row.slug))
                 ),
                 justify="end",
                 spacing="3",

@@ -70,6 +70,13 @@ def violations(page, *, still: bool = True) -> list[str]:
                          ".map((h) => h.textContent.slice(0, 40))")
     if len(ones) != 1:
         found.append(f"one-h1: {len(ones)} <h1> on the page {ones}")
+    # and an open modal holds the focus (an on_click on a Radix dialog's cancel button once broke its autofocus,
+    # and Tab walked the page behind it)
+    outside = page.evaluate("(() => { const d = document.querySelector('[role=alertdialog], "
+                            "[role=dialog]:not(#r42-window)'); return d && !d.contains(document.activeElement)"
+                            " ? d.textContent.slice(0, 40) : ''; })()")
+    if outside:
+        found.append(f"modal-focus: the focus is outside the open dialog '{outside}'")
     return [f"{page.url}: {line}" for line in found]
 
 
@@ -102,7 +109,8 @@ def test_the_sign_in_page_passes_axe(served_app, scan_page):
 
 
 def test_the_invitation_page_and_the_people_dialogs_pass_axe(served_app, scan_page):
-    """The password form of an invitation link, and /admin/people's invite and import dialogs."""
+    """The password form of an invitation link, /admin/people's invite and import dialogs and its question before a
+    role changes, and /admin/chatbot's before R42 is switched off."""
     from r42_app.services.adapters.mailer import Mailer
     from r42_app.services.store.people import Actor, People
     from r42_app.services.store.tenants import Tenants
@@ -124,6 +132,24 @@ def test_the_invitation_page_and_the_people_dialogs_pass_axe(served_app, scan_pa
         scan_page.click("#people-import-open")
         expect(scan_page.locator(".csv-drop")).to_be_visible()
         found += violations(scan_page)
+        scan_page.keyboard.press("Escape")
+        # the question before a role changes (the learner made an admin), and before R42 is switched off
+        scan_page.fill("#people-search", "learner@example.com")
+        learner = scan_page.locator('.person-row[data-email="learner@example.com"]')
+        expect(learner).to_be_visible()
+        expect(scan_page.locator(".person-row:not([data-email*='learner@example.com'])")).to_have_count(0)
+        settle(scan_page)  # the search has answered: a list drawn again under an open list of roles closes it
+        learner.locator(".person-role").click()
+        scan_page.get_by_role("option", name="Beheerder").click()
+        expect(scan_page.get_by_role("alertdialog")).to_contain_text("Beheerder maken?")
+        found += violations(scan_page)
+        scan_page.keyboard.press("Escape")
+        scan_page.goto(served_app.url + "/admin/chatbot")
+        scan_page.click("#chatbot-enabled")
+        expect(scan_page.get_by_role("alertdialog")).to_contain_text("R42 uitzetten?")
+        found += violations(scan_page)
+        scan_page.keyboard.press("Escape")
+        expect(scan_page.locator("#chatbot-enabled")).to_have_attribute("aria-checked", "true")
     finally:
         pb.delete("users", link.person.id)
     assert found == [], "\n".join(found)
