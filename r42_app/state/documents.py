@@ -118,6 +118,12 @@ def _row(outcome: FileOutcome, size: str) -> DocumentRow:
                        [TopicLink(slug, label) for slug, label in shown], max(0, len(outcome.topics) - len(shown)))
 
 
+def _summary(rows: list[DocumentRow]) -> str:
+    """"Klaar: 1 toegevoegd, …, 1 geweigerd", counted from the rows as they stand ("" while none is done)."""
+    done = {k: sum(1 for r in rows if r.status == k) for k in ("created", "updated", "unchanged", "refused")}
+    return msg("doc.summary", **{k: number(v) for k, v in done.items()}) if any(done.values()) else ""
+
+
 class DocumentUploadState(rx.State):
     """The files of the last upload and what happened to each."""
 
@@ -127,6 +133,7 @@ class DocumentUploadState(rx.State):
     doc_sent: int = 0  # percent of the upload's bytes sent
     doc_summary: str = ""
     _refused_early: list[DocumentRow] = []  # the drop's files the drop zone turned away (files_rejected)
+    _listed: bool = False  # the drop's sent files have their rows (upload_documents); its refused ones go after them
     doc_error: str = ""
     _names: list[str] = []
     _batch: str = ""
@@ -147,8 +154,6 @@ class DocumentUploadState(rx.State):
         """Files the drop zone turned away before sending (too large, too many, another kind), each as the page
         sends it: {"name": the file's name, "codes": react-dropzone's error codes} (the page maps them: the File
         itself reaches the server as its bytes, without its name). Anything else is a file without a name."""
-        if self.doc_busy:  # the rows are the running import's
-            return rx.toast.info(msg("doc.busy"))
         rows = []
         for item in rejections[:MAX_FILES] if isinstance(rejections, list) else []:
             item = item if isinstance(item, dict) else {}
@@ -161,12 +166,17 @@ class DocumentUploadState(rx.State):
             else:
                 message = msg("doc.unsupported", filename=name)
             rows.append(DocumentRow(name, "", "refused", STATUS_LABELS["refused"], "red", message))
-        # beside good files the upload of those follows this event: their rows come first, these stay listed and
-        # counted (upload_documents, import_documents); alone, these are the answer
+        # beside good files, the upload of those (an HTTP request) may reach the server before or after this event
+        # (a message on the socket), or even finish first: these rows go after the good files' either way, and the
+        # summary counts them (upload_documents, import_documents); alone, they are the answer
+        if self._listed:
+            self.doc_rows = self.doc_rows + rows
+            if not self.doc_busy:  # the import is done: say it again with these
+                self.doc_summary = _summary(self.doc_rows)
+            return
         self._refused_early = rows
         self.doc_rows = rows
-        self.doc_summary = msg("doc.summary", created=number(0), updated=number(0), unchanged=number(0),
-                               refused=number(len(rows))) if rows else ""
+        self.doc_summary = _summary(rows)
 
     @rx.event
     async def upload_starting(self):
@@ -180,7 +190,7 @@ class DocumentUploadState(rx.State):
             return
         if self.doc_busy:
             return
-        self._refused_early = []  # a new drop: files_rejected, after this event, says which of it were turned away
+        self._refused_early, self._listed = [], False  # a new drop: files_rejected says which of it were turned away
         cfg = services().settings
         # the page grants this tab's upload permit when it loads; a file dropped before that load finished (a busy
         # server) was refused by the upload route without a word. The upload is sent after this event, so it holds.
@@ -220,17 +230,16 @@ class DocumentUploadState(rx.State):
         sizes = await asyncio.to_thread(_sizes, self._batch, len(names))
         self.doc_rows = [DocumentRow(name, _size_label(size), "waiting", STATUS_LABELS["waiting"], "gray")
                          for name, size in zip(names, sizes, strict=True)] + self._refused_early
+        self._listed = True
         return DocumentUploadState.import_documents
 
     @rx.event(background=True)
     async def import_documents(self):
         async with self:
             batch, names, topic_type = self._batch, list(self._names), self.doc_type
-            refused_early, self._refused_early = len(self._refused_early), []
             auth = await self.get_state(AuthState)
             user = await auth.admin(True)
         folder = _uploads_dir() / batch if batch else None
-        counts = {"created": 0, "updated": 0, "unchanged": 0, "refused": refused_early}
         seen: set[str] = set()
         try:
             if user is None or folder is None:
@@ -253,7 +262,6 @@ class DocumentUploadState(rx.State):
                 except (KBError, PBError, OSError) as exc:
                     log.error("importing document %s failed: %s", name, exc)
                     outcome = FileOutcome(name, "refused", msg("doc.write_failed", filename=name), "doc.write_failed")
-                counts[outcome.status] += 1
                 async with self:
                     size = self.doc_rows[n].size if n < len(self.doc_rows) else ""
                     if n < len(self.doc_rows):
@@ -265,10 +273,7 @@ class DocumentUploadState(rx.State):
                 self.doc_busy = False
                 self.doc_sent = 0
                 self._batch = ""
-                if any(counts.values()):
-                    self.doc_summary = msg("doc.summary", created=number(counts["created"]),
-                                           updated=number(counts["updated"]), unchanged=number(counts["unchanged"]),
-                                           refused=number(counts["refused"]))
+                self.doc_summary = _summary(self.doc_rows)
         from r42_app.state.admin_topics import AdminTopicListState
 
         yield AdminTopicListState.load_list
