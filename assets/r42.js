@@ -410,11 +410,13 @@ window.r42Fill = function (text, tries) {
 // it falls to <body> and the next Tab starts at the top of the page. Then it goes to the new page's heading (read
 // out by a screen reader) once the page shows one; focus that is somewhere on purpose is left where it is. A page
 // loaded afresh keeps the browser's own start (the skip links come first).
+// The focus is nowhere a user put it: on <body>, or on an element the page has just taken away.
+function r42FocusLost() { var at = document.activeElement; return !at || at === document.body || !at.isConnected; }
+
 (function () {
   var path = location.pathname, wait = null;
-  function lost() { var at = document.activeElement; return !at || at === document.body || !at.isConnected; }
   function land(tries) {
-    if (!lost()) return;
+    if (!r42FocusLost()) return;
     var main = document.getElementById('main');
     var heading = main && main.querySelector('h1');
     var target = heading || (tries >= 20 ? main : null);  /* the heading, once the page has loaded */
@@ -444,7 +446,7 @@ window.r42FocusIfLost = function (selectors) {
   (function tick() {
     var open = document.querySelector('[role="alertdialog"], [role="dialog"]:not(#r42-window)');
     var at = document.activeElement;
-    var lost = !at || at === document.body || !at.isConnected || (open && open.contains(at));
+    var lost = r42FocusLost() || (open && open.contains(at));
     if (!open && (lost || (placed && at === placed))) {
       var first = document.querySelector(selectors[0]), el = first;
       var late = Date.now() - start > 1000;  /* the list had time to come back without it */

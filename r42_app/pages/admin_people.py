@@ -168,35 +168,38 @@ DEACTIVATE_TEXT = N_("Alle sessies van deze persoon eindigen meteen, op elk appa
                      "wordt niets verwijderd; je kunt deze persoon later weer activeren.")
 
 
+# Each confirmation on this page: its title, what it means and its button, by `PeopleState.confirm_kind`
+CONFIRMS = {
+    "deactivate": (N_("Deactiveren?"), DEACTIVATE_TEXT, N_("Deactiveren")),
+    "withdraw": (N_("Uitnodiging intrekken?"), N_("De link in de uitnodiging werkt dan niet meer."), N_("Intrekken")),
+    "admin": (N_("Beheerder maken?"), N_("Een beheerder ziet en wijzigt alles van deze organisatie: onderwerpen, "
+                                         "documenten, mensen, de instellingen van R42 en de credits."),
+              N_("Beheerder maken")),
+    "learner": (N_("Deelnemer maken?"), N_("Die kan dan niets meer beheren; wat die als beheerder deed, blijft staan."),
+                N_("Deelnemer maken")),
+    "learner_me": (N_("Zelf deelnemer worden?"), N_("Je kunt daarna zelf niets meer beheren. Alleen een andere "
+                                                    "beheerder kan je weer beheerder maken."), N_("Deelnemer worden")),
+    "forget": (N_("Verwijderen?"), N_("Weg gaan: het account, de vragen in Kennishiaten en de beoordelingen. Zonder "
+                                      "naam blijven: voorstellen, kosten en het auditlog (als 'verwijderd-…'). Dit "
+                                      "kan niet ongedaan worden gemaakt."), N_("Verwijderen")),
+}
+
+
+def _confirm_part(part: int) -> rx.Component:
+    """The title (0), the text (1) or the button (2) of the open confirmation."""
+    return rx.match(S.confirm_kind, *[(kind, t(words[part])) for kind, words in CONFIRMS.items() if kind != "forget"],
+                    t(CONFIRMS["forget"][part]))
+
+
 def confirm_dialog() -> rx.Component:
     role_change = (S.confirm_kind == "admin") | (S.confirm_kind == "learner")  # not destructive: not red
     return rx.alert_dialog.root(
         rx.alert_dialog.content(
-            rx.alert_dialog.title(rx.match(S.confirm_kind, ("deactivate", t("Deactiveren?")),
-                                           ("withdraw", t("Uitnodiging intrekken?")),
-                                           ("admin", t("Beheerder maken?")), ("learner", t("Deelnemer maken?")),
-                                           ("learner_me", t("Zelf deelnemer worden?")), t("Verwijderen?")), " ",
-                                  S.confirm_name),
-            rx.alert_dialog.description(rx.match(
-                S.confirm_kind,
-                ("deactivate", t(DEACTIVATE_TEXT)),
-                ("withdraw", t("De link in de uitnodiging werkt dan niet meer.")),
-                ("admin", t("Een beheerder ziet en wijzigt alles van deze organisatie: onderwerpen, documenten, "
-                            "mensen, de instellingen van R42 en de credits.")),
-                ("learner", t("Die kan dan niets meer beheren; wat die als beheerder deed, blijft staan.")),
-                ("learner_me", t("Je kunt daarna zelf niets meer beheren. Alleen een andere beheerder kan je weer "
-                                 "beheerder maken.")),
-                t("Weg gaan: het account, de vragen in Kennishiaten en de beoordelingen. Zonder naam blijven: "
-                  "voorstellen, kosten en het auditlog (als 'verwijderd-…'). Dit kan niet ongedaan worden gemaakt."),
-            ), size="2"),
+            rx.alert_dialog.title(_confirm_part(0), " ", S.confirm_name),
+            rx.alert_dialog.description(_confirm_part(1), size="2"),
             rx.hstack(
                 rx.alert_dialog.cancel(rx.button(t("Annuleren"), variant="soft", color_scheme="gray")),
-                rx.alert_dialog.action(rx.button(rx.match(S.confirm_kind, ("deactivate", t("Deactiveren")),
-                                                          ("withdraw", t("Intrekken")),
-                                                          ("admin", t("Beheerder maken")),
-                                                          ("learner", t("Deelnemer maken")),
-                                                          ("learner_me", t("Deelnemer worden")), t("Verwijderen")),
-                                                 color_scheme=rx.cond(role_change, ACCENT, "red"),
+                rx.alert_dialog.action(rx.button(_confirm_part(2), color_scheme=rx.cond(role_change, ACCENT, "red"),
                                                  high_contrast=~role_change,  # white on red-9 is under 4.5:1
                                                  on_click=S.confirm, id="people-confirm")),
                 justify="end", spacing="3", margin_top="16px",

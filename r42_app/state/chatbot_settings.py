@@ -25,6 +25,7 @@ from r42_app.core.text import fold
 from r42_app.services.store.access import AccessError, UserAccess
 from r42_app.services.store.pb import PBError
 from r42_app.state.admin_page import AdminPageMixin
+from r42_app.state.focus import focus_if_lost
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ SWITCH_ID = "chatbot-enabled"  # the master switch (pages/admin_chatbot.py)
 def _focus_switch() -> EventSpec:
     """The switch-off confirmation opens without a trigger of its own: once it closes, the focus goes back to the
     switch (assets/r42.js), not to the top of the page."""
-    return rx.call_script(f"window.r42FocusIfLost(['#{SWITCH_ID}'])")
+    return focus_if_lost(f"#{SWITCH_ID}")
 
 
 @dataclasses.dataclass

@@ -35,6 +35,7 @@ from r42_app.services.store.kb_store import KBError
 from r42_app.services.store.pb import PBError
 from r42_app.services.uploads import RETRY_AFTER_S, keep_permit, uploads_busy
 from r42_app.state.auth import AuthState
+from r42_app.state.focus import focus_if_lost
 
 log = logging.getLogger(__name__)
 
@@ -279,7 +280,7 @@ class DocumentUploadState(rx.State):
         yield AdminTopicListState.load_list
         # the drop zone was disabled while the files were read, and the focus fell off it: back on it (the results
         # are read out by their own live region), so the keyboard goes on from where the upload started
-        yield rx.call_script("window.r42FocusIfLost(['.doc-drop'])")
+        yield focus_if_lost(".doc-drop")
 
     async def _import_one(self, n: int, user, name: str, data: bytes, topic_type: str) -> FileOutcome:
         """One file through the importer, in a thread; its row says "In de wachtrij" while it waits for a parse

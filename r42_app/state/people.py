@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 
 import reflex as rx
@@ -22,6 +21,7 @@ from r42_app.services.store.people import Actor, ImportReport, Link, PeopleError
 from r42_app.services.uploads import keep_permit
 from r42_app.state.admin_page import AdminPageMixin
 from r42_app.state.auth import AuthState
+from r42_app.state.focus import focus_if_lost
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def _focus_back(kind: str, person_id: str) -> EventSpec:
     where = {"admin": ".person-role", "learner": ".person-role", "learner_me": ".person-role",
              "deactivate": ".person-actions"}.get(kind)  # withdrawn or removed: the row goes
     first = [f'[data-person="{person}"] {where}'] if where and person else []
-    return rx.call_script(f"window.r42FocusIfLost({json.dumps([*first, '#people-search'])})")
+    return focus_if_lost(*first, "#people-search")
 
 
 class PeopleState(AdminPageMixin, rx.State):
