@@ -408,28 +408,40 @@ window.r42Fill = function (text, tries) {
 
 // A move to another page inside the app (a link, or a redirect after "Aanmaken") unmounts what had the focus, so
 // it falls to <body> and the next Tab starts at the top of the page. Then it goes to the new page's heading (read
-// out by a screen reader) once the page shows one; focus that is somewhere on purpose is left where it is. A page
-// loaded afresh keeps the browser's own start (the skip links come first).
+// out by a screen reader) once the page shows one, and to the heading drawn again if the page takes that one away
+// while it loads; focus that is somewhere on purpose is left where it is. A page loaded afresh keeps the browser's
+// own start (the skip links come first).
 // The focus is nowhere a user put it: on <body>, or on an element the page has just taken away.
 function r42FocusLost() { var at = document.activeElement; return !at || at === document.body || !at.isConnected; }
 
 (function () {
-  var path = location.pathname, wait = null;
+  var path = location.pathname, wait = null, placed = null, from = null;
   function land(tries) {
-    if (!r42FocusLost()) return;
     var main = document.getElementById('main');
+    /* what had the focus in the old page may still be shown while the new page loads: it is on its way out */
+    var leaving = from && from === document.activeElement && main && main.contains(from);
+    if (!r42FocusLost() && !leaving) return;
     var heading = main && main.querySelector('h1');
     var target = heading || (tries >= 20 ? main : null);  /* the heading, once the page has loaded */
     if (target) {
       if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
       target.focus({ preventScroll: true });
+      placed = target;
       return;
     }
     if (tries < 20) wait = setTimeout(function () { land(tries + 1); }, 100);
   }
+  /* once the user moves the focus, it is theirs */
+  document.addEventListener('focusin', function (e) { if (e.target !== placed) placed = null; });
   new MutationObserver(function () {
-    if (location.pathname === path) return;
+    var moved = location.pathname !== path;
+    /* a page that comes in twice (its heading, a skeleton while it loads, then the page) takes away the heading
+       the focus went to: it goes to the heading drawn again */
+    var redrawn = placed && !placed.isConnected && r42FocusLost();
+    if (!moved && !redrawn) return;
     path = location.pathname;
+    from = moved ? document.activeElement : null;
+    placed = null;
     clearTimeout(wait);
     wait = setTimeout(function () { land(0); }, 50);
   }).observe(document.documentElement, { childList: true, subtree: true });

@@ -167,6 +167,30 @@ def test_a_double_click_on_aanmaken_creates_once_with_one_message(served_app, pa
     delete_topic(page, served_app, "Dubbelklik e2e")
 
 
+def test_the_focus_follows_the_heading_when_a_page_draws_it_again_while_it_loads(served_app, page):
+    """The editor after "Aanmaken" shows its heading, then a skeleton while the topic loads, then the page: the
+    focus went to the first heading and fell to <body> with it (a CI run caught it). A page drawing its heading
+    again is played here by hand, after a move inside the app."""
+    sign_in(page, served_app, "learner@example.com")
+    page.locator("a.topic-card").first.click()
+    expect(page).to_have_url(re.compile(r"/topics/"))
+    heading = page.locator("#main h1")
+    expect(page.locator("#topic-title")).to_be_focused()
+    page.evaluate("""async () => {
+        const shown = () => document.querySelector('#main h1');  // the page may be drawing it again itself
+        for (let i = 0; i < 50 && !shown(); i++) await new Promise(done => setTimeout(done, 100));
+        const h = shown(), parent = h.parentNode, again = h.cloneNode(true);
+        h.remove();
+        setTimeout(() => parent.appendChild(again), 300);
+    }""")
+    expect(heading).to_be_focused()
+    page.keyboard.press("Tab")  # and once the user moves on, a heading drawn again leaves their focus alone
+    moved = page.evaluate("document.activeElement.outerHTML")
+    page.evaluate("""() => { const h = document.querySelector('#main h1'); h.replaceWith(h.cloneNode(true)); }""")
+    page.wait_for_timeout(300)
+    assert page.evaluate("document.activeElement.outerHTML") == moved
+
+
 def test_the_bar_shows_where_you_are(served_app, page):
     sign_in(page, served_app, "learner@example.com", path="/topics/aow")
     learn, graph = page.locator("a.r42-nav[href='/']"), page.locator("a.r42-nav[href='/graph']")
