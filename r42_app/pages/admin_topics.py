@@ -147,6 +147,13 @@ def named_rejections(rejected: rx.Var) -> rx.Var:
                   _var_type=list)
 
 
+# A drop's number, made by its first event (react-dropzone calls on_drop, then on_drop_rejected, at once) and read
+# by the others.
+NEW_DROP: rx.Var[str] = rx.Var(
+    _js_expr="(window.r42Drop = Date.now().toString(36) + Math.random().toString(36).slice(2, 8))", _var_type=str)
+THIS_DROP: rx.Var[str] = rx.Var(_js_expr="String(window.r42Drop || '')", _var_type=str)
+
+
 def documents_card() -> rx.Component:
     """"Documenten toevoegen": drop or pick files; each is read, checked and turned into topics, one by one."""
     return rx.card(
@@ -189,10 +196,11 @@ def documents_card() -> rx.Component:
                 max_files=MAX_FILES,
                 max_size=MAX_FILE_BYTES,
                 disabled=D.doc_busy,
-                # first say at once if the upload would be refused (too many in flight), then send it
-                on_drop=[D.upload_starting, D.upload_documents(rx.upload_files(
-                    upload_id=UPLOAD_ID, on_upload_progress=D.upload_progress))],
-                on_drop_rejected=lambda rejected: D.files_rejected(named_rejections(rejected)),
+                # first say at once if the upload would be refused (too many in flight), then send it; the three
+                # events of one drop carry its number (they reach the server in any order)
+                on_drop=[D.upload_starting(NEW_DROP), D.upload_documents(rx.upload_files(
+                    upload_id=UPLOAD_ID, on_upload_progress=D.upload_progress), THIS_DROP)],
+                on_drop_rejected=lambda rejected: D.files_rejected(named_rejections(rejected), THIS_DROP),
                 border="2px dashed var(--gray-6)",
                 border_radius="10px",
                 padding="20px",

@@ -133,6 +133,7 @@ class DocumentUploadState(rx.State):
     doc_type: str = "concept"
     doc_sent: int = 0  # percent of the upload's bytes sent
     doc_summary: str = ""
+    _drop: str = ""  # the drop the three events below belong to (the page numbers each drop; see documents_card)
     _refused_early: list[DocumentRow] = []  # the drop's files the drop zone turned away (files_rejected)
     _listed: bool = False  # the drop's sent files have their rows (upload_documents); its refused ones go after them
     doc_error: str = ""
@@ -150,8 +151,16 @@ class DocumentUploadState(rx.State):
         except (TypeError, ValueError):
             pass
 
+    def _this_drop(self, drop: object) -> None:
+        """A drop sends three things in an order nobody sets (upload_starting and files_rejected on the socket, the
+        good files' upload as an HTTP request, which may be read first): whichever comes first starts the drop,
+        forgetting the one before (its refused files must not be listed again)."""
+        drop = str(drop)[:40]
+        if drop != self._drop:
+            self._drop, self._refused_early, self._listed = drop, [], False
+
     @rx.event
-    def files_rejected(self, rejections: list):
+    def files_rejected(self, rejections: list, drop: str = ""):
         """Files the drop zone turned away before sending (too large, too many, another kind), each as the page
         sends it: {"name": the file's name, "codes": react-dropzone's error codes} (the page maps them: the File
         itself reaches the server as its bytes, without its name). Anything else is a file without a name."""
@@ -167,6 +176,7 @@ class DocumentUploadState(rx.State):
             else:
                 message = msg("doc.unsupported", filename=name)
             rows.append(DocumentRow(name, "", "refused", STATUS_LABELS["refused"], "red", message))
+        self._this_drop(drop)
         # beside good files, the upload of those (an HTTP request) may reach the server before or after this event
         # (a message on the socket), or even finish first: these rows go after the good files' either way, and the
         # summary counts them (upload_documents, import_documents); alone, they are the answer
@@ -180,7 +190,7 @@ class DocumentUploadState(rx.State):
         self.doc_summary = _summary(rows)
 
     @rx.event
-    async def upload_starting(self):
+    async def upload_starting(self, drop: str = ""):
         """The drop zone is about to send its files (on_drop, before the upload): say at once why the upload
         route will refuse them, if it will (not an admin; too many uploads in flight for the user or the tenant),
         since the browser shows nothing of a refused upload."""
@@ -189,9 +199,9 @@ class DocumentUploadState(rx.State):
         if user is None:
             self.doc_error = msg("kb.refused")
             return
+        self._this_drop(drop)  # (its upload may have come first: then the import is busy with it already)
         if self.doc_busy:
             return
-        self._refused_early, self._listed = [], False  # a new drop: files_rejected says which of it were turned away
         cfg = services().settings
         # the page grants this tab's upload permit when it loads; a file dropped before that load finished (a busy
         # server) was refused by the upload route without a word. The upload is sent after this event, so it holds.
@@ -201,7 +211,7 @@ class DocumentUploadState(rx.State):
         self.doc_error = msg("doc.uploads_busy", seconds=RETRY_AFTER_S) if busy else ""
 
     @rx.event
-    async def upload_documents(self, files: list[rx.UploadFile]):
+    async def upload_documents(self, files: list[rx.UploadFile], drop: str = ""):
         """The files arrived: check the admin, put them aside, and import them in the background."""
         auth = await self.get_state(AuthState)
         user = await auth.admin(True)
@@ -210,6 +220,7 @@ class DocumentUploadState(rx.State):
             return
         if self.doc_busy:
             return rx.toast.info(msg("doc.busy"))
+        self._this_drop(drop)
         self.doc_error = ""
         if len(files) > MAX_FILES:
             self.doc_summary = ""

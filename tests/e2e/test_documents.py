@@ -167,14 +167,14 @@ def test_a_file_of_another_kind_is_named_and_refused_not_dropped_without_a_word(
     pb = served_app.superuser()
     kb = KBStore(pb)
     demo = kb.require_tenant("demo")
-    # the page's events to the server, with the drop zone's rejections held back on demand: the upload of the good
-    # files is an HTTP request and may be done before the rejection's socket message arrives (f63 met that once)
-    sockets, held, holding = [], [], [False]
+    # the page's events to the server, with some held back on demand: the upload of the good files is an HTTP
+    # request and may be done before the drop's socket messages arrive (f63 and f64 met that)
+    sockets, held, holding = [], [], [()]
 
     def route(ws):
         server = ws.connect_to_server()
         sockets.append(server)
-        ws.on_message(lambda m: held.append(m) if holding[0] and "files_rejected" in str(m) else server.send(m))
+        ws.on_message(lambda m: held.append(m) if any(h in str(m) for h in holding[0]) else server.send(m))
 
     page.route_web_socket(re.compile(r".*/_event.*"), route)
     try:
@@ -197,17 +197,38 @@ def test_a_file_of_another_kind_is_named_and_refused_not_dropped_without_a_word(
         expect(page.locator("#doc-results")).to_contain_text("foto.png")
 
         # the same drop again, its rejection arriving only after the good file is done: still listed and counted
-        holding[0] = True
+        holding[0] = ("files_rejected",)
         with page.expect_file_chooser() as chooser:
             page.locator(".doc-drop").click()
         chooser.value.set_files([str(note), str(photo)])
         expect(page.locator("#doc-summary")).to_contain_text("1 ongewijzigd", timeout=60_000)
         assert len(held) == 1
-        holding[0] = False
+        holding[0] = ()
         sockets[-1].send(held.pop())
         expect(page.locator("#doc-summary")).to_contain_text("1 geweigerd")
         expect(page.locator("#doc-summary")).to_contain_text("1 ongewijzigd")
         expect(rows).to_have_count(2)
+        expect(rows.nth(1)).to_contain_text("foto.png")
+
+        # the photo alone, then both again with the upload read before either socket message of its drop: the
+        # photo is listed once, beside the note (the first drop's refusal was listed again, or the note's row lost)
+        with page.expect_file_chooser() as chooser:
+            page.locator(".doc-drop").click()
+        chooser.value.set_files([str(photo)])
+        expect(page.locator("#doc-summary")).to_have_text(re.compile(r"0 toegevoegd.* 1 geweigerd"))
+        holding[0] = ("upload_starting", "files_rejected")
+        with page.expect_file_chooser() as chooser:
+            page.locator(".doc-drop").click()
+        chooser.value.set_files([str(note), str(photo)])
+        expect(page.locator("#doc-summary")).to_contain_text("1 ongewijzigd", timeout=60_000)
+        assert len(held) == 2
+        holding[0] = ()
+        for message in held:
+            sockets[-1].send(message)
+        held.clear()
+        expect(page.locator("#doc-summary")).to_contain_text("1 ongewijzigd, 1 geweigerd")
+        expect(rows).to_have_count(2)
+        expect(rows.nth(0)).to_contain_text("notitie-foto.md")
         expect(rows.nth(1)).to_contain_text("foto.png")
     finally:
         with contextlib.suppress(Exception):
