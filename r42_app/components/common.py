@@ -95,6 +95,14 @@ def label_file_input(component: rx.Component, label: Text) -> rx.Component:
     return component
 
 
+def named_rejections(rejected: rx.Var) -> rx.Var:
+    """The drop zone's turned-away files as the server can read them: each file's name and error codes (the File
+    itself reaches the server as its bytes, without its name)."""
+    return rx.Var(_js_expr=f"(({rejected}) || []).map(r => ({{name: String((r && r.file && (r.file.path || "
+                           f"r.file.name)) || ''), codes: ((r && r.errors) || []).map(e => String(e && e.code))}}))",
+                  _var_type=list)
+
+
 def card_section(title: Text, subtitle, *children: rx.Component, **props) -> rx.Component:
     """A titled card of an admin page (its subtitle may be a Var)."""
     return rx.card(

@@ -510,6 +510,16 @@ def upload_name(raw: str | None) -> str:
     return name
 
 
+def rejection(item: object) -> tuple[str, frozenset[str]]:
+    """One file a drop zone turned away, as its page sends it ({"name": …, "codes": react-dropzone's error codes}):
+    its name ("" when it has none) and codes. Anything else is a file without a name or codes."""
+    item = item if isinstance(item, dict) else {}
+    raw = item.get("name")
+    name = upload_name(raw) if isinstance(raw, str) and raw.strip() else ""
+    codes = item.get("codes")
+    return name, frozenset(str(c)[:40] for c in codes[:10]) if isinstance(codes, list) else frozenset()
+
+
 def name_key(filename: str) -> str:
     """What makes two file names the same document's: the name, case and Unicode normal form aside."""
     import unicodedata

@@ -11,6 +11,7 @@ from r42_app.components.common import (
     error_callout,
     form_label,
     label_file_input,
+    named_rejections,
     skeleton_lines,
 )
 from r42_app.components.i18n import N_, t, tf, tv
@@ -107,7 +108,7 @@ def import_dialog() -> rx.Component:
             id=CSV_UPLOAD_ID, multiple=False, accept={"text/csv": [".csv", ".txt"]}, max_files=1,
             max_size=MAX_IMPORT_BYTES,
             on_drop=[S.csv_starting, S.upload_csv(rx.upload_files(upload_id=CSV_UPLOAD_ID))],
-            on_drop_rejected=S.files_rejected,
+            on_drop_rejected=lambda rejected: S.files_rejected(named_rejections(rejected)),
             border="2px dashed var(--gray-6)", border_radius="10px", padding="20px", width="100%", cursor="pointer",
             class_name="csv-drop",
             aria_label=t("Lijst met mensen kiezen: sleep een CSV-bestand hierheen of druk op Enter om er een te "

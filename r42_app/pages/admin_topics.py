@@ -9,6 +9,7 @@ from r42_app.components.common import (
     form_label,
     label_file_input,
     link_button,
+    named_rejections,
     skeleton_lines,
     type_badge,
 )
@@ -137,14 +138,6 @@ def document_row(row: DocumentRow) -> rx.Component:
         class_name="doc-row",
         data_status=row.status,
     )
-
-
-def named_rejections(rejected: rx.Var) -> rx.Var:
-    """The drop zone's turned-away files as the server can read them: each file's name and error codes (the File
-    itself reaches the server as its bytes, without its name)."""
-    return rx.Var(_js_expr=f"(({rejected}) || []).map(r => ({{name: String((r && r.file && (r.file.path || "
-                           f"r.file.name)) || ''), codes: ((r && r.errors) || []).map(e => String(e && e.code))}}))",
-                  _var_type=list)
 
 
 # A drop's number, made by its first event (react-dropzone calls on_drop, then on_drop_rejected, at once) and read

@@ -27,7 +27,7 @@ from typing import BinaryIO
 import reflex as rx
 
 from r42_app.container import services
-from r42_app.core.documents import MAX_FILE_BYTES, MAX_FILES, kind_of, name_key, upload_name
+from r42_app.core.documents import MAX_FILE_BYTES, MAX_FILES, kind_of, name_key, rejection, upload_name
 from r42_app.core.kb import TOPIC_TYPES
 from r42_app.core.messages import N_, msg, number
 from r42_app.services.document_import import FileOutcome
@@ -166,9 +166,8 @@ class DocumentUploadState(rx.State):
         itself reaches the server as its bytes, without its name). Anything else is a file without a name."""
         rows = []
         for item in rejections[:MAX_FILES] if isinstance(rejections, list) else []:
-            item = item if isinstance(item, dict) else {}
-            name = str(item.get("name") or "").replace("\\", "/").rsplit("/", 1)[-1][:255] or msg("doc.a_file")
-            codes = {str(c) for c in item.get("codes", [])[:10]} if isinstance(item.get("codes"), list) else set()
+            name, codes = rejection(item)
+            name = name or msg("doc.a_file")
             if "file-too-large" in codes:
                 message = msg("doc.too_large", filename=name, size="> 50", maximum=MAX_FILE_BYTES // 1024 // 1024)
             elif "too-many-files" in codes:

@@ -13,6 +13,7 @@ import reflex as rx
 from reflex.event import EventSpec
 
 from r42_app.container import services
+from r42_app.core.documents import rejection
 from r42_app.core.messages import N_, msg, word
 from r42_app.core.people import MAX_IMPORT_BYTES, ROLE_NAMES, STATE_NAMES
 from r42_app.services.store.forget import ForgetError
@@ -381,8 +382,15 @@ class PeopleState(AdminPageMixin, rx.State):
         self.import_bad = [BadRowView(b.line, b.email, b.to_json()["reason"]) for b in report.bad[:500]]
 
     @rx.event
-    def files_rejected(self, _files: list):
-        self.import_error = msg("people.csv_too_big", size="> 1", maximum="1")
+    def files_rejected(self, rejections: list):
+        """The drop zone turned the file away (as the page sends it: name and react-dropzone's codes): say why."""
+        name, codes = rejection(rejections[0] if isinstance(rejections, list) and rejections else None)
+        if "too-many-files" in codes or (isinstance(rejections, list) and len(rejections) > 1):
+            self.import_error = msg("people.csv_one_file")
+        elif "file-too-large" in codes:
+            self.import_error = msg("people.csv_too_big", size="> 1", maximum="1")
+        else:
+            self.import_error = msg("people.csv_wrong_kind", filename=name or msg("doc.a_file"))
 
     @rx.event
     async def confirm_import(self):

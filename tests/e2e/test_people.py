@@ -11,8 +11,9 @@ import sys
 
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import ROOT
+from tests.e2e.conftest import ROOT, sign_in
 from tests.e2e.test_chat import ask, open_chat
+from tests.fakes import documents as files
 
 GOOD = "paarse-fiets-op-dinsdag"
 LEARNER_GOOD = "groene-trein-naar-zee"
@@ -100,6 +101,22 @@ def test_a_new_organisation_gets_its_people_in_and_a_deactivation_counts_at_once
     expect(learner.locator("#signin-error")).to_contain_text("gedeactiveerd")
     learner_ctx.close()
     admin_ctx.close()
+
+
+def test_a_file_that_is_no_csv_is_named_and_not_called_too_big(served_app, page, tmp_path):
+    """The import's drop zone takes one CSV file; whatever it turned away was answered "Het bestand is > 1 MB",
+    also a photo of a few bytes. It says what is wrong with the file."""
+    photo = tmp_path / "klassenfoto.png"
+    photo.write_bytes(files.PNG_1PX)
+    sign_in(page, served_app, "admin@example.com", path="/admin/people")
+    page.click("#people-import-open")
+    with page.expect_file_chooser() as chooser:
+        page.locator(".csv-drop").click()
+    chooser.value.set_files(str(photo))
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("klassenfoto.png is geen CSV-bestand")
+    expect(dialog).not_to_contain_text("MB; een lijst")
+    expect(page.locator("#import-summary")).to_have_count(0)  # nothing checked, nothing to confirm
 
 
 def test_a_used_or_made_up_link_says_it_no_longer_works(served_app, page):

@@ -17,6 +17,7 @@ from r42_app.core.documents import (
     kind_of,
     page_mark,
     plan_document,
+    rejection,
 )
 from r42_app.core.kb import MAX_CONTENT, MAX_DESCRIPTION, MAX_LABEL, SLUG_RE, parse_import
 from r42_app.core.passages import split_passages
@@ -327,3 +328,16 @@ def test_word_heading_levels_stay_relative_in_each_chapter_topic(styles, title):
         top = headings[0][0]
         assert headings == [(top, f"Hoofdstuk {c}"), (top + 1, f"Paragraaf {c}.1"), (top + 2, f"Onderdeel {c}.1.1"),
                             (top + 1, f"Paragraaf {c}.2"), (top + 2, f"Onderdeel {c}.2.1")]
+
+
+@pytest.mark.parametrize("item, name, codes", [
+    ({"name": "C:\\fotos\\foto.png", "codes": ["file-invalid-type"]}, "foto.png", {"file-invalid-type"}),
+    ({"name": "lijst.csv", "codes": ["file-too-large", "too-many-files"]}, "lijst.csv", {"file-too-large",
+                                                                                       "too-many-files"}),
+    ({"name": "  ", "codes": "file-too-large"}, "", set()),  # no name, codes not a list
+    ({"name": 7, "codes": [1]}, "", {"1"}),
+    ("foto.png", "", set()),  # not what the page sends
+    (None, "", set()),
+])
+def test_a_turned_away_file_is_read_from_what_the_page_sends_whatever_it_sends(item, name, codes):
+    assert rejection(item) == (name, frozenset(codes))
