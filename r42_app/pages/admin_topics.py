@@ -140,8 +140,9 @@ def document_row(row: DocumentRow) -> rx.Component:
     )
 
 
-# A drop's number, made by its first event (react-dropzone calls on_drop, then on_drop_rejected, at once) and read
-# by the others.
+# A drop's id (a random string), made by the first event of on_drop and read by the events after it: by the upload,
+# second in on_drop, and by on_drop_rejected, which react-dropzone calls right after on_drop for the same drop. So
+# NEW_DROP must stay first in on_drop.
 NEW_DROP: rx.Var[str] = rx.Var(
     _js_expr="(window.r42Drop = Date.now().toString(36) + Math.random().toString(36).slice(2, 8))", _var_type=str)
 THIS_DROP: rx.Var[str] = rx.Var(_js_expr="String(window.r42Drop || '')", _var_type=str)
@@ -190,7 +191,7 @@ def documents_card() -> rx.Component:
                 max_size=MAX_FILE_BYTES,
                 disabled=D.doc_busy,
                 # first say at once if the upload would be refused (too many in flight), then send it; the three
-                # events of one drop carry its number (they reach the server in any order)
+                # events of one drop carry its id (they reach the server in any order)
                 on_drop=[D.upload_starting(NEW_DROP), D.upload_documents(rx.upload_files(
                     upload_id=UPLOAD_ID, on_upload_progress=D.upload_progress), THIS_DROP)],
                 on_drop_rejected=lambda rejected: D.files_rejected(named_rejections(rejected), THIS_DROP),

@@ -133,7 +133,7 @@ class DocumentUploadState(rx.State):
     doc_type: str = "concept"
     doc_sent: int = 0  # percent of the upload's bytes sent
     doc_summary: str = ""
-    _drop: str = ""  # the drop the three events below belong to (the page numbers each drop; see documents_card)
+    _drop: str = ""  # the drop the three events below belong to (the page names each drop; see NEW_DROP)
     _refused_early: list[DocumentRow] = []  # the drop's files the drop zone turned away (files_rejected)
     _listed: bool = False  # the drop's sent files have their rows (upload_documents); its refused ones go after them
     doc_error: str = ""
@@ -151,13 +151,18 @@ class DocumentUploadState(rx.State):
         except (TypeError, ValueError):
             pass
 
-    def _this_drop(self, drop: object) -> None:
+    def _this_drop(self, drop: object) -> bool:
         """A drop sends three things in an order nobody sets (upload_starting and files_rejected on the socket, the
         good files' upload as an HTTP request, which may be read first): whichever comes first starts the drop,
-        forgetting the one before (its refused files must not be listed again)."""
+        forgetting the one before (its refused files must not be listed again). False for another drop while an
+        import runs (the zone is disabled then): the running import's rows stay as they are."""
         drop = str(drop)[:40]
-        if drop != self._drop:
-            self._drop, self._refused_early, self._listed = drop, [], False
+        if drop == self._drop:
+            return True
+        if self.doc_busy:
+            return False
+        self._drop, self._refused_early, self._listed = drop, [], False
+        return True
 
     @rx.event
     def files_rejected(self, rejections: list, drop: str = ""):
@@ -175,7 +180,8 @@ class DocumentUploadState(rx.State):
             else:
                 message = msg("doc.unsupported", filename=name)
             rows.append(DocumentRow(name, "", "refused", STATUS_LABELS["refused"], "red", message))
-        self._this_drop(drop)
+        if not self._this_drop(drop):
+            return
         # beside good files, the upload of those (an HTTP request) may reach the server before or after this event
         # (a message on the socket), or even finish first: these rows go after the good files' either way, and the
         # summary counts them (upload_documents, import_documents); alone, they are the answer
@@ -198,8 +204,8 @@ class DocumentUploadState(rx.State):
         if user is None:
             self.doc_error = msg("kb.refused")
             return
-        self._this_drop(drop)  # (its upload may have come first: then the import is busy with it already)
-        if self.doc_busy:
+        # its upload may have come first: then the import is busy with it already
+        if not self._this_drop(drop) or self.doc_busy:
             return
         cfg = services().settings
         # the page grants this tab's upload permit when it loads; a file dropped before that load finished (a busy

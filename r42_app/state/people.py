@@ -387,7 +387,7 @@ class PeopleState(AdminPageMixin, rx.State):
         name, codes = rejection(rejections[0] if isinstance(rejections, list) and rejections else None)
         if "too-many-files" in codes or (isinstance(rejections, list) and len(rejections) > 1):
             self.import_error = msg("people.csv_one_file")
-        elif "file-too-large" in codes:
+        elif "file-too-large" in codes and "file-invalid-type" not in codes:  # a large photo is no CSV first
             self.import_error = msg("people.csv_too_big", size="> 1", maximum="1")
         else:
             self.import_error = msg("people.csv_wrong_kind", filename=name or msg("doc.a_file"))
