@@ -72,10 +72,20 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=order)  # stable: otherwise the order of collection
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+_GIVEN: set[int] = set()
+
+
+def free_port(*avoid: int) -> int:
+    """A port nothing listens on now, not handed out before in this process and none of `avoid` (a port chosen
+    elsewhere for a server not started yet: the prebuilt apps'). Two servers given one port fail to start (f68:
+    PocketBase took the port the prebuild had chosen for the app)."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port not in _GIVEN and port not in avoid:
+            _GIVEN.add(port)
+            return port
 
 
 @dataclass

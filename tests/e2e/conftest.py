@@ -221,7 +221,8 @@ def served_app(tmp_path_factory, fake_claude, attacker, app_root) -> ServedApp:
 
         copy_data(data_dir)
     write_mcp_config(data_dir, attacker)
-    port, pb_port = built[0] if built else free_port(), free_port()
+    port = built[0] if built else free_port()
+    pb_port = free_port(port)
     env = {**os.environ, "R42_DATA_DIR": str(data_dir), "R42_PORT": str(port), "R42_PB_PORT": str(pb_port),
            "R42_DEMO_PASSWORD": DEMO_PASSWORD, "ANTHROPIC_API_KEY": "test-key",
            "ANTHROPIC_BASE_URL": fake_claude.url, "R42_MODEL": "claude-test",

@@ -51,8 +51,10 @@ def cluster(tmp_path_factory, fake_claude):
     if built:  # the first web machine's build folder: its `r42 build` finds the app unchanged
         _copy_build_folder(built[1], base / "machines" / "web-a" / ".web", with_build=True)
     prebuild_log = built[1].parent / f"{built[1].name}.log" if built else None
-    cluster = Cluster(base / "machines", built[0] if built else free_port(), env=env, pb_port=free_port(),
-                      redis_port=free_port(), chroma_port=free_port(), web_ports=(free_port(), free_port()),
+    front = built[0] if built else free_port()
+    cluster = Cluster(base / "machines", front, env=env, pb_port=free_port(front),
+                      redis_port=free_port(front), chroma_port=free_port(front),
+                      web_ports=(free_port(front), free_port(front)),
                       say=lines.append, start_timeout=600, root=root)
     try:
         cluster.start()

@@ -52,7 +52,8 @@ def workers_app(tmp_path_factory, fake_claude):
     base = tmp_path_factory.mktemp("workers")
     built = prebuilt("workers")  # its frontend, built while the unit tests ran (`make test`), else it builds now
     copy = tree_copy(base, reuse_frontend=built is None)
-    data, port, pb_port = base / "data", built[0] if built else free_port(), free_port()
+    data, port = base / "data", built[0] if built else free_port()
+    pb_port = free_port(port)
     env = {**os.environ, "PYTHONPATH": str(copy), "R42_DATA_DIR": str(data), "R42_PORT": str(port),
            "R42_PB_PORT": str(pb_port), "R42_DEMO_PASSWORD": DEMO_PASSWORD, "ANTHROPIC_API_KEY": "test-key",
            "ANTHROPIC_BASE_URL": fake_claude.url, "R42_MODEL": "claude-test", "R42_MODEL_TIMEOUT": "30",
