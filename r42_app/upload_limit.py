@@ -23,12 +23,13 @@ import math
 import secrets
 from typing import Any
 
+from r42_app.core.documents import MAX_UPLOAD_BYTES
 from r42_app.core.messages import msg
 from r42_app.services.runtime.shared_state import SharedState, SharedStateUnavailable
 from r42_app.services.uploads import RETRY_AFTER_S, permit_of, slot_limits, upload_slots
 
 UPLOAD_PATH = "/_upload"
-UPLOAD_LIMIT_BYTES = 260 * 1024 * 1024  # five files of 50 MB (core/documents.py MAX_FILE_BYTES) and the form
+UPLOAD_LIMIT_BYTES = MAX_UPLOAD_BYTES + 10 * 1024 * 1024  # the files (core/documents.py) and the form around them
 CLIENT_TOKEN = b"reflex-client-token"
 
 

@@ -32,6 +32,7 @@ KIND_LABELS = {"pdf": "PDF", "docx": "Word", "pptx": "PowerPoint", "md": "Markdo
 MAX_FILE_BYTES = 50 * 1024 * 1024  # per file: a 500-page handbook with pictures fits
 MAX_PAGES = 500  # PDF pages or slides per file
 MAX_FILES = 50  # per upload or API request
+MAX_UPLOAD_BYTES = 250 * 1024 * 1024  # the files of one upload together (upload_limit.py takes 260 MB with the form)
 SECTION_BUDGET = MAX_CONTENT - 1_000  # a section topic's content, leaving room for its page mark and edits
 MAX_SECTIONS = 180  # section topics per document: with their relations, a document is one batch (kb_store.BATCH_SIZE)
 DOWNLOAD_LINK_S = 3600  # a signed link to an original file works this long

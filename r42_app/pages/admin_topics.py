@@ -1,6 +1,10 @@
 """Admin pages: `/admin/topics` (list), `/admin/topics/new` and `/admin/topics/<slug>` (editor)."""
 
 import reflex as rx
+from reflex.utils.imports import ImportVar
+from reflex.vars.base import VarData
+from reflex_base.event import parse_args_spec
+from reflex_components_core.core.upload import _on_drop_spec
 
 from r42_app.components.common import (
     card_cell,
@@ -146,6 +150,18 @@ def document_row(row: DocumentRow) -> rx.Component:
 NEW_DROP: rx.Var[str] = rx.Var(
     _js_expr="(window.r42Drop = Date.now().toString(36) + Math.random().toString(36).slice(2, 8))", _var_type=str)
 THIS_DROP: rx.Var[str] = rx.Var(_js_expr="String(window.r42Drop || '')", _var_type=str)
+# Whether the files of an earlier drop are still on their way when this one is dropped: Reflex's page then does not
+# send this drop's upload ("Upload already in progress", in the console only), so upload_starting says it. Read from
+# the controller Reflex's uploadFiles keeps for the zone while its request is in flight (utils/helpers/upload.js).
+STILL_SENDING: rx.Var[bool] = rx.Var(_js_expr=f"Boolean(refs['__upload_controllers_{UPLOAD_ID}'])", _var_type=bool,
+                                     _var_data=VarData(imports={"$/utils/state": [ImportVar(tag="refs")]}))
+
+
+# The bytes of the files the drop zone took, counted in the page before they are sent: on_drop's files, by the name
+# Reflex gives them (rx.upload_files reads them so too; a lambda in on_drop cannot be used on rx.upload.root).
+_DROPPED = parse_args_spec(_on_drop_spec)[0][0]
+DROPPED_BYTES: rx.Var[int] = rx.Var(
+    _js_expr=f"(({_DROPPED}) || []).reduce((n, f) => n + (Number(f && f.size) || 0), 0)", _var_type=int)
 
 
 def documents_card() -> rx.Component:
@@ -192,8 +208,11 @@ def documents_card() -> rx.Component:
                 disabled=D.doc_busy,
                 # first say at once if the upload would be refused (too many in flight), then send it; the three
                 # events of one drop carry its id (they reach the server in any order)
-                on_drop=[D.upload_starting(NEW_DROP), D.upload_documents(rx.upload_files(
-                    upload_id=UPLOAD_ID, on_upload_progress=D.upload_progress), THIS_DROP)],
+                on_drop=[
+                    D.upload_starting(NEW_DROP, STILL_SENDING, DROPPED_BYTES),
+                    D.upload_documents(rx.upload_files(
+                        upload_id=UPLOAD_ID, on_upload_progress=lambda p: D.upload_progress(p, THIS_DROP)),
+                        THIS_DROP)],
                 on_drop_rejected=lambda rejected: D.files_rejected(named_rejections(rejected), THIS_DROP),
                 border="2px dashed var(--gray-6)",
                 border_radius="10px",
@@ -203,14 +222,19 @@ def documents_card() -> rx.Component:
                 class_name="doc-drop",
                 aria_label=t("Documenten toevoegen: sleep bestanden hierheen of druk op Enter om bestanden te kiezen"),
             ), t("Bestanden kiezen om toe te voegen")),
-            rx.cond(D.doc_busy & (D.doc_sent > 0) & (D.doc_sent < 100),
-                    rx.progress(value=D.doc_sent, max=100, width="100%", aria_label=t("Bestanden versturen"))),
+            rx.cond(D.doc_sending,
+                    rx.hstack(
+                        rx.progress(value=D.doc_sent, max=100, width="100%", aria_label=t("Bestanden versturen"),
+                                    id="doc-sending"),
+                        rx.text(tf("Versturen: {percent} %", percent=D.doc_sent), size="1", color_scheme="gray",
+                                white_space="nowrap", aria_hidden="true"),
+                        width="100%", align="center", spacing="3")),
             rx.cond(D.doc_error != "", error_callout(D.doc_error)),
             rx.cond(
                 D.doc_rows.length() > 0,
                 rx.vstack(
                     rx.foreach(D.doc_rows, document_row),
-                    rx.cond(D.doc_summary != "",
+                    rx.cond((D.doc_summary != "") & ~D.doc_sending,  # not "Klaar" while files are on their way
                             rx.hstack(rx.text(D.doc_summary, size="2", weight="medium", id="doc-summary"),
                                       rx.spacer(),
                                       rx.button(t("Lijst wissen"), variant="ghost", size="1",

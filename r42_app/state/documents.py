@@ -27,7 +27,15 @@ from typing import BinaryIO
 import reflex as rx
 
 from r42_app.container import services
-from r42_app.core.documents import MAX_FILE_BYTES, MAX_FILES, kind_of, name_key, rejection, upload_name
+from r42_app.core.documents import (
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    MAX_UPLOAD_BYTES,
+    kind_of,
+    name_key,
+    rejection,
+    upload_name,
+)
 from r42_app.core.kb import TOPIC_TYPES
 from r42_app.core.messages import N_, msg, number
 from r42_app.services.document_import import FileOutcome
@@ -132,10 +140,14 @@ class DocumentUploadState(rx.State):
     doc_busy: bool = False
     doc_type: str = "concept"
     doc_sent: int = 0  # percent of the upload's bytes sent
+    doc_sending: bool = False  # the drop's files are on their way (their upload's progress came, the upload not yet)
     doc_summary: str = ""
     _drop: str = ""  # the drop the three events below belong to (the page names each drop; see NEW_DROP)
     _refused_early: list[DocumentRow] = []  # the drop's files the drop zone turned away (files_rejected)
     _listed: bool = False  # the drop's sent files have their rows (upload_documents); its refused ones go after them
+    _arrived: bool = False  # the drop's upload has come (upload_documents), perhaps with no file: it was sent
+    _stopped: bool = False  # upload_starting said the drop's upload will be refused: its progress is not shown
+    _skipped: str = ""  # a drop made while another's files were on their way: the page did not send its upload
     doc_error: str = ""
     _names: list[str] = []
     _batch: str = ""
@@ -145,11 +157,16 @@ class DocumentUploadState(rx.State):
         self.doc_type = value if value in TOPIC_TYPES else "concept"
 
     @rx.event
-    def upload_progress(self, progress: dict):
+    def upload_progress(self, progress: dict, drop: str = ""):
+        """The page's count of the drop's bytes sent ({"progress": 0..1}): the bar under the zone shows it until the
+        upload has arrived (upload_documents)."""
+        if not self._this_drop(drop) or self._arrived or self._stopped:
+            return  # a late count of an upload that arrived (the count is on the socket), or of one to be refused
         try:
             self.doc_sent = max(0, min(100, round(float(progress.get("progress", 0)) * 100)))
-        except (TypeError, ValueError):
-            pass
+        except (TypeError, ValueError, AttributeError):
+            return
+        self.doc_sending = True
 
     def _this_drop(self, drop: object) -> bool:
         """A drop sends three things in an order nobody sets (upload_starting and files_rejected on the socket, the
@@ -159,9 +176,11 @@ class DocumentUploadState(rx.State):
         drop = str(drop)[:40]
         if drop == self._drop:
             return True
-        if self.doc_busy:
+        if self.doc_busy or drop == self._skipped:
             return False
-        self._drop, self._refused_early, self._listed = drop, [], False
+        self._drop, self._refused_early, self._listed, self._stopped, self._skipped = drop, [], False, False, ""
+        self._arrived = False
+        self.doc_sending, self.doc_sent = False, 0
         return True
 
     @rx.event
@@ -195,17 +214,27 @@ class DocumentUploadState(rx.State):
         self.doc_summary = _summary(rows)
 
     @rx.event
-    async def upload_starting(self, drop: str = ""):
-        """The drop zone is about to send its files (on_drop, before the upload): say at once why the upload
-        route will refuse them, if it will (not an admin; too many uploads in flight for the user or the tenant),
-        since the browser shows nothing of a refused upload."""
+    async def upload_starting(self, drop: str = "", still_sending: bool = False, size: int = 0):
+        """The drop zone is about to send its files (on_drop, before the upload): say at once why they will not be
+        imported, if they will not (not an admin; the files of the drop before still on their way, when the page
+        does not send these; more bytes than the upload route takes; too many uploads in flight for the user or the
+        tenant), since the browser shows nothing of an upload it skips or the route refuses."""
         auth = await self.get_state(AuthState)
         user = await auth.admin()
         if user is None:
             self.doc_error = msg("kb.refused")
             return
-        # its upload may have come first: then the import is busy with it already
-        if not self._this_drop(drop) or self.doc_busy:
+        drop = str(drop)[:40]
+        if still_sending is True and drop != self._drop:
+            self._skipped = drop  # its rejected files (files_rejected) must not replace the rows of the one on its way
+            self.doc_error = msg("doc.still_sending")
+            return
+        # its upload may have come first: then the import is busy with it, or done (its slot is free again)
+        if not self._this_drop(drop) or self.doc_busy or self._arrived:
+            return
+        if isinstance(size, (int, float)) and size > MAX_UPLOAD_BYTES:
+            self._stopped = True
+            self.doc_error = msg("doc.upload_too_large")
             return
         cfg = services().settings
         # the page grants this tab's upload permit when it loads; a file dropped before that load finished (a busy
@@ -213,6 +242,7 @@ class DocumentUploadState(rx.State):
         await keep_permit(services().shared, self.router.session.client_token, user, cfg.session_hours * 3600)
         busy = await uploads_busy(services().shared, user.id, user.tenant_id, cfg.uploads_per_user,
                                   cfg.uploads_per_tenant, self.router.session.client_token)
+        self._stopped = busy
         self.doc_error = msg("doc.uploads_busy", seconds=RETRY_AFTER_S) if busy else ""
 
     @rx.event
@@ -225,8 +255,12 @@ class DocumentUploadState(rx.State):
             return
         if self.doc_busy:
             return rx.toast.info(msg("doc.busy"))
+        if str(drop)[:40] == self._skipped:  # the drop before arrived just before the page sent this one after all
+            self._skipped = ""
         self._this_drop(drop)
-        self.doc_error = ""
+        self._arrived, self.doc_sending = True, False
+        if not self._skipped:  # else it says which drop was not sent, till the next one
+            self.doc_error = ""
         if len(files) > MAX_FILES:
             self.doc_summary = ""
             self.doc_error = msg("doc.too_many_files", maximum=MAX_FILES)

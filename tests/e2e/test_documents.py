@@ -18,6 +18,13 @@ from tests.fakes import documents as files
 SENTENCE = "Een deelnemer die verhuist naar het buitenland meldt dat binnen dertig dagen aan het fonds"
 
 
+def choose(page, *paths) -> None:
+    """Pick files in the documents drop zone as a user does: click it, choose them in the file chooser."""
+    with page.expect_file_chooser() as chooser:
+        page.locator(".doc-drop").click()
+    chooser.value.set_files([str(p) for p in paths])
+
+
 def handbook() -> bytes:
     pages = []
     for p in range(1, 81):  # ~30,000 characters: more than one topic holds
@@ -190,9 +197,7 @@ def test_a_file_of_another_kind_is_named_and_refused_not_dropped_without_a_word(
         expect(rows.first.locator(".doc-status")).to_have_text("Geweigerd")
         expect(rows.first.locator(".doc-message")).to_contain_text("foto.png")
 
-        with page.expect_file_chooser() as chooser:
-            page.locator(".doc-drop").click()
-        chooser.value.set_files([str(note), str(photo)])
+        choose(page, note, photo)
         expect(page.locator("#doc-summary")).to_contain_text("1 toegevoegd", timeout=60_000)
         expect(page.locator("#doc-summary")).to_contain_text("1 geweigerd")
         expect(rows).to_have_count(2)
@@ -200,9 +205,7 @@ def test_a_file_of_another_kind_is_named_and_refused_not_dropped_without_a_word(
 
         # the same drop again, its rejection arriving only after the good file is done: still listed and counted
         holding[0] = ("files_rejected",)
-        with page.expect_file_chooser() as chooser:
-            page.locator(".doc-drop").click()
-        chooser.value.set_files([str(note), str(photo)])
+        choose(page, note, photo)
         expect(page.locator("#doc-summary")).to_contain_text("1 ongewijzigd", timeout=60_000)
         assert len(held) == 1
         holding[0] = ()
@@ -222,9 +225,7 @@ def test_a_file_of_another_kind_is_named_and_refused_not_dropped_without_a_word(
         expect(rows).to_have_count(1)
         expect(page.locator("#doc-summary")).to_contain_text("0 ongewijzigd, 1 geweigerd")  # this drop's, not the last
         holding[0] = ("upload_starting", "files_rejected")
-        with page.expect_file_chooser() as chooser:
-            page.locator(".doc-drop").click()
-        chooser.value.set_files([str(note), str(photo)])
+        choose(page, note, photo)
         expect(page.locator("#doc-summary")).to_contain_text("1 ongewijzigd", timeout=60_000)
         assert len(held) == 2
         holding[0] = ()
@@ -238,3 +239,75 @@ def test_a_file_of_another_kind_is_named_and_refused_not_dropped_without_a_word(
     finally:
         with contextlib.suppress(Exception):
             kb.delete_topic(demo, "notitie-foto")
+
+
+def test_a_slow_upload_shows_its_progress_and_a_drop_meanwhile_is_named_not_lost(served_app, page, tmp_path):
+    """Files on a slow line: the bar under the zone showed nothing (it waited for the import, which starts when the
+    upload has arrived), and a second drop meanwhile was skipped by the page without a word while its refused files
+    replaced the first drop's rows. Now the bar shows the bytes sent, and the second drop says it was not added."""
+    big = tmp_path / "groot.pdf"
+    big.write_bytes(b"Geen PDF, wel groot.\n" * 60_000)  # ~1.3 MB: ~6 s at 200 kB/s; refused when read
+    photo = tmp_path / "foto.png"
+    photo.write_bytes(files.PNG_1PX)
+    note = tmp_path / "later.md"
+    note.write_text("# Later toegevoegd\n\nDit document kwam terwijl het vorige nog onderweg was.\n")
+    kb = KBStore(served_app.superuser())
+    demo = kb.require_tenant("demo")
+    sign_in(page, served_app, "admin@example.com", path="/admin/topics")
+    expect(page.locator("#documents")).to_contain_text("Documenten toevoegen")
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1,
+                                                  "uploadThroughput": 200 * 1024})
+    try:
+        choose(page, big, photo)
+        bar = page.locator("#doc-sending")
+        expect(bar).to_be_visible(timeout=15_000)
+        rows = page.locator("#doc-results .doc-row")
+        expect(rows).to_have_count(1)  # the photo, refused by the zone; the PDF has no row before it has arrived
+        expect(rows.first).to_contain_text("foto.png")
+        expect(page.locator("#documents")).to_contain_text(re.compile(r"Versturen: \d+ %"))
+        expect(page.locator("#doc-summary")).to_be_hidden()  # not "Klaar: … 1 geweigerd" while the PDF is on its way
+
+        choose(page, note, photo)  # while the PDF is on its way
+        expect(page.locator("#documents")).to_contain_text("Deze bestanden zijn niet toegevoegd: de vorige werden nog "
+                                                           "verstuurd")
+        expect(bar).to_be_visible()
+        expect(rows).to_have_count(1)
+        cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1,
+                                                      "uploadThroughput": -1})
+        expect(page.locator("#doc-summary")).to_contain_text("2 geweigerd", timeout=60_000)
+        expect(bar).to_be_hidden()
+        expect(rows).to_have_count(2)
+        expect(rows.nth(0)).to_contain_text("groot.pdf")
+        expect(rows.nth(1)).to_contain_text("foto.png")
+        expect(page.locator("#documents")).to_contain_text("niet toegevoegd")  # till the next drop
+        assert kb.topic(demo, "later-toegevoegd") is None
+
+        choose(page, note)  # now it goes
+        expect(page.locator("#doc-summary")).to_contain_text("1 toegevoegd", timeout=60_000)
+        expect(page.locator("#documents")).not_to_contain_text("niet toegevoegd")
+        expect(rows).to_have_count(1)
+    finally:
+        with contextlib.suppress(Exception):
+            kb.delete_topic(demo, "later-toegevoegd")
+
+
+def test_files_too_large_together_are_named_at_once(served_app, page, tmp_path):
+    """Each file under the 50 MB a file may have, together over what one upload takes: the upload route refuses
+    the request (413) and the page showed nothing. The page counts the bytes and the zone says so before sending."""
+    paths = []
+    for n in range(6):  # 6 x 49 MB, sparse: nothing is written to the disk
+        path = tmp_path / f"jaarverslag-{n}.pdf"
+        with open(path, "wb") as out:
+            out.truncate(49 * 1024 * 1024)
+        paths.append(path)
+    sign_in(page, served_app, "admin@example.com", path="/admin/topics")
+    expect(page.locator("#documents")).to_contain_text("Documenten toevoegen")
+    with page.expect_response(lambda r: "/_upload" in r.url) as sent:
+        choose(page, *paths)
+    assert sent.value.status == 413
+    expect(page.locator("#documents")).to_contain_text("Deze bestanden zijn samen te groot om in één keer te "
+                                                       "versturen (hoogstens 250 MB)")
+    expect(page.locator("#doc-sending")).to_be_hidden()
+    expect(page.locator("#doc-results .doc-row")).to_have_count(0)
