@@ -415,32 +415,41 @@ window.r42Fill = function (text, tries) {
 function r42FocusLost() { var at = document.activeElement; return !at || at === document.body || !at.isConnected; }
 
 (function () {
-  var path = location.pathname, wait = null, placed = null, from = null;
+  var path = location.pathname, wait = null, placed = null, from = null, was = null, wasWords = null;
+  function heading() { return document.querySelector('#main h1'); }
   function land(tries) {
     var main = document.getElementById('main');
     /* what had the focus in the old page may still be shown while the new page loads: it is on its way out */
     var leaving = from && from === document.activeElement && main && main.contains(from);
     if (!r42FocusLost() && !leaving) return;
-    var heading = main && main.querySelector('h1');
-    var target = heading || (tries >= 20 ? main : null);  /* the heading, once the page has loaded */
+    var h = main && main.querySelector('h1');
+    /* the old page's heading, still shown with its words till the new page's data comes, is not the new page's:
+       a screen reader would read the old title first (five seconds at most: two pages may share a title) */
+    var old = h && h === was && h.textContent === wasWords;
+    if (old && tries < 50) h = null;
+    var target = h || (tries >= 20 && !old ? main : null);  /* the heading, once the page has loaded */
     if (target) {
       if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
       target.focus({ preventScroll: true });
       placed = target;
       return;
     }
-    if (tries < 20) wait = setTimeout(function () { land(tries + 1); }, 100);
+    if (tries < 50) wait = setTimeout(function () { land(tries + 1); }, 100);
   }
   /* once the user moves the focus, it is theirs */
   document.addEventListener('focusin', function (e) { if (e.target !== placed) placed = null; });
+  var shown = heading(), shownWords = shown && shown.textContent;  /* the heading as last seen on this path */
   new MutationObserver(function () {
     var moved = location.pathname !== path;
+    if (!moved) { shown = heading(); shownWords = shown && shown.textContent; }
     /* a page that comes in twice (its heading, a skeleton while it loads, then the page) takes away the heading
        the focus went to: it goes to the heading drawn again */
     var redrawn = placed && !placed.isConnected && r42FocusLost();
     if (!moved && !redrawn) return;
     path = location.pathname;
     from = moved ? document.activeElement : null;
+    was = moved ? shown : null;
+    wasWords = moved ? shownWords : null;
     placed = null;
     clearTimeout(wait);
     wait = setTimeout(function () { land(0); }, 50);

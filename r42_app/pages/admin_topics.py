@@ -164,6 +164,10 @@ DROPPED_BYTES: rx.Var[int] = rx.Var(
     _js_expr=f"(({_DROPPED}) || []).reduce((n, f) => n + (Number(f && f.size) || 0), 0)", _var_type=int)
 
 
+# The bytes of a drop are on their way: its upload's progress came, the upload itself not yet (state/documents.py).
+SENDING = (D.doc_sending_drop != "") & (D.doc_sending_drop != D.doc_arrived_drop)
+
+
 def documents_card() -> rx.Component:
     """"Documenten toevoegen": drop or pick files; each is read, checked and turned into topics, one by one."""
     return rx.card(
@@ -211,7 +215,8 @@ def documents_card() -> rx.Component:
                 on_drop=[
                     D.upload_starting(NEW_DROP, STILL_SENDING, DROPPED_BYTES),
                     D.upload_documents(rx.upload_files(
-                        upload_id=UPLOAD_ID, on_upload_progress=lambda p: D.upload_progress(p, THIS_DROP)),
+                        upload_id=UPLOAD_ID,
+                        on_upload_progress=lambda p: D.upload_progress(p, THIS_DROP).throttle(200)),
                         THIS_DROP)],
                 on_drop_rejected=lambda rejected: D.files_rejected(named_rejections(rejected), THIS_DROP),
                 border="2px dashed var(--gray-6)",
@@ -222,7 +227,7 @@ def documents_card() -> rx.Component:
                 class_name="doc-drop",
                 aria_label=t("Documenten toevoegen: sleep bestanden hierheen of druk op Enter om bestanden te kiezen"),
             ), t("Bestanden kiezen om toe te voegen")),
-            rx.cond(D.doc_sending,
+            rx.cond(SENDING,
                     rx.hstack(
                         rx.progress(value=D.doc_sent, max=100, width="100%", aria_label=t("Bestanden versturen"),
                                     id="doc-sending"),
@@ -234,7 +239,7 @@ def documents_card() -> rx.Component:
                 D.doc_rows.length() > 0,
                 rx.vstack(
                     rx.foreach(D.doc_rows, document_row),
-                    rx.cond((D.doc_summary != "") & ~D.doc_sending,  # not "Klaar" while files are on their way
+                    rx.cond((D.doc_summary != "") & ~SENDING,  # not "Klaar" while files are on their way
                             rx.hstack(rx.text(D.doc_summary, size="2", weight="medium", id="doc-summary"),
                                       rx.spacer(),
                                       rx.button(t("Lijst wissen"), variant="ghost", size="1",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import math
 import secrets
 import shutil
 import time
@@ -48,6 +49,7 @@ from r42_app.state.focus import focus_if_lost
 log = logging.getLogger(__name__)
 
 UPLOAD_ID = "documents-upload"
+SENDING_GRACE_S = 15.0  # watch_sending: beyond the upload route's read timeout (Reflex reads the form after the bytes)
 STALE_UPLOAD_S = 24 * 3600  # uploads left behind by a worker that stopped mid-way are removed after this
 
 STATUS_LABELS = {"waiting": N_("Wacht"), "queued": N_("In de wachtrij"), "reading": N_("Bezig met lezen…"),
@@ -140,7 +142,13 @@ class DocumentUploadState(rx.State):
     doc_busy: bool = False
     doc_type: str = "concept"
     doc_sent: int = 0  # percent of the upload's bytes sent
-    doc_sending: bool = False  # the drop's files are on their way (their upload's progress came, the upload not yet)
+    # The bar under the zone shows while the bytes of a drop are on their way: from its upload's first progress
+    # (doc_sending_drop) till the upload has come (doc_arrived_drop). Two names rather than one flag, since the
+    # progress's changes reach the page on the socket and the upload's on the upload's own answer, in either order:
+    # the page shows the bar while they differ (pages/admin_topics.py SENDING), whichever it hears last.
+    doc_sending_drop: str = ""
+    doc_arrived_drop: str = ""
+    _sent_at: float = 0.0  # when the last progress came (watch_sending)
     doc_summary: str = ""
     _drop: str = ""  # the drop the three events below belong to (the page names each drop; see NEW_DROP)
     _refused_early: list[DocumentRow] = []  # the drop's files the drop zone turned away (files_rejected)
@@ -160,13 +168,39 @@ class DocumentUploadState(rx.State):
     def upload_progress(self, progress: dict, drop: str = ""):
         """The page's count of the drop's bytes sent ({"progress": 0..1}): the bar under the zone shows it until the
         upload has arrived (upload_documents)."""
+        if str(drop)[:40] == self._skipped:  # the page names the newest drop, whose upload it did not send: the one
+            drop = self._drop  # on its way is the drop before
         if not self._this_drop(drop) or self._arrived or self._stopped:
             return  # a late count of an upload that arrived (the count is on the socket), or of one to be refused
         try:
-            self.doc_sent = max(0, min(100, round(float(progress.get("progress", 0)) * 100)))
+            share = float(progress.get("progress", 0))
         except (TypeError, ValueError, AttributeError):
             return
-        self.doc_sending = True
+        if not math.isfinite(share):
+            return
+        self.doc_sent = max(0, min(100, round(share * 100)))
+        self._sent_at = time.time()
+        if self.doc_sending_drop != self._drop:
+            self.doc_sending_drop = self._drop
+            return DocumentUploadState.watch_sending
+
+    @rx.event(background=True)
+    async def watch_sending(self):
+        """An upload the browser gives up on (the network gone; cut off by the upload route after
+        R42_UPLOAD_READ_TIMEOUT_S without a byte) never arrives, and the page says nothing of it: after that long
+        and a margin without progress, the bar goes and the zone says the files did not come."""
+        limit = services().settings.upload_read_timeout + SENDING_GRACE_S
+        async with self:
+            drop = self.doc_sending_drop
+        while True:
+            await asyncio.sleep(min(5.0, limit / 4))
+            async with self:
+                if self.doc_sending_drop != drop or self.doc_arrived_drop == drop:
+                    return
+                if time.time() - self._sent_at > limit:
+                    self.doc_arrived_drop = drop
+                    self.doc_error = msg("doc.upload_failed")
+                    return
 
     def _this_drop(self, drop: object) -> bool:
         """A drop sends three things in an order nobody sets (upload_starting and files_rejected on the socket, the
@@ -180,7 +214,7 @@ class DocumentUploadState(rx.State):
             return False
         self._drop, self._refused_early, self._listed, self._stopped, self._skipped = drop, [], False, False, ""
         self._arrived = False
-        self.doc_sending, self.doc_sent = False, 0
+        self.doc_sent = 0
         return True
 
     @rx.event
@@ -258,7 +292,9 @@ class DocumentUploadState(rx.State):
         if str(drop)[:40] == self._skipped:  # the drop before arrived just before the page sent this one after all
             self._skipped = ""
         self._this_drop(drop)
-        self._arrived, self.doc_sending = True, False
+        self._arrived, self.doc_arrived_drop = True, self._drop
+        if self._stopped:  # upload_starting said why it is refused (together over the limit; uploads busy): it is
+            return
         if not self._skipped:  # else it says which drop was not sent, till the next one
             self.doc_error = ""
         if len(files) > MAX_FILES:
@@ -292,6 +328,7 @@ class DocumentUploadState(rx.State):
             user = await auth.admin(True)
         folder = _uploads_dir() / batch if batch else None
         seen: set[str] = set()
+        done = False
         try:
             if user is None or folder is None:
                 async with self:
@@ -317,20 +354,30 @@ class DocumentUploadState(rx.State):
                     size = self.doc_rows[n].size if n < len(self.doc_rows) else ""
                     if n < len(self.doc_rows):
                         self.doc_rows[n] = _row(outcome, size)
+            done = True
         finally:
             if folder is not None:
                 await asyncio.to_thread(shutil.rmtree, folder, True)
             async with self:
-                self.doc_busy = False
+                if not done:  # cut short: the zone takes files again at once
+                    self.doc_busy = False
                 self.doc_sent = 0
                 self._batch = ""
                 self.doc_summary = _summary(self.doc_rows)
         from r42_app.state.admin_topics import AdminTopicListState
 
+        # the zone stays disabled till the list is read again: the page holds the upload's request open till then
+        # (Reflex streams the events it chains), and a drop made meanwhile is not sent
         yield AdminTopicListState.load_list
+        yield DocumentUploadState.import_done
+
+    @rx.event
+    def import_done(self):
+        """The import and the list after it are done: the zone takes files again."""
+        self.doc_busy = False
         # the drop zone was disabled while the files were read, and the focus fell off it: back on it (the results
         # are read out by their own live region), so the keyboard goes on from where the upload started
-        yield focus_if_lost(".doc-drop")
+        return focus_if_lost(".doc-drop")
 
     async def _import_one(self, n: int, user, name: str, data: bytes, topic_type: str) -> FileOutcome:
         """One file through the importer, in a thread; its row says "In de wachtrij" while it waits for a parse

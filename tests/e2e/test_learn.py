@@ -191,6 +191,48 @@ def test_the_focus_follows_the_heading_when_a_page_draws_it_again_while_it_loads
     assert page.evaluate("document.activeElement.outerHTML") == moved
 
 
+def test_the_focus_waits_for_the_new_pages_heading_not_the_old_title_still_shown(served_app, page):
+    """A link inside a topic page (a relation) moves to another topic; until the server's answer comes, the old
+    page's heading is still shown, and the focus went to it: a screen reader read the old title, then the new. The
+    server's messages are held back here for a moment, as a slow server does, while something else on the page
+    changes (the focus moves on a change of the page)."""
+    held, holding = [], [False]
+
+    def route(ws):
+        server = ws.connect_to_server()
+        server.on_message(lambda m: held.append(m) if holding[0] else ws.send(m))
+        ws.on_message(lambda m: server.send(m))
+        sockets.append(ws)
+
+    sockets: list = []
+    page.route_web_socket(re.compile(r".*/_event.*"), route)
+    sign_in(page, served_app, "learner@example.com", path="/topics/aow")
+    title = page.locator("#topic-title")
+    expect(title).to_be_visible()
+    old = title.inner_text()
+    page.evaluate("""() => { window.r42Focused = [];
+        document.addEventListener('focusin', e => window.r42Focused.push(e.target.tagName + ':' + e.target.textContent));
+    }""")
+    link = page.locator(".relation-link a").first
+    link.focus()
+    holding[0] = True
+    link.press("Enter")
+    expect(page).not_to_have_url(re.compile(r"/topics/aow$"))
+    page.wait_for_timeout(300)
+    # something else on the page changes while the server's answer is on its way (a toast, the chat's launcher)
+    page.evaluate("document.body.appendChild(document.createElement('div'))")
+    page.wait_for_timeout(1_200)  # the server is slow to answer
+    assert page.locator("#topic-title").inner_text() == old  # (still the old page's heading)
+    holding[0] = False
+    for message in held:
+        sockets[-1].send(message)
+    held.clear()
+    expect(title).not_to_have_text(old)
+    expect(title).to_be_focused()
+    focused = page.evaluate("window.r42Focused")
+    assert f"H1:{old}" not in focused, focused
+
+
 def test_the_bar_shows_where_you_are(served_app, page):
     sign_in(page, served_app, "learner@example.com", path="/topics/aow")
     learn, graph = page.locator("a.r42-nav[href='/']"), page.locator("a.r42-nav[href='/graph']")
