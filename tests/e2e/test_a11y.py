@@ -110,7 +110,7 @@ def test_the_sign_in_page_passes_axe(served_app, scan_page):
 
 def test_the_invitation_page_and_the_people_dialogs_pass_axe(served_app, scan_page):
     """The password form of an invitation link, /admin/people's invite and import dialogs and its question before a
-    role changes, and /admin/chatbot's before R42 is switched off."""
+    role changes, /admin/chatbot's before R42 is switched off and /admin/topics' before a topic is deleted."""
     from r42_app.services.adapters.mailer import Mailer
     from r42_app.services.store.people import Actor, People
     from r42_app.services.store.tenants import Tenants
@@ -150,6 +150,13 @@ def test_the_invitation_page_and_the_people_dialogs_pass_axe(served_app, scan_pa
         found += violations(scan_page)
         scan_page.keyboard.press("Escape")
         expect(scan_page.locator("#chatbot-enabled")).to_have_attribute("aria-checked", "true")
+        # and the question before a topic is deleted
+        scan_page.goto(served_app.url + "/admin/topics")
+        scan_page.get_by_role("button", name="Verwijder AOW").first.click()
+        expect(scan_page.get_by_role("alertdialog")).to_contain_text("Onderwerp verwijderen?")
+        found += violations(scan_page)
+        scan_page.keyboard.press("Escape")
+        expect(scan_page.get_by_role("alertdialog")).to_have_count(0)
     finally:
         pb.delete("users", link.person.id)
     assert found == [], "\n".join(found)

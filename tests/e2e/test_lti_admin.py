@@ -107,3 +107,30 @@ def test_the_lti_card_and_the_teachers_picker_pass_axe(served_app, scan_page):
         expect(scan_page.locator("#lti-error")).to_contain_text("niet bij R42 aangemeld")
         found += violations(scan_page)
     assert found == [], "\n".join(found)
+
+
+def test_the_questions_before_unlinking_an_lms_and_switching_sso_off_pass_axe(served_app, scan_page):
+    """The two confirmations of /admin/people that no other scan opened: "Leeromgeving ontkoppelen?" and
+    "Aanmelden via je organisatie uitzetten?"; Escape closes each, and nothing is removed."""
+    from r42_app.services.store.sso import SsoStore
+
+    tenant = admin_of_new_tenant(served_app, scan_page, "axe-off")
+    superuser = served_app.superuser()
+    lti, sso = LtiStore(superuser, loopback_ok=True), SsoStore(superuser)
+    issuer = f"https://lms-{tenant.slug.rsplit('-', 1)[-1]}.nergens.example"  # one platform is one tenant's
+    lti.add(tenant, "", "cli", issuer, "c1", ["1"], issuer + "/jwks", issuer + "/auth")
+    sso.set(tenant, "", "cli", "https://login.nergens.example", "r42", "geheim-" + secrets.token_hex(8),
+            [f"axe-off-{tenant.slug.rsplit('-', 1)[-1]}.nl"])
+    scan_page.goto(served_app.url + "/admin/people")
+    scan_page.click(f'[aria-label="Ontkoppel {issuer}"]')
+    expect(scan_page.get_by_role("alertdialog")).to_contain_text("Leeromgeving ontkoppelen?")
+    found = violations(scan_page)
+    scan_page.keyboard.press("Escape")
+    expect(scan_page.get_by_role("alertdialog")).to_have_count(0)
+    scan_page.click("#sso-off")
+    expect(scan_page.get_by_role("alertdialog")).to_contain_text("Aanmelden via je organisatie uitzetten?")
+    found += violations(scan_page)
+    scan_page.keyboard.press("Escape")
+    expect(scan_page.get_by_role("alertdialog")).to_have_count(0)
+    assert [r.issuer for r in lti.list(tenant)] == [issuer] and sso.get(tenant) is not None
+    assert found == [], "\n".join(found)
