@@ -72,6 +72,7 @@ def delete_dialog(row: AdminTopicRow) -> rx.Component:
                 spacing="3",
                 margin_top="16px",
             ),
+            max_width="460px",  # as the other confirmations
         ),
     )
 
