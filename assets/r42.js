@@ -415,7 +415,7 @@ window.r42Fill = function (text, tries) {
 function r42FocusLost() { var at = document.activeElement; return !at || at === document.body || !at.isConnected; }
 
 (function () {
-  var path = location.pathname, wait = null, placed = null, from = null, was = null, wasWords = null;
+  var path = location.pathname, wait = null, placed = null, from = null, was = null, wasWords = null, since = 0;
   function heading() { return document.querySelector('#main h1'); }
   function land(tries) {
     var main = document.getElementById('main');
@@ -426,15 +426,16 @@ function r42FocusLost() { var at = document.activeElement; return !at || at === 
     /* the old page's heading, still shown with its words till the new page's data comes, is not the new page's:
        a screen reader would read the old title first (five seconds at most: two pages may share a title) */
     var old = h && h === was && h.textContent === wasWords;
-    if (old && tries < 50) h = null;
-    var target = h || (tries >= 20 && !old ? main : null);  /* the heading, once the page has loaded */
+    if (old) { since = tries + 1; if (tries < 50) h = null; }
+    /* the heading, once the page has loaded (two seconds after the old one went, else the content itself) */
+    var target = h || (!old && tries - since >= 20 ? main : null);
     if (target) {
       if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
       target.focus({ preventScroll: true });
       placed = target;
       return;
     }
-    if (tries < 50) wait = setTimeout(function () { land(tries + 1); }, 100);
+    if (tries < 70) wait = setTimeout(function () { land(tries + 1); }, 100);
   }
   /* once the user moves the focus, it is theirs */
   document.addEventListener('focusin', function (e) { if (e.target !== placed) placed = null; });
@@ -450,6 +451,7 @@ function r42FocusLost() { var at = document.activeElement; return !at || at === 
     from = moved ? document.activeElement : null;
     was = moved ? shown : null;
     wasWords = moved ? shownWords : null;
+    since = 0;
     placed = null;
     clearTimeout(wait);
     wait = setTimeout(function () { land(0); }, 50);

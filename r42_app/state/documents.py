@@ -145,7 +145,8 @@ class DocumentUploadState(rx.State):
     # The bar under the zone shows while the bytes of a drop are on their way: from its upload's first progress
     # (doc_sending_drop) till the upload has come (doc_arrived_drop). Two names rather than one flag, since the
     # progress's changes reach the page on the socket and the upload's on the upload's own answer, in either order:
-    # the page shows the bar while they differ (pages/admin_topics.py SENDING), whichever it hears last.
+    # the page shows the bar while they differ (pages/admin_topics.py SENDING), whichever it hears last. The
+    # upload sets both (its progress may come after it, or not at all for a small one).
     doc_sending_drop: str = ""
     doc_arrived_drop: str = ""
     _sent_at: float = 0.0  # when the last progress came (watch_sending)
@@ -261,7 +262,9 @@ class DocumentUploadState(rx.State):
         drop = str(drop)[:40]
         if still_sending is True and drop != self._drop:
             self._skipped = drop  # its rejected files (files_rejected) must not replace the rows of the one on its way
-            self.doc_error = msg("doc.still_sending")
+            # the page's request for the drop before is open till its import and the list after it are done
+            finishing = self._arrived and not self.doc_busy
+            self.doc_error = msg("doc.still_finishing" if finishing else "doc.still_sending")
             return
         # its upload may have come first: then the import is busy with it, or done (its slot is free again)
         if not self._this_drop(drop) or self.doc_busy or self._arrived:
@@ -286,13 +289,15 @@ class DocumentUploadState(rx.State):
         user = await auth.admin(True)
         if user is None:
             self.doc_error = msg("kb.refused")
+            self.doc_sending_drop = self.doc_arrived_drop = str(drop)[:40]
             return
         if self.doc_busy:
             return rx.toast.info(msg("doc.busy"))
         if str(drop)[:40] == self._skipped:  # the drop before arrived just before the page sent this one after all
             self._skipped = ""
         self._this_drop(drop)
-        self._arrived, self.doc_arrived_drop = True, self._drop
+        # both names: the progress's changes and these reach the page by two ways, in either order
+        self._arrived, self.doc_sending_drop, self.doc_arrived_drop = True, self._drop, self._drop
         if self._stopped:  # upload_starting said why it is refused (together over the limit; uploads busy): it is
             return
         if not self._skipped:  # else it says which drop was not sent, till the next one
@@ -328,7 +333,6 @@ class DocumentUploadState(rx.State):
             user = await auth.admin(True)
         folder = _uploads_dir() / batch if batch else None
         seen: set[str] = set()
-        done = False
         try:
             if user is None or folder is None:
                 async with self:
@@ -354,30 +358,22 @@ class DocumentUploadState(rx.State):
                     size = self.doc_rows[n].size if n < len(self.doc_rows) else ""
                     if n < len(self.doc_rows):
                         self.doc_rows[n] = _row(outcome, size)
-            done = True
         finally:
             if folder is not None:
                 await asyncio.to_thread(shutil.rmtree, folder, True)
             async with self:
-                if not done:  # cut short: the zone takes files again at once
-                    self.doc_busy = False
+                self.doc_busy = False
                 self.doc_sent = 0
                 self._batch = ""
                 self.doc_summary = _summary(self.doc_rows)
         from r42_app.state.admin_topics import AdminTopicListState
 
-        # the zone stays disabled till the list is read again: the page holds the upload's request open till then
-        # (Reflex streams the events it chains), and a drop made meanwhile is not sent
+        # (the page holds the upload's request open till these are done too: Reflex streams the events it chains,
+        # and a drop made meanwhile is not sent; upload_starting says so)
         yield AdminTopicListState.load_list
-        yield DocumentUploadState.import_done
-
-    @rx.event
-    def import_done(self):
-        """The import and the list after it are done: the zone takes files again."""
-        self.doc_busy = False
         # the drop zone was disabled while the files were read, and the focus fell off it: back on it (the results
         # are read out by their own live region), so the keyboard goes on from where the upload started
-        return focus_if_lost(".doc-drop")
+        yield focus_if_lost(".doc-drop")
 
     async def _import_one(self, n: int, user, name: str, data: bytes, topic_type: str) -> FileOutcome:
         """One file through the importer, in a thread; its row says "In de wachtrij" while it waits for a parse
