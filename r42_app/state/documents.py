@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 UPLOAD_ID = "documents-upload"
 SENDING_GRACE_S = 15.0  # watch_sending: beyond the upload route's read timeout (Reflex reads the form after the bytes)
 STALE_UPLOAD_S = 24 * 3600  # uploads left behind by a worker that stopped mid-way are removed after this
+_IMPORTS: set[asyncio.Future] = set()  # imports under way (import_documents), each held till it is done
 
 STATUS_LABELS = {"waiting": N_("Wacht"), "queued": N_("In de wachtrij"), "reading": N_("Bezig met lezen…"),
                  "created": N_("Toegevoegd"), "updated": N_("Bijgewerkt"), "unchanged": N_("Ongewijzigd"),
@@ -327,6 +328,24 @@ class DocumentUploadState(rx.State):
 
     @rx.event(background=True)
     async def import_documents(self):
+        """The files put aside, one by one. The import goes on when the page that sent them goes away (a reload, the
+        tab closed): Reflex cancels the events an upload chains when its request ends early, and the rest of the
+        batch was dropped with its rows on "Wacht". So the work is shielded from that; the tab's rows follow it
+        (its state outlives a reload)."""
+        work = asyncio.ensure_future(self._import_batch())
+        _IMPORTS.add(work)
+        work.add_done_callback(_IMPORTS.discard)
+        await asyncio.shield(work)
+        from r42_app.state.admin_topics import AdminTopicListState
+
+        # (the page holds the upload's request open till these are done too: Reflex streams the events it chains,
+        # and a drop made meanwhile is not sent; upload_starting says so)
+        yield AdminTopicListState.load_list
+        # the drop zone was disabled while the files were read, and the focus fell off it: back on it (the results
+        # are read out by their own live region), so the keyboard goes on from where the upload started
+        yield focus_if_lost(".doc-drop")
+
+    async def _import_batch(self) -> None:
         async with self:
             batch, names, topic_type = self._batch, list(self._names), self.doc_type
             auth = await self.get_state(AuthState)
@@ -366,14 +385,6 @@ class DocumentUploadState(rx.State):
                 self.doc_sent = 0
                 self._batch = ""
                 self.doc_summary = _summary(self.doc_rows)
-        from r42_app.state.admin_topics import AdminTopicListState
-
-        # (the page holds the upload's request open till these are done too: Reflex streams the events it chains,
-        # and a drop made meanwhile is not sent; upload_starting says so)
-        yield AdminTopicListState.load_list
-        # the drop zone was disabled while the files were read, and the focus fell off it: back on it (the results
-        # are read out by their own live region), so the keyboard goes on from where the upload started
-        yield focus_if_lost(".doc-drop")
 
     async def _import_one(self, n: int, user, name: str, data: bytes, topic_type: str) -> FileOutcome:
         """One file through the importer, in a thread; its row says "In de wachtrij" while it waits for a parse

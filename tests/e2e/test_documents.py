@@ -326,3 +326,29 @@ def test_files_too_large_together_are_named_at_once(served_app, page, tmp_path):
     assert ended, "the upload's request did not end in 30 s"
     expect(page.locator("#doc-results .doc-row")).to_have_count(0)  # nothing came
     expect(page.locator("#doc-sending")).to_be_hidden()
+
+
+def test_a_reload_while_documents_are_read_does_not_stop_the_import(served_app, page, tmp_path):
+    """Reflex cancels the events an upload chains when the page that sent it goes away: a reload while the first
+    of two files was read left the second unread ("Wacht" for ever) and not imported. The import goes on, and the
+    reloaded page shows how each file ended."""
+    slow = tmp_path / "traag.pdf"
+    slow.write_bytes(files.looping_pdf())  # read until its time limit (10 s in the served app), then refused
+    quick = tmp_path / "herlaad.md"
+    quick.write_text("# Herladen tijdens het lezen\n\nDit document komt na een traag bestand.\n")
+    kb = KBStore(served_app.superuser())
+    demo = kb.require_tenant("demo")
+    try:
+        sign_in(page, served_app, "admin@example.com", path="/admin/topics")
+        expect(page.locator("#documents")).to_contain_text("Documenten toevoegen")
+        choose(page, slow, quick)
+        rows = page.locator("#doc-results .doc-row")
+        expect(rows.first.locator(".doc-status")).to_have_text("Bezig met lezen…", timeout=30_000)
+        page.reload()
+        expect(rows.nth(1).locator(".doc-status")).to_have_text("Toegevoegd", timeout=60_000)
+        expect(rows.first.locator(".doc-status")).to_have_text("Geweigerd")
+        expect(page.locator("#doc-summary")).to_contain_text("1 toegevoegd")
+        assert kb.topic(demo, "herlaad") is not None
+    finally:
+        with contextlib.suppress(Exception):
+            kb.delete_topic(demo, "herlaad")
