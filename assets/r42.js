@@ -422,7 +422,7 @@ function r42FocusLost() { var at = document.activeElement; return !at || at === 
     /* what had the focus in the old page may still be shown while the new page loads: it is on its way out */
     var leaving = from && from === document.activeElement && main && main.contains(from);
     if (!r42FocusLost() && !leaving) return;
-    var h = main && main.querySelector('h1');
+    var h = heading();
     /* the old page's heading, still shown with its words till the new page's data comes, is not the new page's:
        a screen reader would read the old title first (five seconds at most: two pages may share a title) */
     var old = h && h === was && h.textContent === wasWords;

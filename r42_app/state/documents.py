@@ -130,6 +130,11 @@ def _row(outcome: FileOutcome, size: str) -> DocumentRow:
                        [TopicLink(slug, label) for slug, label in shown], max(0, len(outcome.topics) - len(shown)))
 
 
+def _drop_name(drop: object) -> str:
+    """A drop's name as the page sends it (a random string the page makes), clipped: a client chooses it."""
+    return str(drop)[:40]
+
+
 def _summary(rows: list[DocumentRow]) -> str:
     """"Klaar: 1 toegevoegd, …, 1 geweigerd", counted from the rows as they stand ("" while none is done)."""
     done = {k: sum(1 for r in rows if r.status == k) for k in ("created", "updated", "unchanged", "refused")}
@@ -170,7 +175,7 @@ class DocumentUploadState(rx.State):
     def upload_progress(self, progress: dict, drop: str = ""):
         """The page's count of the drop's bytes sent ({"progress": 0..1}): the bar under the zone shows it until the
         upload has arrived (upload_documents)."""
-        if str(drop)[:40] == self._skipped:  # the page names the newest drop, whose upload it did not send: the one
+        if _drop_name(drop) == self._skipped:  # the page names the newest drop, whose upload it did not send: the one
             drop = self._drop  # on its way is the drop before
         if not self._this_drop(drop) or self._arrived or self._stopped:
             return  # a late count of an upload that arrived (the count is on the socket), or of one to be refused
@@ -209,7 +214,7 @@ class DocumentUploadState(rx.State):
         good files' upload as an HTTP request, which may be read first): whichever comes first starts the drop,
         forgetting the one before (its refused files must not be listed again). False for another drop while an
         import runs (the zone is disabled then): the running import's rows stay as they are."""
-        drop = str(drop)[:40]
+        drop = _drop_name(drop)
         if drop == self._drop:
             return True
         if self.doc_busy or drop == self._skipped:
@@ -260,7 +265,7 @@ class DocumentUploadState(rx.State):
         if user is None:
             self.doc_error = msg("kb.refused")
             return
-        drop = str(drop)[:40]
+        drop = _drop_name(drop)
         if still_sending is True and drop != self._drop:
             self._skipped = drop  # its rejected files (files_rejected) must not replace the rows of the one on its way
             # the page's request for the drop before is open till its import and the list after it are done
@@ -290,11 +295,11 @@ class DocumentUploadState(rx.State):
         user = await auth.admin(True)
         if user is None:
             self.doc_error = msg("kb.refused")
-            self.doc_sending_drop = self.doc_arrived_drop = str(drop)[:40]
+            self.doc_sending_drop = self.doc_arrived_drop = _drop_name(drop)
             return
         if self.doc_busy:
             return rx.toast.info(msg("doc.busy"))
-        if str(drop)[:40] == self._skipped:  # the drop before arrived just before the page sent this one after all
+        if _drop_name(drop) == self._skipped:  # the drop before arrived just before the page sent this one after all
             self._skipped = ""
         self._this_drop(drop)
         # both names: the progress's changes and these reach the page by two ways, in either order

@@ -25,6 +25,15 @@ def choose(page, *paths) -> None:
     chooser.value.set_files([str(p) for p in paths])
 
 
+def slow_and_quick(tmp_path, quick_name: str, markdown: str):
+    """A PDF read until its time limit (10 s in the served app), then refused, and a short Markdown file."""
+    slow = tmp_path / "traag.pdf"
+    slow.write_bytes(files.looping_pdf())
+    quick = tmp_path / quick_name
+    quick.write_text(markdown)
+    return slow, quick
+
+
 def handbook() -> bytes:
     pages = []
     for p in range(1, 81):  # ~30,000 characters: more than one topic holds
@@ -125,10 +134,7 @@ def test_a_file_that_waits_for_another_files_parse_says_in_de_wachtrij(served_ap
     """Issue 44, finding 3: a tenant's files are read one at a time while another tenant may need the other slot
     (the served app has one backend worker, two parse slots). A second tab's file waits for the first tab's slow
     file, and says so, instead of hanging on "Bezig met lezen…"."""
-    slow = tmp_path / "traag.pdf"
-    slow.write_bytes(files.looping_pdf())  # read until its time limit (10 s in the served app), then refused
-    quick = tmp_path / "snel.md"
-    quick.write_text("# Snel gelezen\n\nDit korte document wacht op zijn beurt.\n")
+    slow, quick = slow_and_quick(tmp_path, "snel.md", "# Snel gelezen\n\nDit korte document wacht op zijn beurt.\n")
     kb = KBStore(served_app.superuser())
     demo = kb.require_tenant("demo")
     try:
@@ -332,10 +338,8 @@ def test_a_reload_while_documents_are_read_does_not_stop_the_import(served_app, 
     """Reflex cancels the events an upload chains when the page that sent it goes away: a reload while the first
     of two files was read left the second unread ("Wacht" for ever) and not imported. The import goes on, and the
     reloaded page shows how each file ended."""
-    slow = tmp_path / "traag.pdf"
-    slow.write_bytes(files.looping_pdf())  # read until its time limit (10 s in the served app), then refused
-    quick = tmp_path / "herlaad.md"
-    quick.write_text("# Herladen tijdens het lezen\n\nDit document komt na een traag bestand.\n")
+    slow, quick = slow_and_quick(tmp_path, "herlaad.md",
+                                 "# Herladen tijdens het lezen\n\nDit document komt na een traag bestand.\n")
     kb = KBStore(served_app.superuser())
     demo = kb.require_tenant("demo")
     try:
