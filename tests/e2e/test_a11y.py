@@ -175,12 +175,17 @@ def test_every_page_passes_axe(served_app, scan_page, email, paths):
 
 
 def tab_to(page, selector: str, limit: int = 60) -> None:
-    """Press Tab until the element `selector` has the focus."""
+    """Press Tab until the element `selector` has the focus.
+
+    Like a keyboard user, it waits for the page to show the element first: Tabs pressed while a slow page still
+    loads its data cycle through the header and would use up the limit (a CI run on a busy machine did)."""
+    page.locator(selector).first.wait_for(state="attached")
     for _ in range(limit):
         if page.evaluate("(s) => document.activeElement?.matches(s) ?? false", selector):
             return
         page.keyboard.press("Tab")
-    pytest.fail(f"{selector} not reached in {limit} Tabs")
+    at = page.evaluate("() => { const a = document.activeElement; return a ? a.tagName + '#' + a.id : 'none'; }")
+    pytest.fail(f"{selector} not reached in {limit} Tabs (the focus is on {at})")
 
 
 def test_a_keyboard_signs_in_and_skips_to_the_content(served_app, page):
