@@ -53,6 +53,15 @@ SENDING_GRACE_S = 15.0  # watch_sending: beyond the upload route's read timeout 
 STALE_UPLOAD_S = 24 * 3600  # uploads left behind by a worker that stopped mid-way are removed after this
 _IMPORTS: set[asyncio.Future] = set()  # imports under way (import_documents), each held till it is done
 
+
+def _hold(work) -> asyncio.Future:
+    """`work` run as a task of its own, held in _IMPORTS till it is done (the loop keeps only weak references)."""
+    task = asyncio.ensure_future(work)
+    _IMPORTS.add(task)
+    task.add_done_callback(_IMPORTS.discard)
+    return task
+
+
 STATUS_LABELS = {"waiting": N_("Wacht"), "queued": N_("In de wachtrij"), "reading": N_("Bezig met lezen…"),
                  "created": N_("Toegevoegd"), "updated": N_("Bijgewerkt"), "unchanged": N_("Ongewijzigd"),
                  "refused": N_("Geweigerd")}
@@ -319,13 +328,16 @@ class DocumentUploadState(rx.State):
         self.doc_busy = True
         try:
             self._batch = await asyncio.to_thread(_put_aside, [f.file for f in files])
+            sizes = await asyncio.to_thread(_sizes, self._batch, len(names))
         except OSError as exc:
             log.error("putting uploaded documents aside failed: %s", exc)
             self.doc_busy = False
             self.doc_error = msg("doc.upload_failed")
             return
+        except asyncio.CancelledError:  # the page went away meanwhile (a reload): nothing is imported, and the zone
+            self.doc_busy = False  # of this tab's next page must not stay disabled (the folder: _put_aside's sweep)
+            raise
         self._names = names
-        sizes = await asyncio.to_thread(_sizes, self._batch, len(names))
         self.doc_rows = [DocumentRow(name, _size_label(size), "waiting", STATUS_LABELS["waiting"], "gray")
                          for name, size in zip(names, sizes, strict=True)] + self._refused_early
         self._listed = True
@@ -337,10 +349,12 @@ class DocumentUploadState(rx.State):
         tab closed): Reflex cancels the events an upload chains when its request ends early, and the rest of the
         batch was dropped with its rows on "Wacht". So the work is shielded from that; the tab's rows follow it
         (its state outlives a reload)."""
-        work = asyncio.ensure_future(self._import_batch())
-        _IMPORTS.add(work)
-        work.add_done_callback(_IMPORTS.discard)
-        await asyncio.shield(work)
+        work = _hold(self._import_batch())
+        try:
+            await asyncio.shield(work)
+        except asyncio.CancelledError:  # the page went away: the list below is not read again, so the reloaded
+            _hold(self._list_after(work))  # page would list the topics as they were when it loaded
+            raise
         from r42_app.state.admin_topics import AdminTopicListState
 
         # (the page holds the upload's request open till these are done too: Reflex streams the events it chains,
@@ -349,6 +363,20 @@ class DocumentUploadState(rx.State):
         # the drop zone was disabled while the files were read, and the focus fell off it: back on it (the results
         # are read out by their own live region), so the keyboard goes on from where the upload started
         yield focus_if_lost(".doc-drop")
+
+    async def _list_after(self, work: asyncio.Future) -> None:
+        """The topic list of this tab read again once `work` (the import) is done, for a page reloaded meanwhile."""
+        from r42_app.state.admin_topics import AdminTopicListState
+
+        await asyncio.wait({work})
+        async with self:
+            topics = await self.get_state(AdminTopicListState)
+            tenant = await topics._admin_tenant()
+            if tenant is not None:
+                try:
+                    await topics._refresh_rows(tenant)
+                except PBError as exc:
+                    log.error("reading the topics again after an import failed: %s", exc)
 
     async def _import_batch(self) -> None:
         async with self:

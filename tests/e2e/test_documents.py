@@ -353,6 +353,9 @@ def test_a_reload_while_documents_are_read_does_not_stop_the_import(served_app, 
         expect(rows.first.locator(".doc-status")).to_have_text("Geweigerd")
         expect(page.locator("#doc-summary")).to_contain_text("1 toegevoegd")
         assert kb.topic(demo, "herlaad") is not None
+        # the topic list was read when the page loaded, mid-import: it is read again once the import is done
+        page.get_by_label("Zoek onderwerpen").fill("herlaad")
+        expect(page.locator("#admin-topics")).to_contain_text("Herladen tijdens het lezen")
     finally:
         with contextlib.suppress(Exception):
             kb.delete_topic(demo, "herlaad")
