@@ -56,12 +56,6 @@ class LtiSettingsState(AdminPageMixin, rx.State):
                           (N_("Tool-URL (target link)"), f"{base}/")]
 
     @rx.event
-    async def load(self):
-        user = await self._admin()
-        if user is not None:
-            await self._reload(user, "people.load_failed")
-
-    @rx.event
     async def make_registration_url(self):
         user = await self._admin(fresh=True)
         if user is None:

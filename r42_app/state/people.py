@@ -157,11 +157,15 @@ class PeopleState(AdminPageMixin, rx.State):
         if user is None:
             return
         await self._reload(user, "people.load_failed")
+        yield  # the table first
         from r42_app.state.lti_settings import LtiSettingsState  # the page's "Leeromgevingen" card
         from r42_app.state.sso_settings import SsoSettingsState  # the page's "Inloggen met je organisatie" card
         from r42_app.state.tenant_language import TenantLanguageState  # the page's "Taal van je organisatie" card
 
-        return [TenantLanguageState.load, SsoSettingsState.load, LtiSettingsState.load]
+        # the cards in this event, not as events it returns: those queue behind a click made meanwhile (the cards
+        # show what the tab last had), and the sign-in card's load closed the form "Wijzigen" had just opened
+        cards = [await self.get_state(card) for card in (TenantLanguageState, SsoSettingsState, LtiSettingsState)]
+        await asyncio.gather(*(card._reload(user, "people.load_failed") for card in cards))
 
     async def _again(self) -> None:
         user = await self._admin()

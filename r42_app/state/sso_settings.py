@@ -42,12 +42,6 @@ class SsoSettingsState(AdminPageMixin, rx.State):
         self.editing = False
 
     @rx.event
-    async def load(self):
-        user = await self._admin()
-        if user is not None:
-            await self._reload(user, "people.load_failed")
-
-    @rx.event
     def edit(self, open_: bool = True):
         self.editing, self.error = open_, ""
 

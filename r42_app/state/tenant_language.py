@@ -26,12 +26,6 @@ class TenantLanguageState(AdminPageMixin, rx.State):
         self.language = await asyncio.to_thread(services().tenants.language, user.tenant_slug)
 
     @rx.event
-    async def load(self):
-        user = await self._admin()
-        if user is not None:
-            await self._reload(user, "people.load_failed")
-
-    @rx.event
     async def choose(self, language: str):
         """Nederlands / English for the organisation: stored at once, said in a toast."""
         user = await self._admin(fresh=True)
