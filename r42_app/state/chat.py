@@ -51,6 +51,38 @@ def _box(text: str) -> list[EventSpec]:
 def _rated() -> EventSpec:
     return rx.toast(msg("chat.rated"), duration=2000)
 
+
+# The answers this worker streams (run -> set by `stop`): the wait for the model's next event ends at once, also
+# when the model says nothing for a while (a pause, a tool that takes long); the answer stops where it is.
+_STOPS: dict[str, asyncio.Event] = {}
+_END = object()  # the turn has no more events
+
+
+async def _pump(turn_events, queue: asyncio.Queue) -> None:
+    """Read the turn's events into `queue`, then _END; an exception of the turn goes there too (the reader raises
+    it). One task reads them all, so the turn runs in one context (its language) however its reader waits."""
+    try:
+        async with contextlib.aclosing(turn_events) as turn:
+            async for event in turn:
+                queue.put_nowait(event)
+    except Exception as exc:  # noqa: BLE001 (raised again by the reader)
+        queue.put_nowait(exc)
+    queue.put_nowait(_END)
+
+
+async def _next_events(queue: asyncio.Queue, stop: asyncio.Event) -> list | None:
+    """The events read so far (at least one), or None once `stop` is set first."""
+    getter, stopping = asyncio.ensure_future(queue.get()), asyncio.ensure_future(stop.wait())
+    await asyncio.wait({getter, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    if not getter.done():
+        getter.cancel()
+        return None
+    got = [getter.result()]
+    while not queue.empty() and got[-1] is not _END and not isinstance(got[-1], Exception):
+        got.append(queue.get_nowait())
+    return got
+
 class ChatState(WindowMixin, ThreadMixin, rx.State):
     """What the R42 window shows. Opening, closing and what R42 may do for the user are WindowMixin's
     (state/chat_window.py), the stored thread ThreadMixin's (state/chat_thread.py); asking and streaming an
@@ -292,6 +324,8 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
     @rx.event
     def stop(self):
         self._stop = True
+        if self._stream_run in _STOPS:  # streamed by this worker: it stops now, not at the model's next word
+            _STOPS[self._stream_run].set()
 
     def _change(self, message_id: str, **changes) -> None:
         self.messages = [dataclasses.replace(m, **changes) if m.id == message_id else m for m in self.messages]
@@ -333,23 +367,37 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
             history = model_history(self.messages[:-1])
         claimed = await services().liveness.note_stream(run)  # this worker streams it, wherever _start ran
         answer = AnswerView()
+        stop = _STOPS[run] = asyncio.Event()
+        queue: asyncio.Queue = asyncio.Queue()
+        reader = asyncio.ensure_future(_pump(run_turn(user, history, services().chat, token=token), queue))
+        stopped, failed = False, None
         try:
-            turn_events = run_turn(user, history, services().chat, token=token)
-            async with contextlib.aclosing(turn_events) as turn:  # stop closes it now
-                async for event in turn:
-                    if time.monotonic() - claimed > STREAM_REFRESH_S:  # still streaming: renew the claim
-                        claimed = await services().liveness.note_stream(run)
-                    async with self:
-                        if self._stream_run != run:  # ended meanwhile (stream_check): write nothing more
-                            return
-                        if self._stop:
-                            answer.stopped()
+            while True:
+                got = await _next_events(queue, stop)
+                if got is None:  # the user stopped it (this worker's `stop`)
+                    stopped = True
+                    break
+                if time.monotonic() - claimed > STREAM_REFRESH_S:  # still streaming: renew the claim
+                    claimed = await services().liveness.note_stream(run)
+                async with self:  # what came meanwhile, in one change of the window
+                    if self._stream_run != run:  # ended meanwhile (stream_check): write nothing more
+                        return
+                    stopped = self._stop  # (a stop handled by another worker: seen at the next event)
+                    for event in [] if stopped else got:
+                        if event is _END or isinstance(event, Exception):
+                            failed = event if isinstance(event, Exception) else None
                             break
                         changes = answer.apply(event)
                         if changes:
                             self._set_last(**changes)
                         if answer.error:
                             self.error, self.mark = answer.error, "error"
+                if failed is not None:
+                    raise failed
+                if stopped or got[-1] is _END:
+                    break
+            if stopped:
+                answer.stopped()
         except ChatRefused as exc:
             answer.refused(exc.kind, exc.user_message)
             if exc.kind == "unauthenticated" and user is not None:  # signed out, or moved to another tenant or role:
@@ -361,6 +409,9 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
         except Exception:  # never leave the window spinning, and never show the exception's text
             log.exception("chat turn failed")
             answer.refused("internal", msg("chat.failed"))
+        finally:
+            _STOPS.pop(run, None)
+            reader.cancel()  # a turn stopped mid-way: its model call ends now (what it used is paid: chat/turn.py)
         labels = await asyncio.to_thread(topic_labels, user, [answer])  # names the existing topics of a proposal
         async with self:
             if self._stream_run != run:  # ended meanwhile (stream_check): the answer is no longer ours
