@@ -176,13 +176,15 @@ class LearnState(rx.State):
 
     @rx.event
     async def load_topic(self):
-        self.show_topics = False  # a topic picked in the drawer: the drawer closes
         """on_load of `/topics/[slug]`: one topic with its relations, from the user's tenant only."""
+        self.show_topics = False  # a topic picked in the drawer: the drawer closes
         tenant = await self._tenant()
         if tenant is None:
             return
         slug = str(self.router.page.params.get("slug", ""))
-        self.topic_loading = True
+        # a reload shows the topic the tab had at once: it stays while it is read again (no skeleton in between,
+        # which took away what a quick reader had clicked or tabbed to); another topic shows the skeleton
+        self.topic_loading = not (self.topic_found and self.topic.slug == slug)
         self.load_error = ""
         yield
         store = services().kb
