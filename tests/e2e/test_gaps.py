@@ -70,6 +70,7 @@ def test_unanswered_questions_become_a_topic_and_the_gap_is_resolved(served_app,
     for i, q in enumerate(questions):
         done = ask(served_app, claude, learners[i % 2], q)
         assert done["grounded"] is False  # nothing in its knowledge base about it
+    logged(served_app, slug_of_tenant, 3)  # the page reads the log as it is when it opens
 
     ctx = browser.new_context(bypass_csp=True)  # axe is injected below
     admin = ctx.new_page()

@@ -142,8 +142,15 @@ def toast_covers_nothing(page):
     centre it covered it) and the R42 launcher."""
     toast = page.locator("[data-sonner-toast]").first
     expect(toast).to_be_visible()
-    page.wait_for_timeout(500)  # the toast slides in
-    box = toast.bounding_box()
+    box, still = toast.bounding_box(), 0
+    for _ in range(50):  # the toast slides in: measured once it has stood still for 0.3 s
+        page.wait_for_timeout(100)
+        now = toast.bounding_box()
+        still = still + 1 if now == box else 0
+        box = now
+        if still >= 3:
+            break
+    assert box is not None
     for selector in ("#save-topic", "#r42-launcher", "#user-menu", "h1"):
         other = page.locator(selector).first.bounding_box()
         assert other is not None, selector

@@ -32,6 +32,7 @@ def expect_focus(page, element_id: str):
 
 
 def tab_to(page, element_id: str, limit: int = 150):
+    page.locator(f"#{element_id}").first.wait_for(state="attached")  # as a user, once the page shows it
     for _ in range(limit):
         if focused(page)["id"] == element_id:
             return

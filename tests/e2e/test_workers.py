@@ -204,7 +204,12 @@ def test_the_embedded_redis_wants_its_password_and_every_redis_user_has_it(worke
     def keys(pattern: str) -> list[str]:
         return redis_cli("-u", url, "--no-auth-warning", "--scan", "--pattern", pattern).split()
 
-    assert len(keys(BEAT_PREFIX + "*")) >= 2  # both live workers (the test above put a browser on each)
+    # both live workers beat (a worker killed by a test above beats again once its supervisor has started it
+    # anew, which takes a while on a busy machine)
+    deadline = time.monotonic() + 90
+    while len(beats := keys(BEAT_PREFIX + "*")) < 2 and time.monotonic() < deadline:
+        time.sleep(1)
+    assert len(beats) >= 2, (beats, workers_app.log_tail())
     ctx = browser.new_context()
     page = ctx.new_page()
     claude.reply_text("Een antwoord.")
@@ -297,15 +302,14 @@ def test_wrong_passwords_from_many_tabs_count_once_across_the_workers(workers_ap
             page.reload()
         assert page.locator("#sign-in-card").get_attribute("data-r42-worker") == worker
         tabs.append(page)
-    answers = []
-    for i in range(22):
+    answers = ["E-mailadres of wachtwoord klopt niet."] * 10 + [msg("auth.too_many_attempts")] * 12
+    for i, answer in enumerate(answers):
         page = tabs[i % 2]
         page.bring_to_front()  # as a user switching tabs (a click in a tab behind another waits ~2 s in Chromium)
         page.fill("#email", f"tab-{i}@example.com")
         page.fill("#password", "raden")
         page.click("#sign-in")
-        expect(page.locator("#password")).to_have_value("")  # answered
-        answers.append(page.locator("#signin-error").inner_text().strip())
-    assert answers == ["E-mailadres of wachtwoord klopt niet."] * 10 + [msg("auth.too_many_attempts")] * 12
+        expect(page.locator("#password")).to_have_value("")  # answered (the message may be drawn a moment after)
+        expect(page.locator("#signin-error")).to_have_text(answer)
     assert {tab.locator("#sign-in-card").get_attribute("data-r42-worker") for tab in tabs} == set(workers)
     ctx.close()
