@@ -51,7 +51,7 @@
     var lost = !document.activeElement || document.activeElement === document.body
       || (document.activeElement.closest && document.activeElement.closest('#r42-window'));
     if (gone && l && l.getClientRects().length > 0) { if (lost) l.focus(); return; }
-    if ((tries || 0) < 60) setTimeout(function () { afterClose((tries || 0) + 1); }, 50);
+    if ((tries || 0) < 300) setTimeout(function () { afterClose((tries || 0) + 1); }, 50);  /* a slow server: 15 s */
   }
   window.r42AfterClose = afterClose;
   /* the page behind a modal window: inert (no Tab, no click, no screen-reader cursor), until the window goes */
@@ -430,12 +430,24 @@ function r42FocusLost() { var at = document.activeElement; return !at || at === 
     /* the heading, once the page has loaded (two seconds after the old one went, else the content itself) */
     var target = h || (!old && tries - since >= 20 ? main : null);
     if (target) {
-      if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
-      target.focus({ preventScroll: true });
-      placed = target;
+      put(target);
+      if (target === main) wait = setTimeout(function () { better(0); }, 100);
       return;
     }
     if (tries < 70) wait = setTimeout(function () { land(tries + 1); }, 100);
+  }
+  function put(target) {
+    if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
+    target.focus({ preventScroll: true });
+    placed = target;
+  }
+  /* the content had the focus (no heading yet after two seconds: a slow server); the heading, once it comes
+     (fifteen seconds at most), unless the user has moved the focus meanwhile */
+  function better(tries) {
+    var main = document.getElementById('main'), h = heading();
+    if (!main || placed !== main || document.activeElement !== main) return;
+    if (h && !(h === was && h.textContent === wasWords)) { put(h); return; }
+    if (tries < 150) wait = setTimeout(function () { better(tries + 1); }, 100);
   }
   /* once the user moves the focus, it is theirs */
   document.addEventListener('focusin', function (e) { if (e.target !== placed) placed = null; });

@@ -52,10 +52,11 @@ def _rated() -> EventSpec:
     return rx.toast(msg("chat.rated"), duration=2000)
 
 
-# The answers this worker streams (run -> set by `stop`): the wait for the model's next event ends at once, also
-# when the model says nothing for a while (a pause, a tool that takes long); the answer stops where it is.
-_STOPS: dict[str, asyncio.Event] = {}
-_END = object()  # the turn has no more events
+# The answers this worker streams: run -> the queue their events come through. `stop` puts _STOPPED in it, so the
+# answer stops at once, also while the model says nothing for a while (a pause, a tool that takes long).
+_QUEUES: dict[str, asyncio.Queue] = {}
+_READERS: set[asyncio.Future] = set()  # the turns being read (_pump), each held till it is done
+_END, _STOPPED = object(), object()  # the turn has no more events; the user stopped it
 
 
 async def _pump(turn_events, queue: asyncio.Queue) -> None:
@@ -67,21 +68,20 @@ async def _pump(turn_events, queue: asyncio.Queue) -> None:
                 queue.put_nowait(event)
     except Exception as exc:  # noqa: BLE001 (raised again by the reader)
         queue.put_nowait(exc)
-    queue.put_nowait(_END)
+    except asyncio.CancelledError:  # (by generate once it stopped reading; by anything else, the answer fails)
+        queue.put_nowait(RuntimeError("reading the turn was cancelled"))
+        raise
+    finally:
+        queue.put_nowait(_END)
 
 
-async def _next_events(queue: asyncio.Queue, stop: asyncio.Event) -> list | None:
-    """The events read so far (at least one), or None once `stop` is set first."""
-    getter, stopping = asyncio.ensure_future(queue.get()), asyncio.ensure_future(stop.wait())
-    await asyncio.wait({getter, stopping}, return_when=asyncio.FIRST_COMPLETED)
-    stopping.cancel()
-    if not getter.done():
-        getter.cancel()
-        return None
-    got = [getter.result()]
-    while not queue.empty() and got[-1] is not _END and not isinstance(got[-1], Exception):
+async def _next_events(queue: asyncio.Queue) -> list:
+    """The events that came since the last call (at least one; the last may be _END, _STOPPED or an exception)."""
+    got = [await queue.get()]
+    while not queue.empty() and not (got[-1] is _END or got[-1] is _STOPPED or isinstance(got[-1], Exception)):
         got.append(queue.get_nowait())
     return got
+
 
 class ChatState(WindowMixin, ThreadMixin, rx.State):
     """What the R42 window shows. Opening, closing and what R42 may do for the user are WindowMixin's
@@ -324,8 +324,8 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
     @rx.event
     def stop(self):
         self._stop = True
-        if self._stream_run in _STOPS:  # streamed by this worker: it stops now, not at the model's next word
-            _STOPS[self._stream_run].set()
+        if self._stream_run in _QUEUES:  # streamed by this worker: it stops now, not at the model's next word
+            _QUEUES[self._stream_run].put_nowait(_STOPPED)
 
     def _change(self, message_id: str, **changes) -> None:
         self.messages = [dataclasses.replace(m, **changes) if m.id == message_id else m for m in self.messages]
@@ -360,32 +360,36 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
     @rx.event(background=True)
     async def generate(self):
         """Stream one answer into the last message (chat/window.py decides what it shows); lock blocks stay short."""
+        queue: asyncio.Queue = asyncio.Queue()
         async with self:
             run = self._stream_run
             user = await self._user()
             token = (await self.get_state(AuthState)).session_token  # the guard asks PocketBase about it too
             history = model_history(self.messages[:-1])
-        claimed = await services().liveness.note_stream(run)  # this worker streams it, wherever _start ran
+            _QUEUES[run] = queue
+            if self._stop:  # stopped before it began
+                queue.put_nowait(_STOPPED)
         answer = AnswerView()
-        stop = _STOPS[run] = asyncio.Event()
-        queue: asyncio.Queue = asyncio.Queue()
-        reader = asyncio.ensure_future(_pump(run_turn(user, history, services().chat, token=token), queue))
-        stopped, failed = False, None
+        reader = None
         try:
+            claimed = await services().liveness.note_stream(run)  # this worker streams it, wherever _start ran
+            reader = asyncio.ensure_future(_pump(run_turn(user, history, services().chat, token=token), queue))
+            _READERS.add(reader)
+            reader.add_done_callback(_READERS.discard)
             while True:
-                got = await _next_events(queue, stop)
-                if got is None:  # the user stopped it (this worker's `stop`)
-                    stopped = True
-                    break
+                got = await _next_events(queue)
                 if time.monotonic() - claimed > STREAM_REFRESH_S:  # still streaming: renew the claim
                     claimed = await services().liveness.note_stream(run)
+                failed, ended = None, got[-1] is _END or got[-1] is _STOPPED
                 async with self:  # what came meanwhile, in one change of the window
                     if self._stream_run != run:  # ended meanwhile (stream_check): write nothing more
                         return
-                    stopped = self._stop  # (a stop handled by another worker: seen at the next event)
-                    for event in [] if stopped else got:
-                        if event is _END or isinstance(event, Exception):
-                            failed = event if isinstance(event, Exception) else None
+                    stopped = self._stop or got[-1] is _STOPPED  # (a stop handled by another worker: its flag)
+                    for event in [] if self._stop else got:
+                        if event is _END or event is _STOPPED:
+                            break
+                        if isinstance(event, Exception):
+                            failed = event
                             break
                         changes = answer.apply(event)
                         if changes:
@@ -394,10 +398,10 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
                             self.error, self.mark = answer.error, "error"
                 if failed is not None:
                     raise failed
-                if stopped or got[-1] is _END:
+                if stopped:
+                    answer.stopped()
+                if stopped or ended:
                     break
-            if stopped:
-                answer.stopped()
         except ChatRefused as exc:
             answer.refused(exc.kind, exc.user_message)
             if exc.kind == "unauthenticated" and user is not None:  # signed out, or moved to another tenant or role:
@@ -410,8 +414,9 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
             log.exception("chat turn failed")
             answer.refused("internal", msg("chat.failed"))
         finally:
-            _STOPS.pop(run, None)
-            reader.cancel()  # a turn stopped mid-way: its model call ends now (what it used is paid: chat/turn.py)
+            _QUEUES.pop(run, None)
+            if reader is not None:  # a turn stopped mid-way: its model call ends now (what it used is paid: turn.py)
+                reader.cancel()
         labels = await asyncio.to_thread(topic_labels, user, [answer])  # names the existing topics of a proposal
         async with self:
             if self._stream_run != run:  # ended meanwhile (stream_check): the answer is no longer ours

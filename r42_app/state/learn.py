@@ -113,6 +113,7 @@ class LearnState(rx.State):
 
     _topics: list[Topic] = []
     _tenant_id: str = ""
+    _shown: str = ""  # "tenant id/slug" of the topic shown, once read whole (load_topic)
 
     async def _tenant(self) -> Tenant | None:
         auth = await self.get_state(AuthState)
@@ -183,8 +184,10 @@ class LearnState(rx.State):
             return
         slug = str(self.router.page.params.get("slug", ""))
         # a reload shows the topic the tab had at once: it stays while it is read again (no skeleton in between,
-        # which took away what a quick reader had clicked or tabbed to); another topic shows the skeleton
-        self.topic_loading = not (self.topic_found and self.topic.slug == slug)
+        # which took away what a quick reader had clicked or tabbed to); another topic (another tenant's, one read
+        # in part: a load cut short by a move) shows the skeleton
+        key = f"{tenant.id}/{slug}"
+        self.topic_loading, self._shown = self._shown != key, ""
         self.load_error = ""
         yield
         store = services().kb
@@ -236,6 +239,7 @@ class LearnState(rx.State):
                 for r in relations
                 if r.target == slug and r.source != slug
             ]
+            self._shown = key
         self.topic_loading = False
 
     @rx.event

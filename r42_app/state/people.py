@@ -165,7 +165,12 @@ class PeopleState(AdminPageMixin, rx.State):
         # the cards in this event, not as events it returns: those queue behind a click made meanwhile (the cards
         # show what the tab last had), and the sign-in card's load closed the form "Wijzigen" had just opened
         cards = [await self.get_state(card) for card in (TenantLanguageState, SsoSettingsState, LtiSettingsState)]
-        await asyncio.gather(*(card._reload(user, "people.load_failed") for card in cards))
+        done = await asyncio.gather(*(card._reload(user, "people.load_failed") for card in cards),
+                                    return_exceptions=True)
+        for card, outcome in zip(cards, done, strict=True):  # (_reload says PocketBase's errors itself)
+            if isinstance(outcome, Exception):  # one card's failure is that card's: the others show
+                log.error("%s could not load: %r", type(card).__name__, outcome)
+                card.loading, card.load_error = False, msg("people.load_failed")
 
     async def _again(self) -> None:
         user = await self._admin()

@@ -198,21 +198,34 @@ def test_the_focus_follows_the_heading_when_a_page_draws_it_again_while_it_loads
     assert page.evaluate("document.activeElement.outerHTML") == moved
 
 
+class SlowServer:
+    """The page's socket, with the server's messages held back while `holding` (a slow server); `release()` sends
+    what was held, in its order, and lets the rest through as it comes."""
+
+    def __init__(self, page):
+        self.held: list = []
+        self.holding = False
+        self.sockets: list = []
+        page.route_web_socket(re.compile(r".*/_event.*"), self._route)
+
+    def _route(self, ws):
+        server = ws.connect_to_server()
+        server.on_message(lambda m: self.held.append(m) if self.holding else ws.send(m))
+        ws.on_message(lambda m: server.send(m))
+        self.sockets.append(ws)
+
+    def release(self) -> None:
+        while self.held:  # (what comes meanwhile is held and sent too)
+            self.sockets[-1].send(self.held.pop(0))
+        self.holding = False
+
+
 def test_the_focus_waits_for_the_new_pages_heading_not_the_old_title_still_shown(served_app, page):
     """A link inside a topic page (a relation) moves to another topic; until the server's answer comes, the old
     page's heading is still shown, and the focus went to it: a screen reader read the old title, then the new. The
     server's messages are held back here for a moment, as a slow server does, while something else on the page
     changes (the focus moves on a change of the page)."""
-    held, holding = [], [False]
-
-    def route(ws):
-        server = ws.connect_to_server()
-        server.on_message(lambda m: held.append(m) if holding[0] else ws.send(m))
-        ws.on_message(lambda m: server.send(m))
-        sockets.append(ws)
-
-    sockets: list = []
-    page.route_web_socket(re.compile(r".*/_event.*"), route)
+    slow = SlowServer(page)
     sign_in(page, served_app, "learner@example.com", path="/topics/aow")
     title = page.locator("#topic-title")
     expect(title).to_be_visible()
@@ -222,7 +235,7 @@ def test_the_focus_waits_for_the_new_pages_heading_not_the_old_title_still_shown
     }""")
     link = page.locator(".relation-link a").first
     link.focus()
-    holding[0] = True
+    slow.holding = True
     link.press("Enter")
     expect(page).not_to_have_url(re.compile(r"/topics/aow$"))
     page.wait_for_timeout(300)
@@ -230,13 +243,29 @@ def test_the_focus_waits_for_the_new_pages_heading_not_the_old_title_still_shown
     page.evaluate("document.body.appendChild(document.createElement('div'))")
     page.wait_for_timeout(2_700)  # the server is slow to answer (longer than the 2 s the page waits for a heading)
     assert page.locator("#topic-title").inner_text() == old  # (still the old page's heading)
-    while held:  # in their order (what comes meanwhile is held and sent too), then the rest as it comes
-        sockets[-1].send(held.pop(0))
-    holding[0] = False
+    slow.release()
     expect(title).not_to_have_text(old)
     expect(title).to_be_focused()
     focused = page.evaluate("window.r42Focused")
     assert f"H1:{old}" not in focused, focused
+
+
+def test_a_heading_that_comes_after_two_seconds_still_gets_the_focus(served_app, page):
+    """A page with no heading two seconds after a move (a slow server: the topic's skeleton) puts the focus on its
+    content, so the keyboard does not start at the top of the document; the heading, once it comes, takes it (it
+    stayed on the content: a screen reader did not read the topic's name)."""
+    slow = SlowServer(page)
+    sign_in(page, served_app, "learner@example.com")
+    card = page.locator("a.topic-card").first
+    expect(card).to_be_visible()
+    card.focus()
+    slow.holding = True
+    card.press("Enter")
+    expect(page).to_have_url(re.compile(r"/topics/"))
+    page.wait_for_timeout(2_700)
+    assert page.evaluate("document.activeElement.id") == "main"  # (no heading yet: the content has it)
+    slow.release()
+    expect(page.locator("#topic-title")).to_be_focused()
 
 
 def test_the_bar_shows_where_you_are(served_app, page):
