@@ -412,11 +412,33 @@ window.r42Fill = function (text, tries) {
 // while it loads; focus that is somewhere on purpose is left where it is. A page loaded afresh keeps the browser's
 // own start (the skip links come first).
 // The focus is nowhere a user put it: on <body>, or on an element the page has just taken away.
+// A topic page is drawn from the tab's state before the server's first answer comes: a move to another topic showed
+// the topic the tab last had (its title read out) for a moment. What pages/learn.py marks with the slug it shows
+// (data-r42-topic) is hidden while that is not the address's slug (before it is painted: a mutation's callback).
+(function () {
+  function mark() {
+    var at = location.pathname.match(/^\/topics\/([^/]+)/), want = at ? decodeURIComponent(at[1]) : null;
+    var shown = document.querySelectorAll('[data-r42-topic]');
+    for (var i = 0; i < shown.length; i++) {
+      var stale = want !== null && shown[i].getAttribute('data-r42-topic') !== want;
+      if (stale !== shown[i].hasAttribute('data-r42-stale')) {
+        if (stale) shown[i].setAttribute('data-r42-stale', ''); else shown[i].removeAttribute('data-r42-stale');
+      }
+    }
+  }
+  new MutationObserver(mark).observe(document.documentElement, { childList: true, subtree: true,
+                                                                 attributes: true, attributeFilter: ['data-r42-topic'] });
+  mark();
+})();
+
 function r42FocusLost() { var at = document.activeElement; return !at || at === document.body || !at.isConnected; }
 
 (function () {
   var path = location.pathname, wait = null, placed = null, from = null, was = null, wasWords = null, since = 0;
-  function heading() { return document.querySelector('#main h1'); }
+  function heading() {  /* a topic still hidden as the last one (data-r42-stale) has no heading yet */
+    var h = document.querySelector('#main h1');
+    return h && !h.closest('[data-r42-stale]') ? h : null;
+  }
   function land(tries) {
     var main = document.getElementById('main');
     /* what had the focus in the old page may still be shown while the new page loads: it is on its way out */

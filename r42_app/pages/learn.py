@@ -263,6 +263,11 @@ def relations_block() -> rx.Component:
     )
 
 
+# The slug of the topic drawn: the page is drawn from the tab's state before the server's first answer, so a move to
+# another topic showed the last one for a moment; assets/r42.js hides it (data-r42-stale) till it is the address's.
+TOPIC_SHOWN = {"data-r42-topic": LearnState.topic.slug}
+
+
 def topic_view() -> rx.Component:
     """One topic: label, type, description, markdown content and relations."""
     return rx.cond(
@@ -310,10 +315,12 @@ def topic_view() -> rx.Component:
                 spacing="4",
                 align="start",
                 width="100%",
+                custom_attrs=TOPIC_SHOWN,
             ),
-            empty_state("file_question", t("Onderwerp niet gevonden"),
-                        t("Dit onderwerp bestaat niet (meer) in de kennisbank van je organisatie."),
-                        link_button(t("Naar de onderwerpen"), variant="soft", href="/")),
+            rx.box(empty_state("file_question", t("Onderwerp niet gevonden"),
+                               t("Dit onderwerp bestaat niet (meer) in de kennisbank van je organisatie."),
+                               link_button(t("Naar de onderwerpen"), variant="soft", href="/")),
+                   width="100%", custom_attrs=TOPIC_SHOWN),
         ),
     )
 

@@ -242,7 +242,7 @@ def test_the_focus_waits_for_the_new_pages_heading_not_the_old_title_still_shown
     # something else on the page changes while the server's answer is on its way (a toast, the chat's launcher)
     page.evaluate("document.body.appendChild(document.createElement('div'))")
     page.wait_for_timeout(2_700)  # the server is slow to answer (longer than the 2 s the page waits for a heading)
-    assert page.locator("#topic-title").inner_text() == old  # (still the old page's heading)
+    assert not page.locator("#topic-title").is_visible()  # (the old topic is hidden while the new one is read)
     slow.release()
     expect(title).not_to_have_text(old)
     expect(title).to_be_focused()
@@ -295,3 +295,24 @@ def test_a_hovered_topic_card_keeps_a_readable_title(served_app, page):
     hovered = label.evaluate("el => getComputedStyle(el).color")
     r, g, b = (int(v) for v in hovered[hovered.index("(") + 1:hovered.index(")")].split(",")[:3])
     assert hovered != still and b > r + 60, (still, hovered)  # indigo, not a grey (r ≈ g ≈ b)
+
+
+def test_a_move_to_another_topic_never_shows_the_last_topic_while_it_loads(served_app, page):
+    """The topic page is drawn from the tab's state before the server answers: coming from the overview, the topic
+    the tab showed last stood there (its title focused and read out) until the new one came."""
+    slow = SlowServer(page)
+    sign_in(page, served_app, "learner@example.com", path="/topics/aow")
+    expect(page.locator("#topic-title")).to_have_text("AOW")
+    page.locator("header").get_by_role("link", name="Onderwerpen").click()
+    card = page.locator("a.topic-card").filter(has_not_text="AOW").first
+    expect(card).to_be_visible()
+    slow.holding = True
+    card.click()
+    expect(page).to_have_url(re.compile(r"/topics/(?!aow)"))
+    page.wait_for_timeout(1_000)  # the server's answer is on its way
+    assert not page.locator("#topic-title").is_visible(), page.locator("#topic-title").all_inner_texts()
+    slow.release()
+    title = page.locator("#topic-title")
+    expect(title).to_be_visible()
+    expect(title).not_to_have_text("AOW")
+    expect(title).to_be_focused()
