@@ -406,19 +406,19 @@ window.r42Fill = function (text, tries) {
   follow();
 })();
 
-// A move to another page inside the app (a link, or a redirect after "Aanmaken") unmounts what had the focus, so
-// it falls to <body> and the next Tab starts at the top of the page. Then it goes to the new page's heading (read
-// out by a screen reader) once the page shows one, and to the heading drawn again if the page takes that one away
-// while it loads; focus that is somewhere on purpose is left where it is. A page loaded afresh keeps the browser's
-// own start (the skip links come first).
-// The focus is nowhere a user put it: on <body>, or on an element the page has just taken away.
 // A topic page is drawn from the tab's state before the server's first answer comes: a move to another topic showed
 // the topic the tab last had (its title read out) for a moment. What pages/learn.py marks with the slug it shows
-// (data-r42-topic) is hidden while that is not the address's slug (before it is painted: a mutation's callback).
+// (data-r42-topic) is hidden while that is not the address's slug: checked when the address changes and on each
+// change of the page (a mutation's callback: before it is painted). This comes before the route focus below, which
+// skips a hidden heading.
 (function () {
+  function wanted() {  /* the address's slug as the router gives it to the server (a "/" inside stays %2F) */
+    var at = location.pathname.match(/^\/topics\/([^/]+)/);
+    if (!at) return null;
+    try { return decodeURIComponent(at[1]).replace(/\//g, '%2F'); } catch (e) { return at[1]; }
+  }
   function mark() {
-    var at = location.pathname.match(/^\/topics\/([^/]+)/), want = at ? decodeURIComponent(at[1]) : null;
-    var shown = document.querySelectorAll('[data-r42-topic]');
+    var want = wanted(), shown = document.querySelectorAll('[data-r42-topic]');
     for (var i = 0; i < shown.length; i++) {
       var stale = want !== null && shown[i].getAttribute('data-r42-topic') !== want;
       if (stale !== shown[i].hasAttribute('data-r42-stale')) {
@@ -426,11 +426,22 @@ window.r42Fill = function (text, tries) {
       }
     }
   }
+  ['pushState', 'replaceState'].forEach(function (name) {  /* a move between two topics changes no element first */
+    var original = history[name];
+    history[name] = function () { var result = original.apply(this, arguments); mark(); return result; };
+  });
+  window.addEventListener('popstate', mark);
   new MutationObserver(mark).observe(document.documentElement, { childList: true, subtree: true,
                                                                  attributes: true, attributeFilter: ['data-r42-topic'] });
   mark();
 })();
 
+// A move to another page inside the app (a link, or a redirect after "Aanmaken") unmounts what had the focus, so
+// it falls to <body> and the next Tab starts at the top of the page. Then it goes to the new page's heading (read
+// out by a screen reader) once the page shows one, and to the heading drawn again if the page takes that one away
+// while it loads; focus that is somewhere on purpose is left where it is. A page loaded afresh keeps the browser's
+// own start (the skip links come first).
+// The focus is nowhere a user put it: on <body>, or on an element the page has just taken away.
 function r42FocusLost() { var at = document.activeElement; return !at || at === document.body || !at.isConnected; }
 
 (function () {

@@ -37,6 +37,7 @@ from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AFTER_SIGN_IN, ON_FRAMED_LAUNCH, ON_SIGN_OUT, AuthState
 from r42_app.state.chat_thread import ThreadMixin, topic_labels
 from r42_app.state.chat_window import WindowMixin
+from r42_app.state.held import hold
 
 log = logging.getLogger(__name__)
 FOCUS_INPUT = "window.r42FocusInput && window.r42FocusInput()"  # assets/r42.js: the question box, once it is there
@@ -55,13 +56,12 @@ def _rated() -> EventSpec:
 # The answers this worker streams: run -> the queue their events come through. `stop` puts _STOPPED in it, so the
 # answer stops at once, also while the model says nothing for a while (a pause, a tool that takes long).
 _QUEUES: dict[str, asyncio.Queue] = {}
-_READERS: set[asyncio.Future] = set()  # the turns being read (_pump), each held till it is done
 _END, _STOPPED = object(), object()  # the turn has no more events; the user stopped it
 
 
 async def _pump(turn_events, queue: asyncio.Queue) -> None:
-    """Read the turn's events into `queue`, then _END; an exception of the turn goes there too (the reader raises
-    it). One task reads them all, so the turn runs in one context (its language) however its reader waits."""
+    """Read the turn's events into `queue`, then _END; an exception of the turn goes there too (`generate` raises
+    it). One task reads them all, so the turn runs in one context (its language) however `generate` waits."""
     try:
         async with contextlib.aclosing(turn_events) as turn:
             async for event in turn:
@@ -370,12 +370,10 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
             if self._stop:  # stopped before it began
                 queue.put_nowait(_STOPPED)
         answer = AnswerView()
-        reader = None
+        pump = None
         try:
             claimed = await services().liveness.note_stream(run)  # this worker streams it, wherever _start ran
-            reader = asyncio.ensure_future(_pump(run_turn(user, history, services().chat, token=token), queue))
-            _READERS.add(reader)
-            reader.add_done_callback(_READERS.discard)
+            pump = hold(_pump(run_turn(user, history, services().chat, token=token), queue))
             while True:
                 got = await _next_events(queue)
                 if time.monotonic() - claimed > STREAM_REFRESH_S:  # still streaming: renew the claim
@@ -415,8 +413,8 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
             answer.refused("internal", msg("chat.failed"))
         finally:
             _QUEUES.pop(run, None)
-            if reader is not None:  # a turn stopped mid-way: its model call ends now (what it used is paid: turn.py)
-                reader.cancel()
+            if pump is not None:  # ends the turn if it still runs (stopped): what it used is paid (chat/turn.py)
+                pump.cancel()
         labels = await asyncio.to_thread(topic_labels, user, [answer])  # names the existing topics of a proposal
         async with self:
             if self._stream_run != run:  # ended meanwhile (stream_check): the answer is no longer ours

@@ -45,21 +45,13 @@ from r42_app.services.store.pb import PBError
 from r42_app.services.uploads import RETRY_AFTER_S, keep_permit, uploads_busy
 from r42_app.state.auth import AuthState
 from r42_app.state.focus import focus_if_lost
+from r42_app.state.held import hold
 
 log = logging.getLogger(__name__)
 
 UPLOAD_ID = "documents-upload"
 SENDING_GRACE_S = 15.0  # watch_sending: beyond the upload route's read timeout (Reflex reads the form after the bytes)
 STALE_UPLOAD_S = 24 * 3600  # uploads left behind by a worker that stopped mid-way are removed after this
-_IMPORTS: set[asyncio.Future] = set()  # imports under way (import_documents), each held till it is done
-
-
-def _hold(work) -> asyncio.Future:
-    """`work` run as a task of its own, held in _IMPORTS till it is done (the loop keeps only weak references)."""
-    task = asyncio.ensure_future(work)
-    _IMPORTS.add(task)
-    task.add_done_callback(_IMPORTS.discard)
-    return task
 
 
 STATUS_LABELS = {"waiting": N_("Wacht"), "queued": N_("In de wachtrij"), "reading": N_("Bezig met lezen…"),
@@ -349,11 +341,11 @@ class DocumentUploadState(rx.State):
         tab closed): Reflex cancels the events an upload chains when its request ends early, and the rest of the
         batch was dropped with its rows on "Wacht". So the work is shielded from that; the tab's rows follow it
         (its state outlives a reload)."""
-        work = _hold(self._import_batch())
+        work = hold(self._import_batch())
         try:
             await asyncio.shield(work)
         except asyncio.CancelledError:  # the page went away: the list below is not read again, so the reloaded
-            _hold(self._list_after(work))  # page would list the topics as they were when it loaded
+            hold(self._list_after(work))  # page would list the topics as they were when it loaded
             raise
         from r42_app.state.admin_topics import AdminTopicListState
 

@@ -168,9 +168,10 @@ class PeopleState(AdminPageMixin, rx.State):
         done = await asyncio.gather(*(card._reload(user, "people.load_failed") for card in cards),
                                     return_exceptions=True)
         for card, outcome in zip(cards, done, strict=True):  # (_reload says PocketBase's errors itself)
-            if isinstance(outcome, Exception):  # one card's failure is that card's: the others show
+            if isinstance(outcome, Exception):  # one card's failure is that card's: the others show; the page says it
                 log.error("%s could not load: %r", type(card).__name__, outcome)
-                card.loading, card.load_error = False, msg("people.load_failed")
+                card.loading = False
+                self.load_error = msg("people.load_failed")
 
     async def _again(self) -> None:
         user = await self._admin()

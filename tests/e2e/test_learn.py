@@ -220,11 +220,12 @@ class SlowServer:
         self.holding = False
 
 
-def test_the_focus_waits_for_the_new_pages_heading_not_the_old_title_still_shown(served_app, page):
+def test_the_focus_goes_to_the_new_topics_heading_never_to_the_old_title(served_app, page):
     """A link inside a topic page (a relation) moves to another topic; until the server's answer comes, the old
-    page's heading is still shown, and the focus went to it: a screen reader read the old title, then the new. The
-    server's messages are held back here for a moment, as a slow server does, while something else on the page
-    changes (the focus moves on a change of the page)."""
+    topic was still shown, and the focus went to its heading: a screen reader read the old title, then the new. The
+    old topic is hidden from the move on (the address changed, nothing else yet), and the focus waits for the new
+    heading. The server's messages are held back here for a moment, as a slow server does, while something else on
+    the page changes (the focus code acts on a change of the page)."""
     slow = SlowServer(page)
     sign_in(page, served_app, "learner@example.com", path="/topics/aow")
     title = page.locator("#topic-title")
@@ -239,10 +240,11 @@ def test_the_focus_waits_for_the_new_pages_heading_not_the_old_title_still_shown
     link.press("Enter")
     expect(page).not_to_have_url(re.compile(r"/topics/aow$"))
     page.wait_for_timeout(300)
+    assert not title.is_visible()  # hidden at the move, before anything on the page changed
     # something else on the page changes while the server's answer is on its way (a toast, the chat's launcher)
     page.evaluate("document.body.appendChild(document.createElement('div'))")
     page.wait_for_timeout(2_700)  # the server is slow to answer (longer than the 2 s the page waits for a heading)
-    assert not page.locator("#topic-title").is_visible()  # (the old topic is hidden while the new one is read)
+    assert not page.locator("#topic-title").is_visible()  # (still hidden while the new one is read)
     slow.release()
     expect(title).not_to_have_text(old)
     expect(title).to_be_focused()

@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import end_active_quizzes, sign_in
+from tests.e2e.test_a11y import tab_to as a11y_tab_to
 
 
 @pytest.fixture(autouse=True)
@@ -32,12 +33,7 @@ def expect_focus(page, element_id: str):
 
 
 def tab_to(page, element_id: str, limit: int = 150):
-    page.locator(f"#{element_id}").first.wait_for(state="attached")  # as a user, once the page shows it
-    for _ in range(limit):
-        if focused(page)["id"] == element_id:
-            return
-        page.keyboard.press("Tab")
-    raise AssertionError(f"Tab never reached #{element_id}")
+    a11y_tab_to(page, f"#{element_id}", limit)
 
 
 def test_a_quiz_is_finished_by_keyboard_alone_with_focus_and_announcements(served_app, page):
