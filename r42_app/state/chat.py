@@ -378,13 +378,13 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
                 got = await _next_events(queue)
                 if time.monotonic() - claimed > STREAM_REFRESH_S:  # still streaming: renew the claim
                     claimed = await services().liveness.note_stream(run)
-                failed, ended = None, got[-1] is _END or got[-1] is _STOPPED
+                failed = None
                 async with self:  # what came meanwhile, in one change of the window
                     if self._stream_run != run:  # ended meanwhile (stream_check): write nothing more
                         return
                     stopped = self._stop or got[-1] is _STOPPED  # (a stop handled by another worker: its flag)
-                    for event in [] if self._stop else got:
-                        if event is _END or event is _STOPPED:
+                    for event in [] if stopped else got:
+                        if event is _END:
                             break
                         if isinstance(event, Exception):
                             failed = event
@@ -398,7 +398,7 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
                     raise failed
                 if stopped:
                     answer.stopped()
-                if stopped or ended:
+                if stopped or got[-1] is _END:
                     break
         except ChatRefused as exc:
             answer.refused(exc.kind, exc.user_message)

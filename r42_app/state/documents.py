@@ -53,7 +53,6 @@ UPLOAD_ID = "documents-upload"
 SENDING_GRACE_S = 15.0  # watch_sending: beyond the upload route's read timeout (Reflex reads the form after the bytes)
 STALE_UPLOAD_S = 24 * 3600  # uploads left behind by a worker that stopped mid-way are removed after this
 
-
 STATUS_LABELS = {"waiting": N_("Wacht"), "queued": N_("In de wachtrij"), "reading": N_("Bezig met lezen…"),
                  "created": N_("Toegevoegd"), "updated": N_("Bijgewerkt"), "unchanged": N_("Ongewijzigd"),
                  "refused": N_("Geweigerd")}
