@@ -41,6 +41,7 @@ BENCHMARKS = {
     "gap-signal": "bench_gap_signal",
     "replication": "bench_replication",
     "vector-engine": "bench_vector_engine",
+    "answers": "bench_answers",
 }
 
 

@@ -67,6 +67,17 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+def token_groups(text: str) -> list[set[str]]:
+    """`tokenize`'s terms by the word they come from (a hyphenated word's parts and its joined form are one
+    word: "AOW-leeftijd" is {aow, leeftijd, aowleeftijd}); words that are all stop words left out."""
+    groups: list[set[str]] = []
+    for match in _WORD.findall(fold(text)):
+        group = set(tokenize(match))
+        if group and group not in groups:
+            groups.append(group)
+    return groups
+
+
 # A markdown link `[text](target)` in one pass: a `[` whose `](…)` does not follow is taken up to its `]` (or to the
 # end, with no `]` or `)` left to find) and left as written, so no bracket is read again from each `[` before it
 # (`\[([^\]]+)\]\([^)]*\)` was: quadratic in a run of `[`). The same links, the same text, as that pattern.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from r42_app.core.chat import REF_RE, offline_answer, plain_sentences
+from r42_app.core.chat import REF_RE, offline_answer, plain_sections, plain_sentences
 from r42_app.core.kb import Topic
 from r42_app.core.retrieval import TenantIndex, make_snippet
 
@@ -75,3 +75,22 @@ def test_markdown_becomes_sentences_without_headings_labels_or_cut_numbers():
 def test_a_sentence_off_the_question_is_left_out(index):
     text, _snippets, _texts = answer(index, "Wat is de dekkingsgraad?")
     assert "dekkingsgraad" in text.lower() and "AOW" not in text
+
+
+def test_a_sentence_is_read_under_its_heading(index):
+    """"Voor de komende jaren ligt die op 67 jaar" does not say what is 67: its section's heading does
+    ("### AOW-leeftijd"). Read on its own the sentence shares no word with the question and the answer missed it."""
+    text, _snippets, _texts = answer(index, "Wat is de AOW-leeftijd?")
+    assert "67 jaar" in text, text
+
+
+def test_sections_come_from_headings_and_a_snippets_passage_paths():
+    snippet = ("Een opening van de topic zonder kop hier.\n§ Regels › Termijnen\n### Termijnen\n\nDie duurt zes "
+               "maanden na de aanvraag van de deelnemer.\n…\nDe laatste zin van een passage vóór de volgende telt ook.\n"
+               "…\n§ Uitvoering\n- Een lijstje dat bij de uitvoering hoort, netjes.")
+    assert plain_sections(snippet) == [
+        ("", "Een opening van de topic zonder kop hier."),
+        ("Termijnen", "Die duurt zes maanden na de aanvraag van de deelnemer."),
+        ("", "De laatste zin van een passage vóór de volgende telt ook."),  # "…" ends a passage, and no sentence
+        ("Uitvoering", "Een lijstje dat bij de uitvoering hoort, netjes."),
+    ]
