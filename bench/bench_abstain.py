@@ -13,11 +13,14 @@ import json
 import tempfile
 from pathlib import Path
 
+from bench.bench_answers import rows as answer_rows
+from bench.bench_conversation import TOP, seeded_retriever
 from bench.common import pocketbase
 from r42_app.chat.turn import ChatDeps, run_turn
 from r42_app.core.chat import offline_answer
 from r42_app.core.identity import SignedInUser
 from r42_app.core.messages import msg
+from r42_app.core.relevance import Relevance
 from r42_app.services.adapters.embeddings import make_embedder
 from r42_app.services.adapters.vector_store import VectorStore
 from r42_app.services.outbox.indexer import Indexer
@@ -114,4 +117,41 @@ def run() -> str:
             "the closest topics as chips. Before issue 49 every abstention named three topics: 0% and 100%.", "",
             "| answerer | split | far: no topics named | near-domain: closest topics named |", "|---|---|---|---|",
             *offers]
-    return "\n".join(out)
+    return "\n".join(out + ["", second_kb()])
+
+
+def grounded_before(r: Relevance) -> bool:
+    """core/relevance.py's rule before the second KB was measured (2026-12-07): named, cosine >= 0.895, or cosine
+    >= 0.85 with BM25 >= 6 (the multilingual model; the fts rule is unchanged)."""
+    return r.named or (r.semantic is not None and (r.semantic >= 0.895 or (r.semantic >= 0.85 and r.lexical >= 6.0)))
+
+
+def second_kb() -> str:
+    """The rule on the second seed KB (acme, a warehouse) too: the off-topic questions of the set asked of both
+    KBs, and the answerable questions of bench/bench_answers.py's sets (written blind from the two KB files, each
+    with the topic and the fact that answer it), before and after the rule's third clause, through
+    `Retriever.ground` (whose relevance is the turn's `grounded`, checked above)."""
+    answerable = {split: [r for name in files for r in answer_rows(name)]
+                  for split, files in (("dev", ("answers_dev.jsonl",)), ("heldout", ("answers_holdout.jsonl",)))}
+    lines = ["### The rule on a second KB: off-topic questions still abstained, answerable ones answered", "",
+             "| KB | questions | split | rule before | rule now |", "|---|---|---|---|---|"]
+    with seeded_retriever() as (retriever, _kb, tenants):
+        def signals(slug: str, question: str) -> Relevance:
+            return retriever.ground(tenants[slug], [question], "hybrid", TOP).result.relevance
+
+        for slug in ("demo", "acme"):
+            for split in ("dev", "heldout"):
+                off = [signals(slug, q["query"]) for q in questions() if not q["on_topic"] and q["split"] == split]
+                lines.append(f"| {slug} | off-topic (abstain_nl), \"niets gevonden\" | {split} | "
+                             f"{share([not grounded_before(r) for r in off])} | {share([not r.grounded for r in off])} |")
+            for split in ("dev", "heldout"):
+                on = [signals(slug, r["question"]) for r in answerable[split] if r["kb"] == slug]
+                lines.append(f"| {slug} | answerable (bench/data/answers_{'dev' if split == 'dev' else 'holdout'}), "
+                             f"answered | {split} | {share([grounded_before(r) for r in on])} | "
+                             f"{share([r.grounded for r in on])} |")
+            if slug == "demo":
+                for split in ("dev", "heldout"):
+                    on = [signals(slug, q["query"]) for q in questions() if q["on_topic"] and q["split"] == split]
+                    lines.append(f"| demo | on-topic (abstain_nl), answered | {split} | "
+                                 f"{share([grounded_before(r) for r in on])} | {share([r.grounded for r in on])} |")
+    return "\n".join(lines)

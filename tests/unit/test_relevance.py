@@ -7,11 +7,14 @@ import pytest
 from r42_app.core.chat import REF_RE, abstention, offline_answer, system_blocks
 from r42_app.core.messages import msg
 from r42_app.core.relevance import (
+    COVERAGE_MOST,
     COVERAGE_ONLY,
     LEXICAL_ONLY,
+    LEXICAL_STRONG,
     LEXICAL_WITH_MEANING,
     NEAR_SEMANTIC,
     SEMANTIC_SURE,
+    SEMANTIC_WITH_MOST_WORDS,
     SEMANTIC_WITH_WORDS,
     Relevance,
 )
@@ -27,7 +30,13 @@ def snippet(ref, slug, text="Een deelnemer bouwt pensioen op via zijn werkgever 
     (Relevance(semantic=SEMANTIC_SURE), True),
     (Relevance(semantic=SEMANTIC_SURE - 0.001, lexical=LEXICAL_WITH_MEANING - 0.1), False),
     (Relevance(semantic=SEMANTIC_WITH_WORDS, lexical=LEXICAL_WITH_MEANING), True),
-    (Relevance(semantic=SEMANTIC_WITH_WORDS - 0.001, lexical=50.0, coverage=1.0), False),  # words, not meaning
+    (Relevance(semantic=SEMANTIC_WITH_WORDS - 0.001, lexical=LEXICAL_STRONG - 0.1, coverage=1.0), False),
+    # "Wat trek ik aan als ik in de gekoelde zone van hal 3 moet werken?" on the warehouse KB: the meaning a little
+    # lower, the KB's own words, one passage matching them strongly
+    (Relevance(semantic=SEMANTIC_WITH_MOST_WORDS, lexical=LEXICAL_STRONG, coverage=COVERAGE_MOST), True),
+    (Relevance(semantic=SEMANTIC_WITH_MOST_WORDS, lexical=LEXICAL_STRONG, coverage=COVERAGE_MOST - 0.01), False),
+    (Relevance(semantic=SEMANTIC_WITH_MOST_WORDS - 0.001, lexical=50.0, coverage=1.0), False),  # words, not meaning
+    (Relevance(semantic=0.767, lexical=8.7, coverage=0.57), False),  # "Hoeveel ronden telt de Formule 1 race …?"
     (Relevance(semantic=0.79, lexical=3.6, coverage=0.33), False),  # the weather in Amsterdam
     (Relevance(lexical=LEXICAL_ONLY, coverage=COVERAGE_ONLY), True),  # no usable embeddings: words decide
     (Relevance(lexical=LEXICAL_ONLY, coverage=COVERAGE_ONLY - 0.01), False),
