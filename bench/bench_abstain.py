@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from r42_app.services.store.kb_store import KBStore
 from r42_app.services.store.seed import SEED_DIR
 
 SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "abstain_nl.jsonl"
+DATA = Path(__file__).resolve().parent / "data"
 NOT_FOUND = msg("chat.offline_not_found", closest="").split(".")[0]  # "Hierover heb ik niets gevonden ..."
 
 
@@ -124,6 +126,7 @@ def grounded_before(r: Relevance) -> bool:
     """core/relevance.py's rule before the second KB was measured (2026-12-07): named, cosine >= 0.895, or cosine
     >= 0.85 with BM25 >= 6 (the multilingual model; the fts rule is unchanged)."""
     return r.named or (r.semantic is not None and (r.semantic >= 0.895 or (r.semantic >= 0.85 and r.lexical >= 6.0)))
+    # (the fts rule is core/relevance.py's, unchanged)
 
 
 def second_kb() -> str:
@@ -154,4 +157,23 @@ def second_kb() -> str:
                     on = [signals(slug, q["query"]) for q in questions() if q["on_topic"] and q["split"] == split]
                     lines.append(f"| demo | on-topic (abstain_nl), answered | {split} | "
                                  f"{share([grounded_before(r) for r in on])} | {share([r.grounded for r in on])} |")
+        lines += ["", "### English questions on the two Dutch KBs", "",
+                  "bench/data/relevance_en_*.jsonl: written blind from the KB files; the off-topic ones asked of both "
+                  "KBs.", "", "| KB | questions | split | rule before | rule now |", "|---|---|---|---|---|"]
+        for slug in ("demo", "acme"):
+            for split in ("dev", "heldout"):
+                english = [r for r in english_rows() if r["split"] == split]
+                off = [signals(slug, r["query"]) for r in english if not r["on_topic"]]
+                lines.append(f"| {slug} | off-topic, \"niets gevonden\" | {split} | "
+                             f"{share([not grounded_before(r) for r in off])} | {share([not r.grounded for r in off])} |")
+                on = [signals(slug, r["query"]) for r in english if r["on_topic"] and r["kb"] == slug]
+                lines.append(f"| {slug} | answerable, answered | {split} | {share([grounded_before(r) for r in on])} | "
+                             f"{share([r.grounded for r in on])} |")
     return "\n".join(lines)
+
+
+def english_rows() -> list[dict]:
+    only = os.environ.get("R42_BENCH_SPLIT")  # "dev" while choosing
+    return [json.loads(line) for name in ("relevance_en_dev.jsonl", "relevance_en_holdout.jsonl")
+            for line in (DATA / name).read_text(encoding="utf-8").splitlines()
+            if line.strip() and (not only or json.loads(line)["split"] == only)]

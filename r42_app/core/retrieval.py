@@ -158,6 +158,24 @@ def english_share(topics: Sequence[Topic], budget: int = 200_000) -> float:
     return min(1.0, max(0.0, (en / (en + nl) - 0.25) / 0.5))
 
 
+# A question's function words: a question is short, so its question words and pronouns count too.
+_ENGLISH_ASKS = _ENGLISH | frozenset("what how why when who where does do did my your i should would will if".split())
+_DUTCH_ASKS = _DUTCH | frozenset("wat hoe waarom wanneer wie waar mijn ik je jij kan moet welke heb krijg".split())
+
+
+def asks_across(question: str, english: float) -> bool:
+    """Whether a question is asked in the other language of a KB that reads `english` (`english_share`): its
+    function words English on a Dutch KB, or Dutch on an English one. False when it has none ("Good morning!")
+    or the KB is neither."""
+    en = nl = 0
+    for word in words(question):
+        en += word in _ENGLISH_ASKS
+        nl += word in _DUTCH_ASKS
+    if en == nl or english == 0.5:
+        return False
+    return (en > nl) != (english > 0.5)
+
+
 def topic_passages(topic: Topic) -> list[Passage]:
     """A topic's passages; a topic without content is one empty passage (its label and description)."""
     return split_passages(topic.slug, topic.content) or [Passage(topic.slug, "", (), "", 0, 0)]

@@ -38,6 +38,7 @@ from r42_app.core.retrieval import (
     KBContext,
     Snippet,
     TenantIndex,
+    asks_across,
     build_kb_context_from_index,
     clean_query,
     make_snippet,
@@ -554,7 +555,7 @@ class Retriever:
         if sims is not None and getattr(self.embedder, "multilingual", False) and np.isfinite(sims).any():
             semantic = float(np.nanmax(sims))
         return Relevance(named=bool(index.named(query)), lexical=float(lexical.max()) if lexical.size else 0.0,
-                         coverage=index.coverage(query), semantic=semantic)
+                         coverage=index.coverage(query), semantic=semantic, across=asks_across(query, index.english))
 
     def _hybrid(self, index: TenantIndex, query: str, lexical: np.ndarray, sims: np.ndarray,
                 top_k: int) -> list[SearchHit]:

@@ -223,6 +223,21 @@ async def test_offline_an_off_topic_question_gets_nothing_found_and_an_on_topic_
     assert on[-1]["grounded"] is True and claude.requests == []
 
 
+async def test_offline_an_english_question_on_the_dutch_kb_is_answered_and_the_english_weather_is_not(
+        make_deps, claude, learner):
+    """Its words are not the KB's and e5's cosine across two languages sits lower: the question still grounds on its
+    meaning (before 2026-12-07 it got "niets gevonden"), and an English question off the KB's subject still does not."""
+    deps = make_deps(offline=True)
+    on = await collect(run_turn(learner, ask("Who checks that pension funds follow the rules?"), deps))
+    assert on[-1]["grounded"] is True, on[-1]
+    answer = "".join(e["text"] for e in on if e["type"] == "text")
+    assert "niets gevonden" not in answer and "[ref:" in answer
+    off = await collect(run_turn(learner, ask("Will it rain in Amsterdam tomorrow afternoon?"), deps))
+    assert off[-1]["grounded"] is False
+    assert "".join(e["text"] for e in off if e["type"] == "text") == msg("chat.offline_nothing")
+    assert claude.requests == []
+
+
 async def test_the_model_is_told_when_the_kb_has_nothing_relevant(make_deps, claude, learner):
     claude.reply_text("Daar gaat de kennisbank niet over.")
     events = await collect(run_turn(learner, ask("Wie heeft de Champions League gewonnen?"), make_deps()))

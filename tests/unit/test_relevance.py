@@ -13,12 +13,13 @@ from r42_app.core.relevance import (
     LEXICAL_STRONG,
     LEXICAL_WITH_MEANING,
     NEAR_SEMANTIC,
+    SEMANTIC_ACROSS,
     SEMANTIC_SURE,
     SEMANTIC_WITH_MOST_WORDS,
     SEMANTIC_WITH_WORDS,
     Relevance,
 )
-from r42_app.core.retrieval import Snippet
+from r42_app.core.retrieval import Snippet, asks_across
 
 
 def snippet(ref, slug, text="Een deelnemer bouwt pensioen op via zijn werkgever in een pensioenregeling."):
@@ -37,6 +38,10 @@ def snippet(ref, slug, text="Een deelnemer bouwt pensioen op via zijn werkgever 
     (Relevance(semantic=SEMANTIC_WITH_MOST_WORDS, lexical=LEXICAL_STRONG, coverage=COVERAGE_MOST - 0.01), False),
     (Relevance(semantic=SEMANTIC_WITH_MOST_WORDS - 0.001, lexical=50.0, coverage=1.0), False),  # words, not meaning
     (Relevance(semantic=0.767, lexical=8.7, coverage=0.57), False),  # "Hoeveel ronden telt de Formule 1 race …?"
+    # "Why don't I build up any pension on the first chunk of my salary?" on the Dutch demo KB: meaning alone, lower
+    (Relevance(semantic=SEMANTIC_ACROSS, across=True), True),
+    (Relevance(semantic=SEMANTIC_ACROSS - 0.001, lexical=19.9, across=True), False),
+    (Relevance(semantic=SEMANTIC_ACROSS, lexical=5.0, coverage=1.0), False),  # the KB's own language: not enough
     (Relevance(semantic=0.79, lexical=3.6, coverage=0.33), False),  # the weather in Amsterdam
     (Relevance(lexical=LEXICAL_ONLY, coverage=COVERAGE_ONLY), True),  # no usable embeddings: words decide
     (Relevance(lexical=LEXICAL_ONLY, coverage=COVERAGE_ONLY - 0.01), False),
@@ -88,3 +93,15 @@ def test_the_model_is_told_when_nothing_relevant_was_found():
     told = system_blocks("KB", "", "Lotte", False, grounded=False)
     assert "found nothing relevant" in told[-1]["text"] and "cache_control" not in told[-1]
     assert "found nothing relevant" not in " ".join(b["text"] for b in system_blocks("KB", "", "Lotte", False))
+
+
+@pytest.mark.parametrize("question, english, across", [
+    ("What happens to my pension when I change jobs?", 0.0, True),  # English on a Dutch KB
+    ("Wat gebeurt er met mijn pensioen als ik van baan wissel?", 0.0, False),
+    ("Wat gebeurt er met mijn pensioen als ik van baan wissel?", 1.0, True),  # Dutch on an English KB
+    ("How do I open a file for reading?", 1.0, False),
+    ("Good morning!", 0.0, False),  # no function word of either language: not taken for the other one
+    ("What is the dekkingsgraad?", 0.5, False),  # a KB that is neither (names, codes)
+])
+def test_a_question_in_the_kbs_other_language(question, english, across):
+    assert asks_across(question, english) is across
