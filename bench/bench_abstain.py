@@ -125,8 +125,9 @@ def run() -> str:
 def grounded_before(r: Relevance) -> bool:
     """core/relevance.py's rule before the second KB was measured (2026-12-07): named, cosine >= 0.895, or cosine
     >= 0.85 with BM25 >= 6 (the multilingual model; the fts rule is unchanged)."""
-    return r.named or (r.semantic is not None and (r.semantic >= 0.895 or (r.semantic >= 0.85 and r.lexical >= 6.0)))
-    # (the fts rule is core/relevance.py's, unchanged)
+    if r.semantic is None:
+        return r.grounded  # the fts rule is core/relevance.py's, unchanged
+    return r.named or r.semantic >= 0.895 or (r.semantic >= 0.85 and r.lexical >= 6.0)
 
 
 def second_kb() -> str:

@@ -189,6 +189,7 @@ _ABBREVIATIONS = re.compile(
     r"\b(bijv|o\.a|d\.w\.z|m\.b\.t|t\.o\.v|i\.p\.v|incl|excl|art|nr|ca|enz|zgn|e\.g|i\.e|etc)\.$", re.IGNORECASE)
 _INLINE = re.compile(r"\*\*|__|`|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_HEADING = re.compile(r"#{1,6}[ \t]")  # as core/passages.py reads a heading ("#hashtag" is none)
 
 
 def plain_sentences(text: str) -> list[str]:
@@ -201,22 +202,27 @@ def plain_sentences(text: str) -> list[str]:
 def plain_sections(text: str) -> list[tuple[str, str]]:
     """`plain_sentences`, each with the heading of the section it stands in ("" before the first): what a
     reader knows a sentence is about when it does not say ("### AOW-leeftijd" … "Voor de komende jaren ligt
-    die op 67 jaar."). A snippet's "§ heading path" line (core/retrieval.py `snippet_passages`) is a heading
-    too, and its "…" between two passages ends one (the next passage may be a topic's opening)."""
+    die op 67 jaar."). A snippet's "§ heading path" line (core/retrieval.py `snippet_passages`: at its start or
+    after its "…" between two passages) is a heading too, and that "…" ends one (the next passage may be a
+    topic's opening)."""
     blocks: list[tuple[str, str]] = []
     current: list[str] = []
     heading = ""
     fenced = False
+    passage_start = True  # where a snippet's "§ heading path" line stands (a "§ 4" elsewhere is the text's own)
     for raw in (text or "").splitlines():
         line = raw.strip()
-        if line.startswith("```"):
+        path, passage_start = passage_start and line.startswith("§ "), line == "…"
+        if line.startswith(("```", "~~~")):
             fenced = not fenced
             continue
-        if fenced or line.startswith(("#", "|", ">", "§ ")) or not line or line == "…":
+        if fenced or path or line.startswith(("#", "|", ">")) or not line or line == "…":
             blocks.append((heading, " ".join(current)))
             current = []
-            if not fenced and line.startswith(("#", "§ ")):
-                heading = line.lstrip("#§ ").rsplit(" › ", 1)[-1].strip()
+            if path:
+                heading = _INLINE.sub("", link_texts(line[2:].rsplit(" › ", 1)[-1])).strip()
+            elif not fenced and _HEADING.match(line):
+                heading = _INLINE.sub("", link_texts(line.lstrip("#"))).strip()
             elif line == "…":
                 heading = ""
             continue
@@ -239,7 +245,7 @@ def plain_sections(text: str) -> list[tuple[str, str]]:
         for sentence in (" ".join(" ".join(m).split()) for m in merged):
             whole = sentence[-1:] in (".", "!", "?") and (sentence[:1].isupper() or sentence[:1].isdigit())
             if whole and len(sentence.split()) >= 6:
-                out.append((_INLINE.sub("", link_texts(block_heading)), sentence))
+                out.append((block_heading, sentence))
     return out
 
 
@@ -274,45 +280,65 @@ _POINTS_BACK = frozenset(
 
 def sentence_scores(question: str, sources: Sequence[tuple[int, str]]) -> list[tuple[float, int, int, str]]:
     """(score, ref, position, sentence) of every sentence of the `sources` ((ref, text), best topic first) that
-    shares a word with the question: the words it shares (a long one 1.5, by its 6-letter stem only 0.5), read in
-    its section (above), the first topic's at full weight and the others' at 0.85."""
+    shares a word with the question, best first: the words it shares (a long one 1.5, by its 6-letter stem only
+    0.5), read in its section (above), the first topic's at full weight and the others' at 0.85; of equal
+    scores, the sentence whose own words share more comes first, then the topic's order. Linear in the text: a
+    section's heading is matched against the question once, not once per sentence under it."""
     groups = token_groups(question) if WORDS_ONCE else [{t} for t in set(tokenize(question))]
+    question_stems = {t[:6] for group in groups for t in group if len(t) >= 6}
     read: list[tuple[int, int, int, str, set[str], str]] = []  # (rank, ref, position, sentence, words, heading)
     headings: dict[str, set[str]] = {}
     for rank, (ref, text) in enumerate(sources):
         for pos, (heading, sentence) in enumerate(plain_sections(text)):
-            head = headings.setdefault(heading, set(tokenize(heading)))
-            read.append((rank, ref, pos, sentence, set(tokenize(sentence)) | head, heading))
+            own = set(tokenize(sentence))
+            if any(not w.isdigit() for w in own):  # ("1 . . . . . ." is no sentence to quote)
+                read.append((rank, ref, pos, sentence, own, heading))
+                if heading not in headings:  # (setdefault would read the heading again for every sentence)
+                    headings[heading] = set(tokenize(heading))
     weight: dict[str, float] = {}
-    if IDF and read:
+    if IDF and read:  # how many sentences hold a word (or stem), each with its heading's words
         counts: dict[str, int] = {}
-        for *_, words, _heading in read:
-            for key in words | {f"~{w[:6]}" for w in words if len(w) >= 6}:
+        under: dict[str, int] = {}
+        for _rank, _ref, _pos, _sentence, own, heading in read:
+            under[heading] = under.get(heading, 0) + 1
+            for key in _keys(own - headings[heading]):
                 counts[key] = counts.get(key, 0) + 1
+        for heading, n in under.items():
+            for key in _keys(headings[heading]):
+                counts[key] = counts.get(key, 0) + n
         weight = {key: math.log(1 + len(read) / n) for key, n in counts.items()}
 
-    def shared(words: set[str]) -> float:
-        stems = {w[:6] for w in words if len(w) >= 6}
-        total = 0.0
-        for group in groups:  # a word found whole counts 1 and, when long, its stem 0.5 more; by its stem only 0.5
-            if hit := group & words:
-                total += max(weight.get(t, 1.0) for t in hit)
-            if hit := {t[:6] for t in group if len(t) >= 6} & stems:
-                total += 0.5 * max(weight.get(f"~{t}", 1.0) for t in hit)
-        return total
+    def found(words: set[str]) -> tuple[dict[int, float], dict[str, float]]:
+        """The question's words `words` holds (group -> its best weight) and the stems it shares (-> weight)."""
+        exact = {k: max(weight.get(t, 1.0) for t in hit) for k, group in enumerate(groups) if (hit := group & words)}
+        stems = {t: weight.get(f"~{t}", 1.0) for t in question_stems & {w[:6] for w in words if len(w) >= 6}}
+        return exact, stems
 
-    scored: list[tuple[float, int, int, str]] = []
+    def score_of(exact: dict[int, float], stems: dict[str, float]) -> float:
+        return sum(exact.values()) + 0.5 * sum(stems.values())
+
+    in_heading = {heading: found(words) for heading, words in headings.items()}
+    scored: list[tuple[float, float, int, int, str]] = []
     last: tuple[int, int, str, float] | None = None  # the sentence before: (ref, position, heading, score)
-    for rank, ref, pos, sentence, words, heading in read:
-        score = shared(words) + SECTION_WEIGHT * shared(headings[heading])
-        score *= 1.0 if rank == 0 else 0.85
+    for rank, ref, pos, sentence, own, heading in read:
+        exact, stems = found(own)
+        head_exact, head_stems = in_heading[heading]
+        together = score_of({k: max(v, exact.get(k, 0.0)) for k, v in head_exact.items()} | {
+            k: v for k, v in exact.items() if k not in head_exact}, stems | head_stems)
+        score = (together + SECTION_WEIGHT * score_of(head_exact, head_stems)) * (1.0 if rank == 0 else 0.85)
         first = fold(sentence.split(maxsplit=1)[0]).strip(",;:")
         if CONTINUATION and last and last[:3] == (ref, pos - 1, heading) and first in _POINTS_BACK:
             score = max(score, CONTINUATION * last[3])
         last = (ref, pos, heading, score)
         if score > 0:
-            scored.append((score, ref, pos, sentence))
-    return scored
+            scored.append((score, score_of(exact, stems), ref, pos, sentence))
+    scored.sort(key=lambda r: (-r[0], -r[1], r[2], r[3]))
+    return [(score, ref, pos, sentence) for score, _own, ref, pos, sentence in scored]
+
+
+def _keys(words: set[str]) -> set[str]:
+    """A sentence's words and their 6-letter stems ("~" before), as `sentence_scores` weighs them."""
+    return words | {f"~{w[:6]}" for w in words if len(w) >= 6}
 
 
 def offline_answer(question: str, snippets: Sequence[Snippet], max_sentences: int = 3,
@@ -335,7 +361,7 @@ def offline_answer(question: str, snippets: Sequence[Snippet], max_sentences: in
             return msg("chat.offline_best_topic", label=s.label, ref=s.ref)
         return msg("chat.offline_nothing")
     best = max(score for score, *_ in scored)
-    kept = [row for row in sorted(scored, key=lambda r: (-r[0], r[1], r[2])) if row[0] >= best / 2]
+    kept = [row for row in scored if row[0] >= best / 2]  # best first
     chosen: list[tuple[float, int, int, str]] = []
     refs: list[int] = []
     for row in kept:

@@ -24,8 +24,14 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from r42_app.core.text import clip
+
 PASSAGE_MIN_WORDS = 60
 PASSAGE_MAX_WORDS = 200
+# A heading names every passage under it (its heading path, searched and quoted with each): a "heading" of a whole
+# page's words would be read again for each of them (quadratic: a 65,000-character heading over 78 passages took
+# 1.4 s to index, and four times the text 5.4 s). The path keeps this much of a heading; the text keeps it whole.
+HEADING_MAX_CHARS = 200
 ANCHOR_PREFIX = "p-"
 # The shape of every anchor _anchor makes ("p-", ten hex digits, a count for the same text again): a citation's
 # anchor is checked against it wherever one comes from outside (pb_hooks/r42_rules.js holds the same pattern).
@@ -220,6 +226,8 @@ def _units(content: str) -> list[_Unit]:
             found = read_heading(lines[0])
             assert found is not None  # _blocks called it a heading
             level, title = found[0], _plain_heading(found[1])
+            if len(title) > HEADING_MAX_CHARS:  # (only then: a heading's path is in its passages' anchors)
+                title = clip(title, HEADING_MAX_CHARS)
             path = [(lv, h) for lv, h in path if lv < level] + [(level, title)]
             units.append(_Unit(lines[0], word_count(title), tuple(h for _, h in path), True, "heading"))
         elif kind == "table":

@@ -158,22 +158,27 @@ def english_share(topics: Sequence[Topic], budget: int = 200_000) -> float:
     return min(1.0, max(0.0, (en / (en + nl) - 0.25) / 0.5))
 
 
-# A question's function words: a question is short, so its question words and pronouns count too.
-_ENGLISH_ASKS = _ENGLISH | frozenset("what how why when who where does do did my your i should would will if".split())
+# A question's function words: a question is short, so its question words and pronouns count too ("i" does not:
+# "i.p.v." is Dutch).
+_ENGLISH_ASKS = _ENGLISH | frozenset(
+    "what how why when who where does do did my your should would will if there any about have has".split())
 _DUTCH_ASKS = _DUTCH | frozenset("wat hoe waarom wanneer wie waar mijn ik je jij kan moet welke heb krijg".split())
 
 
 def asks_across(question: str, english: float) -> bool:
-    """Whether a question is asked in the other language of a KB that reads `english` (`english_share`): its
-    function words English on a Dutch KB, or Dutch on an English one. False when it has none ("Good morning!")
-    or the KB is neither."""
+    """Whether a question is asked in the other language of a KB that reads `english` (`english_share`): two or
+    more of its function words English and more than twice its Dutch ones, on a Dutch KB, or the reverse on an
+    English one ("Hoe werkt pay as you go?" is Dutch). False when it has too few to tell ("Good morning!") or the KB
+    reads as neither (0.35-0.65)."""
     en = nl = 0
     for word in words(question):
         en += word in _ENGLISH_ASKS
         nl += word in _DUTCH_ASKS
-    if en == nl or english == 0.5:
+    if 0.35 < english < 0.65:
         return False
-    return (en > nl) != (english > 0.5)
+    if english <= 0.35:
+        return en >= 2 and en > 2 * nl
+    return nl >= 2 and nl > 2 * en
 
 
 def topic_passages(topic: Topic) -> list[Passage]:

@@ -85,12 +85,28 @@ def test_a_sentence_is_read_under_its_heading(index):
 
 
 def test_sections_come_from_headings_and_a_snippets_passage_paths():
-    snippet = ("Een opening van de topic zonder kop hier.\n§ Regels › Termijnen\n### Termijnen\n\nDie duurt zes "
-               "maanden na de aanvraag van de deelnemer.\n…\nDe laatste zin van een passage vóór de volgende telt ook.\n"
-               "…\n§ Uitvoering\n- Een lijstje dat bij de uitvoering hoort, netjes.")
+    """As core/retrieval.py `snippet_passages` writes a snippet: passages joined by "…", each under its "§ heading
+    path" line. A "§" line elsewhere is the text's own ("§ 4 van de wet" wrapped onto its own line)."""
+    snippet = ("§ Regels › Termijnen\n### Termijnen\n\nDie duurt zes maanden na de aanvraag van de deelnemer.\n"
+               "…\nDe laatste zin van een passage vóór de volgende telt ook.\n…\n§ Uitvoering\n"
+               "- Een lijstje dat bij de uitvoering hoort, netjes.\nZie artikel 3 en\n§ 4 van de wet voor de regels.\n"
+               "#hashtag\nNog een zin die onder dezelfde kop blijft staan.")
     assert plain_sections(snippet) == [
-        ("", "Een opening van de topic zonder kop hier."),
         ("Termijnen", "Die duurt zes maanden na de aanvraag van de deelnemer."),
         ("", "De laatste zin van een passage vóór de volgende telt ook."),  # "…" ends a passage, and no sentence
         ("Uitvoering", "Een lijstje dat bij de uitvoering hoort, netjes."),
+        ("Uitvoering", "Zie artikel 3 en § 4 van de wet voor de regels."),
+        ("Uitvoering", "Nog een zin die onder dezelfde kop blijft staan."),
     ]
+
+
+def test_of_a_section_that_matches_the_sentence_with_its_own_words_comes_first():
+    """A heading's words count for every sentence under it; of equal scores the sentence that says them itself
+    is first, and a sentence without a word is never quoted."""
+    from r42_app.core.chat import sentence_scores
+    text = ("### Franchise\n\nHet pensioenreglement bepaalt de hoogte ervan elk jaar opnieuw.\n\n"
+            "1 . . . . . .\n\nDe franchise wordt van het pensioengevend salaris afgetrokken.")
+    rows = sentence_scores("Wat is de franchise?", [(1, text)])
+    assert [sentence for *_, sentence in rows] == [
+        "De franchise wordt van het pensioengevend salaris afgetrokken.",
+        "Het pensioenreglement bepaalt de hoogte ervan elk jaar opnieuw."]

@@ -138,6 +138,10 @@ INPUTS: dict[str, Callable[[int], str]] = {
     "rows of rules": _run("|--|\n"),
     "words": _run("woord "),
     "sentences": _run("Dit is een zin. "),
+    # every sentence read with its section's heading (the offline answer): a long heading over many sentences
+    "sentences under a long heading": lambda n: "# " + " ".join(f"kop{k}" for k in range(n // 12)) + "\n\n" + _run(
+        "De kop1 staat in een zin. ")(n // 2),
+    "snippet passages": _run("…\n§ a › kop\nDe kop staat in een zin.\n"),
     "abbreviations": _run("Zie bijv. "),
     "spaced letters": _run("a "),
     "dotted letters": _run("a."),

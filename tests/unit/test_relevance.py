@@ -42,6 +42,7 @@ def snippet(ref, slug, text="Een deelnemer bouwt pensioen op via zijn werkgever 
     (Relevance(semantic=SEMANTIC_ACROSS, across=True), True),
     (Relevance(semantic=SEMANTIC_ACROSS - 0.001, lexical=19.9, across=True), False),
     (Relevance(semantic=SEMANTIC_ACROSS, lexical=5.0, coverage=1.0), False),  # the KB's own language: not enough
+    (Relevance(semantic=SEMANTIC_ACROSS, lexical=5.0, coverage=COVERAGE_MOST, across=True), False),  # its words are
     (Relevance(semantic=0.79, lexical=3.6, coverage=0.33), False),  # the weather in Amsterdam
     (Relevance(lexical=LEXICAL_ONLY, coverage=COVERAGE_ONLY), True),  # no usable embeddings: words decide
     (Relevance(lexical=LEXICAL_ONLY, coverage=COVERAGE_ONLY - 0.01), False),
@@ -102,6 +103,11 @@ def test_the_model_is_told_when_nothing_relevant_was_found():
     ("How do I open a file for reading?", 1.0, False),
     ("Good morning!", 0.0, False),  # no function word of either language: not taken for the other one
     ("What is the dekkingsgraad?", 0.5, False),  # a KB that is neither (names, codes)
+    ("What is the dekkingsgraad?", 0.0, True),
+    ("AOW i.p.v. pensioen?", 0.0, False),  # Dutch with English-looking bits
+    ("Hoe werkt pay as you go?", 0.0, False),
+    ("Wat betekent on the job training?", 0.0, False),
+    ("Any rules about overtime?", 0.0, True),
 ])
 def test_a_question_in_the_kbs_other_language(question, english, across):
     assert asks_across(question, english) is across

@@ -121,6 +121,20 @@ def test_every_passage_is_embedded_with_its_topic_and_heading_path():
     assert embedding_inputs(topic("y", "Leeg")) == [("y#card", "Leeg. Een onderwerp.")]
 
 
+def test_a_heading_of_a_pages_words_names_its_passages_by_its_start_only():
+    """A heading names every passage under it: one of 40,000 characters was read again for each (quadratic); the
+    path keeps its first 200 characters, the passage's text the heading whole. A normal heading is kept as written."""
+    from r42_app.core.passages import HEADING_MAX_CHARS, split_passages
+    long_heading = " ".join(f"kop{k}" for k in range(6000))
+    content = f"# {long_heading}\n\n" + "\n\n".join("Een zin over de regeling die lang genoeg is. " * 12
+                                                       for _ in range(10))
+    passages = split_passages("x", content)
+    assert len(passages) > 1 and all(len(p.heading_path) <= HEADING_MAX_CHARS for p in passages)
+    assert passages[0].heading_path.startswith("kop0 kop1 kop2") and passages[0].heading_path.endswith("…")
+    assert long_heading in passages[0].text
+    assert split_passages("x", "## Deel  één\n\nTekst.")[0].heading == ("Deel  één",)
+
+
 def test_passage_keys_are_stable_when_other_parts_of_the_topic_change():
     first = "## Eén\n\n" + "Het eerste deel gaat over de opbouw van pensioen in de regeling. " * 8
     second = "## Twee\n\n" + "Het tweede deel gaat over de uitkering na de pensioendatum. " * 8
