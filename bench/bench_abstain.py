@@ -130,13 +130,19 @@ def grounded_before(r: Relevance) -> bool:
     return r.named or r.semantic >= 0.895 or (r.semantic >= 0.85 and r.lexical >= 6.0)
 
 
+def before_now(found: list[Relevance], answered: bool = True) -> str:
+    """Two cells: the share answered (or told "niets gevonden") by the rule before, and by the rule now."""
+    return (f"{share([grounded_before(r) == answered for r in found])} | "
+            f"{share([r.grounded == answered for r in found])}")
+
+
 def second_kb() -> str:
     """The rule on the second seed KB (acme, a warehouse) too: the off-topic questions of the set asked of both
     KBs, and the answerable questions of bench/bench_answers.py's sets (written blind from the two KB files, each
-    with the topic and the fact that answer it), before and after the rule's third clause, through
-    `Retriever.ground` (whose relevance is the turn's `grounded`, checked above)."""
-    answerable = {split: [r for name in files for r in answer_rows(name)]
-                  for split, files in (("dev", ("answers_dev.jsonl",)), ("heldout", ("answers_holdout.jsonl",)))}
+    with the topic and the fact that answer it), and the English set, before and after the rule's two clauses of
+    2026-12-07, through `Retriever.ground` (whose relevance is the turn's `grounded`, checked above)."""
+    files = {"dev": "answers_dev.jsonl", "heldout": "answers_holdout.jsonl"}
+    answerable = {split: answer_rows(name) for split, name in files.items()}
     lines = ["### The rule on a second KB: off-topic questions still abstained, answerable ones answered", "",
              "| KB | questions | split | rule before | rule now |", "|---|---|---|---|---|"]
     with seeded_retriever() as (retriever, _kb, tenants):
@@ -147,34 +153,31 @@ def second_kb() -> str:
             for split in ("dev", "heldout"):
                 off = [signals(slug, q["query"]) for q in questions() if not q["on_topic"] and q["split"] == split]
                 lines.append(f"| {slug} | off-topic (abstain_nl), \"niets gevonden\" | {split} | "
-                             f"{share([not grounded_before(r) for r in off])} | {share([not r.grounded for r in off])} |")
+                             f"{before_now(off, answered=False)} |")
             for split in ("dev", "heldout"):
                 on = [signals(slug, r["question"]) for r in answerable[split] if r["kb"] == slug]
-                lines.append(f"| {slug} | answerable (bench/data/answers_{'dev' if split == 'dev' else 'holdout'}), "
-                             f"answered | {split} | {share([grounded_before(r) for r in on])} | "
-                             f"{share([r.grounded for r in on])} |")
+                lines.append(f"| {slug} | answerable (bench/data/{files[split].removesuffix('.jsonl')}), "
+                             f"answered | {split} | {before_now(on)} |")
             if slug == "demo":
                 for split in ("dev", "heldout"):
                     on = [signals(slug, q["query"]) for q in questions() if q["on_topic"] and q["split"] == split]
-                    lines.append(f"| demo | on-topic (abstain_nl), answered | {split} | "
-                                 f"{share([grounded_before(r) for r in on])} | {share([r.grounded for r in on])} |")
+                    lines.append(f"| demo | on-topic (abstain_nl), answered | {split} | {before_now(on)} |")
         lines += ["", "### English questions on the two Dutch KBs", "",
-                  "bench/data/relevance_en_*.jsonl: written blind from the KB files; the off-topic ones asked of both "
-                  "KBs.", "", "| KB | questions | split | rule before | rule now |", "|---|---|---|---|---|"]
+                  "bench/data/relevance_en_*.jsonl (written blind); the off-topic ones asked of both KBs.", "",
+                  "| KB | questions | split | rule before | rule now |", "|---|---|---|---|---|"]
         for slug in ("demo", "acme"):
             for split in ("dev", "heldout"):
                 english = [r for r in english_rows() if r["split"] == split]
                 off = [signals(slug, r["query"]) for r in english if not r["on_topic"]]
                 lines.append(f"| {slug} | off-topic, \"niets gevonden\" | {split} | "
-                             f"{share([not grounded_before(r) for r in off])} | {share([not r.grounded for r in off])} |")
+                             f"{before_now(off, answered=False)} |")
                 on = [signals(slug, r["query"]) for r in english if r["on_topic"] and r["kb"] == slug]
-                lines.append(f"| {slug} | answerable, answered | {split} | {share([grounded_before(r) for r in on])} | "
-                             f"{share([r.grounded for r in on])} |")
+                lines.append(f"| {slug} | answerable, answered | {split} | {before_now(on)} |")
     return "\n".join(lines)
 
 
 def english_rows() -> list[dict]:
     only = os.environ.get("R42_BENCH_SPLIT")  # "dev" while choosing
-    return [json.loads(line) for name in ("relevance_en_dev.jsonl", "relevance_en_holdout.jsonl")
-            for line in (DATA / name).read_text(encoding="utf-8").splitlines()
-            if line.strip() and (not only or json.loads(line)["split"] == only)]
+    rows = [json.loads(line) for name in ("relevance_en_dev.jsonl", "relevance_en_holdout.jsonl")
+            for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r for r in rows if not only or r["split"] == only]

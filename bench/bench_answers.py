@@ -35,7 +35,7 @@ from pathlib import Path
 from bench.bench_conversation import TOP, seeded_retriever
 from r42_app.chat.turn import _snippets_of, offline_answer_for
 from r42_app.core import chat
-from r42_app.core.chat import _ABBREVIATIONS, _BULLET, _INLINE, _SENTENCE
+from r42_app.core.chat import _ABBREVIATIONS, _BULLET, _INLINE, _SENTENCE, choose_sentences
 from r42_app.core.retrieval import Snippet
 from r42_app.core.text import link_texts, tokenize
 
@@ -95,7 +95,7 @@ def _sentences_before(text: str) -> list[str]:
 
 def answer_before(question: str, snippets: Sequence[Snippet], texts: Mapping[str, str]) -> str:
     """The sentences the picker before chose, joined (the answer's chips and fallbacks left out: the facts are
-    what is compared)."""
+    what is compared). Its scoring is frozen here; the choice among the scored sentences did not change."""
     terms = set(tokenize(question))
     stems = {t[:6] for t in terms if len(t) >= 6}
     scored = []
@@ -105,19 +105,8 @@ def answer_before(question: str, snippets: Sequence[Snippet], texts: Mapping[str
             score = len(terms & words) + 0.5 * len({w[:6] for w in words if len(w) >= 6} & stems)
             if score > 0:
                 scored.append((score * (1.0 if rank == 0 else 0.85), s.ref, pos, sentence))
-    if not scored:
-        return ""
-    best = max(score for score, *_ in scored)
-    chosen, refs = [], []
-    for row in sorted(scored, key=lambda r: (-r[0], r[1], r[2])):
-        if row[0] < best / 2 or len(chosen) == 3:
-            break
-        if row[1] not in refs:
-            if len(refs) == 2:
-                continue
-            refs.append(row[1])
-        chosen.append(row)
-    return " ".join(sentence for *_, sentence in chosen)
+    ranked = sorted(scored, key=lambda r: (-r[0], r[1], r[2]))  # (the choice among them is the app's, unchanged)
+    return " ".join(sentence for *_, sentence in choose_sentences(ranked))
 
 
 # ---- the run ----

@@ -326,8 +326,8 @@ def sentence_scores(question: str, sources: Sequence[tuple[int, str]]) -> list[t
         together = score_of({k: max(v, exact.get(k, 0.0)) for k, v in head_exact.items()} | {
             k: v for k, v in exact.items() if k not in head_exact}, stems | head_stems)
         score = (together + SECTION_WEIGHT * score_of(head_exact, head_stems)) * (1.0 if rank == 0 else 0.85)
-        first = fold(sentence.split(maxsplit=1)[0]).strip(",;:")
-        if CONTINUATION and last and last[:3] == (ref, pos - 1, heading) and first in _POINTS_BACK:
+        if CONTINUATION and last and last[:3] == (ref, pos - 1, heading) and (
+                fold(sentence.split(maxsplit=1)[0]).strip(",;:") in _POINTS_BACK):
             score = max(score, CONTINUATION * last[3])
         last = (ref, pos, heading, score)
         if score > 0:
@@ -360,20 +360,29 @@ def offline_answer(question: str, snippets: Sequence[Snippet], max_sentences: in
             s = snippets[0]
             return msg("chat.offline_best_topic", label=s.label, ref=s.ref)
         return msg("chat.offline_nothing")
-    best = max(score for score, *_ in scored)
-    kept = [row for row in scored if row[0] >= best / 2]  # best first
+    chosen = choose_sentences(scored, max_sentences)
+    paragraphs = []
+    for ref in dict.fromkeys(ref for _score, ref, _pos, _sentence in chosen):
+        rows = sorted((r for r in chosen if r[1] == ref), key=lambda r: r[2])
+        paragraphs.append(" ".join(sentence for *_, sentence in rows) + f" [ref:{ref}]")
+    return "\n\n".join(paragraphs)
+
+
+def choose_sentences(scored: Sequence[tuple[float, int, int, str]],
+                     max_sentences: int = 3) -> list[tuple[float, int, int, str]]:
+    """Of `scored` (score, ref, position, sentence), best first: at most `max_sentences` from at most two topics,
+    none under half the best score (off the question)."""
+    if not scored:
+        return []
+    best = scored[0][0]
     chosen: list[tuple[float, int, int, str]] = []
     refs: list[int] = []
-    for row in kept:
-        if len(chosen) == max_sentences:
+    for row in scored:
+        if row[0] < best / 2 or len(chosen) == max_sentences:
             break
         if row[1] not in refs:
             if len(refs) == 2:
                 continue
             refs.append(row[1])
         chosen.append(row)
-    paragraphs = []
-    for ref in refs:
-        rows = sorted((r for r in chosen if r[1] == ref), key=lambda r: r[2])
-        paragraphs.append(" ".join(sentence for *_, sentence in rows) + f" [ref:{ref}]")
-    return "\n\n".join(paragraphs)
+    return chosen
