@@ -173,6 +173,57 @@ def second_kb() -> str:
                              f"{before_now(off, answered=False)} |")
                 on = [signals(slug, r["query"]) for r in english if r["on_topic"] and r["kb"] == slug]
                 lines.append(f"| {slug} | answerable, answered | {split} | {before_now(on)} |")
+        lines += ["", follow_ups_across(retriever, tenants)]
+    return "\n".join(lines)
+
+
+CONVERSATIONS = {"dev": ["conversations_dev.jsonl", "conversations_dev2.jsonl", "conversations_test.jsonl",
+                         "conversations_acme.jsonl"],
+                 "heldout": ["conversations_holdout.jsonl", "conversations_holdout_acme.jsonl"]}
+
+
+def follow_ups_across(retriever: Retriever, tenants: dict) -> str:
+    """`grounded` of a follow-up in its conversation (`Retriever.ground`), before and after a follow-up asked in the
+    KB's other language may rest on the conversation's grounding (services/retrieval.py `_carries`,
+    core/conversation.py ACROSS_OWN_WORDS; "before" is the same code with that number 0): the conversation sets'
+    follow-ups (every one answerable), their topic switches, and the English off-topic questions asked after an
+    answerable English question of the same KB and split, as they are and opened with "And"."""
+    from bench.bench_conversation import rows as conversation_rows
+    from r42_app.services import retrieval
+
+    def grounded(cases: list[tuple[str, list[str]]]) -> list[bool]:
+        return [retriever.ground(tenants[slug], questions, "hybrid", TOP).result.relevance.grounded
+                for slug, questions in cases]
+
+    lines = ["### Follow-ups asked in English: grounded in their conversation", "",
+             "| questions | split | before | now |", "|---|---|---|---|"]
+    for split, names in CONVERSATIONS.items():
+        data = [("acme" if "acme" in name else "demo", r) for name in names for r in conversation_rows(name)]
+        english = [r for r in english_rows() if r["split"] == split]
+        off: list[tuple[str, list[str]]] = []
+        for slug in ("demo", "acme"):
+            first = [r["query"] for r in english if r["on_topic"] and r["kb"] == slug]
+            for i, r in enumerate(r for r in english if not r["on_topic"]):
+                off.append((slug, [first[i % len(first)], r["query"]]))
+                off.append((slug, [first[i % len(first)], "And " + r["query"][0].lower() + r["query"][1:]]))
+        def conversations(kind: str, dutch: bool | None = None) -> list[tuple[str, list[str]]]:
+            return [(s, r["turns"] + [r["question"]]) for s, r in data
+                    if r["kind"] == kind and (dutch is None or (r["lang"] == "nl") == dutch)]
+
+        parts = [("follow-ups in English or mixed, grounded", True, conversations("followup", dutch=False)),
+                 ("follow-ups in Dutch, grounded", True, conversations("followup", dutch=True)),
+                 ("topic switches, grounded", True, conversations("switch")),
+                 ("English off-topic after an answerable English question, \"niets gevonden\"", False, off)]
+        for label, answered, cases in parts:
+            kept = retrieval.ACROSS_OWN_WORDS
+            retrieval.ACROSS_OWN_WORDS = 0
+            try:
+                before = grounded(cases)
+            finally:
+                retrieval.ACROSS_OWN_WORDS = kept
+            now = grounded(cases)
+            lines.append(f"| {label} ({len(cases)}) | {split} | {share([g == answered for g in before])} | "
+                         f"{share([g == answered for g in now])} |")
     return "\n".join(lines)
 
 

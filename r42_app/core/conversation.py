@@ -41,6 +41,10 @@ MAX_WEIGHT = 1.0  # ... up to its context's search alone (that search reads the 
 FUSE_FROM = 0.1  # below this, the question alone is searched (no second search)
 ADAPT = 0.0  # how far a leaning question whose words the KB does not know moves towards its context
 GRAPH_BOOST = 0.0  # a leaning question's topics near the earlier one in the graph get this much more (x weight)
+# a follow-up asked in the KB's other language ("Who pays for it?" on a Dutch KB) whose words of its own cannot be the
+# KB's: it rests on the conversation's grounding when it leans and has at most this many (chosen on the development
+# conversations' English follow-ups and off-topic English questions asked after an answered one, bench/bench_abstain.py)
+ACROSS_OWN_WORDS = 2
 GAIN_FROM = 0.02  # the conversation's gain (below) from which a question leans more ...
 GAIN_SLOPE = 0.0  # ... by this much per unit of gain (0: not used)
 

@@ -21,8 +21,10 @@ from typing import NamedTuple
 import numpy as np
 
 from r42_app.core.conversation import (
+    ACROSS_OWN_WORDS,
     ADAPT,
     GRAPH_BOOST,
+    LEANS,
     MAX_WEIGHT,
     Understood,
     fuse,
@@ -653,14 +655,20 @@ class Retriever:
         understood = understand(questions, lambda text: bool(index.named(text)), about if earlier_topic else None)
         return replace(understood, about_slug=first[0]) if first else understood
 
-    def _carries(self, tenant: Tenant, question: str) -> bool:
+    def _carries(self, tenant: Tenant, understood: Understood, alone: Relevance) -> bool:
         """Whether a follow-up's own words may rest on the earlier topic's grounding: it has words, and the ones of
         its own (pointing words aside) occur in the KB ("Hoe lang duurt dat?", "Waarom?"), unlike a new subject the
-        KB knows nothing of ("En wat is de hoofdstad van Frankrijk?", "👍")."""
+        KB knows nothing of ("En wat is de hoofdstad van Frankrijk?", "👍"). Asked in the KB's other language
+        (`alone`: the question's own search), its words cannot be the KB's: a question that leans on the one before
+        with at most ACROSS_OWN_WORDS of its own rests on it ("Who pays for it?", "And for the children?"), a longer
+        one does not ("And will it rain in Amsterdam tomorrow?")."""
+        question = understood.question
         if not words(question):
             return False
         own = own_words(question)
-        return not own or self.index(tenant).coverage(" ".join(own)) >= COVERAGE_THRESHOLD
+        if not own or self.index(tenant).coverage(" ".join(own)) >= COVERAGE_THRESHOLD:
+            return True
+        return alone.across and understood.weight >= LEANS and len(own) <= ACROSS_OWN_WORDS
 
     def search_in_conversation(self, tenant: Tenant, understood: Understood, mode: str = "hybrid",
                                top_k: int = 5, weight: float | None = None,
@@ -698,7 +706,8 @@ class Retriever:
                 {r.source for r in relations if r.target == about}
             ranked = near_in_graph(ranked, near, weight, boost)
         lead = joined if weight >= 0.5 else alone
-        relevance = lead.relevance if lead is alone or self._carries(tenant, understood.question) else alone.relevance
+        relevance = lead.relevance if lead is alone or self._carries(tenant, understood, alone.relevance) \
+            else alone.relevance
         out = SearchResult(mode=mode, mode_used=lead.mode_used, kb_hash=lead.kb_hash, relevance=relevance)
         for slug, score in ranked[:top_k]:
             h = best[slug][1]
