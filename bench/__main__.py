@@ -24,6 +24,7 @@ BENCHMARKS = {
     "index-size": "bench_index_size",
     "chat": "bench_chat",
     "graph": "bench_graph",
+    "page-weight": "bench_page_weight",
     "costs": "bench_costs",
     "mcp": "bench_mcp",
     "load": "bench_load",
