@@ -342,6 +342,13 @@ def _print_understood(understood: Understood) -> None:
             print(f"searched alone and as: {understood.in_context}")
 
 
+def _print_grounded(grounded: bool) -> None:
+    """Whether a turn would rest on what was found (the chat's `grounded`): without a model it answers from it or
+    says the knowledge base has nothing on it; a model is told which."""
+    print("grounded: yes" if grounded else
+          "grounded: no (nothing relevant in the knowledge base: a turn says so, offline or to the model)")
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     cfg = load_settings()
     if args.batch is None and not (args.query or "").strip():
@@ -362,12 +369,14 @@ def cmd_search(args: argparse.Namespace) -> int:
         res = services.retriever.search_in_conversation(tenant, understood, args.mode, args.top_k)
     if args.json:
         print(json.dumps({"query": args.query, "understood": understood.text, "leaning": round(understood.leaning, 2),
-                          "mode": res.mode, "mode_used": res.mode_used, "kb_hash": res.kb_hash,
+                          "grounded": res.relevance.grounded, "mode": res.mode, "mode_used": res.mode_used,
+                          "kb_hash": res.kb_hash,
                           "results": [{"id": h.slug, "label": h.label, "type": h.type, "score": round(h.score, 6)}
                                       for h in res.hits]}, ensure_ascii=False, indent=2))
         return EXIT_OK
     note = "" if res.mode_used == res.mode else f" (fell back from {res.mode})"
     _print_understood(understood)
+    _print_grounded(res.relevance.grounded)
     print(f"{len(res.hits)} result(s), mode {res.mode_used}{note}, kb {res.kb_hash}")
     for n, h in enumerate(res.hits, start=1):
         print(f"{n:>3}. {h.score:8.4f}  {h.slug:<34} {h.label} ({h.type})")
@@ -386,6 +395,7 @@ def cmd_context(args: argparse.Namespace) -> int:
         context, res = grounding.context, grounding.result
         snippets = res.snippets(services.retriever.index(tenant))
     _print_understood(grounding.understood)
+    _print_grounded(res.relevance.grounded)
     print(context.text)
     print(f"\nRAG SNIPPETS (mode {res.mode_used})")
     print(render_snippets(snippets) if snippets else "(none)")

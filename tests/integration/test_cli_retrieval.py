@@ -131,7 +131,7 @@ def test_context_and_search_read_the_conversation_before_the_question(pb_server,
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("understood in its conversation (leaning ")
     assert "Hoe werkt waardeoverdracht? … Hoe lang duurt dat?" in out.stdout.splitlines()[0]
-    assert "- waardeoverdracht · Waardeoverdracht" in out.stdout
+    assert "- waardeoverdracht · Waardeoverdracht" in out.stdout and out.stdout.splitlines()[2] == "grounded: yes"
     lines = tmp_path / "history.txt"
     lines.write_text("Hoe werkt waardeoverdracht?\n")
     found = r42(pb_server, backfilled, "search", "--tenant", "demo", "--json", "--history", str(lines),
@@ -139,6 +139,12 @@ def test_context_and_search_read_the_conversation_before_the_question(pb_server,
     data = json.loads(found.stdout)
     assert data["understood"] == "Hoe werkt waardeoverdracht? … Hoe lang duurt dat?"
     assert {"waardeoverdracht", "waardeoverdracht-uitvoeren"} & {r["id"] for r in data["results"][:2]}
+    assert data["grounded"] is True
+    # a new subject the KB knows nothing of, asked as a follow-up: its sources are the earlier topic's, and the
+    # operator sees that a turn would say the KB has nothing on it
+    elsewhere = r42(pb_server, backfilled, "search", "--tenant", "demo", "--history", str(lines),
+                    "En wat is de hoofdstad van Frankrijk?")
+    assert elsewhere.returncode == 0 and "grounded: no (nothing relevant" in elsewhere.stdout, elsewhere.stdout
     bad = tmp_path / "bad.json"
     bad.write_text('[{"role": "system", "content": "x"}]')
     refused = r42(pb_server, backfilled, "search", "--tenant", "demo", "--history", str(bad), "Hoe lang duurt dat?")
