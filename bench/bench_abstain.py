@@ -185,9 +185,11 @@ CONVERSATIONS = {"dev": ["conversations_dev.jsonl", "conversations_dev2.jsonl", 
 def follow_ups_across(retriever: Retriever, tenants: dict) -> str:
     """`grounded` of a follow-up in its conversation (`Retriever.ground`), before and after a follow-up asked in the
     KB's other language may rest on the conversation's grounding (services/retrieval.py `_carries`,
-    core/conversation.py ACROSS_OWN_WORDS; "before" is the same code with that number 0): the conversation sets'
-    follow-ups (every one answerable), their topic switches, and the English off-topic questions asked after an
-    answerable English question of the same KB and split, as they are and opened with "And"."""
+    core/conversation.py ACROSS_OWN_WORDS, core/relevance.py FOLLOW_UP_ACROSS; "before" is the same code with
+    ACROSS_OWN_WORDS 0, patched where services/retrieval.py reads it): the conversation sets' follow-ups (every one
+    answerable), their topic switches, the short English follow-ups on and off the subject, and the English off-topic
+    questions asked after an answerable English question of the same KB and split, as they are and opened with
+    "And"."""
     from bench.bench_conversation import rows as conversation_rows
     from r42_app.services import retrieval
 
@@ -210,7 +212,12 @@ def follow_ups_across(retriever: Retriever, tenants: dict) -> str:
             return [(s, r["turns"] + [r["question"]]) for s, r in data
                     if r["kind"] == kind and (dutch is None or (r["lang"] == "nl") == dutch)]
 
+        short = [r for r in short_rows() if r["split"] == split]
         parts = [("follow-ups in English or mixed, grounded", True, conversations("followup", dutch=False)),
+                 ("short English follow-ups on the subject (followups_en_short), grounded", True,
+                  [(r["kb"], [*r["turns"], r["question"]]) for r in short if r["kind"] == "on"]),
+                 ("short English follow-ups off it (followups_en_short), \"niets gevonden\"", False,
+                  [(r["kb"], [*r["turns"], r["question"]]) for r in short if r["kind"] == "off"]),
                  ("follow-ups in Dutch, grounded", True, conversations("followup", dutch=True)),
                  ("topic switches, grounded", True, conversations("switch")),
                  ("English off-topic after an answerable English question, \"niets gevonden\"", False, off)]
@@ -225,6 +232,13 @@ def follow_ups_across(retriever: Retriever, tenants: dict) -> str:
             lines.append(f"| {label} ({len(cases)}) | {split} | {share([g == answered for g in before])} | "
                          f"{share([g == answered for g in now])} |")
     return "\n".join(lines)
+
+
+def short_rows() -> list[dict]:
+    """bench/data/followups_en_short.jsonl: an answerable English question, then a short follow-up on its subject
+    (`kind` on) or off the KB's (off)."""
+    return [json.loads(line) for line in (DATA / "followups_en_short.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
 
 
 def english_rows() -> list[dict]:

@@ -42,9 +42,10 @@ FUSE_FROM = 0.1  # below this, the question alone is searched (no second search)
 ADAPT = 0.0  # how far a leaning question whose words the KB does not know moves towards its context
 GRAPH_BOOST = 0.0  # a leaning question's topics near the earlier one in the graph get this much more (x weight)
 # a follow-up asked in the KB's other language ("Who pays for it?" on a Dutch KB) whose words of its own cannot be the
-# KB's: it rests on the conversation's grounding when it leans and has at most this many (chosen on the development
-# conversations' English follow-ups and off-topic English questions asked after an answered one, bench/bench_abstain.py)
-ACROSS_OWN_WORDS = 2
+# KB's: it rests on the conversation's grounding when it leans, has fewer than LONG words of its own and is near the
+# KB alone (core/relevance.py FOLLOW_UP_ACROSS). Chosen on the development conversations' English follow-ups and on
+# off-topic English questions asked after an answered one, long and short (bench/bench_abstain.py)
+ACROSS_OWN_WORDS = LONG - 1
 GAIN_FROM = 0.02  # the conversation's gain (below) from which a question leans more ...
 GAIN_SLOPE = 0.0  # ... by this much per unit of gain (0: not used)
 

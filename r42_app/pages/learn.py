@@ -123,7 +123,7 @@ def sidebar() -> rx.Component:
 def topics_toggle() -> rx.Component:
     """Phones only: the topic list opens as a drawer instead of stacking above every page."""
     # Two icons under a cond, not one icon whose name is a cond: an icon named at run time makes Reflex bundle
-    # lucide's map of every icon (a 1.4 MB script) into every page (tests/unit/test_page_weight.py).
+    # lucide's map of every icon, and each icon as a file of its own, into every page (tests/unit/test_page_weight.py).
     return rx.button(rx.cond(LearnState.show_topics, rx.icon("x", size=16), rx.icon("list", size=16)),
                      rx.cond(LearnState.show_topics, t("Sluit de lijst"), t("Alle onderwerpen")),
                      variant="soft", size="2", on_click=LearnState.toggle_topics, class_name="phone-only",

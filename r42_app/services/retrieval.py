@@ -24,7 +24,6 @@ from r42_app.core.conversation import (
     ACROSS_OWN_WORDS,
     ADAPT,
     GRAPH_BOOST,
-    LEANS,
     MAX_WEIGHT,
     Understood,
     fuse,
@@ -33,7 +32,7 @@ from r42_app.core.conversation import (
     understand,
 )
 from r42_app.core.identity import Tenant
-from r42_app.core.relevance import Relevance
+from r42_app.core.relevance import FOLLOW_UP_ACROSS, Relevance
 from r42_app.core.retrieval import (
     LEXICAL_CANDIDATES,
     LEXICAL_SECOND,
@@ -659,16 +658,18 @@ class Retriever:
         """Whether a follow-up's own words may rest on the earlier topic's grounding: it has words, and the ones of
         its own (pointing words aside) occur in the KB ("Hoe lang duurt dat?", "Waarom?"), unlike a new subject the
         KB knows nothing of ("En wat is de hoofdstad van Frankrijk?", "👍"). Asked in the KB's other language
-        (`alone`: the question's own search), its words cannot be the KB's: a question that leans on the one before
-        with at most ACROSS_OWN_WORDS of its own rests on it ("Who pays for it?", "And for the children?"), a longer
-        one does not ("And will it rain in Amsterdam tomorrow?")."""
+        (`alone`: the question's own search), its words cannot be the KB's: a question that leans on the one before,
+        with at most ACROSS_OWN_WORDS of its own and alone within FOLLOW_UP_ACROSS of a passage in meaning, rests on
+        it ("Who pays for it?"); a short one far from every passage does not ("And the weather?"), nor a longer one
+        ("And will it rain in Amsterdam tomorrow?"). (The benchmark patches ACROSS_OWN_WORDS here, where it is read.)"""
         question = understood.question
         if not words(question):
             return False
         own = own_words(question)
         if not own or self.index(tenant).coverage(" ".join(own)) >= COVERAGE_THRESHOLD:
             return True
-        return alone.across and understood.weight >= LEANS and len(own) <= ACROSS_OWN_WORDS
+        return (alone.across and understood.leans and len(own) <= ACROSS_OWN_WORDS
+                and alone.semantic is not None and alone.semantic >= FOLLOW_UP_ACROSS)
 
     def search_in_conversation(self, tenant: Tenant, understood: Understood, mode: str = "hybrid",
                                top_k: int = 5, weight: float | None = None,
