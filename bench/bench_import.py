@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from r42_app.services.runtime.pb_server import PocketBaseServer, ensure_superuser
+from r42_app.services.runtime.pb_server import HOOKS_DIR, PocketBaseServer, ensure_superuser
 from r42_app.services.store.kb_store import KBStore, _topic_body
 from r42_app.services.store.pb import PocketBase
 
@@ -74,4 +75,65 @@ def run() -> str:
         "| workload | batched import | one request per record | speed-up |",
         "|---|---|---|---|",
         *rows,
+        "",
+        hooks_cost(),
     ])
+
+
+# What PocketBase's JS hooks cost a batched import: the same 1,000 topics (no relations) into a fresh PocketBase
+# whose hooks dir is a copy of pb_hooks/ with one part taken out. Measurement only: no variant is a configuration
+# R42 runs (each leaves out rules that must hold for every writer).
+HOOK_VARIANTS = [
+    ("pb_hooks/ as it is", lambda hooks: None),
+    ("without r42_sessions.pb.js's onRecordCreateRequest (the signed-out token check)",
+     lambda hooks: _drop(hooks / "r42_sessions.pb.js", "onRecordCreateRequest((e) => {")),
+    ("that handler returning at once for a superuser, before its `require` (every batch is a superuser's)",
+     lambda hooks: _superuser_first(hooks / "r42_sessions.pb.js")),
+    ("without r42_sessions.pb.js", lambda hooks: (hooks / "r42_sessions.pb.js").unlink()),
+    ("without r42.pb.js (the topic, relation and outbox rules)", lambda hooks: (hooks / "r42.pb.js").unlink()),
+    ("no hooks at all", lambda hooks: [f.unlink() for f in hooks.glob("*.pb.js")]),
+]
+
+
+def _drop(path: Path, opening: str) -> None:
+    """Take the first handler registered as `opening` ... `});` out of a hooks file."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index(opening)
+    path.write_text(text[:start] + text[text.index("\n});", start) + 4:], encoding="utf-8")
+
+
+def _superuser_first(path: Path) -> None:
+    """The create-request handler skips its check (and the module it requires) for a superuser's request."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index("onRecordCreateRequest((e) => {")
+    opening = "onRecordCreateRequest((e) => {"
+    path.write_text(text[:start] + opening + "\n  if (e.hasSuperuserAuth()) return e.next();"
+                    + text[start + len(opening):], encoding="utf-8")
+
+
+def hooks_cost(n: int = 1000) -> str:
+    rows = []
+    for label, change in HOOK_VARIANTS:
+        with tempfile.TemporaryDirectory() as tmp:
+            hooks = Path(tmp) / "hooks"
+            shutil.copytree(HOOKS_DIR, hooks)
+            change(hooks)
+            data = Path(tmp) / "data"
+            creds = ensure_superuser(data / "pb_data", data / "superuser.json")
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                port = sock.getsockname()[1]
+            server = PocketBaseServer(data / "pb_data", port, hooks_dir=hooks).start()
+            try:
+                store = KBStore(PocketBase(server.url).as_superuser(creds.email, creds.password))
+                took = []
+                for run_no in range(RUNS):
+                    doc = {**document(n, f"h{run_no}"), "relations": []}
+                    start = time.perf_counter()
+                    store.import_document(f"hooks-{run_no}", doc)
+                    took.append(time.perf_counter() - start)
+            finally:
+                server.stop()
+        rows.append(f"| {label} | {statistics.median(took):.2f} s | {1000 * statistics.median(took) / n:.2f} ms |")
+    return "\n".join([f"### What the hooks cost a batched import ({n} topics, no relations, median of {RUNS} runs)", "",
+                      "| PocketBase's hooks | import | per topic |", "|---|---|---|", *rows])
