@@ -16,12 +16,14 @@ from pathlib import Path
 
 from bench.bench_answers import rows as answer_rows
 from bench.bench_conversation import TOP, seeded_retriever
+from bench.bench_conversation import rows as conversation_rows
 from bench.common import pocketbase
 from r42_app.chat.turn import ChatDeps, run_turn
 from r42_app.core.chat import offline_answer
 from r42_app.core.identity import SignedInUser
 from r42_app.core.messages import msg
 from r42_app.core.relevance import Relevance
+from r42_app.services import retrieval
 from r42_app.services.adapters.embeddings import make_embedder
 from r42_app.services.adapters.vector_store import VectorStore
 from r42_app.services.outbox.indexer import Indexer
@@ -190,9 +192,6 @@ def follow_ups_across(retriever: Retriever, tenants: dict) -> str:
     answerable), their topic switches, the short English follow-ups on and off the subject, and the English off-topic
     questions asked after an answerable English question of the same KB and split, as they are and opened with
     "And"."""
-    from bench.bench_conversation import rows as conversation_rows
-    from r42_app.services import retrieval
-
     def grounded(cases: list[tuple[str, list[str]]]) -> list[bool]:
         return [retriever.ground(tenants[slug], questions, "hybrid", TOP).result.relevance.grounded
                 for slug, questions in cases]

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from r42_app.services.runtime.pb_server import HOOKS_DIR, PocketBaseServer, ensure_superuser
+from bench.common import pocketbase
+from r42_app.services.runtime.pb_server import HOOKS_DIR
 from r42_app.services.store.kb_store import KBStore, _topic_body
 from r42_app.services.store.pb import PocketBase
 
@@ -39,36 +39,26 @@ def naive_import(pb: PocketBase, store: KBStore, tenant_slug: str, doc: dict) ->
 
 
 def run() -> str:
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp)
-        creds = ensure_superuser(data / "pb_data", data / "superuser.json")
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        server = PocketBaseServer(data / "pb_data", port).start()
-        try:
-            pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
-            store = KBStore(pb)
-            rows = []
-            for n in (1000, 5000):
-                batched, naive = [], []
-                for run_no in range(RUNS):
-                    doc = document(n, f"b{n}r{run_no}")
+    with pocketbase() as (pb, _data):
+        store = KBStore(pb)
+        rows = []
+        for n in (1000, 5000):
+            batched, naive = [], []
+            for run_no in range(RUNS):
+                doc = document(n, f"b{n}r{run_no}")
+                start = time.perf_counter()
+                store.import_document(f"batch-{n}-{run_no}", doc)
+                batched.append(time.perf_counter() - start)
+                if n == 1000:
                     start = time.perf_counter()
-                    store.import_document(f"batch-{n}-{run_no}", doc)
-                    batched.append(time.perf_counter() - start)
-                    if n == 1000:
-                        start = time.perf_counter()
-                        naive_import(pb, store, f"naive-{n}-{run_no}", document(n, f"n{n}r{run_no}"))
-                        naive.append(time.perf_counter() - start)
-                b = statistics.median(batched)
-                if naive:
-                    nv = statistics.median(naive)
-                    rows.append(f"| {n} topics + {n // 2} relations | {b:.2f} s | {nv:.2f} s | {nv / b:.1f}x |")
-                else:
-                    rows.append(f"| {n} topics + {n // 2} relations | {b:.2f} s | – | – |")
-        finally:
-            server.stop()
+                    naive_import(pb, store, f"naive-{n}-{run_no}", document(n, f"n{n}r{run_no}"))
+                    naive.append(time.perf_counter() - start)
+            b = statistics.median(batched)
+            if naive:
+                nv = statistics.median(naive)
+                rows.append(f"| {n} topics + {n // 2} relations | {b:.2f} s | {nv:.2f} s | {nv / b:.1f}x |")
+            else:
+                rows.append(f"| {n} topics + {n // 2} relations | {b:.2f} s | – | – |")
     return "\n".join([
         f"### Import (median of {RUNS} runs, new tenant each run)",
         "",
@@ -118,22 +108,14 @@ def hooks_cost(n: int = 1000) -> str:
             hooks = Path(tmp) / "hooks"
             shutil.copytree(HOOKS_DIR, hooks)
             change(hooks)
-            data = Path(tmp) / "data"
-            creds = ensure_superuser(data / "pb_data", data / "superuser.json")
-            with socket.socket() as sock:
-                sock.bind(("127.0.0.1", 0))
-                port = sock.getsockname()[1]
-            server = PocketBaseServer(data / "pb_data", port, hooks_dir=hooks).start()
-            try:
-                store = KBStore(PocketBase(server.url).as_superuser(creds.email, creds.password))
+            with pocketbase(hooks_dir=hooks) as (pb, _data):
+                store = KBStore(pb)
                 took = []
                 for run_no in range(RUNS):
                     doc = {**document(n, f"h{run_no}"), "relations": []}
                     start = time.perf_counter()
                     store.import_document(f"hooks-{run_no}", doc)
                     took.append(time.perf_counter() - start)
-            finally:
-                server.stop()
         rows.append(f"| {label} | {statistics.median(took):.2f} s | {1000 * statistics.median(took) / n:.2f} ms |")
     return "\n".join([f"### What the hooks cost a batched import ({n} topics, no relations, median of {RUNS} runs)", "",
                       "| PocketBase's hooks | import | per topic |", "|---|---|---|", *rows])
