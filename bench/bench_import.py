@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from bench.common import pocketbase
-from r42_app.services.runtime.pb_server import HOOKS_DIR
-from r42_app.services.store.kb_store import KBStore, _topic_body
-from r42_app.services.store.pb import PocketBase
+from r42_app.services.runtime.pb_server import HOOKS_DIR, HOOKS_POOL
+from r42_app.services.store.kb_store import BATCH_SIZE, KBStore, _topic_body
+from r42_app.services.store.pb import BULK_BATCH, PocketBase
 
 RUNS = 3
 
@@ -66,6 +67,8 @@ def run() -> str:
         "|---|---|---|---|",
         *rows,
         "",
+        batch_depth(),
+        "",
         hooks_cost(),
     ])
 
@@ -119,3 +122,48 @@ def hooks_cost(n: int = 1000) -> str:
         rows.append(f"| {label} | {statistics.median(took):.2f} s | {1000 * statistics.median(took) / n:.2f} ms |")
     return "\n".join([f"### What the hooks cost a batched import ({n} topics, no relations, median of {RUNS} runs)", "",
                       "| PocketBase's hooks | import | per topic |", "|---|---|---|", *rows])
+
+
+# A batch's sub-requests run one inside the other in PocketBase, each holding a pooled JS runtime while a JS request
+# hook wraps it (services/store/pb.py BULK_BATCH): the same 1,000 topics in batches of two sizes, into PocketBases
+# with two pool sizes. The first row is how R42 imported until 2026-12-07, the last how it imports now.
+DEPTHS = [(BATCH_SIZE, 15), (BATCH_SIZE, HOOKS_POOL), (BULK_BATCH, 15), (BULK_BATCH, HOOKS_POOL)]
+
+
+class _SizedStore(KBStore):
+    """KBStore whose bulk writes go in batches of `size` sub-requests."""
+
+    def __init__(self, pb: PocketBase, size: int):
+        super().__init__(pb)
+        self.size = size
+
+    def _run(self, requests, progress=None, size=BULK_BATCH):  # type: ignore[no-untyped-def]
+        super()._run(requests, progress, self.size)
+
+
+def _rss_mb(data: Path) -> int:
+    """The resident memory of the PocketBase serving from `data`."""
+    pid = subprocess.check_output(["pgrep", "-f", "--", f"--dir={data}"], text=True).split()[0]
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("VmRSS:")[1].split()[0]) // 1024
+
+
+def batch_depth(n: int = 1000) -> str:
+    rows = []
+    for size, pool in DEPTHS:
+        with pocketbase(hooks_pool=pool) as (pb, data):
+            started = _rss_mb(data / "pb_data")
+            store = _SizedStore(pb, size)
+            took = []
+            for run_no in range(RUNS):
+                doc = {**document(n, f"d{run_no}"), "relations": []}
+                start = time.perf_counter()
+                store.import_document(f"depth-{run_no}", doc)
+                took.append(time.perf_counter() - start)
+            median = statistics.median(took)
+            rows.append(f"| {size} | {pool} | {median:.2f} s | {1000 * median / n:.2f} ms | {started} MB "
+                        f"| {_rss_mb(data / 'pb_data')} MB |")
+    title = f"### A batch's size and PocketBase's pool of JS runtimes ({n} topics, no relations, median of {RUNS} runs)"
+    head = ("| sub-requests per batch | JS runtimes in the pool | import | per topic | PocketBase's memory at start "
+            "| after the imports |")
+    return "\n".join([title, "", head, "|---|---|---|---|---|---|", *rows])

@@ -18,7 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterator
 
-from r42_app.services.runtime.pb_server import HOOKS_DIR, PocketBaseServer, ensure_superuser
+from r42_app.services.runtime.pb_server import HOOKS_DIR, HOOKS_POOL, PocketBaseServer, ensure_superuser
 from r42_app.services.store.pb import PocketBase
 
 SYLLABLES = ["pen", "sioen", "re", "ge", "ling", "part", "ner", "waar", "de", "over", "dracht", "pre", "mie",
@@ -33,12 +33,13 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def pocketbase(hooks_dir: Path = HOOKS_DIR) -> Iterator[tuple[PocketBase, Path]]:
-    """A fresh PocketBase with our schema in a temp dir, as superuser (with the hooks of `hooks_dir`)."""
+def pocketbase(hooks_dir: Path = HOOKS_DIR, hooks_pool: int = HOOKS_POOL) -> Iterator[tuple[PocketBase, Path]]:
+    """A fresh PocketBase with our schema in a temp dir, as superuser (with the hooks of `hooks_dir` and a pool of
+    `hooks_pool` JS runtimes)."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         creds = ensure_superuser(data / "pb_data", data / "superuser.json")
-        server = PocketBaseServer(data / "pb_data", free_port(), hooks_dir=hooks_dir).start()
+        server = PocketBaseServer(data / "pb_data", free_port(), hooks_dir=hooks_dir, hooks_pool=hooks_pool).start()
         try:
             pb = PocketBase(server.url).as_superuser(creds.email, creds.password)
             yield pb, data

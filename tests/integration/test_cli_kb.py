@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from r42_app.services.store.kb_store import BATCH_SIZE, KBStore
+from r42_app.services.store.kb_store import KBStore
+from r42_app.services.store.pb import BULK_BATCH
 from r42_app.services.store.tenants import Tenants
 
 
@@ -90,12 +91,12 @@ def test_export_of_unknown_tenant_is_a_clear_error(pb_server, seeded):
 @pytest.mark.slow  # 1,000 topics
 @pytest.mark.timeout(300)
 def test_import_of_1000_topics_lands_completely(pb_server, admin_pb, seeded, tmp_path):
-    """1,000 topics and 500 relations are 1,500 writes: four batch requests of at most BATCH_SIZE (400), the
-    relations in the last two pointing at topics that earlier batches wrote; every one lands."""
+    """1,000 topics and 500 relations are 1,500 writes: 32 batch requests of at most BULK_BATCH (48), the
+    relations in the last eleven pointing at topics that earlier batches wrote; every one lands."""
     doc = {"topics": [topic(i) for i in range(1000)],
            "relations": [{"source": f"onderwerp-{i}", "target": f"onderwerp-{i + 1}", "type": "related_to"}
                          for i in range(0, 999, 2)]}
-    assert len(doc["topics"]) + len(doc["relations"]) > 3 * BATCH_SIZE
+    assert len(doc["topics"]) + len(doc["relations"]) > 30 * BULK_BATCH
     path = tmp_path / "big.json"
     path.write_text(json.dumps(doc))
     Tenants(admin_pb).create("groot", "Groot")

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Generic, TypeVar
 
 from r42_app.services.outbox.outbox import Renewal, claim, held_elsewhere, worker_id
-from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
+from r42_app.services.store.pb import BULK_BATCH, BatchRequest, PBError, PocketBase, pb_time, quote
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ MAX_ATTEMPTS = 8
 FAILED_RETRY_S = 3600.0  # a row that failed MAX_ATTEMPTS times is tried again this often
 BACKOFF_BASE_S = 2.0
 BACKOFF_MAX_S = 600.0
-BATCH = 400  # sub-requests per PocketBase batch (it allows 500)
+BATCH = BULK_BATCH  # sub-requests per PocketBase batch (services/store/pb.py says why not more)
 
 
 def backoff(attempts: int) -> float:

@@ -19,9 +19,14 @@ from r42_app.core.redact import masked, shown
 from r42_app.paths import ROOT
 from r42_app.services.runtime.children import die_with_parent
 from r42_app.services.runtime.private import PRIVATE_UMASK, close_to_others
+from r42_app.services.store.pb import BULK_BATCH
 
 MIGRATIONS_DIR = ROOT / "pb_migrations"
 HOOKS_DIR = ROOT / "pb_hooks"  # rules that hold for every writer (pb_hooks/r42.pb.js)
+# JS runtimes PocketBase keeps warm for its hooks (its default is 15). A batch holds one per sub-request while the rest
+# of it runs (services/store/pb.py BULK_BATCH), and a request past the pool builds a runtime of its own (~1.2 ms of CPU
+# and memory the garbage collector must find): room for a bulk batch and the requests beside it. ~0.4 MB each.
+HOOKS_POOL = BULK_BATCH + 16
 
 
 # A child that never answered has nothing to finish: a short grace before the kill (Litestream retrying a bucket it
@@ -153,9 +158,10 @@ class PocketBaseServer:
     browser page calls PocketBase directly, the app does. Its files are closed to other local users."""
 
     def __init__(self, pb_dir: Path, port: int, log_file: Path | None = None, origins: tuple[str, ...] = (),
-                 host: str = "127.0.0.1", hooks_dir: Path = HOOKS_DIR):
+                 host: str = "127.0.0.1", hooks_dir: Path = HOOKS_DIR, hooks_pool: int = HOOKS_POOL):
         self.pb_dir = Path(pb_dir)
         self.hooks_dir = hooks_dir
+        self.hooks_pool = hooks_pool
         self.port = port
         self.host = host
         self.log_file = log_file or self.pb_dir.parent / "pocketbase.log"
@@ -178,6 +184,7 @@ class PocketBaseServer:
             f"--migrationsDir={MIGRATIONS_DIR}",
             f"--hooksDir={self.hooks_dir}",
             "--hooksWatch=false",  # a reload would reset the sign-in throttle's counters
+            f"--hooksPool={self.hooks_pool}",
             "--automigrate=false",
             f"--origins={','.join(self.origins)}",  # its default is "*"
         ]

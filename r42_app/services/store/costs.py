@@ -39,14 +39,14 @@ from r42_app.core.messages import number
 from r42_app.services.store.audit import audit_request
 from r42_app.services.store.batched import Batched
 from r42_app.services.store.group_commit import MAX_BATCH, GroupCommit
-from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
+from r42_app.services.store.pb import BULK_BATCH, BatchRequest, PBError, PocketBase, quote
 
 publish_log = logging.getLogger("r42.ai_cost.publisher")
 log = logging.getLogger(__name__)
 
 OUTBOX_COST = "ai.cost.event.persist"
 PRICE_TABLE = Path(__file__).resolve().parents[2] / "config" / "model_prices.json"
-BATCH_REQUESTS = 400  # sub-requests per transaction (PocketBase allows 500)
+BATCH_REQUESTS = BULK_BATCH  # sub-requests per transaction (a turn's events and its outbox row stay together)
 MAX_DIRECT_EVENTS = 400  # events per cost-events request (pb_hooks/r42_rules.js MAX_COST_EVENTS)
 
 

@@ -214,12 +214,11 @@ class DocumentStore:
         doc_request, topic_requests = requests[-1], requests[:-1]
         upload = {"file": (write.plan.filename, data)} if write.file_changed else None
         try:
-            chunks = list(_chunks(topic_requests))
-            if len(chunks) <= 1 and len(requests) <= BATCH_SIZE and \
+            if len(list(_chunks(topic_requests, BATCH_SIZE))) <= 1 and len(requests) <= BATCH_SIZE and \
                     sum(len(str(r.to_json())) for r in requests) < BATCH_BYTES:
                 self.pb.batch(requests, {len(requests) - 1: upload} if upload else None)
                 return
-            for chunk in chunks:
+            for chunk in _chunks(topic_requests):
                 self.pb.batch(chunk)
             self.pb.batch([doc_request], {0: upload} if upload else None)
         except PBError as exc:

@@ -36,10 +36,10 @@ from typing import Any
 from r42_app.core.forget import ERASED, Needles, erased, replaced
 from r42_app.core.identity import Tenant
 from r42_app.services.store.audit import TOOL_CALL_PREFIX, audit_request
-from r42_app.services.store.pb import BatchRequest, PocketBase, quote
+from r42_app.services.store.pb import BULK_BATCH, BatchRequest, PocketBase, quote
 from r42_app.services.store.questions import QuestionLog
 
-BATCH = 200
+BATCH = BULK_BATCH
 FORGET_TOOL = "r42:user.forget"
 # never rewritten: other people's accounts, the organisations, the app's secrets; the knowledge base is only searched
 UNTOUCHED = frozenset({"users", "tenants", "app_secrets"})

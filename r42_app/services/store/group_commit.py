@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from r42_app.services.store.pb import BatchRequest, PocketBase
+from r42_app.services.store.pb import BULK_BATCH, BatchRequest, PocketBase
 
-MAX_BATCH = 100  # rows in one request (PocketBase allows 1,000: pb_migrations/1764400000_r42_schema.js)
+MAX_BATCH = BULK_BATCH  # rows in one request (services/store/pb.py says why not more)
 
 
 class GroupCommit:

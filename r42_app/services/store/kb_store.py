@@ -32,11 +32,11 @@ from r42_app.core.kb import (
 )
 from r42_app.core.tenants import DEFAULT_CREDITS
 from r42_app.core.text import nl_sort_key
-from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, quote
+from r42_app.services.store.pb import BULK_BATCH, BatchRequest, PBError, PocketBase, quote
 
 OUTBOX_UPSERT = "rag.index.kbarticle.upsert"
 OUTBOX_DELETE = "rag.index.kbarticle.delete"
-BATCH_SIZE = 400
+BATCH_SIZE = 400  # the most requests of one all-or-nothing write (a graph edit, a document); bulk writes: BULK_BATCH
 BATCH_BYTES = 16 * 1024 * 1024  # PocketBase refuses batch bodies above 32 MB (pb_migrations/)
 
 
@@ -111,17 +111,17 @@ def outbox_request(kind: str, tenant: Tenant | None, slug: str) -> BatchRequest 
     return BatchRequest.create("outbox", {"type": kind, "payload": payload, "status": "pending", "attempts": 0})
 
 
-def _chunks(requests: list[BatchRequest]) -> Iterator[list[BatchRequest]]:
-    """Consecutive runs of at most BATCH_SIZE requests whose JSON stays under BATCH_BYTES."""
+def _chunks(requests: list[BatchRequest], size: int = BULK_BATCH) -> Iterator[list[BatchRequest]]:
+    """Consecutive runs of at most `size` requests whose JSON stays under BATCH_BYTES."""
     chunk: list[BatchRequest] = []
-    size = 0
+    used = 0
     for request in requests:
         cost = len(json.dumps(request.to_json(), ensure_ascii=False).encode()) + 1
-        if chunk and (len(chunk) >= BATCH_SIZE or size + cost > BATCH_BYTES):
+        if chunk and (len(chunk) >= size or used + cost > BATCH_BYTES):
             yield chunk
-            chunk, size = [], 0
+            chunk, used = [], 0
         chunk.append(request)
-        size += cost
+        used += cost
     if chunk:
         yield chunk
 
@@ -272,7 +272,7 @@ class KBStore:
         self._run([BatchRequest.delete("relations", r["id"]) for r in rels]
                   + [BatchRequest.delete("topics", r["id"]) for r in sections]  # PocketBase deletes their relations
                   + [BatchRequest.delete("topics", row["id"])]
-                  + ([BatchRequest.delete("documents", doc["id"])] if doc else []))
+                  + ([BatchRequest.delete("documents", doc["id"])] if doc else []), size=BATCH_SIZE)
         return len(rels)
 
     def document_sections(self, tenant: Tenant, slug: str) -> int:
@@ -382,7 +382,7 @@ class KBStore:
                                                               "target": r.target, "type": r.type}))
         if len(requests) > BATCH_SIZE:
             raise KBError("kb.delta_too_large", "This edit is too large to apply at once.")
-        self._run(requests)
+        self._run(requests, size=BATCH_SIZE)
         return checked
 
     def emit_reindex(self, tenant: Tenant) -> int:
@@ -397,12 +397,13 @@ class KBStore:
 
     # -- plumbing -----------------------------------------------------------------
 
-    def _run(self, requests: Sequence[BatchRequest | None], progress: Callable[[int, int], None] | None = None) -> None:
-        """Send requests in batches (at most BATCH_SIZE requests and about BATCH_BYTES); each batch is one
-        transaction. Single writes always fit in one."""
+    def _run(self, requests: Sequence[BatchRequest | None], progress: Callable[[int, int], None] | None = None,
+             size: int = BULK_BATCH) -> None:
+        """Send requests in batches (at most `size` requests and about BATCH_BYTES); each batch is one transaction.
+        Single writes always fit in one; a write that must be all-or-nothing asks for BATCH_SIZE."""
         todo = [r for r in requests if r is not None]
         done = 0
-        for chunk in _chunks(todo):
+        for chunk in _chunks(todo, size):
             try:
                 self.pb.batch(chunk)
             except PBError as exc:

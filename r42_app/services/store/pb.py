@@ -23,6 +23,14 @@ import httpx
 SUPERUSERS = "_superusers"
 SUPERUSER_TOKEN_MAX_AGE_S = 3600.0  # PocketBase's default superuser token lasts a day; renew well before
 
+# Sub-requests per `/api/batch` for bulk writes that need not be one transaction (a KB import's chunks, the question
+# log, the outbox's bookkeeping, cost rows). PocketBase runs a batch's sub-requests one inside the other, and every JS
+# request hook around a record write (pb_hooks/r42_sessions.pb.js, for every collection) keeps one of its pooled JS
+# runtimes busy until the rest of the batch is done: past the pool (runtime/pb_server.py HOOKS_POOL) each hook built
+# a runtime of its own. A batch of 400 topics cost 2.9 ms a topic where 48 cost 0.9 ms (docs/BENCHMARKS.md, Import).
+# Writes that must be all-or-nothing (a graph edit, a document) still go in one batch of their own size.
+BULK_BATCH = 48
+
 
 class PBError(Exception):
     """A PocketBase request failed; `status` is the HTTP status (0 when the server is unreachable)."""

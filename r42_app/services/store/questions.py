@@ -14,14 +14,14 @@ import threading
 from datetime import UTC, datetime
 
 from r42_app.core.questions import QuestionEntry, clip_question, retention_cutoff, user_key
-from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
+from r42_app.services.store.pb import BULK_BATCH, BatchRequest, PBError, PocketBase, pb_time, quote
 
 log = logging.getLogger(__name__)
 COLLECTION = "question_log"
-DELETE_BATCH = 200
+DELETE_BATCH = BULK_BATCH
 PRUNE_INTERVAL_S = 3600.0
 WRITE_INTERVAL_S = 1.0
-WRITE_BATCH = 500
+WRITE_BATCH = BULK_BATCH
 MAX_QUEUED = 20_000
 
 
