@@ -28,7 +28,8 @@ offline answer R42 gave to the question before, in the context), R42_BENCH_WITHI
 the candidates, the question's own search orders them by this share), R42_BENCH_GAIN (the leaning raised by how
 much nearer the question's best passage is in its context than alone), R42_BENCH_EMPHASIS (the question's own
 words this many times more in the search in context), R42_BENCH_PRODUCT (the two searches' normalised scores
-multiplied, not added: a topic must be found by both). R42_BENCH_SETS: only these sets;
+multiplied, not added: a topic must be found by both), R42_BENCH_ORACLE=1 (not a method: per question the best of
+six weights by its own labels, the ceiling of any rule that weighs the two searches). R42_BENCH_SETS: only these sets;
 R42_BENCH_NO_CPU: no CPU table.
 """
 
@@ -97,6 +98,10 @@ EMPHASIS_VARIANTS = [int(n) for n in os.environ.get("R42_BENCH_EMPHASIS", "").sp
 # "share@floor" pairs, e.g. R42_BENCH_PRODUCT=0.5@0.3
 PRODUCT_VARIANTS = [tuple(float(x) for x in v.split("@")) for v in os.environ.get("R42_BENCH_PRODUCT", "").split(",")
                     if v]
+# the ceiling of every way of weighing the two searches: per question, the best of these weights by its own labels
+# (reads the answer key: a bound for any rule that sets the weight, not a method)
+ORACLE_WEIGHTS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+ORACLE_VARIANT = bool(os.environ.get("R42_BENCH_ORACLE"))
 
 
 def earlier_answer(retriever: Retriever, tenant, questions: list[str]) -> str:
@@ -196,6 +201,13 @@ def approaches(retriever: Retriever):
             return [slug for slug, _ in sorted(scored.items(), key=lambda kv: -kv[1])][:TOP]
         return rank
 
+    def best_weight(tenant, row):  # the labels choose the weight: what no rule can beat
+        understood = retriever.understand(tenant, [*row["turns"], row["question"]])
+        joined = Understood(row["question"], understood.context or tuple(row["turns"][-2:]), 1.0)
+        ranked = [slugs(retriever.search_in_conversation(tenant, joined, "hybrid", TOP, weight=w))
+                  for w in ORACLE_WEIGHTS]
+        return max(ranked, key=lambda x: ndcg_at_k(x, row["rel"], 5))
+
     def standalone(tenant, row):
         return slugs(retriever.kb_search(tenant, row["standalone"], "hybrid", TOP))
 
@@ -207,6 +219,7 @@ def approaches(retriever: Retriever):
             *((f"… + gain {a:g} from {b:g}", gained(a, b)) for a, b in GAIN_VARIANTS),
             *((f"… own words ×{n + 1}", emphasised(n)) for n in EMPHASIS_VARIANTS),
             *((f"… product {a:g} floor {b:g}", product(a, b)) for a, b in PRODUCT_VARIANTS),
+            *([("best weight per question (ceiling)", best_weight)] if ORACLE_VARIANT else []),
             ("standalone rewrite (by hand)", standalone)]
 
 
