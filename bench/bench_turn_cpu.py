@@ -190,6 +190,8 @@ def run() -> str:
         lines.append(f"| {label} | {r['cpu_ms']:.1f} ms | {r['sys_ms']:.1f} ms | {r['pb_ms']:.1f} ms | "
                      f"{r['bench_ms']:.1f} ms | {ms(p50(r['first']))} / {ms(p95(r['first']))} | "
                      f"{ms(p50(r['done']))} / {ms(p95(r['done']))} | {r['turns']} |")
+    if not all(sum(r["parts"].values()) for _label, r in runs):
+        return "\n".join([*lines, "", "No profile: py-spy is not installed in this venv (`make bench` installs it)."])
     lines += ["", "Where the backend worker's busy samples are (py-spy, 250 Hz, all threads; idle waits left out):",
               "", "| part of the turn | " + " | ".join(label for label, _ in runs) + " |",
               "|---|" + "---|" * len(runs)]
