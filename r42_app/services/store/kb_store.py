@@ -1,6 +1,8 @@
 """The knowledge base in PocketBase: tenants, topics and relations.
 
-Every write goes through one batch request (all or nothing). PocketBase itself (pb_hooks/) writes
+Every write goes through batch requests: a graph edit and a topic's deletion in one (all or nothing), an import in
+batches of BULK_BATCH (an upsert by slug: one that stopped halfway is completed by running it again; services/store/
+pb.py says why not in one). PocketBase itself (pb_hooks/) writes
 the `outbox` row of every topic create, update and delete in the same transaction, whoever writes,
 and refuses relations whose ends do not exist; this store does not write outbox rows for its own
 writes (that would index twice). Callers decide *who* may write (admins only); this store decides
@@ -326,10 +328,11 @@ class KBStore:
         progress: Callable[[int, int], None] | None = None,
         tenant_name: str | None = None,
     ) -> ImportResult:
-        """Validate the whole document, then upsert topics and relations by slug in batches.
+        """Validate the whole document, then upsert topics and relations by slug in batches of BULK_BATCH.
 
-        Raises KBError (and writes nothing, not even the tenant) when any item is invalid.
-        Unchanged topics are skipped, so importing the same file twice writes nothing new.
+        Raises KBError (and writes nothing, not even the tenant) when any item is invalid. Unchanged topics are
+        skipped, so importing the same file twice writes nothing new, and an import that PocketBase stopped halfway
+        (KBError kb.write_failed: "Probeer het opnieuw") is completed by running it again.
         """
         plan, issues = self.validate_import(tenant_slug, data)
         if plan is None:
