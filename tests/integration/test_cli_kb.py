@@ -92,7 +92,7 @@ def test_export_of_unknown_tenant_is_a_clear_error(pb_server, seeded):
 @pytest.mark.timeout(300)
 def test_import_of_1000_topics_lands_completely(pb_server, admin_pb, seeded, tmp_path):
     """1,000 topics and 500 relations are 1,500 writes: 32 batch requests of at most BULK_BATCH (48), the
-    relations in the last eleven pointing at topics that earlier batches wrote; every one lands."""
+    relations in the last twelve pointing at topics that earlier batches wrote; every one lands."""
     doc = {"topics": [topic(i) for i in range(1000)],
            "relations": [{"source": f"onderwerp-{i}", "target": f"onderwerp-{i + 1}", "type": "related_to"}
                          for i in range(0, 999, 2)]}

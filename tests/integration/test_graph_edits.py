@@ -4,7 +4,7 @@ and learners cannot write through PocketBase's API either."""
 import pytest
 
 from r42_app.core.delta import GraphSnapshot, ValidDelta, validate_delta
-from r42_app.services.store.kb_store import KBError, KBStore
+from r42_app.services.store.kb_store import BATCH_SIZE, KBError, KBStore
 from r42_app.services.store.pb import PBError
 from r42_app.services.store.suggestions import SuggestionStore
 
@@ -50,7 +50,7 @@ def test_apply_delta_is_all_or_nothing(stores, admin_pb):
                                      "description": "Eerder geschreven."})
     try:
         with pytest.raises(KBError):
-            kb._run(_requests_of(kb, tenant, good))
+            kb._run(_requests_of(kb, tenant, good), size=BATCH_SIZE)  # as apply_delta sends it
         assert kb.topic(tenant, "edit-b").label == "Concurrent"
         assert not any(r.source == "edit-b" for r in kb.relations(tenant))
     finally:

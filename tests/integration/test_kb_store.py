@@ -4,7 +4,7 @@ import pytest
 
 from r42_app.core.kb import Relation
 from r42_app.services.store.kb_store import OUTBOX_DELETE, OUTBOX_UPSERT, KBError, KBStore
-from r42_app.services.store.pb import quote
+from r42_app.services.store.pb import BULK_BATCH, quote
 
 
 @pytest.fixture
@@ -94,3 +94,32 @@ def test_seed_is_idempotent(admin_pb, seeded):
     assert all(r.created == r.updated == r.relations_created == 0 for r in again)
     roles = {u["email"]: u["role"] for u in admin_pb.all("users")}
     assert roles["learner@example.com"] == "learner" and roles["admin@example.com"] == "admin"
+
+
+def test_a_topic_deleted_with_more_relations_than_a_bulk_batch_is_all_or_nothing(store, admin_pb):
+    """A topic's deletion (its relations, its document's sections, itself) is one transaction however many writes
+    it takes: when PocketBase refuses one of them, none of its relations is gone. (Bulk writes go in batches of
+    BULK_BATCH; a deletion of 61 writes must not be cut into two of them.)"""
+    leaves = [{"id": f"blad-{i}", "label": f"Blad {i}", "type": "concept", "description": "Een blad."}
+              for i in range(BULK_BATCH + 12)]
+    store.import_document("veel-relaties", {
+        "topics": [{"id": "stam", "label": "Stam", "type": "concept", "description": "De stam."}, *leaves],
+        "relations": [{"source": "stam", "target": leaf["id"], "type": "related_to"} for leaf in leaves]})
+    tenant = store.require_tenant("veel-relaties")
+    real_batch = store.pb.batch
+    try:
+        last = store.pb.first("relations", f"tenant = {quote(tenant.id)} && target = {quote(leaves[-1]['id'])}")
+
+        def batch_after_a_concurrent_delete(requests, files=None):
+            admin_pb.delete("relations", last["id"])  # another admin removed one relation a moment before
+            store.pb.batch = real_batch
+            return real_batch(requests, files)
+
+        store.pb.batch = batch_after_a_concurrent_delete
+        with pytest.raises(KBError):
+            store.delete_topic(tenant, "stam")
+        assert store.topic(tenant, "stam") is not None
+        assert len([r for r in store.relations(tenant) if r.source == "stam"]) == len(leaves) - 1
+    finally:
+        store.pb.batch = real_batch
+        admin_pb.delete("tenants", tenant.id)

@@ -25,14 +25,14 @@ TYPE = "rag.index.kbarticle.upsert"
 
 
 def make_rows(admin_pb, tenant_id: str, n: int, prefix: str) -> list[str]:
-    from r42_app.services.store.pb import BatchRequest
+    from r42_app.services.store.pb import BULK_BATCH, BatchRequest
 
     requests = [BatchRequest.create("outbox", {"type": TYPE, "status": "pending", "attempts": 0,
                                                "payload": {"tenant": tenant_id, "tenant_slug": "x",
                                                            "topic": f"{prefix}-{i}"}}) for i in range(n)]
     ids = []
-    for start in range(0, n, 400):
-        ids += [r["id"] for r in admin_pb.batch(requests[start:start + 400])]
+    for start in range(0, n, BULK_BATCH):
+        ids += [r["id"] for r in admin_pb.batch(requests[start:start + BULK_BATCH])]
     return ids
 
 

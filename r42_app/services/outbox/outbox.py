@@ -17,7 +17,7 @@ import threading
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from r42_app.services.store.pb import BatchRequest, PBError, PocketBase, pb_time, quote
+from r42_app.services.store.pb import BULK_BATCH, BatchRequest, PBError, PocketBase, pb_time, quote
 from r42_app.settings import load_settings
 
 log = logging.getLogger(__name__)
@@ -75,9 +75,9 @@ class Renewal:
         while not self._stop.wait(self.lease_s / 3):
             until = pb_time(datetime.now(UTC) + timedelta(seconds=self.lease_s))
             try:
-                for start in range(0, len(self.ids), 400):
+                for start in range(0, len(self.ids), BULK_BATCH):
                     self.pb.batch([BatchRequest.update("outbox", i, {"lease_until": until})
-                                   for i in self.ids[start:start + 400]])
+                                   for i in self.ids[start:start + BULK_BATCH]])
             except PBError as exc:  # the work goes on; at worst another worker does these rows again (idempotent)
                 log.warning("renewing the lease on %d outbox row(s) failed: %s", len(self.ids), exc)
 

@@ -224,19 +224,6 @@ class DocumentStore:
         except PBError as exc:
             raise KBError("kb.write_failed", f"PocketBase refused the write: {exc}") from exc
 
-    def delete_document(self, tenant: Tenant, doc: StoredDocument) -> list[str]:
-        """Delete a document: its topics (PocketBase deletes their relations), its row and its stored file.
-        Returns the slugs of the topics deleted."""
-        rows = self._topic_rows(tenant, doc.id)
-        requests = [BatchRequest.delete("topics", r["id"]) for r in rows]
-        try:
-            for chunk in _chunks(requests):
-                self.pb.batch(chunk)
-            self.pb.delete("documents", doc.id)
-        except PBError as exc:
-            raise KBError("kb.write_failed", f"PocketBase refused the write: {exc}") from exc
-        return [r["slug"] for r in rows]
-
 
 def topics_of(write: DocumentWrite) -> list[Topic]:
     return write.plan.topics

@@ -1,6 +1,7 @@
 """The knowledge base in PocketBase: tenants, topics and relations.
 
-Every write goes through batch requests: a graph edit and a topic's deletion in one (all or nothing), an import in
+Every write goes through batch requests: a graph edit and a topic's deletion in one (all or nothing, up to
+BATCH_SIZE writes), an import in
 batches of BULK_BATCH (an upsert by slug: one that stopped halfway is completed by running it again; services/store/
 pb.py says why not in one). PocketBase itself (pb_hooks/) writes
 the `outbox` row of every topic create, update and delete in the same transaction, whoever writes,
@@ -38,7 +39,7 @@ from r42_app.services.store.pb import BULK_BATCH, BatchRequest, PBError, PocketB
 
 OUTBOX_UPSERT = "rag.index.kbarticle.upsert"
 OUTBOX_DELETE = "rag.index.kbarticle.delete"
-BATCH_SIZE = 400  # the most requests of one all-or-nothing write (a graph edit, a document); bulk writes: BULK_BATCH
+BATCH_SIZE = 400  # the most writes of one all-or-nothing batch (graph edit, topic deletion, document); bulk: BULK_BATCH
 BATCH_BYTES = 16 * 1024 * 1024  # PocketBase refuses batch bodies above 32 MB (pb_migrations/)
 
 

@@ -1,8 +1,8 @@
 """A small, typed PocketBase REST client on httpx.
 
 We talk to PocketBase's REST API directly rather than through the `pocketbase` SDK: the
-SDK's batch helper is broken against server 0.40, and batch requests are how every
-knowledge-base write stays all-or-nothing.
+SDK's batch helper is broken against server 0.40, and batch requests are how a write of many records stays
+all-or-nothing (a graph edit, a topic's deletion, a document) or costs one request for many (BULK_BATCH below).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ SUPERUSER_TOKEN_MAX_AGE_S = 3600.0  # PocketBase's default superuser token lasts
 # log, the outbox's bookkeeping, cost rows). PocketBase runs a batch's sub-requests one inside the other, and every JS
 # request hook around a record write (pb_hooks/r42_sessions.pb.js, for every collection) keeps one of its pooled JS
 # runtimes busy until the rest of the batch is done: past the pool (runtime/pb_server.py HOOKS_POOL) each hook built
-# a runtime of its own. A batch of 400 topics cost 2.9 ms a topic where 48 cost 0.9 ms (docs/BENCHMARKS.md, Import).
-# Writes that must be all-or-nothing (a graph edit, a document) still go in one batch of their own size.
+# a runtime of its own. Imported in batches of 400 with the pool of 15, a topic cost 2.8 ms; in batches of 48 with
+# the pool of 64, 0.9 ms (either change alone: 2.3-2.5 ms; docs/BENCHMARKS.md, Import). Writes that must be
+# all-or-nothing (a graph edit, a topic's deletion, a document) still go in one batch (kb_store.BATCH_SIZE).
 BULK_BATCH = 48
 
 

@@ -1,7 +1,7 @@
 """The question log in PocketBase (collection `question_log`, pb_migrations/1764401300_r42_question_log.js).
 
-Chat turns queue their rows, written once a second in one batch request (off the event loop, no request per
-turn); the worker deletes what is older than the retention (`R42_QUESTION_LOG_DAYS`); `forget` removes one
+Chat turns queue their rows, written once a second in batch requests of BULK_BATCH rows (off the event loop, no
+request per turn); the worker deletes what is older than the retention (`R42_QUESTION_LOG_DAYS`); `forget` removes one
 user's rows (`r42 user forget`). Only the app's superuser connection writes: the collection's API rules let the
 tenant's admins read and nobody else write.
 """
