@@ -108,6 +108,9 @@ def clean_role(raw: object) -> str:
     return role
 
 
+_NOT_LETTERS = re.compile(r"[\W_]+")  # neither letter nor digit: "Jan de Vries" and "jan.devries" read as one name
+
+
 def password_problem(password: object, email: str = "", name: str = "") -> PeopleInputError | None:
     """Why `password` cannot be someone's password (None when it can): the one rule of every way to set one
     (invitation, reset, change; PocketBase's field keeps the minimum too)."""
@@ -121,8 +124,11 @@ def password_problem(password: object, email: str = "", name: str = "") -> Peopl
         return PeopleInputError("people.password_odd", "a password cannot hold control or invisible characters")
     folded = password.casefold()
     local = email.split("@")[0].casefold() if email else ""
+    letters = _NOT_LETTERS.sub("", folded)  # "Jan de Vries 2026" and "jan.devries" hold the same name
+    names = [p for p in _NOT_LETTERS.split(name.casefold()) if len(p) >= 4] + [_NOT_LETTERS.sub("", name.casefold())]
     guessable = (len(set(folded)) < 4 or folded in COMMON_PASSWORDS
-                 or (len(local) >= 4 and local in folded) or (name and name.casefold().replace(" ", "") in folded))
+                 or (len(local) >= 4 and local in folded)
+                 or any(part and part in letters for part in names))
     if guessable:
         return PeopleInputError("people.password_guessable", "a password that is easy to guess (a common one, "
                                 "few different characters, or the e-mail or name in it)")

@@ -70,7 +70,8 @@ def test_other_roles_are_refused(raw):
     ("kort", "people.password_short"), (None, "people.password_short"), ("a" * 80, "people.password_long"),
     ("aaaaaaaaaaaa", "people.password_guessable"), ("ababababab", "people.password_guessable"),
     ("Wachtwoord123", "people.password_guessable"), ("jan.devries-2026", "people.password_guessable"),
-    ("geheim\u200bgeheim", "people.password_odd"),
+    ("geheim\u200bgeheim", "people.password_odd"), ("Jan de Vries wachtwoord", "people.password_guessable"),
+    ("zomer-vries-2026", "people.password_guessable"),
 ])
 def test_weak_passwords_are_refused_with_why(password, code):
     problem = password_problem(password, "jan.devries@acme.nl", "Jan de Vries")
