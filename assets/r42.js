@@ -257,15 +257,17 @@
 })();
 
 // -- unsaved --
-// The topic editor warns before unsaved changes are lost: closing or reloading the tab (the browser's own
-// dialog) and following a link away (a confirm), while its form says `data-r42-dirty="true"`.
+// A form with changes not yet saved (the topic editor, the rights per user) warns before they are lost: closing or
+// reloading the tab (the browser's own dialog) and following a link away (a confirm with the form's own words, in
+// the reader's language: `data-r42-dirty-message`), while it says `data-r42-dirty="true"`.
 (function () {
-  var dirty = function () { return !!document.querySelector('[data-r42-dirty="true"]'); };
+  var dirty = function () { return document.querySelector('[data-r42-dirty="true"]'); };
   window.addEventListener('beforeunload', function (e) { if (dirty()) { e.preventDefault(); e.returnValue = ''; } });
   document.addEventListener('click', function (e) {
     var a = e.target && e.target.closest ? e.target.closest('a[href]') : null;
-    if (!a || !dirty() || a.target === '_blank' || a.getAttribute('href').charAt(0) === '#') return;
-    if (!window.confirm('Je wijzigingen aan dit onderwerp zijn nog niet opgeslagen. Toch weggaan?')) {
+    var form = dirty();
+    if (!a || !form || a.target === '_blank' || a.getAttribute('href').charAt(0) === '#') return;
+    if (!window.confirm(form.getAttribute('data-r42-dirty-message') || 'Je wijzigingen zijn nog niet opgeslagen. Toch weggaan?')) {
       e.preventDefault();
       e.stopPropagation();
     }
@@ -302,12 +304,20 @@
 // to the result or "Toets beëindigd", and back to the intro after "Nieuwe toets" (not on a plain page view).
 // When focus falls from the quiz to <body> (an option is disabled once the answer is checked, a control goes
 // away), it goes to the quiz's button (or the heading) instead. The headings say `data-r42-focus` (pages/quiz.py).
+// Tab past the page's last control takes focus out of the document (to the browser's own bar): that is the
+// reader leaving, not focus falling, so it is left alone (before, Tab went round the quiz for ever).
 (function () {
   var shown = '', last = null;  /* last: the quiz control that last had focus (focusin: a poll could miss it) */
+  var key = '', keyAt = 0;  /* the last key pressed, and when */
   document.addEventListener('focusin', function (e) {
     var page = document.getElementById('quiz-page');
-    if (page && e.target && page.contains(e.target)) last = e.target;
+    last = page && e.target && page.contains(e.target) ? e.target : null;
   });
+  document.addEventListener('keydown', function (e) { key = e.key; keyAt = Date.now(); }, true);
+  document.addEventListener('focusout', function (e) {
+    /* focus going nowhere in the page right after Tab: out of the document, the reader's own move */
+    if (!e.relatedTarget && key === 'Tab' && Date.now() - keyAt < 300) last = null;
+  }, true);
   setInterval(function () {
     var el = document.querySelector('#quiz-page [data-r42-focus]'), active = document.activeElement;
     if (!el) { shown = ''; last = null; return; }
@@ -327,6 +337,34 @@
       (next && !next.disabled ? next : el).focus({ preventScroll: true });
     }
   }, 100);
+})();
+
+// -- dialog focus --
+// A dialog opened from a button or a menu (not from a Radix trigger: "Uitnodigen", "Importeren", the account menu's
+// "Wachtwoord wijzigen") closed with focus on <body>, so the keyboard started again at the top of the page. When a
+// dialog goes and focus is on <body>, it goes back to what had it before the dialog opened (a menu's own button
+// for a menu item), if that is still on the page.
+(function () {
+  var DIALOG = '[role="dialog"],[role="alertdialog"]';
+  var opener = null;
+  document.addEventListener('focusin', function (e) {
+    var el = e.target;
+    if (el && el !== document.body && el.closest && !el.closest(DIALOG + ',[role="menu"]')) opener = el;
+  });
+  new MutationObserver(function (changes) {
+    var closed = changes.some(function (c) {
+      return Array.prototype.some.call(c.removedNodes, function (n) {
+        return n.nodeType === 1 && (n.matches(DIALOG) || !!n.querySelector(DIALOG));
+      });
+    });
+    if (!closed) return;
+    setTimeout(function () {  /* after Radix's own return of focus (to its trigger, when it has one) */
+      var active = document.activeElement;
+      if ((!active || active === document.body) && opener && opener.isConnected && !document.querySelector(DIALOG)) {
+        opener.focus({ preventScroll: true });
+      }
+    }, 60);
+  }).observe(document.body, { childList: true, subtree: true });
 })();
 
 // -- stream check --

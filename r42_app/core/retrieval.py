@@ -158,6 +158,13 @@ def english_share(topics: Sequence[Topic], budget: int = 200_000) -> float:
     return min(1.0, max(0.0, (en / (en + nl) - 0.25) / 0.5))
 
 
+def content_language(topics: Sequence[Topic]) -> str:
+    """The language a text of the knowledge base is written in, for its `lang` attribute: "en", "nl", or "" when
+    its words do not tell (a screen reader then reads it in the page's language)."""
+    share = english_share(topics)
+    return "en" if share >= 0.65 else "nl" if share <= 0.35 else ""
+
+
 # A question's function words: a question is short, so its question words and pronouns count too ("i" does not:
 # "i.p.v." is Dutch).
 _ENGLISH_ASKS = _ENGLISH | frozenset(

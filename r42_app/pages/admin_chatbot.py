@@ -197,6 +197,9 @@ def users_table() -> rx.Component:
             ),
         ),
         id="chatbot-users",
+        custom_attrs={"data-r42-dirty": rx.cond(S.pending > 0, "true", "false"),
+                      "data-r42-dirty-message": t("Je wijzigingen aan de rechten per gebruiker zijn nog niet "
+                                                  "opgeslagen. Toch weggaan?")},
     )
 
 

@@ -114,11 +114,23 @@ def credits_card() -> rx.Component:
                            icon="triangle_alert", color_scheme="amber", size="1", id="cost-out-of-credit")),
         rx.text(tf("Over: {count} credits.", count=S.credits_left), " ",
                 t("Een vraag aan R42 kost meestal een paar credits."), size="2"),
-        rx.cond(~S.unlimited, rx.hstack(
-            rx.input(placeholder=t("Aantal credits, bijv. 5000"), value=S.add_amount, on_change=S.set_add_amount,
-                     id="credits-amount", width="220px"),
-            rx.button(rx.icon("plus", size=14), t("Toevoegen"), on_click=S.add_credits, id="credits-add"),
-            spacing="2", align="center", wrap="wrap",
+        rx.cond(~S.unlimited, rx.vstack(
+            rx.hstack(
+                rx.input(placeholder=t("Aantal credits, bijv. 5000"), value=S.add_amount, on_change=S.set_add_amount,
+                         id="credits-amount", width="220px",
+                         custom_attrs={"aria-invalid": rx.cond(S.amount_error != "", "true", "false"),
+                                       "aria-describedby": "credits-error",
+                                       "aria-label": t("Aantal credits")}),
+                # a negative amount takes credits off: the button says so before it is pressed
+                rx.cond(S.taking_off,
+                        rx.button(rx.icon("minus", size=14), t("Afschrijven"), on_click=S.add_credits,
+                                  color_scheme="red", id="credits-add"),
+                        rx.button(rx.icon("plus", size=14), t("Toevoegen"), on_click=S.add_credits, id="credits-add")),
+                spacing="2", align="center", wrap="wrap",
+            ),
+            rx.cond(S.amount_error != "",
+                    rx.text(S.amount_error, size="1", color_scheme="red", role="alert", id="credits-error")),
+            spacing="1",
         )),
         rx.text(t("Elke wijziging komt in het auditlog."), size="1", color_scheme="gray"),
     )

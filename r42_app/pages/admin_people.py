@@ -42,7 +42,7 @@ def link_callout() -> rx.Component:
                 rx.button(t("Sluiten"), variant="ghost", size="1", on_click=S.close_link, id="people-link-close"),
                 spacing="2", width="100%",
             ),
-            color_scheme="blue", width="100%", id="people-link-callout", role="status",
+            color_scheme="blue", high_contrast=True, width="100%", id="people-link-callout", role="status",
         ),
     )
 
@@ -92,6 +92,12 @@ def bad_row(b: BadRowView) -> rx.Component:
     )
 
 
+def cancel_import() -> rx.Component:
+    """Leaving the import before anything is stored (Escape does the same, but nothing on the screen said so)."""
+    return rx.dialog.close(rx.button(t("Annuleren"), type="button", variant="soft", color_scheme="gray",
+                                     class_name="import-cancel"))
+
+
 def import_dialog() -> rx.Component:
     pick = rx.vstack(
         rx.text(t("Een CSV-bestand met per regel e-mailadres, naam en rol (deelnemer of beheerder), gescheiden door ; "
@@ -116,6 +122,7 @@ def import_dialog() -> rx.Component:
         ), t("Een CSV-bestand met mensen kiezen")),
         rx.cond(S.working, rx.hstack(rx.spinner(size="2"), rx.text(t("Bestand controleren…"), size="2"),
                                      align="center", role="status")),
+        rx.hstack(cancel_import(), justify="end", width="100%"),
         spacing="3", width="100%",
     )
     preview = rx.vstack(
@@ -133,10 +140,14 @@ def import_dialog() -> rx.Component:
                     rx.table.body(rx.foreach(S.import_bad, bad_row)),
                     size="1", width="100%", id="import-bad", class_name="r42-cards",
                 ), max_height="300px", overflow_y="auto", width="100%"),
-                rx.button(t("Ander bestand kiezen"), variant="soft", on_click=S.open_import(True), id="import-again"),
+                rx.hstack(cancel_import(),
+                          rx.button(t("Ander bestand kiezen"), variant="soft", on_click=S.open_import(True),
+                                    id="import-again"),
+                          justify="end", spacing="3", width="100%"),
                 spacing="2", width="100%",
             ),
             rx.hstack(
+                cancel_import(),
                 rx.button(t("Ander bestand"), variant="soft", color_scheme="gray", on_click=S.open_import(True)),
                 rx.button(rx.cond(S.import_new > 0, tf("{count} mensen uitnodigen", count=S.import_new),
                                   t("Niets te doen")),

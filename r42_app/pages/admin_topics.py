@@ -350,8 +350,9 @@ def topic_form() -> rx.Component:
                     t("Id (in de URL)"),
                     "id",
                     rx.input(id="id", value=E.f_slug, on_change=E.set_slug, read_only=~E.is_new, max_length=80,
-                             placeholder=t("partnerpensioen"), width="100%"),
-                    t("kleine letters, cijfers en koppeltekens; vast na aanmaken"),
+                             placeholder=rx.cond(E.auto_slug != "", E.auto_slug, t("partnerpensioen")), width="100%"),
+                    rx.cond(E.is_new, t("kleine letters, cijfers en koppeltekens; leeg: het id volgt de naam; vast na "
+                                        "aanmaken"), t("kleine letters, cijfers en koppeltekens; vast na aanmaken")),
                 ),
                 columns=rx.breakpoints(initial="1", sm="2"),
                 spacing="4",
@@ -407,7 +408,9 @@ def topic_form() -> rx.Component:
         ),
         width="100%",
         id="topic-form",
-        custom_attrs={"data-r42-dirty": rx.cond(E.dirty, "true", "false")},
+        custom_attrs={"data-r42-dirty": rx.cond(E.dirty, "true", "false"),
+                      "data-r42-dirty-message": t("Je wijzigingen aan dit onderwerp zijn nog niet opgeslagen. Toch "
+                                                  "weggaan?")},
     )
 
 

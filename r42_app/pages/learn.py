@@ -8,6 +8,7 @@ from r42_app.components.markdown import safe_markdown
 from r42_app.components.shell import page_frame
 from r42_app.components.theme import CONTENT_MAX, NAV_HEIGHT, PROSE, SIDEBAR_WIDTH
 from r42_app.state.auth import AuthState
+from r42_app.state.language import LanguageState
 from r42_app.state.learn import LearnState, RelationLink, TopicCard, TypeCount
 
 CONTENT_ID = "inhoud"  # the reading column beside the topic list: where "Naar de inhoud" leads
@@ -227,12 +228,16 @@ def overview() -> rx.Component:
 
 
 def relation_item(link: RelationLink) -> rx.Component:
-    """`phrase → Topic` as a link to the related topic."""
+    """`phrase → Topic` as a link to the related topic. On a phone a long name goes under its phrase and breaks
+    where it must ("Arbeidsongeschiktheidspensioen" ran past the card)."""
     return rx.hstack(
         rx.text(tv(link.phrase), size="2", color_scheme="gray", min_width="170px"),
-        rx.link(link.label, href="/topics/" + link.slug, size="2", weight="medium"),
+        rx.link(link.label, href="/topics/" + link.slug, size="2", weight="medium", min_width="0",
+                overflow_wrap="anywhere", hyphens="auto"),
         align="center",
         spacing="3",
+        wrap="wrap",
+        row_gap="0",
         class_name="relation-link",
     )
 
@@ -271,7 +276,9 @@ TOPIC_SHOWN = {"data-r42-topic": LearnState.topic.slug}
 
 
 def topic_view() -> rx.Component:
-    """One topic: label, type, description, markdown content and relations."""
+    """One topic: label, type, description, markdown content and relations. The topic's own words carry the
+    language they are written in (a Dutch topic on the English page is read out in Dutch)."""
+    written_in = {"lang": rx.cond(LearnState.topic_lang != "", LearnState.topic_lang, LanguageState.language)}
     return rx.cond(
         LearnState.topic_loading,
         rx.vstack(rx.skeleton(rx.box(height="36px", width="60%"), loading=True), skeleton_lines(8), spacing="4",
@@ -286,14 +293,15 @@ def topic_view() -> rx.Component:
                     align="center",
                     spacing="2",
                 ),
-                rx.heading(LearnState.topic.label, size="8", id="topic-title"),
-                rx.text(LearnState.topic.description, size="4", color_scheme="gray", id="topic-description"),
+                rx.heading(LearnState.topic.label, size="8", id="topic-title", custom_attrs=written_in),
+                rx.text(LearnState.topic.description, size="4", color_scheme="gray", id="topic-description",
+                        custom_attrs=written_in),
                 rx.cond(
                     LearnState.topic_content != "",
                     rx.box(rx.foreach(LearnState.passages, lambda p: rx.box(
                         rx.cond(p.page != "", rx.text(p.page, size="1", color_scheme="gray", class_name="r42-page")),
                         safe_markdown(p.text), id=p.anchor, class_name="r42-passage")),
-                        style=PROSE, width="100%", id="topic-content"),
+                        style=PROSE, width="100%", id="topic-content", custom_attrs=written_in),
                     rx.text(t("Voor dit onderwerp is nog geen leerinhoud geschreven."), color_scheme="gray",
                             font_style="italic"),
                 ),

@@ -169,8 +169,7 @@ class AdminTopicEditorState(AdminTopicsPage, rx.State):
     _draft_run: str = ""  # the model's draft that may still fill the form (a newer one or another page wins)
     found: bool = True
     saving: bool = False
-    slug_touched: bool = False
-    f_slug: str = ""
+    f_slug: str = ""  # a new topic's id as typed ("": the one its name gives, `auto_slug`); an existing topic's id
     f_label: str = ""
     f_type: str = "concept"
     f_description: str = ""
@@ -199,7 +198,6 @@ class AdminTopicEditorState(AdminTopicsPage, rx.State):
         self.field_errors = {}
         self.relation_rows = []
         self.relation_error = ""
-        self.slug_touched = False
         self.saving = False
         self.from_gap, self.draft_note = "", ""
         self.drafting = self.model_drafted = False
@@ -241,7 +239,7 @@ class AdminTopicEditorState(AdminTopicsPage, rx.State):
                 draft = None
             if not draft:
                 return rx.toast.info(msg("gaps.draft_missing"))
-            self.f_label, self.f_slug, self.f_type = draft["label"], slugify(draft["label"]), draft["type"]
+            self.f_label, self.f_slug, self.f_type = draft["label"], "", draft["type"]
             self.f_description, self.f_content = draft["description"], draft["content"]
             self.from_gap = gap
             self._gap_prefill = [draft["description"], draft["content"]]
@@ -323,17 +321,20 @@ class AdminTopicEditorState(AdminTopicsPage, rx.State):
             await self._load_relations(tenant, slug)
         self.loading = False
 
+    @rx.var
+    def auto_slug(self) -> str:
+        """The id a new topic gets from its name while none is typed: shown in the empty id field, never written
+        into it (a value arriving from the server after the admin tabbed into the field was typed after)."""
+        return slugify(self.f_label) if self.is_new else ""
+
     @rx.event
     def set_label(self, value: str):
         self.f_label = value
-        if self.is_new and not self.slug_touched:
-            self.f_slug = slugify(value)
 
     @rx.event
     def set_slug(self, value: str):
         if self.is_new:
             self.f_slug = value.strip().lower()
-            self.slug_touched = True
 
     @rx.event
     def set_type(self, value: str):
@@ -360,7 +361,7 @@ class AdminTopicEditorState(AdminTopicsPage, rx.State):
         self.field_errors = {}
         yield
         raw = {
-            "id": self.f_slug,
+            "id": self.f_slug or self.auto_slug,
             "label": self.f_label,
             "type": self.f_type,
             "description": self.f_description,
@@ -378,6 +379,7 @@ class AdminTopicEditorState(AdminTopicsPage, rx.State):
             yield rx.toast.error(exc.user_message)
             return
         self.saving = False
+        self.f_slug = topic.slug
         self._mark_saved()
         if self.is_new:
             self.is_new = False  # a second click on "Aanmaken" must not create (and fail) again

@@ -72,6 +72,7 @@ class CostsState(AdminPageMixin, rx.State):
     capability_rows: list[CostRow] = []
     user_rows: list[CostRow] = []
     add_amount: str = ""
+    amount_error: str = ""  # why the typed amount cannot be added, shown under the field until it is changed
     saving: bool = False
     shows_rewrite: bool = False  # the chart's stack for follow-up rewrites: when they are on, or cost in the range
 
@@ -155,6 +156,12 @@ class CostsState(AdminPageMixin, rx.State):
     @rx.event
     def set_add_amount(self, value: str):
         self.add_amount = str(value)[:20]
+        self.amount_error = ""
+
+    @rx.var
+    def taking_off(self) -> bool:
+        """A negative amount: the button takes credits off ("Afschrijven"), it does not add them."""
+        return self.add_amount.strip().startswith("-")
 
     @rx.event
     async def add_credits(self):
@@ -165,9 +172,10 @@ class CostsState(AdminPageMixin, rx.State):
         try:
             added = typed_amount(self.add_amount)
         except ValueError:
-            return rx.toast.error(msg("credits.bad_amount"))
-        if added == 0:  # nothing to add, and "0 credits toegevoegd" would say something happened
-            return rx.toast.error(msg("credits.bad_amount"))
+            added = 0.0
+        if added == 0:  # no number, or nothing to add ("0 credits toegevoegd" would say something happened)
+            self.amount_error = msg("credits.bad_amount")
+            return rx.call_script("document.getElementById('credits-amount')?.focus()")
         try:
             await asyncio.to_thread(services().credits.change, user.tenant, user.id, user.email, add=added)
         except CreditError as exc:

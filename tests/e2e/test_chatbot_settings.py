@@ -112,3 +112,22 @@ def test_the_master_switch_turns_r42_off_on_the_next_page_load(served_app, brows
         pb.update("tenants", demo["id"], {"chatbot_enabled": True})
     learner.reload()
     expect(learner.locator("#r42-launcher")).not_to_have_class(re.compile(r"\br42-launcher-off\b"))
+
+
+def test_leaving_with_rights_not_saved_asks_first(served_app, page, temp_learner):
+    """A right changed per user and not saved was lost without a word when the admin followed a link away."""
+    email, user_id, _demo, pb = temp_learner
+    sign_in(page, served_app, "admin@example.com", path="/admin/chatbot")
+    row = user_row(page, email)
+    row.get_by_label(f"Aanvullingen voorstellen voor {email}").click()
+    page.get_by_role("option", name="Weigeren").click()
+    expect(page.locator("#access-pending")).to_be_visible()
+    asked = []
+    page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    page.locator("a[href='/']").first.click()  # "Onderwerpen" in the bar
+    expect(page.locator("#access-pending")).to_have_text("1 gebruiker gewijzigd, nog niet opgeslagen")  # stayed
+    assert asked and "rechten per gebruiker" in asked[0] and "nog niet opgeslagen" in asked[0]
+    page.once("dialog", lambda d: d.accept())
+    page.locator("a[href='/']").first.click()
+    expect(page).to_have_url(re.compile(r"/$"))
+    assert ((pb.first("chatbot_access", f'user = "{user_id}"') or {}).get("overrides") or {}).get("data_write") != "deny"

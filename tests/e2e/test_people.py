@@ -117,6 +117,27 @@ def test_a_file_that_is_no_csv_is_named_and_not_called_too_big(served_app, page,
     expect(dialog).to_contain_text("klassenfoto.png is geen CSV-bestand")
     expect(dialog).not_to_contain_text("MB; een lijst")
     expect(page.locator("#import-summary")).to_have_count(0)  # nothing checked, nothing to confirm
+    dialog.get_by_role("button", name="Annuleren").click()  # a way out that the screen shows (not only Escape)
+    expect(dialog).to_have_count(0)
+    expect(page.locator("#people-import-open")).to_be_focused()  # back where the keyboard was
+
+
+def test_a_dialog_opened_from_a_button_or_a_menu_gives_the_focus_back(served_app, page):
+    """Closing "Uitnodigen" or the account menu's "Wachtwoord wijzigen" left the focus on <body>: the keyboard
+    started again at the top of the page. It goes back to the button, or to the menu's own button."""
+    sign_in(page, served_app, "admin@example.com", path="/admin/people")
+    page.locator("#people-invite-open").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#invite-email")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(page.locator("#people-invite-open")).to_be_focused()
+    page.locator("#user-menu").focus()
+    page.keyboard.press("Enter")
+    page.locator("#change-password-open").press("Enter")
+    expect(page.get_by_role("dialog")).to_contain_text("Wachtwoord wijzigen")
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(page.locator("#user-menu")).to_be_focused()
 
 
 def test_a_used_or_made_up_link_says_it_no_longer_works(served_app, page):

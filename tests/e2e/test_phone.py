@@ -78,6 +78,16 @@ def test_no_admin_page_scrolls_sideways(served_app, phone):
         assert width <= 390, (path, width)
 
 
+def test_a_topic_with_a_long_related_name_does_not_scroll_sideways(served_app, phone):
+    """"Arbeidsongeschiktheidspensioen" under Samenhang ran 50 px past the card and the screen, cut off."""
+    sign_in(phone, served_app, "learner@example.com", path="/topics/pensioenregeling")
+    expect(phone.locator("#relations")).to_contain_text("Arbeidsongeschiktheidspensioen")
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    link = phone.locator("#relations a", has_text="Arbeidsongeschiktheidspensioen").bounding_box()
+    card = phone.locator("#relations").bounding_box()
+    assert link and card and link["x"] + link["width"] <= card["x"] + card["width"] + 1
+
+
 def test_the_chat_input_is_16px_and_speaks_no_shift_enter(served_app, phone):
     sign_in(phone, served_app, "learner@example.com")
     phone.click("#r42-launcher")

@@ -90,3 +90,17 @@ def test_stopping_by_keyboard_asks_and_focus_follows(served_app, page):
     expect(page.locator("#quiz-ended")).to_contain_text("Je hebt de toets gestopt")
     expect(page.locator("#quiz-ended h1, #quiz-ended [data-r42-focus]").first).to_be_focused()
     assert focused(page)["tag"] != "BODY"
+
+
+def test_tab_past_the_last_control_leaves_the_page_not_back_into_the_quiz(served_app, page):
+    """Tab after the page's last control takes focus out of the page (to the browser's bar): the quiz's script took
+    that for focus falling to <body> and pulled it back, so Tab went round the quiz for ever."""
+    sign_in(page, served_app, "learner@example.com", path="/testen")
+    tab_to(page, "quiz-start")
+    for _ in range(10):  # on past the page's last control
+        page.keyboard.press("Tab")
+        if focused(page)["tag"] == "BODY":
+            break
+    assert focused(page)["tag"] == "BODY", focused(page)
+    page.wait_for_timeout(500)  # the script looks every 0.1 s
+    assert focused(page)["tag"] == "BODY", f"pulled back to {focused(page)}"

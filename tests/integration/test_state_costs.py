@@ -35,8 +35,10 @@ async def test_an_admin_tops_up_and_it_is_audited(demo, admin_pb):
     page = await costs_page()
     assert not page.loading and page.load_error == "" and page.since.endswith("-01")
     await call(page, CostsState.set_add_amount, "twaalf")
-    assert "Vul een aantal credits in" in str(await call(page, CostsState.add_credits))
+    await call(page, CostsState.add_credits)
+    assert "Vul een aantal credits in" in page.amount_error  # under the field (a toast was gone before it was read)
     await call(page, CostsState.set_add_amount, "2500,5")
+    assert page.amount_error == "" and not page.taking_off
     await call(page, CostsState.add_credits)
     assert admin_pb.get("tenants", demo["id"])["credits"] == pytest.approx(demo["credits"] + 2500.5)
     assert page.credits_left == amount(demo["credits"] + 2500.5)
@@ -44,9 +46,11 @@ async def test_an_admin_tops_up_and_it_is_audited(demo, admin_pb):
     assert audit["arguments"]["actor"] == "admin@example.com" and audit["arguments"]["what"] == "add 2500.5"
     # nothing to add is refused, not "0 credits toegevoegd"; taking off says so, not "added … can answer again"
     await call(page, CostsState.set_add_amount, "0")
-    assert "Vul een aantal credits in" in str(await call(page, CostsState.add_credits))
+    await call(page, CostsState.add_credits)
+    assert "Vul een aantal credits in" in page.amount_error
     assert admin_pb.get("tenants", demo["id"])["credits"] == pytest.approx(demo["credits"] + 2500.5)
     await call(page, CostsState.set_add_amount, "-500")
+    assert page.taking_off  # the button reads "Afschrijven" before it is pressed
     said = str(await call(page, CostsState.add_credits))
     assert f"{amount(500)} credits afgeschreven" in said and "toegevoegd" not in said
     assert admin_pb.get("tenants", demo["id"])["credits"] == pytest.approx(demo["credits"] + 2000.5)

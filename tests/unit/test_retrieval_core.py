@@ -167,6 +167,15 @@ def test_english_share_tells_an_english_kb_from_a_dutch_one_and_admits_when_it_c
     assert english_share(english) == 1.0 and english_share(dutch) == 0.0 and english_share(codes) == 0.5
 
 
+def test_a_topic_says_the_language_it_is_written_in_or_nothing_when_its_words_do_not_tell():
+    from r42_app.core.retrieval import content_language
+
+    dutch = _topics(["De werkgever draagt de premie af aan het pensioenfonds en de werknemer bouwt op voor later."] * 3)
+    english = _topics(["The employer pays the premium to the fund and the employee builds up a pension for later."] * 3)
+    assert content_language(dutch) == "nl" and content_language(english) == "en"
+    assert content_language(_topics(["AOW, ANW, WIA"])) == ""
+
+
 def test_a_question_names_a_topic_by_its_label_but_a_common_word_inside_a_question_does_not():
     from r42_app.core.kb import Topic
     from r42_app.core.retrieval import TenantIndex
