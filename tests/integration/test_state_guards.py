@@ -77,11 +77,11 @@ async def test_admin_handler_writes_only_in_own_tenant(store):
     admin_state = substate(root, AdminTopicEditorState)
     await call(admin_state, AdminTopicEditorState.load_new)
     await call(admin_state, AdminTopicEditorState.set_label, "Handler Test")
-    assert admin_state.f_slug == "handler-test"
+    assert admin_state.f_slug == "" and admin_state.auto_slug == "handler-test"  # shown, not typed into the field
     admin_state.f_description = "Aangemaakt door de test."
     await call(admin_state, AdminTopicEditorState.save)
     demo = store.require_tenant("demo")
-    assert store.topic(demo, "handler-test").label == "Handler Test"
+    assert store.topic(demo, "handler-test").label == "Handler Test" and admin_state.f_slug == "handler-test"
     await call(substate(root, AdminTopicListState), AdminTopicListState.delete_topic, "handler-test")
     assert store.topic(demo, "handler-test") is None
 
