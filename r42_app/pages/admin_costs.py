@@ -124,7 +124,7 @@ def credits_card() -> rx.Component:
                 # a negative amount takes credits off: the button says so before it is pressed
                 rx.cond(S.taking_off,
                         rx.button(rx.icon("minus", size=14), t("Afschrijven"), on_click=S.add_credits,
-                                  color_scheme="red", id="credits-add"),
+                                  color_scheme="red", high_contrast=True, id="credits-add"),  # white on red-9: < 4.5:1
                         rx.button(rx.icon("plus", size=14), t("Toevoegen"), on_click=S.add_credits, id="credits-add")),
                 spacing="2", align="center", wrap="wrap",
             ),
