@@ -45,13 +45,14 @@ def card_cell(label: Text, *children, **props) -> rx.Component:
     return rx.table.cell(*children, data_label=label, **props)
 
 
-def empty_state(icon: str, title, body, *actions: rx.Component) -> rx.Component:
-    """A deliberate empty state: icon, title, one line of help and optional actions."""
+def empty_state(icon: str, title, body, *actions: rx.Component, heading: str = "h2") -> rx.Component:
+    """A deliberate empty state: icon, title, one line of help and optional actions. `heading`: "h1" when it is all
+    the page says (a topic that does not exist), so the page still has its one h1."""
     return rx.center(
         rx.vstack(
             rx.center(rx.icon(icon, size=28, color="var(--accent-9)"), class_name="empty-icon",
                       width="56px", height="56px", border_radius="50%", background="var(--accent-3)"),
-            rx.heading(title, size="4", weight="medium", text_align="center", as_="h2"),
+            rx.heading(title, size="4", weight="medium", text_align="center", as_=heading),
             rx.text(body, color_scheme="gray", size="2", text_align="center", max_width="420px"),
             rx.hstack(*actions, spacing="2") if actions else rx.fragment(),
             align="center",

@@ -322,7 +322,7 @@ def people_table() -> rx.Component:
             rx.box(rx.table.root(
                 rx.table.header(rx.table.row(*[rx.table.column_header_cell(t(h)) for h in (
                     N_("Persoon"), N_("Rol"), N_("Status"), N_("Laatst aangemeld (UTC)"))],
-                    rx.table.column_header_cell(""))),
+                    rx.table.column_header_cell(rx.el.span(t("Acties"), class_name="sr-only")))),
                 rx.table.body(rx.foreach(S.rows, person_row)),
                 size="1", width="100%", id="people-table", class_name="r42-cards",
             ), overflow_x="auto", width="100%"),

@@ -323,15 +323,23 @@ def list_body() -> rx.Component:
     )
 
 
+def invalid(name: str) -> dict:
+    """A text field's attributes for its validation: invalid while its message shows, described by it (or its hint)."""
+    wrong = E.field_errors.contains(name)
+    return {"aria-invalid": rx.cond(wrong, "true", "false"), "aria-describedby": rx.cond(wrong, f"{name}-help", None)}
+
+
 def field(label: rx.Var[str], name: str, control: rx.Component, hint: rx.Var[str] | None = None) -> rx.Component:
-    """A labelled form control with its validation message."""
+    """A labelled form control with its validation message (`invalid(name)` on the control: it says it is invalid,
+    and which text says why)."""
     return rx.vstack(
         form_label(label, name, size="2", weight="medium", id=f"{name}-label"),
         control,
         rx.cond(
             E.field_errors.contains(name),
-            rx.text(E.field_errors[name], size="1", color_scheme="red", role="alert", class_name="field-error"),
-            rx.text(hint, size="1", color_scheme="gray") if hint is not None else rx.fragment(),
+            rx.text(E.field_errors[name], size="1", color_scheme="red", role="alert", class_name="field-error",
+                    id=f"{name}-help"),
+            rx.text(hint, size="1", color_scheme="gray", id=f"{name}-help") if hint is not None else rx.fragment(),
         ),
         spacing="1",
         width="100%",
@@ -345,11 +353,13 @@ def topic_form() -> rx.Component:
         rx.vstack(
             rx.grid(
                 field(t("Naam"), "label", rx.input(id="label", value=E.f_label, on_change=E.set_label, max_length=120,
+                                                  custom_attrs=invalid("label"),
                                                   placeholder=t("Bijvoorbeeld: Partnerpensioen"), width="100%")),
                 field(
                     t("Id (in de URL)"),
                     "id",
                     rx.input(id="id", value=E.f_slug, on_change=E.set_slug, read_only=~E.is_new, max_length=80,
+                             custom_attrs=invalid("id"),
                              placeholder=rx.cond(E.auto_slug != "", E.auto_slug, t("partnerpensioen")), width="100%"),
                     rx.cond(E.is_new, t("kleine letters, cijfers en koppeltekens; leeg: het id volgt de naam; vast na "
                                         "aanmaken"), t("kleine letters, cijfers en koppeltekens; vast na aanmaken")),
@@ -371,6 +381,7 @@ def topic_form() -> rx.Component:
             ),
             field(t("Korte beschrijving"), "description",
                   rx.text_area(id="description", value=E.f_description, on_change=E.set_description, rows="2",
+                               custom_attrs=invalid("description"),
                                max_length=500, placeholder=t("Eén zin die het onderwerp uitlegt."), width="100%")),
             field(
                 t("Leerinhoud (markdown)"),
@@ -380,6 +391,7 @@ def topic_form() -> rx.Component:
                                  rx.tabs.trigger(t("Voorbeeld"), value="preview")),
                     rx.tabs.content(
                         rx.text_area(id="content", value=E.f_content, on_change=E.set_content, rows="14",
+                                     custom_attrs=invalid("content"),
                                      width="100%", font_family="ui-monospace, monospace"),
                         value="write",
                         padding_top="8px",

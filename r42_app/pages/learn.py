@@ -329,7 +329,7 @@ def topic_view() -> rx.Component:
             ),
             rx.box(empty_state("file_question", t("Onderwerp niet gevonden"),
                                t("Dit onderwerp bestaat niet (meer) in de kennisbank van je organisatie."),
-                               link_button(t("Naar de onderwerpen"), variant="soft", href="/")),
+                               link_button(t("Naar de onderwerpen"), variant="soft", href="/"), heading="h1"),
                    width="100%", custom_attrs=TOPIC_SHOWN),
         ),
     )

@@ -377,6 +377,9 @@ class AdminTopicEditorState(AdminTopicsPage, rx.State):
             self.saving = False
             self.field_errors = {issue.where.split(".")[-1]: issue.user_message for issue in exc.issues}
             yield rx.toast.error(exc.user_message)
+            # the keyboard goes on at the first field to mend (it stayed on "Aanmaken")
+            yield rx.call_script("setTimeout(() => document.querySelector('#topic-form [aria-invalid=\"true\"]')"
+                                 "?.focus(), 50)")
             return
         self.saving = False
         self.f_slug = topic.slug

@@ -84,6 +84,9 @@ def test_admin_creates_relates_and_deletes_a_topic(served_app, page):
     expect(page.locator("#id")).to_have_value("")
     page.click("#save-topic")
     expect(page.locator(".field-error")).to_have_text("Dit veld is verplicht.")  # nothing saved yet
+    expect(page.locator("#description")).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#description")).to_be_focused()  # the keyboard goes on at the field to mend
+    expect(page.locator("#label")).to_have_attribute("aria-invalid", "false")
     page.fill("#description", "Een tijdelijk onderwerp uit de browsertest.")
     page.fill("#content", "Dit is **vetgedrukte** leerinhoud.")
     page.click("#save-topic")
@@ -113,7 +116,7 @@ def test_admin_creates_relates_and_deletes_a_topic(served_app, page):
     page.get_by_role("button", name="Verwijderen").click()
     expect(page.locator("#admin-topics")).not_to_contain_text("Pensioenknip e2e")
     page.goto(served_app.url + "/topics/pensioenknip-e2e")
-    expect(page.get_by_text("Onderwerp niet gevonden")).to_be_visible()
+    expect(page.get_by_role("heading", level=1, name="Onderwerp niet gevonden")).to_be_visible()  # the page's h1
 
 
 def test_leaving_the_editor_with_unsaved_changes_asks_first(served_app, page):
