@@ -104,6 +104,17 @@ def _superuser_first(path: Path) -> None:
                     + text[start + len(opening):], encoding="utf-8")
 
 
+def median_import(store: KBStore, n: int, prefix: str) -> float:
+    """The median seconds of RUNS imports of `n` topics (no relations), each into a new tenant."""
+    took = []
+    for run_no in range(RUNS):
+        doc = {**document(n, f"{prefix}{run_no}"), "relations": []}
+        start = time.perf_counter()
+        store.import_document(f"{prefix}-{run_no}", doc)
+        took.append(time.perf_counter() - start)
+    return statistics.median(took)
+
+
 def hooks_cost(n: int = 1000) -> str:
     rows = []
     for label, change in HOOK_VARIANTS:
@@ -112,14 +123,8 @@ def hooks_cost(n: int = 1000) -> str:
             shutil.copytree(HOOKS_DIR, hooks)
             change(hooks)
             with pocketbase(hooks_dir=hooks) as (pb, _data):
-                store = KBStore(pb)
-                took = []
-                for run_no in range(RUNS):
-                    doc = {**document(n, f"h{run_no}"), "relations": []}
-                    start = time.perf_counter()
-                    store.import_document(f"hooks-{run_no}", doc)
-                    took.append(time.perf_counter() - start)
-        rows.append(f"| {label} | {statistics.median(took):.2f} s | {1000 * statistics.median(took) / n:.2f} ms |")
+                median = median_import(KBStore(pb), n, "hooks")
+        rows.append(f"| {label} | {median:.2f} s | {1000 * median / n:.2f} ms |")
     return "\n".join([f"### What the hooks cost a batched import ({n} topics, no relations, median of {RUNS} runs)", "",
                       "| PocketBase's hooks | import | per topic |", "|---|---|---|", *rows])
 
@@ -153,14 +158,7 @@ def batch_depth(n: int = 1000) -> str:
     for size, pool in DEPTHS:
         with pocketbase(hooks_pool=pool) as (pb, data):
             started = _rss_mb(data / "pb_data")
-            store = _SizedStore(pb, size)
-            took = []
-            for run_no in range(RUNS):
-                doc = {**document(n, f"d{run_no}"), "relations": []}
-                start = time.perf_counter()
-                store.import_document(f"depth-{run_no}", doc)
-                took.append(time.perf_counter() - start)
-            median = statistics.median(took)
+            median = median_import(_SizedStore(pb, size), n, "depth")
             rows.append(f"| {size} | {pool} | {median:.2f} s | {1000 * median / n:.2f} ms | {started} MB "
                         f"| {_rss_mb(data / 'pb_data')} MB |")
     title = f"### A batch's size and PocketBase's pool of JS runtimes ({n} topics, no relations, median of {RUNS} runs)"
