@@ -28,9 +28,11 @@ offline answer R42 gave to the question before, in the context), R42_BENCH_WITHI
 the candidates, the question's own search orders them by this share), R42_BENCH_GAIN (the leaning raised by how
 much nearer the question's best passage is in its context than alone), R42_BENCH_EMPHASIS (the question's own
 words this many times more in the search in context), R42_BENCH_PRODUCT (the two searches' normalised scores
-multiplied, not added: a topic must be found by both), R42_BENCH_ORACLE=1 (not a method: per question the best of
-six weights by its own labels, the ceiling of any rule that weighs the two searches). R42_BENCH_SETS: only these sets;
-R42_BENCH_NO_CPU: no CPU table.
+multiplied, not added: a topic must be found by both), R42_BENCH_NAMED (a topic that a sentence of the
+conversation's first three topics names, where that sentence holds the question's own words, raised by this share
+of the weight: the KB's own bridge from the earlier topic to a neighbour), R42_BENCH_ORACLE=1 (not a method: per
+question the best of six weights by its own labels, the ceiling of any rule that weighs the two searches).
+R42_BENCH_SETS: only these sets; R42_BENCH_NO_CPU: no CPU table.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ from r42_app.chat.turn import offline_answer_for
 from r42_app.core.chat import REF_RE
 from r42_app.core.conversation import Understood, own_words, with_gain
 from r42_app.core.metrics import ndcg_at_k
+from r42_app.core.passages import split_sentences
+from r42_app.core.text import tokenize
 from r42_app.services.adapters.embeddings import make_embedder
 from r42_app.services.adapters.vector_store import VectorStore
 from r42_app.services.outbox.indexer import Indexer
@@ -98,6 +102,11 @@ EMPHASIS_VARIANTS = [int(n) for n in os.environ.get("R42_BENCH_EMPHASIS", "").sp
 # "share@floor" pairs, e.g. R42_BENCH_PRODUCT=0.5@0.3
 PRODUCT_VARIANTS = [tuple(float(x) for x in v.split("@")) for v in os.environ.get("R42_BENCH_PRODUCT", "").split(",")
                     if v]
+# the KB's own bridges: a fused question's own words (those its earlier questions do not hold) in a sentence of the
+# search in context's first NAMED_TOPICS topics; the topics that sentence names by label (the earlier questions' own
+# named topics aside) raised by share x weight, e.g. R42_BENCH_NAMED=0.1,0.2
+NAMED_VARIANTS = [float(b) for b in os.environ.get("R42_BENCH_NAMED", "").split(",") if b]
+NAMED_TOPICS = 3
 # the ceiling of every way of weighing the two searches: per question, the best of these weights by its own labels
 # (reads the answer key: a bound for any rule that sets the weight, not a method)
 ORACLE_WEIGHTS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
@@ -201,6 +210,30 @@ def approaches(retriever: Retriever):
             return [slug for slug, _ in sorted(scored.items(), key=lambda kv: -kv[1])][:TOP]
         return rank
 
+    def stems(text_or_tokens) -> set[str]:  # a word by its first six letters, as the offline answer matches words
+        tokens = tokenize(text_or_tokens) if isinstance(text_or_tokens, str) else text_or_tokens
+        return {t[:6] for t in tokens}
+
+    def bridged(share: float):
+        def rank(tenant, row):
+            understood = retriever.understand(tenant, [*row["turns"], row["question"]])
+            result = retriever.search_in_conversation(tenant, understood, "hybrid", 20)
+            own = stems(own_words(row["question"])) - stems(" ".join(understood.context))
+            if not understood.fuses or not own:
+                return slugs(result)[:TOP]
+            index = retriever.index(tenant)
+            earlier = {index.topics[i].slug for i in index.named(" ".join(understood.context))}
+            near = [h.slug for h in retriever.kb_search(tenant, understood.in_context, "hybrid", NAMED_TOPICS).hits]
+            named = {index.topics[i].slug for p in index.passages if p.slug in near
+                     for sentence in split_sentences(p.text) if own & stems(sentence)
+                     for _start, _end, i in index.labels.spans(sentence) if index.is_alive(i)} - earlier
+            top = max((h.score for h in result.hits), default=0.0) or 1.0
+            scores = {h.slug: h.score / top for h in result.hits}
+            for slug in named:
+                scores[slug] = scores.get(slug, 0.0) + share * understood.weight
+            return [slug for slug, _ in sorted(scores.items(), key=lambda kv: -kv[1])][:TOP]
+        return rank
+
     def best_weight(tenant, row):  # the labels choose the weight: what no rule can beat
         understood = retriever.understand(tenant, [*row["turns"], row["question"]])
         joined = Understood(row["question"], understood.context or tuple(row["turns"][-2:]), 1.0)
@@ -219,14 +252,16 @@ def approaches(retriever: Retriever):
             *((f"… + gain {a:g} from {b:g}", gained(a, b)) for a, b in GAIN_VARIANTS),
             *((f"… own words ×{n + 1}", emphasised(n)) for n in EMPHASIS_VARIANTS),
             *((f"… product {a:g} floor {b:g}", product(a, b)) for a, b in PRODUCT_VARIANTS),
+            *((f"… + named in a bridge {b:g}", bridged(b)) for b in NAMED_VARIANTS),
             *([("best weight per question (ceiling)", best_weight)] if ORACLE_VARIANT else []),
             ("standalone rewrite (by hand)", standalone)]
 
 
 def cpu_per_turn(retriever: Retriever, tenant, conversations: list[dict]) -> dict[str, list[float]]:
     """CPU seconds of a turn's grounding (the KB context and the sources; query embeddings included: the recent-query
-    cache is emptied before each): the last question alone, as before issue 47; in its conversation with nothing cached; and in its conversation after the earlier
-    turns were grounded in the same worker (their embeddings cached, as in a real conversation)."""
+    cache is emptied before each): the last question alone, as before issue 47; in its conversation with nothing
+    cached; and in its conversation after the earlier turns were grounded in the same worker (their embeddings
+    cached, as in a real conversation)."""
     out: dict[str, list[float]] = {"alone": [], "cold": [], "warm": []}
 
     def timed(key: str, work) -> None:
@@ -278,9 +313,10 @@ def run() -> str:
     with seeded_retriever() as (retriever, _kb, tenants):
         ranks = approaches(retriever)
         out += ["### Follow-up questions and topic switches: a turn's sources (hybrid, top 5)", "",
-                "Each cell: hit@3 (a relevant topic among the first 3 sources) / nDCG@5 (the set's graded labels). "
-                "The standalone rewrite is the same question rewritten by hand to stand on its own.", ""]
-        out += ["| set | part | " + " | ".join(label for label, _ in ranks) + " |", "|---|---" + "|---" * len(ranks) + "|"]
+                ("Each cell: hit@3 (a relevant topic among the first 3 sources) / nDCG@5 (the set's graded labels). "
+                 "The standalone rewrite is the same question rewritten by hand to stand on its own."), ""]
+        out += ["| set | part | " + " | ".join(label for label, _ in ranks) + " |",
+                "|---|---" + "|---" * len(ranks) + "|"]
         only = [n for n in os.environ.get("R42_BENCH_SETS", "").split(",") if n]  # e.g. the dev sets while tuning
         for title, name, slug in SETS:
             if only and name not in only:
@@ -307,9 +343,9 @@ def run() -> str:
         same = sum([h.slug for h in retriever.ground(tenants["demo"], [q["query"]], "hybrid", TOP).result.hits] ==
                    [h.slug for h in retriever.kb_search(tenants["demo"], q["query"], "hybrid", TOP).hits]
                    for q in singles)
-        out += [f"Single questions (the retrieval sets eval_nl, eval_en and abstain_nl, {len(singles)} questions): "
-                f"the sources of a first question through `Retriever.ground` equal kb_search's for {same} of "
-                f"{len(singles)}.", ""]
+        out += [(f"Single questions (the retrieval sets eval_nl, eval_en and abstain_nl, {len(singles)} questions): "
+                 f"the sources of a first question through `Retriever.ground` equal kb_search's for {same} of "
+                 f"{len(singles)}."), ""]
         every = [(tenants[slug], r) for _t, name, slug in SETS for r in rows(name)]
         cpu: dict[str, list[float]] = {"alone": [], "cold": [], "warm": []}
         for tenant in {id(t): t for t, _ in every}.values():
@@ -320,8 +356,8 @@ def run() -> str:
                 *(f"| {label} | {1000 * statistics.median(cpu[key]):.1f} | {1000 * p95(cpu[key]):.1f} |"
                   for key, label in (("alone", "the last question alone (before: KB context + kb_search)"),
                                      ("cold", "`Retriever.ground` in its conversation, nothing cached"),
-                                     ("warm", "`Retriever.ground`, the earlier turns grounded before in the same "
-                                      "worker"))),
+                                     ("warm", ("`Retriever.ground`, the earlier turns grounded before in the "
+                                               "same worker")))),
                 ""]
     return "\n".join(out)
 
