@@ -17,9 +17,9 @@ nearest among the other questions and the general ones; a question in a crowd ne
 grouped with it. Hierarchical grouping with LINKAGE linkage is cut at GROUP_CUT. Linkage never takes a merge
 back, so a question that joined a group early stays there when another fits it better: `refine` then moves each
 question to the group (or to standing alone) where its similarities minus the same cut add up highest, until none
-moves. bench/bench_gaps.py chose the method and the cut on its development set; docs/BENCHMARKS.md has the
-figures on seven sets. On the one written after the method was fixed, pairwise F1 is 0.66 for 34 neighbouring
-groups at once and 0.86 on logs of a few groups among single questions (0.66-0.84 and 0.80-0.89 on all seven).
+moves. A group of only two must be closer (PAIR_CUT): in a small log, two questions on unrelated subjects were
+otherwise often one group. bench/bench_gaps.py chose the method and the cuts; docs/BENCHMARKS.md has the figures
+on seven sets.
 
 Pure: the caller gives the rows and their vectors (services/gaps.py embeds and reads PocketBase).
 """
@@ -41,6 +41,10 @@ from r42_app.core.text import clip
 
 NEIGHBOURS = 10  # local scaling: a question's mean cosine to this many nearest neighbours
 GROUP_CUT = -0.06  # the cut, in locally scaled similarity (bench/bench_gaps.py chose it on its development set)
+# A group of two has nothing but its one pair to show for it: it stands only from this similarity on (else it is two
+# questions on their own). In a small log, two unrelated misses were one group one time in four to two ("Wat is de
+# hoofdstad van Peru?" with "What is the funding ratio?": 0.003); bench/bench_gaps.py, "Small logs".
+PAIR_CUT = 0.2
 LINKAGE = "average"  # a group's questions are on average that close
 REPHRASE_SIMILARITY = 0.12  # centred cosine: the same learner asking again in other words
 RESOLVED_SIMILARITY = 0.22  # centred cosine of a later grounded question to a gap's centre: the gap is resolved
@@ -233,10 +237,21 @@ def _groups(labels: np.ndarray) -> list[list[int]]:
     return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
 
 
-def group(similarities: np.ndarray, cut: float = GROUP_CUT) -> list[list[int]]:
-    """The groups of a square similarity matrix (`scaled`): `link`ed at `cut`, then `refine`d at the same cut;
-    largest first."""
-    return refine(similarities, link(similarities, cut), cut)
+def group(similarities: np.ndarray, cut: float = GROUP_CUT, pair_cut: float | None = PAIR_CUT) -> list[list[int]]:
+    """The groups of a square similarity matrix (`scaled`): `link`ed at `cut`, then `refine`d at the same cut; a
+    group of two whose similarity is under `pair_cut` parted (None: kept, as before 2026-12-07); largest first."""
+    groups = refine(similarities, link(similarities, cut), cut)
+    if pair_cut is None:
+        return groups
+    out: list[list[int]] = []
+    for members in groups:
+        if len(members) == 2:
+            a, b = members
+            if (similarities[a, b] + similarities[b, a]) / 2 < pair_cut:
+                out += [[a], [b]]
+                continue
+        out.append(members)
+    return sorted(out, key=lambda g: (-len(g), g[0]))
 
 
 def link(similarities: np.ndarray, cut: float = GROUP_CUT, method: str = LINKAGE) -> list[list[int]]:

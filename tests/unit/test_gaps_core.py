@@ -8,6 +8,7 @@ import pytest
 
 from r42_app.core.gaps import (
     HEADING,
+    PAIR_CUT,
     Asked,
     Gap,
     background_pool,
@@ -143,6 +144,24 @@ def test_a_question_linkage_put_in_a_group_early_moves_to_the_group_it_fits_bett
     with pytest.raises(ValueError):
         refine(s, [[0, 1], [2, 3]])  # row 4 in no group
     assert refine(s[:1, :1], [[0]]) == [[0]] and group(np.zeros((0, 0))) == []
+
+
+def test_a_group_of_two_stands_only_when_its_pair_is_close():
+    """Two questions the linkage would join (above the cut) are two gaps unless their pair reaches PAIR_CUT; a group
+    of three is left to the linkage, however loose."""
+    def matrix(n, off):
+        s = np.full((n, n), off)
+        np.fill_diagonal(s, 1.0)
+        return s
+
+    assert sorted(group(matrix(2, PAIR_CUT - 0.05))) == [[0], [1]]  # above the cut (-0.06), under the pair's
+    assert group(matrix(2, PAIR_CUT - 0.05), pair_cut=None) == [[0, 1]]  # as before 2026-12-07
+    assert group(matrix(2, PAIR_CUT + 0.05)) == [[0, 1]]
+    assert group(matrix(3, PAIR_CUT - 0.05)) == [[0, 1, 2]]
+    # a pair parted among other groups: every row still in exactly one group, largest first
+    s = np.pad(matrix(3, 0.9), ((0, 2), (0, 2)), constant_values=-0.9)
+    s[3:, 3:] = matrix(2, 0.0)
+    assert group(s) == [[0, 1, 2], [3], [4]]
 
 
 def test_three_rephrasings_in_a_small_log_are_one_group_and_nothing_else_joins_them():
