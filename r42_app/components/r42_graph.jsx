@@ -247,7 +247,8 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
         const r = canvas.getBoundingClientRect();
         return { x: r.left + p.x, y: r.top + p.y };
       },
-      labels: () => {  // the labels drawn in the last frame: topic id and its box on screen
+      labels: () => {  // the labels drawn in the last frame: topic id (a relation's "source>target", kind
+        // "relation") and its box on screen
         const fg = fgRef.current;
         const canvas = boxRef.current && boxRef.current.querySelector("canvas");
         if (!fg || !canvas) return [];
@@ -255,7 +256,8 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
         return placed.current.map((b) => {
           const a = fg.graph2ScreenCoords(b.x0, b.y0);
           const z = fg.graph2ScreenCoords(b.x1, b.y1);
-          return { id: b.id, left: r.left + a.x, top: r.top + a.y, right: r.left + z.x, bottom: r.top + z.y };
+          return { id: b.id, kind: b.kind || "topic", left: r.left + a.x, top: r.top + a.y, right: r.left + z.x,
+            bottom: r.top + z.y };
         });
       },
       labelMs: (reset) => {  // the label pass of the last frames, ms; `reset` starts a new count
@@ -299,10 +301,12 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
     ctx.globalAlpha = 1;
   }, [active, near, selectedId]);
 
-  // Labels go on after the nodes, most important first (the selected and hovered topic, their neighbours, then
-  // by number of relations), each only where it overlaps no label already placed: at any zoom, on a phone too,
-  // as many names as can be read and never one over another. Positions are in graph units; the text is 11 px on
-  // screen whatever the zoom, so its width is measured once per label.
+  // Labels go on after the nodes, most important first (the selected and hovered topic, their neighbours, the
+  // names of the relations they touch, then topics by number of relations, then, zoomed in, the other relations'
+  // names), each only where it overlaps no label already placed: at any zoom, on a phone too, as many names as can
+  // be read and never one over another (a relation's name, drawn by itself, once lay across a topic's). Positions
+  // are in graph units; the text is 11 px (a relation's 9 px) on screen whatever the zoom, so its width is measured
+  // once per label.
   const order = useMemo(() => data.nodes.slice().sort((a, b) => (b.degree || 0) - (a.degree || 0)
     || (b.val || 0) - (a.val || 0) || String(a.label).localeCompare(String(b.label))), [data]);
   const widths = useRef(new Map());
@@ -313,8 +317,12 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
     if (!fg) return;
     const t0 = performance.now();
     const byId = known.current;
-    const queue = [...[selectedId, hoverId, ...near].filter(Boolean).map((id) => byId.get(id)).filter(Boolean),
-      ...order];
+    const first = [selectedId, hoverId, ...near].filter(Boolean).map((id) => byId.get(id)).filter(Boolean);
+    const drawn = (l) => typeof l.source === "object" && typeof l.target === "object" && l.source.x !== undefined;
+    const touching = active ? data.links.filter((l) => drawn(l) && (l.source.id === active || l.target.id === active))
+      : [];
+    const others = scale >= (big ? 5 : 3.2)
+      ? data.links.filter((l) => drawn(l) && !(active && (l.source.id === active || l.target.id === active))) : [];
     // the part of the graph on screen: a name cut off at its edge is not drawn (a neighbour's may fit)
     const lo = fg.screen2GraphCoords(0, 0);
     const hi = fg.screen2GraphCoords(size.w, size.h);
@@ -325,6 +333,8 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
     const pad = 3 / scale;
     const h = 13 / scale;
     const font = `${11 / scale}px Inter, system-ui, sans-serif`;
+    const linkSize = Math.max(9 / scale, 1.2);
+    const linkFont = `${linkSize}px Inter, system-ui, sans-serif`;
     const addToGrid = (box) => {
       const c0 = Math.floor((box.x0 - lo.x) / cell);
       const c1 = Math.floor((box.x1 - lo.x) / cell);
@@ -342,74 +352,79 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
       if (z.x > a.x && z.y > a.y) addToGrid({ x0: a.x, y0: a.y, x1: z.x, y1: z.y });
     }
     const out = [];
-    ctx.textAlign = "center";
-    ctx.textBaseline = "top";
-    ctx.lineWidth = 3 / scale;
-    ctx.strokeStyle = "rgba(255,255,255,0.9)";
-    for (const node of queue) {
-      if (seen.has(node.id) || node.x === undefined || node.x < lo.x || node.x > hi.x || node.y < lo.y
-        || node.y > hi.y) continue;
-      seen.add(node.id);
-      const bold = node.id === selectedId;
-      const key = bold ? `\u0001${node.label}` : node.label;
-      let width = widths.current.get(key);
-      if (width === undefined) {
-        ctx.font = `${bold ? "600 " : ""}11px Inter, system-ui, sans-serif`;
-        width = ctx.measureText(node.label).width;
-        widths.current.set(key, width);
-      }
-      const w = width / scale;
-      const top = node.y + Math.sqrt(Math.max(node.val || 1, 0.5)) * REL_SIZE + 1.5;
-      const x0 = node.x - w / 2 - pad;
-      const x1 = node.x + w / 2 + pad;
-      const y0 = top - pad;
-      const y1 = top + h + pad;
-      if (x0 + pad < lo.x || x1 - pad > hi.x || y1 - pad > hi.y) continue;
-      const c0 = Math.floor((x0 - lo.x) / cell);
-      const c1 = Math.floor((x1 - lo.x) / cell);
-      const r0 = Math.floor((y0 - lo.y) / cell);
-      const r1 = Math.floor((y1 - lo.y) / cell);
-      let hit = false;
-      for (let r = r0; r <= r1 && !hit; r += 1) {
-        for (let c = c0; c <= c1 && !hit; c += 1) {
+    // a box on screen over no box placed before it: placed (and returned), else null
+    const place = (box) => {
+      if (box.x0 + pad < lo.x || box.x1 - pad > hi.x || box.y0 + pad < lo.y || box.y1 - pad > hi.y) return null;
+      const c0 = Math.floor((box.x0 - lo.x) / cell);
+      const c1 = Math.floor((box.x1 - lo.x) / cell);
+      for (let r = Math.floor((box.y0 - lo.y) / cell); r <= Math.floor((box.y1 - lo.y) / cell); r += 1) {
+        for (let c = c0; c <= c1; c += 1) {
           const boxes = grid.get(r * cols + c);
-          if (boxes) hit = boxes.some((o) => x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1);
+          if (boxes && boxes.some((o) => box.x0 < o.x1 && o.x0 < box.x1 && box.y0 < o.y1 && o.y0 < box.y1)) return null;
         }
       }
-      if (hit) continue;
-      const box = { id: node.id, x0, x1, y0, y1 };
       addToGrid(box);
       out.push(box);
+      return box;
+    };
+    const measured = (key, text, style) => {
+      let width = widths.current.get(key);
+      if (width === undefined) {
+        ctx.font = style;
+        width = ctx.measureText(text).width;
+        widths.current.set(key, width);
+      }
+      return width;
+    };
+    ctx.lineWidth = 3 / scale;
+    const nameNode = (node) => {
+      if (seen.has(node.id) || node.x === undefined || node.x < lo.x || node.x > hi.x || node.y < lo.y
+        || node.y > hi.y) return;
+      seen.add(node.id);
+      const bold = node.id === selectedId;
+      const w = measured(bold ? `\u0001${node.label}` : node.label, node.label,
+        `${bold ? "600 " : ""}11px Inter, system-ui, sans-serif`) / scale;
+      const top = node.y + Math.sqrt(Math.max(node.val || 1, 0.5)) * REL_SIZE + 1.5;
+      if (!place({ id: node.id, x0: node.x - w / 2 - pad, x1: node.x + w / 2 + pad, y0: top - pad,
+        y1: top + h + pad })) return;
+      ctx.textAlign = "center";
+      ctx.textBaseline = "top";
+      ctx.strokeStyle = "rgba(255,255,255,0.9)";
       ctx.globalAlpha = active && !near.has(node.id) ? 0.18 : 1;
       ctx.font = bold ? `600 ${font}` : font;
       ctx.strokeText(node.label, node.x, top);
       ctx.fillStyle = node.pending ? "#60646c" : "#1c2024";
       ctx.fillText(node.label, node.x, top);
-    }
+    };
+    const nameLink = (link) => {
+      const text = link.label || link.type;
+      if (!text) return;
+      const w = measured(`\u0002${text}`, text, "9px Inter, system-ui, sans-serif") * linkSize / 9;
+      const x = (link.source.x + link.target.x) / 2;
+      const y = (link.source.y + link.target.y) / 2;
+      const half = linkSize * 0.65;
+      if (!place({ id: `${link.source.id}>${link.target.id}`, kind: "relation", x0: x - w / 2 - pad,
+        x1: x + w / 2 + pad, y0: y - half - pad, y1: y + half + pad })) return;
+      ctx.globalAlpha = 1;
+      ctx.fillStyle = "rgba(255,255,255,0.92)";  // the line under it shows through no gap between the words
+      ctx.fillRect(x - w / 2 - 1 / scale, y - half, w + 2 / scale, 2 * half);
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      ctx.font = linkFont;
+      ctx.strokeStyle = "rgba(255,255,255,0.95)";
+      ctx.strokeText(text, x, y);
+      ctx.fillStyle = link.pending ? PENDING : "#3e63dd";
+      ctx.fillText(text, x, y);
+    };
+    first.forEach(nameNode);
+    touching.forEach(nameLink);
+    order.forEach(nameNode);
+    others.forEach(nameLink);
     ctx.globalAlpha = 1;
     placed.current = out;
     labelTimes.current.push(performance.now() - t0);
     if (labelTimes.current.length > 240) labelTimes.current.shift();
-  }, [order, active, near, selectedId, hoverId, size, covers]);
-
-  const drawLinkLabel = useCallback((link, ctx, scale) => {
-    const s = link.source;
-    const t = link.target;
-    if (typeof s !== "object" || typeof t !== "object" || s.x === undefined) return;
-    const touches = active && (s.id === active || t.id === active);
-    if (!(touches || scale >= (big ? 5 : 3.2))) return;
-    const fontSize = Math.max(9 / scale, 1.2);
-    ctx.font = `${fontSize}px Inter, system-ui, sans-serif`;
-    ctx.textAlign = "center";
-    ctx.textBaseline = "middle";
-    const x = (s.x + t.x) / 2;
-    const y = (s.y + t.y) / 2;
-    ctx.lineWidth = 3 / scale;
-    ctx.strokeStyle = "rgba(255,255,255,0.95)";
-    ctx.strokeText(link.label || link.type, x, y);
-    ctx.fillStyle = link.pending ? PENDING : "#3e63dd";
-    ctx.fillText(link.label || link.type, x, y);
-  }, [active, big]);
+  }, [data, order, active, near, selectedId, hoverId, size, covers, big]);
 
   const linkTouches = (l) => active && (endId(l.source) === active || endId(l.target) === active);
 
@@ -435,8 +450,6 @@ export function R42Graph({ nodes, links, focusId, focusSeq, selectedId, onSelect
           linkLabel={(l) => l.label || l.type}
           linkDirectionalArrowLength={big ? 0 : 3}
           linkDirectionalArrowRelPos={1}
-          linkCanvasObjectMode={() => "after"}
-          linkCanvasObject={drawLinkLabel}
           onRenderFramePost={drawLabels}
           cooldownTime={big ? 8000 : 5000}
           warmupTicks={still ? (big ? 120 : 300) : big ? 30 : 0}

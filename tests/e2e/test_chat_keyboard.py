@@ -132,6 +132,14 @@ def test_on_a_phone_the_window_is_a_modal_dialog_that_keeps_tab_inside_and_a_chi
     for key in ["Tab"] * 12 + ["Shift+Tab"] * 12:
         phone.keyboard.press(key)
         assert active_in(phone, "#r42-window"), f"{key} left the dialog for {phone.evaluate(ACTIVE)}"
+    send = phone.locator("#r42-send").bounding_box()  # the composer's touch targets (32 px and 14 px before)
+    assert send["height"] >= 44 and send["width"] >= 44, send
+    sign = phone.locator(".r42-sign > label")
+    assert sign.bounding_box()["height"] >= 44, sign.bounding_box()
+    sign.tap()  # the whole row is the target: a tap beside the box toggles it
+    expect(phone.locator("#r42-sign")).to_have_attribute("aria-checked", "true")
+    sign.tap()
+    expect(phone.locator("#r42-sign")).to_have_attribute("aria-checked", "false")
 
     claude.reply_text("Zie het partnerpensioen [ref:1].")
     ask(phone, "Wat is partnerpensioen?")
