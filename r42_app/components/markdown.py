@@ -30,10 +30,12 @@ _UNRENDERABLE = Var.create(  # the prop wraps it in the render function itself
     rx.text(t("Dit stuk tekst kan niet worden getoond."), color_scheme="gray", size="2", class_name="r42-unrenderable"))
 
 
-def safe_markdown(source, component_map: dict | None = None, chips=None, **props) -> rx.Component:
+def safe_markdown(source, component_map: dict | None = None, chips=None, heading_shift=0, **props) -> rx.Component:
     """Markdown rendered with raw HTML parsed and then sanitised (no math: a `$` in a sum stays a `$`). `chips`:
-    the source chips R42 made for this text (a list of objects with `href` and `label`; none where not given)."""
-    sanitise = Var.create([_SANITIZE, {"chips": chips if chips is not None else [], "external": t(EXTERNAL_LINK)}])
+    the source chips R42 made for this text (a list of objects with `href` and `label`; none where not given).
+    `heading_shift`: levels to move its headings by (core/passages.py heading_shift; a number or a state var)."""
+    sanitise = Var.create([_SANITIZE, {"chips": chips if chips is not None else [], "external": t(EXTERNAL_LINK),
+                                       "shift": heading_shift}])
     return ErrorBoundary.create(
         rx.markdown(source, use_math=False, use_katex=False, use_raw=True, rehype_plugins=[sanitise],
                     component_map=component_map or {}, **props),

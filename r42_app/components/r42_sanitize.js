@@ -142,15 +142,29 @@ function applyOriginRules(node, chips, external) {
   });
 }
 
+// Every heading `shift` levels up or down (h1-h6 at most): a topic's text under its page's h1 (core/passages.py
+// heading_shift, over the whole topic: the page renders it passage by passage).
+function shiftHeadings(node, shift) {
+  for (const child of node.children || []) {
+    if (child.type !== "element") continue;
+    const level = /^h([1-6])$/.exec(child.tagName);
+    if (level) child.tagName = `h${Math.min(6, Math.max(1, Number(level[1]) + shift))}`;
+    shiftHeadings(child, shift);
+  }
+}
+
 // options: {chips: [{href, label}] (the citations R42 made for this text), external: the words a screen reader
-// says after a link that leaves the app (core/messages.py "markdown.external_link")}.
+// says after a link that leaves the app (core/messages.py "markdown.external_link"), shift: levels to move every
+// heading by (0 when not given)}.
 export default function r42Sanitize(options) {
   const sanitize = rehypeSanitize(R42_SCHEMA);
   const chips = chipKeys(options && options.chips);
   const external = String((options && options.external) || "");
+  const shift = Math.trunc(Number(options && options.shift) || 0);
   return (tree) => {
     const clean = sanitize(tree);
     applyOriginRules(clean, chips, external);
+    if (shift) shiftHeadings(clean, shift);
     return clean;
   };
 }

@@ -98,6 +98,15 @@ def read_heading(line: str) -> tuple[int, str] | None:
     return start.end() - 1, title
 
 
+def heading_shift(content: str, top: int = 2) -> int:
+    """How many levels `content`'s markdown headings move so that its highest is an h`top` (0 without headings): a
+    topic's text sits under its page's h1, and most begin at "###" (a screen reader's list of headings then jumps
+    from h1 to h3). Headings in code blocks do not count."""
+    levels = [heading[0] for kind, lines in _blocks(content) if kind == "heading"
+              for heading in [read_heading(lines[0])] if heading is not None]
+    return top - min(levels) if levels else 0
+
+
 def word_count(text: str) -> int:
     return len(_WORD.findall(text))
 

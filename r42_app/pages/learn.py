@@ -300,7 +300,8 @@ def topic_view() -> rx.Component:
                     LearnState.topic_content != "",
                     rx.box(rx.foreach(LearnState.passages, lambda p: rx.box(
                         rx.cond(p.page != "", rx.text(p.page, size="1", color_scheme="gray", class_name="r42-page")),
-                        safe_markdown(p.text), id=p.anchor, class_name="r42-passage")),
+                        safe_markdown(p.text, heading_shift=LearnState.heading_shift), id=p.anchor,
+                        class_name="r42-passage")),
                         style=PROSE, width="100%", id="topic-content", custom_attrs=written_in),
                     rx.text(t("Voor dit onderwerp is nog geen leerinhoud geschreven."), color_scheme="gray",
                             font_style="italic"),

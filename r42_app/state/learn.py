@@ -22,7 +22,7 @@ from r42_app.core.kb import (
     filter_topics,
 )
 from r42_app.core.messages import msg
-from r42_app.core.passages import split_passages
+from r42_app.core.passages import heading_shift, split_passages
 from r42_app.core.retrieval import content_language, visible_topic
 from r42_app.services.store.pb import PBError
 from r42_app.state.auth import AuthState
@@ -103,6 +103,7 @@ class LearnState(rx.State):
 
     topic: TopicCard = TopicCard()
     topic_content: str = ""
+    heading_shift: int = 0  # levels its text's headings move so the highest is an h2 (under the page's h1)
     topic_lang: str = ""  # the language the open topic is written in (its `lang`), "" when its words do not tell
     passages: list[PassageView] = []
     topic_found: bool = True
@@ -218,16 +219,17 @@ class LearnState(rx.State):
             self.topic = TopicCard(slug=slug)
             self.topic_content = ""
             self.passages = []
+            self.heading_shift = 0
             self.outgoing, self.incoming = [], []
         else:
             labels = {t.slug: t.label for t in self._topics}
             # what search and R42 read is what the page shows; reading it is CPU, never the event loop's work (one
             # tenant's hostile topic would hold up every tenant's page and chat)
-            def view() -> tuple[Topic, list[PassageView], TopicCard, str]:
+            def view() -> tuple[Topic, list[PassageView], TopicCard, str, int]:
                 shown, passages = topic_view(topic)
-                return shown, passages, _card(shown), content_language([shown])
+                return shown, passages, _card(shown), content_language([shown]), heading_shift(shown.content)
 
-            shown, passages, self.topic, self.topic_lang = await asyncio.to_thread(view)
+            shown, passages, self.topic, self.topic_lang, self.heading_shift = await asyncio.to_thread(view)
             self.topic_content = shown.content
             self.passages = passages
             self.outgoing = [

@@ -22,6 +22,11 @@ def test_learner_signs_in_reads_a_topic_and_stays_signed_in(served_app, page):
     expect(page.locator("#topic-title")).to_have_text("Waardeoverdracht")
     expect(page.locator("#topic-content")).to_contain_text("overdrachtswaarde")
     expect(page.locator("#topic-content strong").first).to_be_visible()  # markdown rendered, not raw
+    # its text's "###" headings sit one level under the page's h1 (a screen reader's list jumped from h1 to h3)
+    expect(page.locator("#topic-content h2").first).to_be_visible()
+    levels = page.evaluate("[...document.querySelectorAll('main h1, main h2, main h3, main h4, main h5, main h6')]"
+                           ".map((h) => Number(h.tagName[1]))")
+    assert levels[0] == 1 and all(b <= a + 1 for a, b in zip(levels, levels[1:])), levels
 
     related = page.locator("#relations a").first
     target = related.inner_text()
