@@ -39,11 +39,16 @@
       if (++tries < 60) focusWait = setTimeout(wait, 50);
     })();
   };
-  // the optional reason after a thumbs-down, once its form has rendered
-  window.r42FocusReason = function (tries) {
-    var box = document.getElementById('r42-reason');
-    if (box) { box.focus(); return; }
-    if ((tries || 0) < 40) setTimeout(function () { window.r42FocusReason((tries || 0) + 1); }, 50);
+  // the optional reason after a thumbs-down, once its form has rendered: on a slow server too (it gave up after
+  // 2 s), but not once the reader has put the focus somewhere else meanwhile
+  window.r42FocusReason = function () {
+    var from = document.activeElement, tries = 0;
+    (function wait() {
+      var box = document.getElementById('r42-reason'), at = document.activeElement;
+      if (at && at !== from && at !== document.body) return;  /* they moved on */
+      if (box) { box.focus(); return; }
+      if (++tries < 300) setTimeout(wait, 50);  /* 15 s */
+    })();
   };
   // after a close: once the window is gone and the launcher shows, focus it, unless focus went somewhere on purpose
   function afterClose(tries) {

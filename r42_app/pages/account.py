@@ -101,12 +101,14 @@ def forgot_page() -> rx.Component:
                     rx.center(rx.spinner(size="3"), padding="24px", role="status", aria_label=t("Laden")), rx.form(
                 rx.vstack(
                     # without mail the page says so before an address is typed (an organisation's own sign-in
-                    # is still found by the address: the form stays)
+                    # is still found by the address: the form stays); once an answer is there it says it alone
+                    # (the same words twice, blue above red, before)
                     rx.cond(S.forgot_mail_on,
                             rx.text(t("Vul je e-mailadres in. Je krijgt een mail met een link om een nieuw "
                                       "wachtwoord te kiezen."), size="2", color_scheme="gray"),
-                            rx.callout(tm("people.reset_needs_mail"), icon="info", color_scheme="blue",
-                                       width="100%", id="forgot-no-mail")),
+                            rx.cond(S.forgot_error == "",
+                                    rx.callout(tm("people.reset_needs_mail"), icon="info", color_scheme="blue",
+                                               width="100%", id="forgot-no-mail"))),
                     rx.cond(S.forgot_error != "", rx.callout(S.forgot_error, icon="circle_alert", color_scheme="red",
                                                              role="alert", width="100%", id="forgot-error")),
                     form_label(t("E-mailadres"), "forgot-email", size="2", weight="medium"),

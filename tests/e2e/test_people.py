@@ -158,6 +158,8 @@ def test_forgot_password_without_mail_says_to_ask_the_admin(served_app, page):
     page.fill("#forgot-email", "learner@example.com")
     page.click("#forgot-send")
     expect(page.locator("#forgot-error")).to_contain_text("Vraag je beheerder")
+    expect(page.locator("#forgot-no-mail")).to_have_count(0)  # said once, not blue above red
+    expect(page.locator("#forgot-card").get_by_text("R42 verstuurt hier geen mail")).to_have_count(1)
 
 
 def test_changing_the_password_wants_the_old_one_and_signs_the_other_devices_out(served_app, browser):
