@@ -48,7 +48,7 @@ def change_password_dialog() -> rx.Component:
                     ),
                     spacing="3", width="100%", margin_top="12px",
                 ),
-                on_submit=S.change_password, reset_on_submit=True,
+                on_submit=S.change_password, reset_on_submit=False,  # (the dialog's fields go when it closes)
             ),
             max_width="440px",
         ),

@@ -116,10 +116,10 @@ def card_section(title: Text, subtitle, *children: rx.Component, **props) -> rx.
     )
 
 
-def copy_box(value, box_id: str, label: Text) -> rx.Component:
-    """A read-only field with a link (or links) and a copy button."""
+def copy_box(value, box_id: str, label: Text, rows: int = 2) -> rx.Component:
+    """A read-only field with a link (or `rows` lines of links) and a copy button."""
     return rx.hstack(
-        rx.text_area(value=value, read_only=True, id=box_id, rows="2", width="100%", size="1",
+        rx.text_area(value=value, read_only=True, id=box_id, rows=str(rows), width="100%", size="1",
                      custom_attrs={"aria-label": label}, on_focus=rx.call_script(f"document.getElementById('{box_id}')"
                                                                                  ".select()")),
         rx.button(rx.icon("copy", size=14), t("Kopiëren"), variant="soft", size="2",

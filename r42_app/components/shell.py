@@ -125,6 +125,7 @@ def user_menu() -> rx.Component:
             rx.menu.item(rx.icon("key_round", size=14), t("Wachtwoord wijzigen"),
                          on_click=AccountState.open_change(True), id="change-password-open"),
             rx.menu.separator(),
+            rx.text(t("Taal"), size="1", color_scheme="gray", padding="4px 12px 0", id="language-label"),
             *[language_item(lang) for lang in LANGUAGES],
             rx.menu.item(
                 rx.icon("log_out", size=14),
@@ -142,6 +143,7 @@ def user_menu() -> rx.Component:
                           spacing="0", align="start"),
                 on_click=AuthState.sign_out_everywhere, id="sign-out-everywhere", height="auto", padding_y="4px",
             ),
+            max_width="calc(100vw - 16px)",  # on a phone it ran 18 px past the screen's edge
         ),
     )
 

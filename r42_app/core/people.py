@@ -13,7 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from r42_app.core.messages import N_
+from r42_app.core.messages import N_, number
 
 ROLES = ("learner", "admin")
 STATES = ("invited", "active", "deactivated")
@@ -70,8 +70,14 @@ def clean_email(raw: object) -> str:
     if "<" in email or ">" in email or " " in email:
         raise PeopleInputError("people.bad_email", f"{email!r}: only the address itself, without a name or <…>",
                                email=email[:80])
+    if email.count("@") != 1 and not _odd_character(email):
+        raise PeopleInputError("people.email_no_at", f"{email!r} is not an e-mail address: one @ is needed",
+                               email=email[:80])
+    domain = email.partition("@")[2]
+    if "." not in domain.strip(".") and not _odd_character(email):  # "foo@bar": said how to mend it
+        raise PeopleInputError("people.email_no_domain", f"{email!r} has no domain after the @", email=email[:80])
     if _odd_character(email) or not EMAIL_RE.match(email) or ".." in email:
-        raise PeopleInputError("people.bad_email", f"{email!r} is not an e-mail address", email=email[:80])
+        raise PeopleInputError("people.not_email", f"{email!r} is not an e-mail address", email=email[:80])
     return email.lower()
 
 
@@ -216,7 +222,7 @@ def parse_people_csv(data: bytes) -> tuple[list[ImportRow], list[BadRow]]:
             rows += 1
             if rows > MAX_IMPORT_ROWS:
                 raise PeopleInputError("people.csv_too_many", f"more than {MAX_IMPORT_ROWS:,} rows",
-                                       maximum=f"{MAX_IMPORT_ROWS:,}".replace(",", "."))
+                                       maximum=number(MAX_IMPORT_ROWS))  # 5.000, in English 5,000
 
             raw_email = _cell(cells, columns, "email")
             try:

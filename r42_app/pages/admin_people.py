@@ -30,6 +30,12 @@ from r42_app.state.tenant_language import TenantLanguageState as L
 IMPORT_ROWS = rx.cond(LanguageState.language == "nl", f"{MAX_IMPORT_ROWS:,}".replace(",", "."), f"{MAX_IMPORT_ROWS:,}")
 
 
+def _invalid(field: str) -> dict:
+    """An invitation field's attributes: invalid while the refusal is about it, described by that message."""
+    wrong = S.invite_bad == field
+    return {"aria-invalid": rx.cond(wrong, "true", "false"), "aria-describedby": rx.cond(wrong, "invite-error", None)}
+
+
 def link_callout() -> rx.Component:
     """The link just made, when it was not mailed: to copy and hand over, once."""
     return rx.cond(
@@ -61,10 +67,10 @@ def invite_dialog() -> rx.Component:
                                                              role="alert", width="100%", id="invite-error")),
                     form_label(t("E-mailadres"), "invite-email", size="2", weight="medium"),
                     rx.input(id="invite-email", name="email", type="email", required=True, auto_focus=True,
-                             placeholder=t("naam@organisatie.nl"), width="100%"),
+                             placeholder=t("naam@organisatie.nl"), width="100%", custom_attrs=_invalid("email")),
                     form_label(t("Naam"), "invite-name", size="2", weight="medium"),
                     rx.input(id="invite-name", name="name", placeholder=t("Voor- en achternaam"), width="100%",
-                             max_length=100),
+                             max_length=100, custom_attrs=_invalid("name")),
                     form_label(t("Rol"), "invite-role", size="2", weight="medium"),
                     rx.el.select(rx.el.option(t("Deelnemer"), value="learner"),
                                  rx.el.option(t("Beheerder"), value="admin"),
@@ -126,7 +132,7 @@ def import_dialog() -> rx.Component:
         spacing="3", width="100%",
     )
     preview = rx.vstack(
-        rx.text(tf("{rows} regels: {new} nieuw, {unchanged} al lid, {bad} met een fout.", rows=S.import_rows,
+        rx.text(tf("Regels: {rows} · nieuw: {new} · al lid: {unchanged} · met een fout: {bad}", rows=S.import_rows,
                    new=S.import_new, unchanged=S.import_unchanged, bad=S.import_bad.length()),
                 size="2", weight="medium", id="import-summary"),
         rx.cond(
@@ -161,7 +167,12 @@ def import_dialog() -> rx.Component:
     done = rx.vstack(
         rx.callout(S.import_done_text, icon="circle_check", color_scheme="green", role="status", width="100%",
                    id="import-done"),
-        rx.cond(S.import_links != "", copy_box(S.import_links, "import-links", t("De links om door te geven"))),
+        rx.cond(S.import_links != "", rx.vstack(
+            copy_box(S.import_links, "import-links", t("De links om door te geven"), rows=8),
+            rx.text(t("Kopieer ze voordat je dit sluit: R42 toont ze niet nog een keer. Een nieuwe link voor één "
+                      "persoon maak je met ‘Nieuwe uitnodiging’ in het menu van die persoon."),
+                    size="1", color_scheme="gray", id="import-links-note"),
+            spacing="1", width="100%")),
         rx.hstack(rx.dialog.close(rx.button(t("Klaar"), id="import-close")), justify="end", width="100%"),
         spacing="3", width="100%",
     )
@@ -182,32 +193,40 @@ DEACTIVATE_TEXT = N_("Alle sessies van deze persoon eindigen meteen, op elk appa
 
 # Each confirmation on this page: its title, what it means and its button, by `PeopleState.confirm_kind`
 CONFIRMS = {
-    "deactivate": (N_("Deactiveren?"), DEACTIVATE_TEXT, N_("Deactiveren")),
-    "withdraw": (N_("Uitnodiging intrekken?"), N_("De link in de uitnodiging werkt dan niet meer."), N_("Intrekken")),
-    "admin": (N_("Beheerder maken?"), N_("Een beheerder ziet en wijzigt alles van deze organisatie: onderwerpen, "
-                                         "documenten, mensen, de instellingen van R42 en de credits."),
+    "deactivate": (N_("{name} deactiveren?"), DEACTIVATE_TEXT, N_("Deactiveren")),
+    "withdraw": (N_("Uitnodiging van {name} intrekken?"), N_("De link in de uitnodiging werkt dan niet meer."),
+                 N_("Intrekken")),
+    "admin": (N_("{name} beheerder maken?"),
+              N_("Een beheerder ziet en wijzigt alles van deze organisatie: onderwerpen, "
+                 "documenten, mensen, de instellingen van R42 en de credits."),
               N_("Beheerder maken")),
-    "learner": (N_("Deelnemer maken?"), N_("Die kan dan niets meer beheren; wat die als beheerder deed, blijft staan."),
+    "learner": (N_("{name} deelnemer maken?"),
+                N_("Die kan dan niets meer beheren; wat die als beheerder deed, blijft staan."),
                 N_("Deelnemer maken")),
     "learner_me": (N_("Zelf deelnemer worden?"), N_("Je kunt daarna zelf niets meer beheren. Alleen een andere "
                                                     "beheerder kan je weer beheerder maken."), N_("Deelnemer worden")),
-    "forget": (N_("Verwijderen?"), N_("Weg gaan: het account, de vragen in Kennishiaten en de beoordelingen. Zonder "
-                                      "naam blijven: voorstellen, kosten en het auditlog (als 'verwijderd-…'). Dit "
-                                      "kan niet ongedaan worden gemaakt."), N_("Verwijderen")),
+    "forget": (N_("{name} verwijderen?"),
+               N_("Weg gaan: het account, de vragen in Kennishiaten en de beoordelingen. Zonder "
+                  "naam blijven: voorstellen, kosten en het auditlog (als 'verwijderd-…'). Dit "
+                  "kan niet ongedaan worden gemaakt."), N_("Verwijderen")),
 }
 
 
 def _confirm_part(part: int) -> rx.Component:
-    """The title (0), the text (1) or the button (2) of the open confirmation."""
-    return rx.match(S.confirm_kind, *[(kind, t(words[part])) for kind, words in CONFIRMS.items() if kind != "forget"],
-                    t(CONFIRMS["forget"][part]))
+    """The title (0, with the person's address in it: "Deactivate daan@…?"), the text (1) or the button (2) of the
+    open confirmation."""
+    def say(words: tuple[str, str, str]) -> rx.Var[str]:
+        return tf(words[0], name=S.confirm_name) if part == 0 else t(words[part])
+
+    return rx.match(S.confirm_kind, *[(kind, say(words)) for kind, words in CONFIRMS.items() if kind != "forget"],
+                    say(CONFIRMS["forget"]))
 
 
 def confirm_dialog() -> rx.Component:
     role_change = (S.confirm_kind == "admin") | (S.confirm_kind == "learner")  # not destructive: not red
     return rx.alert_dialog.root(
         rx.alert_dialog.content(
-            rx.alert_dialog.title(_confirm_part(0), " ", S.confirm_name),
+            rx.alert_dialog.title(_confirm_part(0)),
             rx.alert_dialog.description(_confirm_part(1), size="2"),
             rx.hstack(
                 rx.alert_dialog.cancel(rx.button(t("Annuleren"), variant="soft", color_scheme="gray")),

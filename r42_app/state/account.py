@@ -185,11 +185,15 @@ class AccountState(rx.State):
             return
         old, new, again = (str(form.get(k, "")) for k in ("old_password", "new_password", "new_password_again"))
         self.change_error = ""
+        # a refusal keeps what was typed (the form emptied every field, the current password too) and puts the
+        # keyboard on the field to mend
         if new != again:
             self.change_error = msg("people.passwords_differ")
+            yield [rx.set_value("change-new-again", ""), rx.set_focus("change-new-again")]
             return
         if problem := password_problem(new, user.email, user.name):
             self.change_error = msg(problem.code, **problem.fields)
+            yield rx.set_focus("change-new-password")
             return
         self.saving = True
         yield
@@ -199,6 +203,8 @@ class AccountState(rx.State):
             self.saving = False
             self.change_error = msg("people.old_password_wrong") if exc.code == "auth.wrong_password" \
                 else exc.user_message
+            if exc.code == "auth.wrong_password":
+                yield [rx.set_value("old-password", ""), rx.set_focus("old-password")]
             return
         try:
             await asyncio.to_thread(services().people.set_password, user.id, user.email, user.name, new)

@@ -127,14 +127,14 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
         text = str(form.get("message", "")).strip()
         if not text:
             return
+        if await self._user() is None:  # (and the event speaks the person's language: "too long" came in Dutch)
+            return
         if len(text) > MAX_MESSAGE_CHARS:
             self.error = msg("chat.too_long", length=number(len(text)), maximum=number(MAX_MESSAGE_CHARS))
             return
         if self.streaming:
             self.queued = text
             return _box("")
-        if await self._user() is None:
-            return
         if self.error.startswith(msg("chat.too_long").split("{")[0]):
             self.error = ""
         if self.editing:  # an edited question replaces the one it came from, and that one's answer
@@ -158,10 +158,10 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
         return _box(text)
 
     @rx.event
-    def copy(self, message_id: str):
+    async def copy(self, message_id: str):
         """Put an answer's text on the clipboard, its [ref:N] markers left out."""
         target = next((m for m in self.messages if m.id == message_id), None)
-        if target is None:
+        if target is None or await self._user() is None:  # (the toast in the person's language)
             return
         return [rx.set_clipboard(copy_text(target.content)), rx.toast(msg("chat.copied"), duration=1500)]
 

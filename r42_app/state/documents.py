@@ -225,10 +225,12 @@ class DocumentUploadState(rx.State):
         return True
 
     @rx.event
-    def files_rejected(self, rejections: list, drop: str = ""):
+    async def files_rejected(self, rejections: list, drop: str = ""):
         """Files the drop zone turned away before sending (too large, too many, another kind), each as the page
         sends it: {"name": the file's name, "codes": react-dropzone's error codes} (the page maps them: the File
-        itself reaches the server as its bytes, without its name). Anything else is a file without a name."""
+        itself reaches the server as its bytes, without its name). Anything else is a file without a name. Said in
+        the reader's language (the event's own: set by reading who it is; it was Dutch to everyone)."""
+        await (await self.get_state(AuthState)).user()
         rows = []
         for item in rejections[:MAX_FILES] if isinstance(rejections, list) else []:
             name, codes = rejection(item)

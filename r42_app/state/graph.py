@@ -170,7 +170,7 @@ class GraphState(rx.State):
         """Enter in the search box: focus the best match."""
         if self.hits:
             return GraphState.focus(self.hits[0].id)
-        if self.query.strip():
+        if self.query.strip() and await self._user() is not None:  # (in the reader's language)
             return rx.toast.info(msg("graph.not_found", query=self.query.strip()))
 
     @rx.event

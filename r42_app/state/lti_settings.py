@@ -18,6 +18,7 @@ from r42_app.core.errors import UserError
 from r42_app.core.messages import N_, msg
 from r42_app.services.store.pb import PBError
 from r42_app.state.admin_page import AdminPageMixin
+from r42_app.state.focus import focus_if_lost
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +111,7 @@ class LtiSettingsState(AdminPageMixin, rx.State):
         self.saving, self.adding = False, False
         await self._reload(user, "people.load_failed", show_loading=False)
         yield rx.toast.success(msg("lti.added"))
+        yield focus_if_lost("#lti-add-open")  # the dialog closed under the focus (it fell to the page's body)
 
     @rx.event
     def ask_remove(self, key: str):
@@ -135,3 +137,4 @@ class LtiSettingsState(AdminPageMixin, rx.State):
             return
         await self._reload(user, "people.load_failed", show_loading=False)
         yield rx.toast.success(msg("lti.removed"))
+        yield focus_if_lost("#lti-add-open")  # its card, and the button that opened this, are gone

@@ -82,12 +82,19 @@ def _row(p: Person, me: str) -> PersonRow:
                      VIA.get(p.signs_in_with, ""))
 
 
-def _focus_back(kind: str, person_id: str) -> EventSpec:
+# the invitation form's field a refusal is about (by its code)
+_FIELD_OF = {"people.email_required": "email", "people.bad_email": "email", "people.email_no_at": "email",
+             "people.email_no_domain": "email", "people.not_email": "email", "people.other_tenant": "email",
+             "people.bad_name": "name", "people.formula": "name"}
+
+
+def _focus_back(kind: str, person_id: str, cancelled: bool = False) -> EventSpec:
     """A confirmation opened from a person's row leaves the focus nowhere when it closes (the list is drawn again):
-    back to what opened it, the role or the "…" menu (assets/r42.js), or the search when the row is gone."""
+    back to what opened it, the role or the "…" menu (assets/r42.js), or the search when the row is gone (a
+    withdrawal or removal that was confirmed; `cancelled`, the row stays)."""
     person = "".join(c for c in person_id if c.isalnum())  # a PocketBase id; nothing else reaches the selector
     where = {"admin": ".person-role", "learner": ".person-role", "learner_me": ".person-role",
-             "deactivate": ".person-actions"}.get(kind)  # withdrawn or removed: the row goes
+             "deactivate": ".person-actions"}.get(kind, ".person-actions" if cancelled else None)
     first = [f'[data-person="{person}"] {where}'] if where and person else []
     return focus_if_lost(*first, "#people-search")
 
@@ -105,6 +112,7 @@ class PeopleState(AdminPageMixin, rx.State):
     # invite dialog
     invite_open: bool = False
     invite_error: str = ""
+    invite_bad: str = ""  # the invitation's field the error is about ("email", "name"), marked and focused
     # the link just handed out (mail off, or a mail that failed): shown once with a copy button
     link_url: str = ""
     link_for: str = ""
@@ -201,7 +209,9 @@ class PeopleState(AdminPageMixin, rx.State):
     # -- a change, the same way each time ------------------------------------------------------
 
     async def _change(self, call, success: str = ""):
-        """Run `call(people, tenant, actor)` in a thread as the admin (checked now); a refusal is a toast."""
+        """Run `call(people, tenant, actor)` in a thread as the admin (checked now); a refusal is a toast. `success`:
+        the code of the message said after it (built here, once the admin's language is known: built by the caller,
+        it came in Dutch to an English admin)."""
         user = await self._admin(fresh=True)
         if user is None:
             return
@@ -225,7 +235,7 @@ class PeopleState(AdminPageMixin, rx.State):
             await services().auth.sessions_ended(result.id)  # every worker's tab caches, at once
         await self._reload(user, "people.load_failed", show_loading=False)
         if success:
-            yield rx.toast.success(success)
+            yield rx.toast.success(msg(success))
 
     def _show_link(self, link: Link) -> None:
         if link.mailed:
@@ -243,7 +253,7 @@ class PeopleState(AdminPageMixin, rx.State):
 
     @rx.event
     def open_invite(self, open_: bool = True):
-        self.invite_open, self.invite_error = open_, ""
+        self.invite_open, self.invite_error, self.invite_bad = open_, "", ""
 
     @rx.event
     async def invite(self, form: dict):
@@ -253,13 +263,16 @@ class PeopleState(AdminPageMixin, rx.State):
         user = await self._admin(fresh=True)
         if user is None:
             return
-        self.working, self.invite_error = True, ""
+        self.working, self.invite_error, self.invite_bad = True, "", ""
         yield
         try:
             link = await asyncio.to_thread(services().people.invite, user.tenant, Actor.of(user), email, name,
                                            role or "learner")
         except PeopleError as exc:
             self.working, self.invite_error = False, exc.user_message
+            self.invite_bad = _FIELD_OF.get(exc.code, "")
+            if self.invite_bad:  # the keyboard on the field to mend (it stayed on "Uitnodigen")
+                yield rx.set_focus(f"invite-{self.invite_bad}")
             return
         except PBError as exc:
             log.error("an invitation failed: %s", exc)
@@ -295,18 +308,17 @@ class PeopleState(AdminPageMixin, rx.State):
 
     @rx.event
     async def activate(self, person_id: str):
-        async for event in self._change(lambda p, t, a: p.set_state(t, a, person_id, "active"),
-                                        msg("people.activated")):
+        async for event in self._change(lambda p, t, a: p.set_state(t, a, person_id, "active"), "people.activated"):
             yield event
 
     @rx.event
     async def resend(self, person_id: str):
-        async for event in self._change(lambda p, t, a: p.resend(t, a, person_id), msg("people.resent")):
+        async for event in self._change(lambda p, t, a: p.resend(t, a, person_id), "people.resent"):
             yield event
 
     @rx.event
     async def reset_link(self, person_id: str):
-        async for event in self._change(lambda p, t, a: p.reset_link(t, a, person_id), msg("people.reset_made")):
+        async for event in self._change(lambda p, t, a: p.reset_link(t, a, person_id), "people.reset_made"):
             yield event
 
     @rx.event
@@ -318,7 +330,7 @@ class PeopleState(AdminPageMixin, rx.State):
     def cancel_confirm(self, open_: bool = False):
         if not open_:
             # closed by "Annuleren", Escape or a click outside; after the confirm button, `confirm` says where to
-            back = _focus_back(self.confirm_kind, self.confirm_id) if self.confirm_kind else None
+            back = _focus_back(self.confirm_kind, self.confirm_id, cancelled=True) if self.confirm_kind else None
             self.confirm_kind = self.confirm_id = self.confirm_name = ""
             return back
 
@@ -328,14 +340,14 @@ class PeopleState(AdminPageMixin, rx.State):
         self.confirm_kind = ""
         yield _focus_back(kind, person_id)
         if kind == "deactivate":
-            call, done = (lambda p, t, a: p.set_state(t, a, person_id, "deactivated")), msg("people.deactivated")
+            call, done = (lambda p, t, a: p.set_state(t, a, person_id, "deactivated")), "people.deactivated"
         elif kind == "withdraw":
-            call, done = (lambda p, t, a: p.withdraw(t, a, person_id)), msg("people.withdrawn")
+            call, done = (lambda p, t, a: p.withdraw(t, a, person_id)), "people.withdrawn"
         elif kind == "forget":
-            call, done = (lambda p, t, a: _forget(p, t, a, person_id)), msg("people.forgotten")
+            call, done = (lambda p, t, a: _forget(p, t, a, person_id)), "people.forgotten"
         elif kind in ("admin", "learner", "learner_me"):
             role = "admin" if kind == "admin" else "learner"
-            call, done = (lambda p, t, a: p.set_role(t, a, person_id, role)), msg("people.role_changed")
+            call, done = (lambda p, t, a: p.set_role(t, a, person_id, role)), "people.role_changed"
         else:
             return
         async for event in self._change(call, done):
@@ -392,8 +404,11 @@ class PeopleState(AdminPageMixin, rx.State):
         self.import_bad = [BadRowView(b.line, b.email, b.to_json()["reason"]) for b in report.bad[:500]]
 
     @rx.event
-    def files_rejected(self, rejections: list):
-        """The drop zone turned the file away (as the page sends it: name and react-dropzone's codes): say why."""
+    async def files_rejected(self, rejections: list):
+        """The drop zone turned the file away (as the page sends it: name and react-dropzone's codes): say why (in
+        the admin's language: the event's own, set by the check)."""
+        if await self._admin() is None:
+            return
         name, codes = rejection(rejections[0] if isinstance(rejections, list) and rejections else None)
         if "too-many-files" in codes or (isinstance(rejections, list) and len(rejections) > 1):
             self.import_error = msg("people.csv_one_file")

@@ -67,6 +67,9 @@ class SsoSettingsState(AdminPageMixin, rx.State):
                                     domains, group, self.passwords)
         except UserError as exc:
             self.saving, self.error = False, exc.user_message
+            if exc.code == "sso.unreachable":  # (the learners' "try again in a moment": an admin needs the address)
+                self.error = msg("sso.issuer_unreachable",
+                                 url=(issuer.rstrip("/") + "/.well-known/openid-configuration")[:300])
             yield rx.set_focus("sso-issuer" if exc.code.startswith(("sso.issuer", "sso.unreachable")) else
                                "sso-domains" if exc.code.startswith("sso.domain") else
                                "sso-secret" if exc.code.startswith("sso.secret") else "sso-client-id")

@@ -30,7 +30,7 @@ def test_an_english_browser_gets_the_sign_in_page_in_english_and_a_dutch_one_in_
     page = ctx.new_page()
     page.goto(served_app.url + "/")
     expect(page.locator("#sign-in-card h1, #sign-in-card h2, #sign-in-card h3").first).to_have_text("Sign in")
-    expect(page.locator("label[for=email]")).to_have_text("E-mail address")
+    expect(page.locator("label[for=email]")).to_have_text("Email address")
     expect(page.locator("#forgot-link")).to_have_text("Forgot your password?")
     expect(page.locator("html")).to_have_attribute("lang", "en")
     assert violations(page) == []

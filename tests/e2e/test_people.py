@@ -65,7 +65,7 @@ def test_a_new_organisation_gets_its_people_in_and_a_deactivation_counts_at_once
         admin.locator(".csv-drop").focus()
         admin.keyboard.press("Enter")
     chooser.value.set_files(str(csv))
-    expect(admin.locator("#import-summary")).to_contain_text("2 regels: 2 nieuw")
+    expect(admin.locator("#import-summary")).to_contain_text("Regels: 2 · nieuw: 2")
     expect(admin.locator("#people-table .person-row")).to_have_count(1)  # nothing written before the confirmation
     admin.click("#import-confirm")
     expect(admin.locator("#import-done")).to_contain_text("2 mensen uitgenodigd")
@@ -190,11 +190,21 @@ def test_changing_the_password_wants_the_old_one_and_signs_the_other_devices_out
         page.fill("#change-new-again", LEARNER_GOOD)
         page.click("#change-save")
         expect(page.locator("#change-error")).to_contain_text("Je huidige wachtwoord klopt niet")
+        # a refusal keeps what was typed (every field was emptied) and puts the keyboard where to mend it
+        expect(page.locator("#old-password")).to_be_focused()
+        expect(page.locator("#old-password")).to_have_value("")
+        expect(page.locator("#change-new-password")).to_have_value(LEARNER_GOOD)
         page.fill("#old-password", GOOD)
+        page.fill("#change-new-again", LEARNER_GOOD + "x")
+        page.click("#change-save")
+        expect(page.locator("#change-error")).to_contain_text("niet gelijk")
+        expect(page.locator("#change-new-again")).to_be_focused()
+        expect(page.locator("#old-password")).to_have_value(GOOD)
         page.fill("#change-new-password", "wimwissel2026")
         page.fill("#change-new-again", "wimwissel2026")
         page.click("#change-save")
         expect(page.locator("#change-error")).to_contain_text("te makkelijk te raden")  # the name is in it
+        expect(page.locator("#change-new-password")).to_be_focused()
         page.fill("#old-password", GOOD)
         page.fill("#change-new-password", LEARNER_GOOD)
         page.fill("#change-new-again", LEARNER_GOOD)
@@ -263,6 +273,12 @@ def test_an_admin_invites_and_deactivates_with_the_keyboard_alone(served_app, pa
     page.locator("#people-invite-open").focus()
     page.keyboard.press("Enter")
     expect(page.locator("#invite-email")).to_be_focused()
+    page.keyboard.type("toos@voorbeeld")  # the browser takes it; R42 says what is missing, at the field
+    page.keyboard.press("Enter")
+    expect(page.locator("#invite-error")).to_contain_text("na de @ hoort een domein")
+    expect(page.locator("#invite-email")).to_be_focused()
+    expect(page.locator("#invite-email")).to_have_attribute("aria-invalid", "true")
+    page.keyboard.press("Control+A")
     page.keyboard.type(email)
     page.keyboard.press("Tab")
     expect(page.locator("#invite-name")).to_be_focused()
@@ -295,7 +311,7 @@ def test_an_admin_invites_and_deactivates_with_the_keyboard_alone(served_app, pa
             page.keyboard.press("ArrowDown")
             expect(page.get_by_role("option", name="Beheerder")).to_be_focused()
             page.keyboard.press("Enter")
-            expect(page.get_by_role("alertdialog")).to_contain_text("Beheerder maken?")
+            expect(page.get_by_role("alertdialog")).to_contain_text(f"{email} beheerder maken?")  # whom: in the title
             expect(page.get_by_role("alertdialog")).to_contain_text("ziet en wijzigt alles van deze organisatie")
             if confirm:
                 page.keyboard.press("Tab")
@@ -306,13 +322,18 @@ def test_an_admin_invites_and_deactivates_with_the_keyboard_alone(served_app, pa
             expect(role).to_be_focused()  # the keyboard goes on where it was
             assert pb.get("users", person["id"])["role"] == ("admin" if confirm else "learner")
 
-        row.locator(".person-actions").focus()
-        page.keyboard.press("Enter")
-        expect(page.locator(".person-resend")).to_be_focused()
-        page.keyboard.press("ArrowDown")  # Radix moves the focus a moment later: wait for it, then choose
-        expect(page.locator(".person-withdraw")).to_be_focused()
-        page.keyboard.press("Enter")
-        expect(page.locator("#people-confirm")).to_be_visible()
+        for withdraw in (False, True):  # Escape first: the row stays, and so does the keyboard (it went to search)
+            row.locator(".person-actions").focus()
+            page.keyboard.press("Enter")
+            expect(page.locator(".person-resend")).to_be_focused()
+            page.keyboard.press("ArrowDown")  # Radix moves the focus a moment later: wait for it, then choose
+            expect(page.locator(".person-withdraw")).to_be_focused()
+            page.keyboard.press("Enter")
+            expect(page.locator("#people-confirm")).to_be_visible()
+            if not withdraw:
+                page.keyboard.press("Escape")
+                expect(page.get_by_role("alertdialog")).to_have_count(0)
+                expect(row.locator(".person-actions")).to_be_focused()
         page.keyboard.press("Tab")  # from "Annuleren" (Radix focuses the cancel button of a destructive dialog)
         expect(page.locator("#people-confirm")).to_be_focused()
         page.keyboard.press("Enter")

@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from r42_app.services.store.sso import SsoStore
 from r42_app.services.store.tenants import Tenants
+from tests.conftest import free_port
 from tests.oidc_peer import OidcPeer
 
 
@@ -83,6 +84,11 @@ def test_an_admin_connects_the_provider_on_the_people_page_and_the_secret_is_nev
         expect(page.locator("#sso-error")).to_contain_text("moet met https:// beginnen")
         expect(page.locator("#sso-issuer")).to_be_focused()
         assert SsoStore(superuser, loopback_ok=True).get(tenant) is None  # nothing stored
+        nobody = f"http://127.0.0.1:{free_port()}"  # nobody answers there: the admin is told which address R42 read
+        page.fill("#sso-issuer", nobody)
+        page.click("#sso-save")
+        expect(page.locator("#sso-error")).to_contain_text(f"R42 kon {nobody}/.well-known/openid-configuration niet")
+        expect(page.locator("#sso-issuer")).to_be_focused()
 
         page.fill("#sso-issuer", peer.issuer)
         page.keyboard.press("Enter")

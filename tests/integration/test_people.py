@@ -174,7 +174,7 @@ def test_a_failing_mail_is_reported_not_swallowed(admin_pb, org):
 
 
 @pytest.mark.parametrize("email, name, role, code", [
-    ("geen-adres", "", "learner", "people.bad_email"),
+    ("geen-adres", "", "learner", "people.email_no_at"),
     ("Jan <jan@mensen.nl>", "", "learner", "people.bad_email"),
     ("jan@mensen.nl", "=HYPERLINK(\"http://evil\",\"klik\")", "learner", "people.formula"),
     ("jan@mensen.nl", "Jan\x00", "learner", "people.bad_name"),
@@ -196,7 +196,7 @@ def test_a_csv_is_previewed_row_by_row_then_imported_once(admin_pb, org, people,
     users_before = len(admin_pb.all("users", fields="id"))
     preview = people.import_csv(org, Actor.cli(), bad.encode(), dry_run=False)  # any bad row: nothing is written
     assert preview.invited == 0 and preview.to_invite == 30 and preview.rows == 34
-    assert [(b.line, b.code) for b in preview.bad] == [(32, "people.bad_email"), (33, "people.csv_duplicate"),
+    assert [(b.line, b.code) for b in preview.bad] == [(32, "people.email_no_at"), (33, "people.csv_duplicate"),
                                                        (34, "people.other_tenant"), (35, "people.bad_role")]
     assert len(admin_pb.all("users", fields="id")) == users_before
 

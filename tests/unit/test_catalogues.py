@@ -107,6 +107,14 @@ def test_msg_speaks_the_language_of_the_moment_and_falls_back_to_dutch():
         translate("en", "chat.no_such_code")
 
 
+def test_an_import_says_one_person_and_two_people_in_both_languages():
+    assert translate("en", "people.imported", invited=1, unchanged=1) == \
+        "1 person invited, 1 was already a member."  # "1 people invited, 1 were already members" before
+    assert translate("en", "people.imported", invited=2, unchanged=0) == \
+        "2 people invited, 0 were already members."
+    assert translate("nl", "people.imported", invited=1, unchanged=2) == "1 persoon uitgenodigd, 2 waren al lid."
+
+
 def test_numbers_and_plurals_in_the_readers_locale():
     assert plural(12345, "relatie", "relaties") == "12.345 relaties"
     assert plural(1, "relatie", "relaties") == "1 relatie"

@@ -29,8 +29,22 @@ def test_plain_addresses_pass_in_lower_case(raw, clean):
 def test_anything_but_one_plain_address_is_refused_in_dutch(raw):
     with pytest.raises(PeopleInputError) as refused:
         clean_email(raw)
-    assert refused.value.code in ("people.email_required", "people.bad_email")
+    assert refused.value.code in ("people.email_required", "people.bad_email", "people.email_no_at",
+                                  "people.email_no_domain", "people.not_email")
     assert msg(refused.value.code, **refused.value.fields)
+
+
+@pytest.mark.parametrize(("raw", "says"), [
+    ("foo@bar", "na de @ hoort een domein"),  # was "zonder naam of <…>", which was not what was wrong
+    ("jan.acme.nl", "er hoort één @ in"),
+    ("jan@@acme.nl", "er hoort één @ in"),
+    ("Jan <jan@acme.nl>", "zonder naam of <…>"),
+    ("jan@acme..nl", "geen e-mailadres, zoals naam@organisatie.nl"),
+])
+def test_a_refused_address_says_what_to_mend(raw, says):
+    with pytest.raises(PeopleInputError) as refused:
+        clean_email(raw)
+    assert says in msg(refused.value.code, **refused.value.fields)
 
 
 def test_a_name_is_trimmed_and_defaults_to_the_address():
@@ -111,7 +125,7 @@ def test_every_bad_row_is_named_with_its_line_and_reason():
                     "els@acme.nl,Els,directeur\n"
                     "Piet <piet@acme.nl>,Piet,\n")
     assert [r.email for r in good] == ["jan@acme.nl"]
-    assert [(b.line, b.code) for b in bad] == [(3, "people.bad_email"), (5, "people.formula"),
+    assert [(b.line, b.code) for b in bad] == [(3, "people.email_no_at"), (5, "people.formula"),
                                                 (6, "people.csv_duplicate"), (7, "people.bad_role"),
                                                 (8, "people.bad_email")]
     shown = [b.to_json() for b in bad]
