@@ -193,8 +193,9 @@ def test_the_learners_walk_in_english_chat_with_sources_and_the_quiz_lock(served
         made.__exit__(None, None, None)
 
 
-def test_the_admins_walk_in_english_topics_people_and_costs(served_app, browser):
-    """The admin's main pages in English, with numbers the English way, and no axe finding."""
+def test_the_admins_walk_in_english_topics_people_and_costs(served_app, browser, tmp_path):
+    """The admin's main pages in English, with numbers the English way, and no axe finding; and what the server
+    says back in English (a refused address and a refused file came in Dutch: made before the event knew its reader)."""
     made, email = english_person(served_app, role="admin")
     try:
         ctx = browser.new_context(locale="nl-NL", bypass_csp=True)
@@ -208,8 +209,21 @@ def test_the_admins_walk_in_english_topics_people_and_costs(served_app, browser)
         expect(page.locator("#main h1, #main h2").first).to_have_text("People")
         page.click("#people-invite-open")
         expect(page.get_by_role("dialog")).to_contain_text("Invite")
+        page.fill("#invite-email", "someone@nowhere")
+        page.click("#invite-send")
+        expect(page.locator("#invite-error")).to_have_text(
+            "'someone@nowhere' is incomplete: a domain belongs after the @, as in name@organisation.com.")
         page.keyboard.press("Escape")
         expect(page.get_by_role("dialog")).to_have_count(0)  # closed (by the server), not scanned mid-fade
+        script = tmp_path / "class.py"
+        script.write_text("print('not a list of people')\n", encoding="utf-8")
+        page.click("#people-import-open")
+        with page.expect_file_chooser() as chooser:
+            page.locator(".csv-drop").click()
+        chooser.value.set_files(str(script))
+        expect(page.get_by_role("dialog")).to_contain_text("class.py is not a CSV file")
+        page.keyboard.press("Escape")
+        expect(page.get_by_role("dialog")).to_have_count(0)
         assert violations(page) == []
         page.goto(served_app.url + "/admin/costs")
         expect(page.locator("#main")).to_contain_text("Costs and credits")
