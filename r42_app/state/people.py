@@ -16,7 +16,7 @@ from r42_app.container import services
 from r42_app.core.documents import rejection
 from r42_app.core.messages import N_, msg, word
 from r42_app.core.people import MAX_IMPORT_BYTES, ROLE_NAMES, STATE_NAMES
-from r42_app.services.store.forget import ForgetError
+from r42_app.services.store.forget import PSEUDONYM_PREFIX, ForgetError
 from r42_app.services.store.pb import PBError
 from r42_app.services.store.people import Actor, ImportReport, Link, PeopleError, Person
 from r42_app.services.uploads import keep_permit
@@ -73,6 +73,16 @@ WHAT_LABELS = {"invite": N_("uitgenodigd"), "withdraw": N_("uitnodiging ingetrok
 
 def _label(value: str) -> str:
     return ROLE_NAMES.get(value) or STATE_NAMES.get(value) or value
+
+
+REMOVED = N_("verwijderd")  # a forgotten person, as the change list names them
+
+
+def _who(name: str) -> str:
+    """A name in the change list, a forgotten person's pseudonym in the reader's language ("removed-3fa2b1c9")."""
+    if name.startswith(PSEUDONYM_PREFIX):
+        return f"{word(REMOVED)}-{name.removeprefix(PSEUDONYM_PREFIX)}"
+    return name
 
 
 def _row(p: Person, me: str) -> PersonRow:
@@ -152,7 +162,7 @@ class PeopleState(AdminPageMixin, rx.State):
                                                    PAGE_SIZE)
         self.rows, self.total = [_row(p, user.id) for p in found], total
         self.mail_on = services().settings.mail_on
-        self.changes = [ChangeView(c["at"][:16].replace("T", " "), c["actor"], c["target"],
+        self.changes = [ChangeView(c["at"][:16].replace("T", " "), _who(c["actor"]), _who(c["target"]),
                                    WHAT_LABELS.get(c["what"], c["what"]), _label(c["before"]), _label(c["after"]))
                         for c in changes]
 

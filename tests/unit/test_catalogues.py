@@ -136,6 +136,15 @@ def test_credits_are_read_as_the_reader_types_them():
         typed_amount("twaalf")
 
 
+def test_a_forgotten_persons_pseudonym_reads_in_the_readers_language():
+    from r42_app.state.people import _who
+
+    assert _who("verwijderd-3fa2b1c9") == "verwijderd-3fa2b1c9" and _who("Daan de Vries") == "Daan de Vries"
+    with speaking("en"):
+        assert _who("verwijderd-3fa2b1c9") == "removed-3fa2b1c9"  # it showed the stored Dutch word
+        assert _who("anne@verwijderd-x.nl") == "anne@verwijderd-x.nl"  # only the pseudonym's own prefix
+
+
 @pytest.mark.parametrize(("header", "language"), [
     ("en-GB,en;q=0.9,nl;q=0.8", "en"), ("nl-NL,nl;q=0.9,en;q=0.8", "nl"), ("de-DE,fr;q=0.9", None),
     ("de-DE,en;q=0.5,nl;q=0.7", "nl"), ("en;q=0", None), ("", None), ("EN_us", "en"), ("nl;q=abc,en;q=0.1", "en"),

@@ -46,6 +46,8 @@ UNTOUCHED = frozenset({"users", "tenants", "app_secrets"})
 KNOWLEDGE_BASE = frozenset({"topics", "relations", "documents"})
 TEXT_TYPES = frozenset({"text", "editor", "json", "email", "url"})
 
+PSEUDONYM_PREFIX = "verwijderd-"  # a forgotten person's name in the rows that keep them (stored: never translated)
+
 
 class ForgetError(Exception):
     pass
@@ -171,7 +173,7 @@ class UserForgetter:
         user = self._find_user(tenant, email)
         uid = user["id"]
         needles = Needles(uid, str(user.get("email") or "").strip(), " ".join(str(user.get("name") or "").split()))
-        pseudonym = "verwijderd-" + self.questions.user_key(tenant.id, uid)[:8]
+        pseudonym = PSEUDONYM_PREFIX + self.questions.user_key(tenant.id, uid)[:8]
         out = Forgotten(pseudonym)
         out.deleted["question_log"] = self.questions.forget(tenant.id, uid)
         out.deleted["chat_feedback"] = self._delete("chat_feedback", f"user = {quote(uid)}")
