@@ -33,7 +33,8 @@ def tf(text: str, **fields: object) -> rx.Var[str]:
     expr, data = str(t(text)), [LanguageState.ui._get_all_var_data()]
     for name, value in fields.items():
         var = rx.Var.create(value)
-        expr = f"{expr}.replaceAll({json.dumps('{' + name + '}')}, String({var}))"
+        # a function, not a string: "$&", "$'" and "$`" in a value (an e-mail address may hold them) stay as written
+        expr = f"{expr}.replaceAll({json.dumps('{' + name + '}')}, () => String({var}))"
         data.append(var._get_all_var_data())
     return rx.Var(_js_expr=f"({expr})", _var_type=str, _var_data=VarData.merge(*data))
 

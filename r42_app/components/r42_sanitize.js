@@ -142,13 +142,14 @@ function applyOriginRules(node, chips, external) {
   });
 }
 
-// Every heading `shift` levels up or down (h1-h6 at most): a topic's text under its page's h1 (core/passages.py
+// Every heading `shift` levels up or down (h2-h6): a topic's text under its page's h1 (core/passages.py
 // heading_shift, over the whole topic: the page renders it passage by passage).
 function shiftHeadings(node, shift) {
   for (const child of node.children || []) {
     if (child.type !== "element") continue;
     const level = /^h([1-6])$/.exec(child.tagName);
-    if (level) child.tagName = `h${Math.min(6, Math.max(1, Number(level[1]) + shift))}`;
+    // never an h1: the page has its own (a setext or raw heading, or GFM's "Footnotes", is not counted by the shift)
+    if (level) child.tagName = `h${Math.min(6, Math.max(2, Number(level[1]) + shift))}`;
     shiftHeadings(child, shift);
   }
 }

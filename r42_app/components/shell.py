@@ -126,7 +126,7 @@ def user_menu() -> rx.Component:
                          on_click=AccountState.open_change(True), id="change-password-open"),
             rx.menu.separator(),
             rx.text(t("Taal"), size="1", color_scheme="gray", padding="4px 12px 0", id="language-label"),
-            *[language_item(lang) for lang in LANGUAGES],
+            *[language_item(lang) for lang in LANGUAGES],  # (Reflex's menu has no group: the heading is seen only)
             rx.menu.item(
                 rx.icon("log_out", size=14),
                 rx.vstack(rx.text(t("Afmelden"), size="2"),

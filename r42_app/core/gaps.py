@@ -239,19 +239,28 @@ def _groups(labels: np.ndarray) -> list[list[int]]:
 
 def group(similarities: np.ndarray, cut: float = GROUP_CUT, pair_cut: float | None = PAIR_CUT) -> list[list[int]]:
     """The groups of a square similarity matrix (`scaled`): `link`ed at `cut`, then `refine`d at the same cut; a
-    group of two whose similarity is under `pair_cut` parted (None: kept, as before 2026-12-07); largest first."""
+    group of two whose similarity is under `pair_cut` parted (None: kept, as before 2026-12-07), each of its two
+    joining the group of three or more where its similarities minus `cut` add up highest, if above 0, else alone;
+    largest first."""
     groups = refine(similarities, link(similarities, cut), cut)
     if pair_cut is None:
         return groups
+    sims = (similarities + similarities.T) / 2
     out: list[list[int]] = []
+    parted: list[int] = []
     for members in groups:
-        if len(members) == 2:
-            a, b = members
-            if (similarities[a, b] + similarities[b, a]) / 2 < pair_cut:
-                out += [[a], [b]]
-                continue
-        out.append(members)
-    return sorted(out, key=lambda g: (-len(g), g[0]))
+        if len(members) == 2 and sims[members[0], members[1]] < pair_cut:
+            parted += members
+        else:
+            out.append(list(members))
+    for i in parted:  # each goes where the refining step's criterion says it fits, a group of three or more, or alone
+        gains = [float(np.sum(sims[i, members] - cut)) if len(members) >= 3 else 0.0 for members in out]
+        best = int(np.argmax(gains)) if gains else -1
+        if best >= 0 and gains[best] > 0:
+            out[best].append(i)
+        else:
+            out.append([i])
+    return sorted((sorted(g) for g in out), key=lambda g: (-len(g), g[0]))
 
 
 def link(similarities: np.ndarray, cut: float = GROUP_CUT, method: str = LINKAGE) -> list[list[int]]:

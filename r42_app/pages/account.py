@@ -106,7 +106,7 @@ def forgot_page() -> rx.Component:
                     rx.cond(S.forgot_mail_on,
                             rx.text(t("Vul je e-mailadres in. Je krijgt een mail met een link om een nieuw "
                                       "wachtwoord te kiezen."), size="2", color_scheme="gray"),
-                            rx.cond(S.forgot_error == "",
+                            rx.cond(~S.forgot_no_mail_said,
                                     rx.callout(tm("people.reset_needs_mail"), icon="info", color_scheme="blue",
                                                width="100%", id="forgot-no-mail"))),
                     rx.cond(S.forgot_error != "", rx.callout(S.forgot_error, icon="circle_alert", color_scheme="red",

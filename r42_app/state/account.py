@@ -44,6 +44,7 @@ class AccountState(rx.State):
     forgot_sent: bool = False
     forgot_error: str = ""
     forgot_ready: bool = False  # the page's load has run (its reset cannot wipe an answer any more)
+    forgot_no_mail_said: bool = False  # the answer is the no-mail note itself (so the page does not show it twice)
     forgot_mail_on: bool = True  # R42 sends mail here: else the page says whom to ask instead of asking an address
     # "Wachtwoord wijzigen"
     change_open: bool = False
@@ -139,7 +140,7 @@ class AccountState(rx.State):
     @rx.event
     async def request_reset(self, form: dict):
         """The same answer whether the address is known or not; a few requests a minute per browser address."""
-        self.forgot_error = ""
+        self.forgot_error, self.forgot_no_mail_said = "", False
         await self._speak()
         if _RESETS.take(self.router.session.client_ip or "?") > 0:
             self.forgot_error = msg("auth.too_many_attempts")
@@ -149,7 +150,7 @@ class AccountState(rx.State):
             self.forgot_error = msg("auth.sso_only")
             return
         if not services().settings.mail_on:
-            self.forgot_error = msg("people.reset_needs_mail")
+            self.forgot_error, self.forgot_no_mail_said = msg("people.reset_needs_mail"), True
             return
         try:
             await asyncio.to_thread(services().people.request_reset, email)
@@ -161,7 +162,7 @@ class AccountState(rx.State):
 
     @rx.event
     def load_forgot(self):
-        self.forgot_sent, self.forgot_error, self.forgot_ready = False, "", True
+        self.forgot_sent, self.forgot_error, self.forgot_ready, self.forgot_no_mail_said = False, "", True, False
         self.forgot_mail_on = services().settings.mail_on  # a setting read once at start: no I/O
 
     @rx.event

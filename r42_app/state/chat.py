@@ -226,9 +226,11 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
         return [refocus, rx.toast(msg("chat.reason_thanks"), duration=2500)]
 
     @rx.event
-    def skip_reason(self):
+    async def skip_reason(self):
         """No reason: the thumbs-down stays as it is."""
         self.reason_for = ""
+        if await self._user() is None:  # (and its thanks in the person's language)
+            return rx.call_script(FOCUS_INPUT)
         return [rx.call_script(FOCUS_INPUT), _rated()]
 
     @rx.event
@@ -348,6 +350,7 @@ class ChatState(WindowMixin, ThreadMixin, rx.State):
             log.warning("cannot tell whether an answer's worker lives (%s); it goes on", exc)
             return
         log.warning("the worker of answer %s is gone; ending the answer as incomplete", self._stream_run[:8])
+        await self._user()  # the message below in the person's language (the event starts in Dutch)
         if self.messages and self.messages[-1].role == "assistant":
             last = self.messages[-1]
             self._set_last(status="incomplete" if last.content else "error",

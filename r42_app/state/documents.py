@@ -199,6 +199,7 @@ class DocumentUploadState(rx.State):
         limit = services().settings.upload_read_timeout + SENDING_GRACE_S
         async with self:
             drop = self.doc_sending_drop
+            await (await self.get_state(AuthState)).user()  # its message in the reader's language (Dutch before)
         while True:
             await asyncio.sleep(min(5.0, limit / 4))
             async with self:

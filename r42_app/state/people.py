@@ -80,8 +80,9 @@ REMOVED = N_("verwijderd")  # a forgotten person, as the change list names them
 
 def _who(name: str) -> str:
     """A name in the change list, a forgotten person's pseudonym in the reader's language ("removed-3fa2b1c9")."""
-    if name.startswith(PSEUDONYM_PREFIX):
-        return f"{word(REMOVED)}-{name.removeprefix(PSEUDONYM_PREFIX)}"
+    rest = name.removeprefix(PSEUDONYM_PREFIX)
+    if rest != name and len(rest) == 8 and all(c in "0123456789abcdef" for c in rest):
+        return f"{word(REMOVED)}-{rest}"
     return name
 
 

@@ -68,8 +68,11 @@ class SsoSettingsState(AdminPageMixin, rx.State):
         except UserError as exc:
             self.saving, self.error = False, exc.user_message
             if exc.code == "sso.unreachable":  # (the learners' "try again in a moment": an admin needs the address)
-                self.error = msg("sso.issuer_unreachable",
-                                 url=(issuer.rstrip("/") + "/.well-known/openid-configuration")[:300])
+                url = (issuer.rstrip("/") + "/.well-known/openid-configuration")[:300]
+                problem, named = exc.fields.get("problem"), exc.fields.get("named") or ""
+                self.error = msg("sso.issuer_other" if problem == "issuer" else
+                                 "sso.endpoints_unusable" if problem == "endpoints" else "sso.issuer_unreachable",
+                                 url=url, named=f"{named}"[:200])
             yield rx.set_focus("sso-issuer" if exc.code.startswith(("sso.issuer", "sso.unreachable")) else
                                "sso-domains" if exc.code.startswith("sso.domain") else
                                "sso-secret" if exc.code.startswith("sso.secret") else "sso-client-id")

@@ -162,6 +162,11 @@ def test_a_group_of_two_stands_only_when_its_pair_is_close():
     s = np.pad(matrix(3, 0.9), ((0, 2), (0, 2)), constant_values=-0.9)
     s[3:, 3:] = matrix(2, 0.0)
     assert group(s) == [[0, 1, 2], [3], [4]]
+    # a parted question joins a group it fits by the refining step's own criterion (it had kept to its pair)
+    s[3, :3] = s[:3, 3] = 0.0  # 3 x (0.0 - cut) = +0.18 with the group, and 0.15 - cut = +0.21 with question 4
+    s[3, 4] = s[4, 3] = 0.15
+    assert group(s, pair_cut=None) == [[0, 1, 2], [3, 4]]
+    assert group(s) == [[0, 1, 2, 3], [4]]
 
 
 def test_three_rephrasings_in_a_small_log_are_one_group_and_nothing_else_joins_them():

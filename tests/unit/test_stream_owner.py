@@ -26,8 +26,15 @@ def dead_pid() -> int:
 
 
 @pytest.fixture
-async def services():
-    """A container of this test's own: one worker, its shared state in memory."""
+async def services(monkeypatch):
+    """A container of this test's own: one worker, its shared state in memory. The state reads no session here (a
+    bare ChatState has no app around it): the signed-in reader, for the language, is nobody."""
+    from r42_app.state.chat import ChatState
+
+    async def nobody(self, fresh: bool = False):
+        return None
+
+    monkeypatch.setattr(ChatState, "_user", nobody)
     with container.using(container.Services(Settings(redis_url=""))) as built:
         yield built
         await built.aclose()

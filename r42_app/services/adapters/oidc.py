@@ -115,11 +115,13 @@ class OidcClient:
             return cached[0]
         doc = self._get_json(issuer.rstrip("/") + "/.well-known/openid-configuration", "discovery")
         if doc.get("issuer") != issuer:
-            raise OidcError("sso.unreachable", f"discovery names issuer {doc.get('issuer')!r}, not {issuer!r}")
+            raise OidcError("sso.unreachable", f"discovery names issuer {doc.get('issuer')!r}, not {issuer!r}",
+                            problem="issuer", named=str(doc.get("issuer"))[:200])  # (read, but of another issuer)
         endpoints = {name: doc.get(name) for name in ("authorization_endpoint", "token_endpoint", "jwks_uri")}
         bad = [name for name, url in endpoints.items() if not _endpoint_ok(url, issuer)]
         if bad:
-            raise OidcError("sso.unreachable", f"discovery of {issuer}: unusable {', '.join(bad)}")
+            raise OidcError("sso.unreachable", f"discovery of {issuer}: unusable {', '.join(bad)}",
+                            problem="endpoints", named=", ".join(bad))
         found = Provider(issuer=issuer, **{k: str(v) for k, v in endpoints.items()})
         with self._lock:
             self._providers[issuer] = (found, self._clock())
