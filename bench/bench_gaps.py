@@ -196,14 +196,14 @@ def run() -> str:
                    f"another), {SMALL_DRAWS} per size and set: the share of logs in which the report groups any two "
                    "(lower is better; the sets' groups are neighbours on purpose, so some of five are near):"), "",
               "| grouping | log of | " + " | ".join(name for name, *_ in sets) + " |", "|---|---|" + "---|" * len(sets)]
+    def grouped_share(raw: np.ndarray, langs: list[str], draws: list[list[int]], pair_cut: float | None) -> float:
+        """The share of `draws` (logs of single questions) in which the report groups any two."""
+        return float(np.mean([any(len(g) > 1 for g in group(scaled(centred_of(raw[d], [langs[i] for i in d]), pool),
+                                                            pair_cut=pair_cut)) for d in draws]))
+
     for title, pair_cut in (("previous (2026-12-04)", None), (f"committed (parted under {PAIR_CUT})", PAIR_CUT)):
         for size in (2, 5):
-            cells = []
-            for _n, _q, t, raw, ln in sets:
-                draws = singles(t, size)
-                merged = [any(len(g) > 1 for g in group(scaled(centred_of(raw[d], [ln[i] for i in d]), pool),
-                                                          pair_cut=pair_cut)) for d in draws]
-                cells.append(f"{np.mean(merged):.2f}")
+            cells = [f"{grouped_share(raw, ln, singles(t, size), pair_cut):.2f}" for _n, _q, t, raw, ln in sets]
             lines.append(f"| {title} | {size} questions | " + " | ".join(cells) + " |")
     lines += ["", ("The cut for a group of two, tried on every set (all seven seen for this choice; F1 of the whole "
                    "set / mean F1 of the random logs above / share of two-question logs grouped):"), "",
@@ -215,7 +215,7 @@ def run() -> str:
             how = lambda q, raw, langs, c=pair_cut: group(scaled(centred_of(raw, langs), pool), pair_cut=c)  # noqa: E731
             sub = np.mean([measure(how, [q[i] for i in m], [t[i] for i in m], raw[m], [ln[i] for i in m])[2]
                            for m in subsets(t)])
-            two = np.mean([any(len(g) > 1 for g in how(None, raw[d], [ln[i] for i in d])) for d in singles(t, 2)])
+            two = grouped_share(raw, ln, singles(t, 2), pair_cut)
             cells.append(f"{measure(how, q, t, raw, ln)[2]:.3f} / {sub:.3f} / {two:.2f}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     _n, q, t, raw, ln = sets[0]

@@ -59,8 +59,14 @@ def _odd_character(text: str) -> str:
     return ""
 
 
+# the codes clean_email refuses an address with
+EMAIL_CODES = ("people.email_required", "people.bad_email", "people.email_no_at", "people.email_no_domain",
+               "people.not_email")
+
+
 def clean_email(raw: object) -> str:
-    """The address, trimmed and in lower case; PeopleInputError when it is not one plain address."""
+    """The address, trimmed and in lower case; PeopleInputError (one of EMAIL_CODES) when it is not one plain
+    address."""
     if not isinstance(raw, str) or not raw.strip():
         raise PeopleInputError("people.email_required", "an e-mail address is required")
     email = raw.strip()
@@ -70,13 +76,13 @@ def clean_email(raw: object) -> str:
     if "<" in email or ">" in email or " " in email:
         raise PeopleInputError("people.bad_email", f"{email!r}: only the address itself, without a name or <…>",
                                email=email[:80])
-    if email.count("@") != 1 and not _odd_character(email):
+    odd = _odd_character(email)
+    if email.count("@") != 1 and not odd:
         raise PeopleInputError("people.email_no_at", f"{email!r} is not an e-mail address: one @ is needed",
                                email=email[:80])
-    domain = email.partition("@")[2]
-    if "." not in domain.strip(".") and not _odd_character(email):  # "foo@bar": said how to mend it
+    if "." not in email.partition("@")[2].strip(".") and not odd:  # "foo@bar": said how to mend it
         raise PeopleInputError("people.email_no_domain", f"{email!r} has no domain after the @", email=email[:80])
-    if _odd_character(email) or not EMAIL_RE.match(email) or ".." in email:
+    if odd or not EMAIL_RE.match(email) or ".." in email:
         raise PeopleInputError("people.not_email", f"{email!r} is not an e-mail address", email=email[:80])
     return email.lower()
 

@@ -15,8 +15,8 @@ from reflex.event import EventSpec
 from r42_app.container import services
 from r42_app.core.documents import rejection
 from r42_app.core.messages import N_, msg, word
-from r42_app.core.people import MAX_IMPORT_BYTES, ROLE_NAMES, STATE_NAMES
-from r42_app.services.store.forget import PSEUDONYM_PREFIX, ForgetError
+from r42_app.core.people import EMAIL_CODES, MAX_IMPORT_BYTES, ROLE_NAMES, STATE_NAMES
+from r42_app.services.store.forget import ForgetError, pseudonym_key
 from r42_app.services.store.pb import PBError
 from r42_app.services.store.people import Actor, ImportReport, Link, PeopleError, Person
 from r42_app.services.uploads import keep_permit
@@ -80,10 +80,8 @@ REMOVED = N_("verwijderd")  # a forgotten person, as the change list names them
 
 def _who(name: str) -> str:
     """A name in the change list, a forgotten person's pseudonym in the reader's language ("removed-3fa2b1c9")."""
-    rest = name.removeprefix(PSEUDONYM_PREFIX)
-    if rest != name and len(rest) == 8 and all(c in "0123456789abcdef" for c in rest):
-        return f"{word(REMOVED)}-{rest}"
-    return name
+    key = pseudonym_key(name)
+    return f"{word(REMOVED)}-{key}" if key else name
 
 
 def _row(p: Person, me: str) -> PersonRow:
@@ -94,8 +92,7 @@ def _row(p: Person, me: str) -> PersonRow:
 
 
 # the invitation form's field a refusal is about (by its code)
-_FIELD_OF = {"people.email_required": "email", "people.bad_email": "email", "people.email_no_at": "email",
-             "people.email_no_domain": "email", "people.not_email": "email", "people.other_tenant": "email",
+_FIELD_OF = {**dict.fromkeys((*EMAIL_CODES, "people.other_tenant"), "email"),
              "people.bad_name": "name", "people.formula": "name"}
 
 

@@ -47,6 +47,13 @@ KNOWLEDGE_BASE = frozenset({"topics", "relations", "documents"})
 TEXT_TYPES = frozenset({"text", "editor", "json", "email", "url"})
 
 PSEUDONYM_PREFIX = "verwijderd-"  # a forgotten person's name in the rows that keep them (stored: never translated)
+PSEUDONYM_KEY = 8  # ... followed by this many hex characters of their question-log key
+
+
+def pseudonym_key(name: str) -> str:
+    """The key part of a forgotten person's pseudonym ("3fa2b1c9" of "verwijderd-3fa2b1c9"); "" for any other name."""
+    key = name.removeprefix(PSEUDONYM_PREFIX)
+    return key if key != name and len(key) == PSEUDONYM_KEY and all(c in "0123456789abcdef" for c in key) else ""
 
 
 class ForgetError(Exception):
@@ -173,7 +180,7 @@ class UserForgetter:
         user = self._find_user(tenant, email)
         uid = user["id"]
         needles = Needles(uid, str(user.get("email") or "").strip(), " ".join(str(user.get("name") or "").split()))
-        pseudonym = PSEUDONYM_PREFIX + self.questions.user_key(tenant.id, uid)[:8]
+        pseudonym = PSEUDONYM_PREFIX + self.questions.user_key(tenant.id, uid)[:PSEUDONYM_KEY]
         out = Forgotten(pseudonym)
         out.deleted["question_log"] = self.questions.forget(tenant.id, uid)
         out.deleted["chat_feedback"] = self._delete("chat_feedback", f"user = {quote(uid)}")
